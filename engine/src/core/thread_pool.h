@@ -1,0 +1,39 @@
+// A fixed-size thread pool used for inter-op scheduling and intra-op ParallelFor.
+#ifndef EMBER_CORE_THREAD_POOL_H_
+#define EMBER_CORE_THREAD_POOL_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace ember {
+
+class ThreadPool {
+ public:
+  // num_threads >= 1 worker threads.
+  ThreadPool(const std::string& name, int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int NumThreads() const;
+  void Schedule(std::function<void()> fn);
+  // Number of closures ever scheduled (tests check a custom pool was used).
+  int64_t NumScheduled() const;
+  // Runs fn(begin, end) over [0, total) split into shards, using the pool and the
+  // calling thread; returns when all shards are done. Runs inline when total is small
+  // relative to cost_per_unit or the pool has one thread.
+  void ParallelFor(int64_t total, int64_t cost_per_unit, const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// Runs fn over [0, total) on `pool`, or inline when pool is null.
+void ParallelFor(ThreadPool* pool, int64_t total, int64_t cost_per_unit,
+                 const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace ember
+
+#endif  // EMBER_CORE_THREAD_POOL_H_
