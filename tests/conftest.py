@@ -1,0 +1,51 @@
+"""Shared pytest fixtures.
+
+`ember_install` builds ember once per test session (CMake + Ninja, Release) and installs it
+into a prefix under .cache/, so engine and lite agreement tests can run the real tools
+(ember-run, ember-convert, ...) without going through forge.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _run(argv: list[str], cwd: Path) -> None:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr)[-4000:]
+        raise RuntimeError(f"command failed ({proc.returncode}): {' '.join(argv)}\n{tail}")
+
+
+@pytest.fixture(scope="session")
+def ember_install() -> Path:
+    """Install prefix of a Release build of engine/ (bin/, lib/, include/)."""
+    build = REPO / ".cache" / "test-build"
+    prefix = REPO / ".cache" / "test-install"
+    missing = [tool for tool in ("cmake", "ninja") if shutil.which(tool) is None]
+    if missing:
+        pytest.fail(f"ember tests need {', '.join(missing)}: apt-get install cmake ninja-build")
+    configure = [
+        "cmake",
+        "-S",
+        str(REPO / "engine"),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+    ]
+    if shutil.which("ccache"):
+        configure.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    _run(configure, REPO)
+    _run(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)], REPO)
+    _run(["cmake", "--install", str(build)], REPO)
+    return prefix
