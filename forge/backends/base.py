@@ -1,0 +1,96 @@
+"""The one small interface every backend implements.
+
+A build is a plan of pure-data steps (`forge.plan.Step`) whose paths are written as the backend
+sees them. The host decides *where* things live (`Workspace` of host paths); the backend's
+`prepare` answers with the same workspace as seen from inside it (identical for `local`,
+`/src`, `/build`, ... for `docker`). `build.py` then runs each step with `run` and collects the
+installed tree with `copy_out`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+
+from forge.matrix import Cell
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a build's inputs and outputs live, as seen by one side (host or backend).
+
+    source:        the repository root, read-only (engine/ and verify/ below it).
+    build:         the engine's CMake build directory.
+    prefix:        the staging install prefix (`cmake --install` writes here).
+    verify_build:  the build directory of verify/, configured against `prefix`.
+    ccache:        the compiler cache directory, or None when not used.
+    """
+
+    source: PurePosixPath
+    build: PurePosixPath
+    prefix: PurePosixPath
+    verify_build: PurePosixPath
+    ccache: PurePosixPath | None = None
+
+    @property
+    def engine(self) -> PurePosixPath:
+        return self.source / "engine"
+
+    @property
+    def verify_source(self) -> PurePosixPath:
+        return self.source / "verify"
+
+
+class Backend(abc.ABC):
+    """Runs commands for one cell. Use as a context manager so `close` always runs."""
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    def prepare(self, cell: Cell, host: Workspace) -> Workspace:
+        """Get ready to build `cell` (image, container, directories) with the host paths `host`.
+
+        Returns the workspace as seen by commands this backend runs. Raises BackendError or
+        ToolMissingError (with the fix) when it cannot.
+        """
+
+    @abc.abstractmethod
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: PurePosixPath,
+        env: Mapping[str, str],
+        log_path: Path,
+    ) -> None:
+        """Run argv, appending its combined output to the host file `log_path`.
+
+        `env` is added to the backend's base environment. Raises StepFailedError with the tail
+        of the output when argv exits non-zero, and BuildInterrupted (after ending every child
+        process) on Ctrl-C.
+        """
+
+    @abc.abstractmethod
+    def output(self, argv: Sequence[str]) -> str | None:
+        """Run a short probe (e.g. `cmake --version`) and return its stdout, None if it fails."""
+
+    @abc.abstractmethod
+    def copy_out(self, src: PurePosixPath, dest: Path) -> None:
+        """Copy the backend's directory `src` to the host directory `dest` (created)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
+        """Release what `prepare` acquired (containers, mounts). Safe to call twice."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
