@@ -10,6 +10,8 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ember_test {
@@ -39,10 +41,31 @@ inline void Fail(const char* file, int line, const std::string& what) {
   ++Failures();
 }
 
+// Prints a value when it can be streamed; enums (DataType, Code) print as their number.
+template <typename T, typename = void>
+struct IsStreamable : std::false_type {};
+template <typename T>
+struct IsStreamable<T, decltype(void(std::declval<std::ostream&>() << std::declval<const T&>()))>
+    : std::true_type {};
+template <typename T>
+void PrintValue(std::ostream& os, const T& v) {
+  if constexpr (std::is_enum<T>::value) {
+    os << static_cast<long long>(v);
+  } else if constexpr (IsStreamable<T>::value) {
+    os << v;
+  } else {
+    os << "<value>";
+  }
+}
+
 template <typename A, typename B>
 std::string Describe(const char* ea, const char* eb, const A& a, const B& b) {
   std::ostringstream os;
-  os << ea << " == " << eb << " (" << a << " vs " << b << ")";
+  os << ea << " == " << eb << " (";
+  PrintValue(os, a);
+  os << " vs ";
+  PrintValue(os, b);
+  os << ")";
   return os.str();
 }
 

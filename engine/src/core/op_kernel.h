@@ -212,6 +212,14 @@ struct KernelRegistrar {
 
 }  // namespace ember
 
+// Set by the build for each kernel file (cmake/EmberKernelAnchors.cmake): a symbol the
+// registry references so that static linking keeps every self-registering kernel object.
+#ifdef EMBER_KERNEL_ANCHOR
+extern "C" {
+int EMBER_KERNEL_ANCHOR = 0;
+}
+#endif
+
 #define EMBER_CONCAT_INNER(a, b) a##b
 #define EMBER_CONCAT(a, b) EMBER_CONCAT_INNER(a, b)
 #define EMBER_REGISTER_OP(...) \

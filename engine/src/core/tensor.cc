@@ -1,0 +1,133 @@
+#include "ember/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace ember {
+
+namespace {
+constexpr size_t kAlignment = 64;
+
+std::shared_ptr<unsigned char> AllocateAligned(size_t bytes) {
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (p == nullptr) return nullptr;
+  std::memset(p, 0, rounded);
+  return std::shared_ptr<unsigned char>(static_cast<unsigned char*>(p),
+                                        [](unsigned char* q) { std::free(q); });
+}
+
+template <typename T>
+void AppendValues(std::ostringstream& os, const void* data, int64_t n) {
+  const T* v = static_cast<const T*>(data);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0) os << ' ';
+    if constexpr (sizeof(T) == 1 && !std::is_same<T, bool>::value) {
+      os << static_cast<int>(v[i]);
+    } else {
+      os << v[i];
+    }
+  }
+}
+}  // namespace
+
+int64_t TensorShape::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+std::string TensorShape::DebugString() const {
+  std::string s = "[";
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    if (i > 0) s += ",";
+    s += std::to_string(dims_[i]);
+  }
+  return s + "]";
+}
+
+StatusOr<TensorShape> TensorShape::FromDims(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return errors::InvalidArgument("Dimension " + std::to_string(d) + " must be >= 0");
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+      return errors::InvalidArgument("Shape has too many elements (overflows int64)");
+    }
+    n *= d;
+  }
+  return TensorShape(dims);
+}
+
+Tensor::Tensor(DataType dtype, const TensorShape& shape) : dtype_(dtype), shape_(shape) {
+  buffer_ = AllocateAligned(TotalBytes());
+}
+
+size_t Tensor::TotalBytes() const {
+  return static_cast<size_t>(shape_.num_elements()) * DataTypeSize(dtype_);
+}
+
+bool Tensor::CopyFrom(const Tensor& other, const TensorShape& shape) {
+  if (other.NumElements() != shape.num_elements()) return false;
+  dtype_ = other.dtype_;
+  shape_ = shape;
+  buffer_ = other.buffer_;
+  return true;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor t;
+  t.dtype_ = dtype_;
+  t.shape_ = shape_;
+  if (buffer_) {
+    t.buffer_ = AllocateAligned(TotalBytes());
+    if (t.buffer_ && TotalBytes() > 0) std::memcpy(t.buffer_.get(), buffer_.get(), TotalBytes());
+  }
+  return t;
+}
+
+std::string Tensor::DebugString(int max_entries) const {
+  std::ostringstream os;
+  os << "Tensor<type: " << DataTypeString(dtype_) << " shape: " << shape_.DebugString()
+     << " values: ";
+  int64_t n = NumElements();
+  int64_t shown = n < max_entries ? n : max_entries;
+  if (raw_data() != nullptr) {
+    switch (dtype_) {
+      case DataType::kFloat:
+        AppendValues<float>(os, raw_data(), shown);
+        break;
+      case DataType::kDouble:
+        AppendValues<double>(os, raw_data(), shown);
+        break;
+      case DataType::kInt32:
+        AppendValues<int32_t>(os, raw_data(), shown);
+        break;
+      case DataType::kUInt8:
+        AppendValues<uint8_t>(os, raw_data(), shown);
+        break;
+      case DataType::kInt16:
+        AppendValues<int16_t>(os, raw_data(), shown);
+        break;
+      case DataType::kInt8:
+        AppendValues<int8_t>(os, raw_data(), shown);
+        break;
+      case DataType::kInt64:
+        AppendValues<int64_t>(os, raw_data(), shown);
+        break;
+      case DataType::kBool:
+        AppendValues<bool>(os, raw_data(), shown);
+        break;
+      default:
+        os << "?";
+        break;
+    }
+  }
+  if (shown < n) os << "...";
+  os << ">";
+  return os.str();
+}
+
+}  // namespace ember

@@ -1,0 +1,134 @@
+#include "ember/tensor.h"
+
+#include <atomic>
+#include <cstdint>
+
+#include "core/op_kernel.h"
+#include "core/thread_pool.h"
+#include "ember_test.h"
+
+using namespace ember;
+
+TEST(Tensor, AlignedZeroFilled) {
+  Tensor t(DataType::kFloat, TensorShape({3, 5}));
+  EXPECT_EQ(t.NumElements(), 15);
+  EXPECT_EQ(t.TotalBytes(), 60u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(t.data<float>()[i], 0.0f);
+}
+
+TEST(Tensor, CopiesShareCloneDoesNot) {
+  Tensor a = Tensor::From<int32_t>({2}, {1, 2});
+  Tensor b = a;
+  EXPECT_TRUE(a.SharesBufferWith(b));
+  Tensor c = a.Clone();
+  EXPECT_FALSE(a.SharesBufferWith(c));
+  c.data<int32_t>()[0] = 7;
+  EXPECT_EQ(a.data<int32_t>()[0], 1);
+  Tensor r;
+  EXPECT_TRUE(r.CopyFrom(a, TensorShape({1, 2})));
+  EXPECT_FALSE(r.CopyFrom(a, TensorShape({3})));
+  EXPECT_EQ(a.DebugString(), std::string("Tensor<type: int32 shape: [2] values: 1 2>"));
+}
+
+TEST(TensorShape, FromDimsRejectsBadSizes) {
+  EXPECT_FALSE(TensorShape::FromDims({-1}).ok());
+  EXPECT_FALSE(TensorShape::FromDims({1ll << 40, 1ll << 40}).ok());
+  EXPECT_TRUE(TensorShape::FromDims({2, 3}).ok());
+  EXPECT_EQ(TensorShape({2, 3}).DebugString(), std::string("[2,3]"));
+  EXPECT_EQ(TensorShape().DebugString(), std::string("[]"));
+}
+
+TEST(Status, CodeNames) {
+  EXPECT_EQ(errors::InvalidArgument("x").ToString(), std::string("INVALID_ARGUMENT: x"));
+  EXPECT_EQ(std::string(CodeName(Code::kDeadlineExceeded)), std::string("DEADLINE_EXCEEDED"));
+  EXPECT_EQ(Status::OK().ToString(), std::string("OK"));
+}
+
+TEST(ThreadPool, ParallelForCoversRangeOnce) {
+  ThreadPool pool("test", 3);
+  std::vector<int> hits(100000, 0);
+  pool.ParallelFor(100000, 100, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+  });
+  for (int h : hits) ASSERT_TRUE(h == 1);
+  EXPECT_TRUE(pool.NumScheduled() > 0);
+}
+
+TEST(ThreadPool, NestedParallelForDoesNotDeadlock) {
+  ThreadPool pool("test", 2);
+  std::atomic<int64_t> sum{0};
+  pool.ParallelFor(8, 100000, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      pool.ParallelFor(1000, 1000, [&](int64_t b2, int64_t e2) { sum += e2 - b2; });
+    }
+  });
+  EXPECT_EQ(sum.load(), 8000);
+}
+
+namespace {
+class TestAddKernel : public OpKernel {
+ public:
+  explicit TestAddKernel(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out;
+    ctx->SetStatus(ctx->allocate_output(0, ctx->input(0).shape(), &out));
+    if (!ctx->status().ok()) return;
+    for (int64_t i = 0; i < out->NumElements(); ++i)
+      out->data<float>()[i] = ctx->input(0).data<float>()[i] + ctx->input(1).data<float>()[i];
+  }
+};
+ArgDef TypedArg(const char* name) {
+  ArgDef a;
+  a.name = name;
+  a.type_attr = "T";
+  return a;
+}
+OpDef TestAddDef() {
+  OpDef d;
+  d.name = "TestOnlyAdd";
+  d.inputs = {TypedArg("x"), TypedArg("y")};
+  d.outputs = {TypedArg("z")};
+  return d;
+}
+EMBER_REGISTER_OP(TestAddDef());
+EMBER_REGISTER_KERNEL("TestOnlyAdd", "CPU",
+                      [](OpKernelConstruction* c) { return std::make_unique<TestAddKernel>(c); },
+                      {{"T", DataType::kFloat}});
+}  // namespace
+
+TEST(Registry, CreatesKernelAndResolvesTypes) {
+  NodeDef n;
+  n.name = "add";
+  n.op = "TestOnlyAdd";
+  AttrValue t;
+  t.kind = AttrValue::Kind::kType;
+  t.type = DataType::kFloat;
+  n.attr["T"] = t;
+  const OpDef* op = OpRegistry::Global()->Lookup("TestOnlyAdd");
+  ASSERT_TRUE(op != nullptr);
+  std::vector<DataType> in, out;
+  ASSERT_OK(InOutTypesForNode(n, *op, &in, &out));
+  EXPECT_EQ(in.size(), 2u);
+  EXPECT_EQ(out.size(), 1u);
+  std::unique_ptr<OpKernel> k;
+  ASSERT_OK(KernelRegistry::Global()->CreateKernel(n, "CPU", &k));
+  Tensor a = Tensor::From<float>({2}, {1, 2}), b = Tensor::From<float>({2}, {10, 20});
+  OpKernelContext::Params p;
+  p.node = &n;
+  p.inputs = {&a, &b};
+  p.output_types = out;
+  OpKernelContext ctx(p);
+  k->Compute(&ctx);
+  ASSERT_OK(ctx.status());
+  EXPECT_EQ(ctx.outputs()[0].data<float>()[1], 22.0f);
+  n.attr["T"].type = DataType::kInt32;
+  Status s = KernelRegistry::Global()->CreateKernel(n, "CPU", &k);
+  EXPECT_EQ(s.code(), Code::kNotFound);
+  n.attr.clear();
+  s = KernelRegistry::Global()->CreateKernel(n, "CPU", &k);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(s.message().find("'T'") != std::string::npos);
+}
+
+EMBER_TEST_MAIN
