@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import fnmatch
+import itertools
 from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+
+from forge.errors import ConfigError
+from forge.yamlio import LocDict, LocList, check_keys, load_yaml, require, unknown
 
 AXES: tuple[str, ...] = ("target", "suite", "python", "numpy", "gcc", "cuda", "cmake", "bazel")
 """Every axis a cell has, in display order. `suite` is the Debian suite the toolchain comes from."""
@@ -46,3 +54,137 @@ class Cell:
         data: dict[str, str | None] = dict(asdict(self))
         data["id"] = self.id
         return data
+
+
+REQUEST_AXES: tuple[str, ...] = ("target", "suite", "python", "numpy", "gcc", "cuda", "cmake", "bazel")
+"""Axes a request (CLI flags or a matrix entry) may pin."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a user asked for: a target and any pinned axes (version or specifier strings).
+
+    `cuda="none"` pins a CPU-only cell; an unpinned cuda also resolves to CPU-only.
+    `origin` says where the request came from (a matrix file line, or "command line").
+    """
+
+    target: str
+    pins: tuple[tuple[str, str], ...] = ()
+    origin: str = "command line"
+
+    def pin(self, axis: str) -> str | None:
+        return dict(self.pins).get(axis)
+
+    def without(self, axis: str) -> Request:
+        return Request(self.target, tuple(p for p in self.pins if p[0] != axis), self.origin)
+
+    def describe(self) -> str:
+        parts = [f"target {self.target}", *(f"{axis} {value}" for axis, value in self.pins)]
+        return ", ".join(parts)
+
+    @staticmethod
+    def make(target: str, origin: str = "command line", **pins: str | None) -> Request:
+        """Build a request from keyword pins, dropping the None ones, in axis order."""
+        ordered = tuple((axis, str(pins[axis])) for axis in REQUEST_AXES if pins.get(axis) is not None)
+        return Request(target=target, pins=ordered, origin=origin)
+
+
+@dataclass(frozen=True)
+class Supported:
+    """What ember supports: a specifier per version axis, and the target names."""
+
+    specs: dict[str, SpecifierSet]
+    targets: tuple[str, ...]
+
+
+def load_supported(path: Path) -> Supported:
+    """Load matrix/supported.yaml."""
+    from forge.toolchains import specifier
+
+    data = load_yaml(path)
+    version_axes = ["python", "numpy", "gcc", "cuda", "cmake", "bazel"]
+    check_keys(data, [*version_axes, "targets"], "axis")
+    targets = require(data, "targets", LocList)
+    specs = {axis: specifier(data, axis) for axis in version_axes if axis in data}
+    return Supported(specs=specs, targets=tuple(str(t) for t in targets))
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A matrix combination removed by an exclude entry."""
+
+    request: Request
+    reason: str
+
+
+def _entry_pins(entry: LocDict, targets: tuple[str, ...]) -> dict[str, str]:
+    """Validate one include/exclude mapping: known axes, quoted versions, known targets."""
+    check_keys(entry, REQUEST_AXES, "axis")
+    pins = {}
+    for axis, value in entry.items():
+        if isinstance(value, float):
+            raise ConfigError(f"{entry.where(axis)}: `{axis}: {value}` must be quoted", "YAML reads 3.10 as 3.1")
+        pins[axis] = str(value)
+    target = pins.get("target")
+    if target is not None and not any(fnmatch.fnmatchcase(t, target) for t in targets):
+        raise unknown("target", target, targets, entry.where("target"))
+    return pins
+
+
+def _axes(data: LocDict, targets: tuple[str, ...]) -> dict[str, list[str]]:
+    axes = require(data, "axes", LocDict)
+    check_keys(axes, REQUEST_AXES, "axis")
+    if "target" not in axes:
+        raise ConfigError(f"{axes.where()}: `axes` needs a `target` list", "", "add `target: [linux-x86_64]`")
+    result: dict[str, list[str]] = {}
+    for axis, values in axes.items():
+        if not isinstance(values, LocList) or not values:
+            raise ConfigError(f"{axes.where(axis)}: axis `{axis}` must be a non-empty list")
+        for i, value in enumerate(values):
+            _entry_pins(_located({axis: value}, values.path, values.lines[i]), targets)
+        result[axis] = [str(v) for v in values]
+    return result
+
+
+def _located(values: dict[str, object], path: Path, line: int) -> LocDict:
+    result = LocDict(values)
+    result.path, result.line, result.lines = path, line, dict.fromkeys(values, line)
+    return result
+
+
+def _entries(data: LocDict, key: str, targets: tuple[str, ...]) -> list[tuple[dict[str, str], str]]:
+    if key not in data:
+        return []
+    items = require(data, key, LocList)
+    result = []
+    for i, entry in enumerate(items):
+        if not isinstance(entry, LocDict):
+            raise ConfigError(f"{items.where(i)}: each `{key}` entry must be a mapping of axis: value")
+        result.append((_entry_pins(entry, targets), items.where(i)))
+    return result
+
+
+def _matches(pins: dict[str, str], pattern: dict[str, str]) -> bool:
+    return all(axis in pins and fnmatch.fnmatchcase(pins[axis], value) for axis, value in pattern.items())
+
+
+def expand_matrix(path: Path, targets: tuple[str, ...]) -> list[Request | Excluded]:
+    """Expand a named matrix file into requests (axes product, minus exclude, plus include)."""
+    data = load_yaml(path)
+    check_keys(data, ["axes", "include", "exclude"])
+    axes = _axes(data, targets)
+    excludes = _entries(data, "exclude", targets)
+    result: list[Request | Excluded] = []
+    for combo in itertools.product(*axes.values()):
+        pins = dict(zip(axes.keys(), combo, strict=True))
+        origin = f"{path} (axes)"
+        request = Request.make(pins.pop("target"), origin, **pins)
+        rule = next(
+            (where for pattern, where in excludes if _matches({"target": request.target, **pins}, pattern)), None
+        )
+        result.append(Excluded(request, f"excluded by {rule}") if rule else request)
+    for pins, where in _entries(data, "include", targets):
+        if "target" not in pins:
+            raise ConfigError(f"{where}: include entry needs a `target`", "", "add `target: linux-x86_64`")
+        result.append(Request.make(pins.pop("target"), f"{where} (include)", **pins))
+    return result

@@ -1,0 +1,141 @@
+"""Reach a container engine, starting a local `dockerd` when none answers.
+
+forge talks to the engine only through the Docker SDK, so Podman's Docker-compatible socket
+works the same way as dockerd: point `DOCKER_HOST` at it. When `DOCKER_HOST` is unset and the
+default socket does not answer, `ensure_daemon` installs Debian's `docker.io` if `dockerd` is
+missing and starts it in the background with the flags measured to work on these machines
+(overlay2 storage, no iptables, no default bridge: builds run with `--network none` and image
+builds use the host network, so neither needs a bridge).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import docker
+import docker.errors
+
+from forge.errors import BackendError, ToolMissingError
+
+DOCKERD_FLAGS: tuple[str, ...] = ("--iptables=false", "--bridge=none", "--storage-driver=overlay2")
+"""Flags that let dockerd run on a CI VM without netfilter privileges or a bridge."""
+
+DEFAULT_LOG = Path("/var/log/forge-dockerd.log")
+INSTALL_ARGV: tuple[str, ...] = ("apt-get", "install", "-y", "--no-install-recommends", "docker.io")
+
+START_HINT = (
+    "start one with `invoke docker.start` (installs docker.io and runs dockerd),\n"
+    "or point DOCKER_HOST at a running engine (Podman: unix:///run/podman/podman.sock),\n"
+    "or build on the host with `--backend local`"
+)
+
+
+def connect(env: Mapping[str, str], timeout_s: float = 5.0) -> docker.DockerClient | None:
+    """A client for the engine `env` points at (DOCKER_HOST or the default socket), if it answers."""
+    try:
+        client = docker.from_env(environment=dict(env), timeout=int(max(timeout_s, 1)))
+        client.ping()
+    except (docker.errors.DockerException, OSError):
+        return None
+    return client
+
+
+def daemon_unreachable_error(env: Mapping[str, str]) -> BackendError:
+    """The error `invoke build` shows when no engine answers."""
+    where = env.get("DOCKER_HOST") or "the default socket unix:///var/run/docker.sock"
+    return BackendError(
+        "no container engine is reachable",
+        why=f"nothing answered at {where}",
+        fix=START_HINT,
+    )
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return f"(no log at {path})"
+
+
+def install_docker(run: Callable[[list[str]], int] | None = None) -> None:
+    """Install Debian's docker.io (root only); raise with the command to run otherwise."""
+    if shutil.which("apt-get") is None:
+        raise ToolMissingError(
+            "dockerd is not installed and apt-get is not available",
+            fix="install a container engine (docker.io or podman) with your package manager",
+        )
+    if os.geteuid() != 0:
+        raise ToolMissingError(
+            "dockerd is not installed", fix="sudo apt-get install -y docker.io && invoke docker.start"
+        )
+    runner = run or (
+        lambda argv: subprocess.run(argv, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}).returncode
+    )
+    print(f"+ {' '.join(INSTALL_ARGV)}", flush=True)
+    if runner(list(INSTALL_ARGV)) != 0:
+        raise ToolMissingError(
+            "installing docker.io failed",
+            fix="run `apt-get update` and retry `invoke docker.start`",
+        )
+
+
+def start_dockerd(log_path: Path = DEFAULT_LOG) -> subprocess.Popen[bytes]:
+    """Start dockerd in its own session so it outlives forge; output goes to `log_path`."""
+    dockerd = shutil.which("dockerd")
+    if dockerd is None:
+        raise ToolMissingError("dockerd is not on PATH", fix="apt-get install -y docker.io")
+    if os.geteuid() != 0:
+        raise BackendError(
+            "cannot start dockerd without root",
+            fix="sudo invoke docker.start, or run rootless Podman and set DOCKER_HOST",
+        )
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = [dockerd, *DOCKERD_FLAGS]
+    print(f"+ {' '.join(argv)} >{log_path} 2>&1 &", flush=True)
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def ensure_daemon(
+    env: Mapping[str, str],
+    *,
+    install: bool = True,
+    timeout_s: float = 60.0,
+    log_path: Path = DEFAULT_LOG,
+) -> docker.DockerClient:
+    """A client for a running engine: the one `env` names, or a dockerd started here."""
+    client = connect(env)
+    if client is not None:
+        return client
+    if env.get("DOCKER_HOST"):
+        # The user chose an engine; starting another one behind their back would hide the problem.
+        raise daemon_unreachable_error(env)
+    if shutil.which("dockerd") is None:
+        if not install:
+            raise daemon_unreachable_error(env)
+        install_docker()
+    proc = start_dockerd(log_path)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        client = connect(env, timeout_s=2.0)
+        if client is not None:
+            return client
+        if proc.poll() is not None:
+            raise BackendError(
+                f"dockerd exited with status {proc.returncode} while starting",
+                why=_tail(log_path),
+                fix=f"read {log_path}; another dockerd may hold /var/run/docker.pid",
+            )
+        time.sleep(0.5)
+    raise BackendError(
+        f"dockerd did not answer within {timeout_s:.0f} s",
+        why=_tail(log_path),
+        fix=f"read {log_path}, then retry `invoke docker.start`",
+    )

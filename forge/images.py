@@ -1,0 +1,407 @@
+"""Toolchain images built locally: debootstrap base, rendered Dockerfile layer, content-hash tags.
+
+Nothing is pulled from a registry. A base image is a `debootstrap --variant=minbase` root
+filesystem of a Debian suite, fetched from the machine's configured mirror and imported. A
+toolchain image is `dockerfiles/<family>.Dockerfile` rendered for one cell and built on that base.
+Its tag is a hash of everything that went in (template text, arguments, base image id, pins): an
+unchanged image is found and reused, a changed input gives a new tag and a new build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+from packaging.version import Version
+
+from forge.errors import BackendError, ConfigError, StepFailedError, ToolMissingError
+
+REPO = Path(__file__).resolve().parent.parent
+DOCKERFILES = REPO / "dockerfiles"
+KEY_FORMAT = "1"  # bump to force every image to rebuild when the hashing scheme changes
+MANAGED_LABEL = "org.forge.managed"
+BUILD_UID = 1000
+
+
+@dataclass(frozen=True)
+class SuiteFacts:
+    """What a Debian suite ships (measured; see DESIGN.md environment facts)."""
+
+    python: str
+    cmake: str
+    gccs: tuple[str, ...]
+
+
+SUITES: dict[str, SuiteFacts] = {
+    "bullseye": SuiteFacts(python="3.9", cmake="3.18", gccs=("9", "10")),
+    "bookworm": SuiteFacts(python="3.11", cmake="3.25", gccs=("11", "12")),
+    "trixie": SuiteFacts(python="3.13", cmake="3.31", gccs=("12", "13", "14")),
+}
+
+APT_BASE_PACKAGES: tuple[str, ...] = (
+    "ca-certificates",
+    "ccache",
+    "file",
+    "libeigen3-dev",
+    "make",
+    "ninja-build",
+    "pkg-config",
+    "python3",
+    "python3-dev",
+    "python3-venv",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Debian mirror, from the machine's apt sources
+
+
+def parse_apt_sources(text: str, deb822: bool) -> list[tuple[str, tuple[str, ...]]]:
+    """(URI, suites) of every `deb` entry in a sources.list (one-line) or .sources (deb822) text."""
+    entries: list[tuple[str, tuple[str, ...]]] = []
+    if not deb822:
+        for raw in text.splitlines():
+            line = raw.split("#", 1)[0].strip()
+            line = re.sub(r"\[[^\]]*\]", " ", line)  # drop [arch=... signed-by=...] options
+            words = line.split()
+            if len(words) >= 3 and words[0] == "deb":
+                entries.append((words[1], (words[2],)))
+        return entries
+    for stanza in re.split(r"\n\s*\n", text):
+        fields: dict[str, str] = {}
+        for raw in stanza.splitlines():
+            if raw.startswith("#") or ":" not in raw or raw[:1].isspace():
+                continue
+            name, value = raw.split(":", 1)
+            fields[name.strip().lower()] = value.strip()
+        if "deb" not in fields.get("types", "").split() or fields.get("enabled", "yes") == "no":
+            continue
+        for uri in fields.get("uris", "").split():
+            entries.append((uri, tuple(fields.get("suites", "").split())))
+    return entries
+
+
+def debian_mirror(env: Mapping[str, str], apt_dir: Path = Path("/etc/apt")) -> str:
+    """The Debian archive URI this machine's apt uses (FORGE_DEBIAN_MIRROR overrides it)."""
+    if env.get("FORGE_DEBIAN_MIRROR"):
+        return env["FORGE_DEBIAN_MIRROR"]
+    files = [(apt_dir / "sources.list", False)]
+    files += [(p, False) for p in sorted((apt_dir / "sources.list.d").glob("*.list"))]
+    files += [(p, True) for p in sorted((apt_dir / "sources.list.d").glob("*.sources"))]
+    known = set(SUITES) | {"buster", "forky", "sid", "unstable", "testing", "stable"}
+    for path, deb822 in files:
+        try:
+            text = path.read_text()
+        except OSError:
+            continue
+        for uri, suites in parse_apt_sources(text, deb822):
+            if any(s in known for s in suites) and "security" not in uri:
+                return uri.rstrip("/")
+    raise ConfigError(
+        f"no Debian mirror found in {apt_dir}/sources.list or {apt_dir}/sources.list.d/",
+        why="base images are debootstrapped from the mirror apt already uses; none names a Debian suite",
+        fix="add a Debian entry to apt's sources, or set FORGE_DEBIAN_MIRROR=<archive URI>",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# What goes into a toolchain image (pure)
+
+
+@dataclass(frozen=True)
+class ToolchainSpec:
+    """The inputs of one toolchain image; cells that agree on these share the image."""
+
+    suite: str
+    gcc: str
+    python: str
+    numpy: str
+    cmake: str
+    pip: tuple[str, ...] = field(default=())
+    family: str = "debian"
+
+    @classmethod
+    def from_cell(cls, cell: Any, pip: Iterable[str] = ()) -> ToolchainSpec:
+        """The spec of a resolved `forge.cell.Cell` (checked against what its suite ships)."""
+        if cell.gcc is None:
+            raise ConfigError(
+                f"cell {cell.id} has no gcc", why="Debian toolchain images are gcc images", fix="use the zig path"
+            )
+        spec = cls(
+            suite=cell.suite,
+            gcc=str(cell.gcc),
+            python=str(cell.python),
+            numpy=str(cell.numpy),
+            cmake=str(cell.cmake),
+            pip=tuple(pip),
+        )
+        spec.check()
+        return spec
+
+    def check(self) -> None:
+        facts = SUITES.get(self.suite)
+        if facts is None:
+            raise ConfigError(f"unknown Debian suite {self.suite!r}", fix=f"use one of {', '.join(SUITES)}")
+        if self.gcc not in facts.gccs:
+            raise ConfigError(
+                f"gcc {self.gcc} is not packaged in Debian {self.suite}",
+                fix=f"{self.suite} has gcc {', '.join(facts.gccs)}",
+            )
+        if self.python != facts.python:
+            raise ConfigError(
+                f"python {self.python} is not Debian {self.suite}'s python",
+                why=f"toolchain images use the suite's python3 ({facts.python})",
+                fix=f"pick the suite whose python is {self.python}",
+            )
+
+    @property
+    def pip_cmake(self) -> bool:
+        """True when the cell pins a cmake the suite does not ship: it then comes from PyPI."""
+        ours, theirs = Version(self.cmake), Version(SUITES[self.suite].cmake)
+        return (ours.major, ours.minor) != (theirs.major, theirs.minor)
+
+    @property
+    def name(self) -> str:
+        """Readable part of the tag, e.g. bookworm-gcc12-py3.11-np2.1."""
+        name = f"{self.suite}-gcc{self.gcc}-py{self.python}-np{self.numpy}"
+        return name + (f"-cmake{self.cmake}" if self.pip_cmake else "")
+
+    def apt_packages(self) -> list[str]:
+        extra = [f"gcc-{self.gcc}", f"g++-{self.gcc}"] + ([] if self.pip_cmake else ["cmake"])
+        return sorted(set(APT_BASE_PACKAGES) | set(extra))
+
+    def pip_requirements(self) -> list[str]:
+        reqs = [pin(self.numpy, "numpy")]
+        if self.pip_cmake:
+            reqs.append(pin(self.cmake, "cmake"))
+        return reqs + list(self.pip)
+
+
+def pin(version: str, package: str) -> str:
+    """`numpy==2.1.*` for a minor version, `numpy==2.1.3` for a full one."""
+    parts = version.split(".")
+    return f"{package}=={version}" if len(parts) >= 3 else f"{package}=={version}.*"
+
+
+def toolchain_args(spec: ToolchainSpec, base_ref: str) -> dict[str, str]:
+    return {
+        "BASE": base_ref,
+        "SUITE": spec.suite,
+        "GCC": spec.gcc,
+        "PYTHON": spec.python,
+        "UID": str(BUILD_UID),
+        "APT_PACKAGES": " ".join(spec.apt_packages()),
+        "PIP_REQUIREMENTS": " ".join(f"'{r}'" for r in spec.pip_requirements()),
+    }
+
+
+PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
+
+
+def render_dockerfile(template: str, args: Mapping[str, str], source: str = "template") -> str:
+    """Replace every @NAME@; an unknown placeholder or an unused argument is an error."""
+    used = set(PLACEHOLDER.findall(template))
+    if missing := sorted(used - set(args)):
+        raise ConfigError(
+            f"{source}: placeholder(s) {', '.join(missing)} have no value",
+            fix="add them to forge.images.toolchain_args or remove them from the template",
+        )
+    if unused := sorted(set(args) - used):
+        raise ConfigError(
+            f"{source}: argument(s) {', '.join(unused)} are not used by the template",
+            fix="use @NAME@ in the template, or stop passing the argument",
+        )
+    return PLACEHOLDER.sub(lambda m: args[m.group(1)], template)
+
+
+def image_key(template: str, args: Mapping[str, str], base_id: str, pins: Iterable[str]) -> str:
+    """sha256 of everything that goes into an image, in a canonical encoding."""
+    doc = {
+        "format": KEY_FORMAT,
+        "template": template,
+        "args": dict(sorted(args.items())),
+        "base": base_id,
+        "pins": sorted(pins),
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def base_key(suite: str, mirror: str, debootstrap_version: str) -> str:
+    doc = {
+        "format": KEY_FORMAT,
+        "suite": suite,
+        "mirror": mirror,
+        "variant": "minbase",
+        "debootstrap": debootstrap_version,
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def toolchain_tag(spec: ToolchainSpec, key: str) -> str:
+    return f"forge/toolchain:{spec.name}-{key[:12]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Doing: base images, toolchain builds, listing and pruning
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """An image forge built or found: its tag, engine id, content key, and what it cost now."""
+
+    tag: str
+    id: str
+    key: str
+    name: str
+    built: bool
+    seconds: float
+
+
+def _find(client: docker.DockerClient, tag: str) -> Any | None:
+    try:
+        return client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def _run_host(argv: list[str], what: str) -> None:
+    print(f"+ {' '.join(argv)}", flush=True)
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise StepFailedError(
+            f"{what} failed (exit {proc.returncode}): {' '.join(argv)}", why=(proc.stdout + proc.stderr)[-3000:]
+        )
+
+
+def debootstrap_version() -> str:
+    proc = subprocess.run(["debootstrap", "--version"], capture_output=True, text=True)
+    return proc.stdout.strip() or "unknown"
+
+
+def ensure_base_image(client: docker.DockerClient, suite: str, mirror: str) -> ImageRef:
+    """`forge/base:<suite>-<key>`: a minbase debootstrap of `suite` from `mirror`, imported."""
+    if shutil.which("debootstrap") is None:
+        raise ToolMissingError("debootstrap is not installed", fix="apt-get install -y debootstrap")
+    key = base_key(suite, mirror, debootstrap_version())
+    tag = f"forge/base:{suite}-{key[:12]}"
+    if (found := _find(client, tag)) is not None:
+        return ImageRef(tag, found.id, key, suite, built=False, seconds=0.0)
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"forge-base-{suite}-") as tmp:
+        rootfs, tarball = Path(tmp) / "rootfs", Path(tmp) / "rootfs.tar"
+        _run_host(["debootstrap", "--variant=minbase", suite, str(rootfs), mirror], f"debootstrap of {suite}")
+        _run_host(["tar", "-C", str(rootfs), "--numeric-owner", "-cf", str(tarball), "."], "packing the rootfs")
+        changes = [f"LABEL {MANAGED_LABEL}=base org.forge.suite={suite} org.forge.key={key}", 'CMD ["/bin/bash"]']
+        client.api.import_image_from_file(
+            str(tarball), repository="forge/base", tag=tag.split(":", 1)[1], changes=changes
+        )
+    found = _find(client, tag)
+    if found is None:
+        raise BackendError(f"importing the {suite} root filesystem did not create {tag}")
+    return ImageRef(tag, found.id, key, suite, built=True, seconds=time.monotonic() - start)
+
+
+def build_image(client: docker.DockerClient, dockerfile: str, tag: str, labels: Mapping[str, str]) -> None:
+    """Build `dockerfile` (no context files) with the host network so apt and pip reach mirrors."""
+    with tempfile.TemporaryDirectory(prefix="forge-ctx-") as ctx:
+        (Path(ctx) / "Dockerfile").write_text(dockerfile)
+        log: list[str] = []
+        print(f"+ docker build --network host -t {tag}", flush=True)
+        for chunk in client.api.build(
+            path=ctx, tag=tag, network_mode="host", labels=dict(labels), rm=True, forcerm=True, decode=True
+        ):
+            if "stream" in chunk:
+                log.append(chunk["stream"])
+            if "error" in chunk:
+                raise StepFailedError(
+                    f"building image {tag} failed",
+                    why="".join(log)[-3000:] + chunk["error"],
+                    fix="read the output above; a mirror or PyPI pin may be unavailable",
+                )
+    if _find(client, tag) is None:
+        raise BackendError(f"docker build finished but {tag} does not exist")
+
+
+def ensure_toolchain_image(
+    client: docker.DockerClient, spec: ToolchainSpec, mirror: str, template_dir: Path = DOCKERFILES
+) -> tuple[ImageRef, ImageRef]:
+    """(base, toolchain) images for `spec`, building only what is missing."""
+    spec.check()
+    base = ensure_base_image(client, spec.suite, mirror)
+    template_path = template_dir / f"{spec.family}.Dockerfile"
+    template = template_path.read_text()
+    args = toolchain_args(spec, base.tag)
+    key = image_key(template, args, base.id, spec.pip_requirements())
+    tag = toolchain_tag(spec, key)
+    if (found := _find(client, tag)) is not None:
+        return base, ImageRef(tag, found.id, key, spec.name, built=False, seconds=0.0)
+    start = time.monotonic()
+    dockerfile = render_dockerfile(template, args, source=str(template_path))
+    labels = {
+        MANAGED_LABEL: "toolchain",
+        "org.forge.key": key,
+        "org.forge.name": spec.name,
+        "org.forge.suite": spec.suite,
+    }
+    build_image(client, dockerfile, tag, labels)
+    found = _find(client, tag)
+    assert found is not None
+    return base, ImageRef(tag, found.id, key, spec.name, built=True, seconds=time.monotonic() - start)
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    tag: str
+    id: str
+    kind: str
+    name: str
+    size_bytes: int
+    created: str
+
+
+def list_images(client: docker.DockerClient) -> list[ImageInfo]:
+    """Every image forge made (base and toolchain), by tag."""
+    infos: list[ImageInfo] = []
+    for image in client.images.list(filters={"label": MANAGED_LABEL}):
+        labels = image.labels or {}
+        for tag in image.tags or ["<untagged>"]:
+            infos.append(
+                ImageInfo(
+                    tag=tag,
+                    id=image.short_id,
+                    kind=labels.get(MANAGED_LABEL, "?"),
+                    name=labels.get("org.forge.name", labels.get("org.forge.suite", "")),
+                    size_bytes=int(image.attrs.get("Size", 0)),
+                    created=str(image.attrs.get("Created", ""))[:19],
+                )
+            )
+    return sorted(infos, key=lambda i: (i.kind, i.tag))
+
+
+def prune_images(client: docker.DockerClient, keep: Iterable[str]) -> list[str]:
+    """Remove forge images whose tag is not in `keep` (bases of kept toolchains are kept too)."""
+    keep_set = set(keep)
+    for info in list_images(client):
+        if info.tag in keep_set and info.kind == "toolchain":
+            parent_base = client.images.get(info.tag).labels.get("org.forge.suite")
+            keep_set |= {i.tag for i in list_images(client) if i.kind == "base" and i.name == parent_base}
+    removed: list[str] = []
+    for info in list_images(client):
+        if info.tag not in keep_set:
+            try:
+                client.images.remove(info.tag)
+                removed.append(info.tag)
+            except docker.errors.APIError as err:  # still used by a container: say so, keep going
+                print(f"forge: kept {info.tag}: {err.explanation}")
+    return removed

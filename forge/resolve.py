@@ -1,0 +1,257 @@
+"""Turn a Request into exactly one Cell, or explain every reason it is infeasible.
+
+Pure: takes the loaded data (and, for the local backend, the host's facts) as parameters.
+Candidates are enumerated from the data (suite x gcc x cuda source x numpy series); each is
+checked against the pins and the constraints, and each failed check yields a sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from forge.errors import InfeasibleError
+from forge.matrix import Cell, Request, Supported
+from forge.toolchains import Suite, Target, Toolchains
+from forge.yamlio import did_you_mean, unknown
+
+VERSION_AXES = ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What the host toolchain is, for the local backend (probed by forge.host)."""
+
+    suite: str
+    gcc: str
+    python: str
+    cmake: str
+    arch: str
+
+
+@dataclass(frozen=True)
+class Resolution:
+    cell: Cell
+    sources: dict[str, str]
+    """axis -> where its value comes from (pinned, suite default, newest wheel, ...)."""
+
+
+def pin_spec(value: str) -> SpecifierSet:
+    """`3.11` means the 3.11 series (==3.11.*); operators are taken as written (>=2)."""
+    text = value.strip()
+    if text[:1] in "<>=!~":
+        return SpecifierSet(text)
+    return SpecifierSet(f"=={text}.*") if text.count(".") < 2 else SpecifierSet(f"=={text}")
+
+
+def _in(value: str, spec: SpecifierSet) -> bool:
+    return spec.contains(Version(value), prereleases=True)
+
+
+def _host_suite(host: HostFacts, toolchains: Toolchains) -> Suite:
+    known = next((s for s in toolchains.suites if s.name == host.suite), None)
+    bazel = known.bazel if known else "0"
+    glibc = known.glibc if known else "0"
+    return Suite(host.suite, known.release if known else "0", (host.gcc,), host.python, host.cmake, bazel, glibc)
+
+
+def _pick(options: tuple[str, ...], pin: str | None) -> tuple[str, ...]:
+    """Options matching the pin; all options' first when none match (so the mismatch is explained)."""
+    if pin is None:
+        return options
+    matching = tuple(o for o in options if _in(o, pin_spec(pin)))
+    return matching or options[:1]
+
+
+def _candidates(target: Target, suites: tuple[Suite, ...], data: Toolchains, request: Request) -> Iterator[Cell]:
+    cuda_pin = request.pin("cuda")
+    cudas: tuple[str | None, ...] = (None,)
+    if cuda_pin not in (None, "none"):
+        cudas = tuple(c.version for c in data.cuda if _in(c.version, pin_spec(cuda_pin)))
+    numpys = _pick(tuple(n for n, _ in reversed(data.numpy)), request.pin("numpy"))
+    for suite in suites:
+        gccs: tuple[str | None, ...] = (None,) if target.os == "macos" else _pick(suite.gcc, request.pin("gcc"))
+        for gcc in gccs:
+            for cuda in cudas:
+                for numpy in numpys:
+                    yield Cell(target.name, suite.name, suite.python, numpy, gcc, cuda, suite.cmake, suite.bazel)
+
+
+def format_spec(spec: SpecifierSet) -> str:
+    """>=3.7,<3.11 (lower bound first), not packaging's alphabetical order."""
+    return ",".join(sorted((str(s) for s in spec), key=lambda s: (not s.startswith(">"), s)))
+
+
+def _violations(cell: Cell, request: Request, target: Target, data: Toolchains, host: HostFacts | None) -> list[str]:
+    out = []
+    suite = _host_suite(host, data) if host else data.suite(cell.suite)
+    for axis in VERSION_AXES:
+        pin = request.pin(axis)
+        value = getattr(cell, axis)
+        if pin is None or (axis == "cuda" and pin == "none" and value is None):
+            continue
+        if axis == "cuda" and pin == "none":
+            out.append(f"CPU-only was asked; this candidate has CUDA {value}")
+        elif value is None:
+            out.append(_no_value(axis, pin, target))
+        elif not _in(value, pin_spec(pin)):
+            out.append(_mismatch(axis, pin, value, suite, host, data))
+    if request.pin("suite") and request.pin("suite") != cell.suite:
+        out.append(f"suite {request.pin('suite')} was asked; this candidate is {cell.suite}")
+    numpy_spec = dict(data.numpy)[cell.numpy]
+    if not _in(cell.python, numpy_spec):
+        out.append(
+            f"numpy {cell.numpy} has wheels for python {format_spec(numpy_spec)} only; python {cell.python} has none"
+        )
+    if cell.cuda is not None:
+        out.extend(_cuda_violations(cell, target, data))
+    return out
+
+
+def _no_value(axis: str, pin: str, target: Target) -> str:
+    if axis == "gcc":
+        return f"target {target.name} is built with zig (clang), not gcc; gcc {pin} cannot apply"
+    return f"{axis} {pin} was asked; this candidate has none"
+
+
+def _mismatch(axis: str, pin: str, value: str, suite: Suite, host: HostFacts | None, data: Toolchains) -> str:
+    if host is not None and axis in ("gcc", "python", "cmake"):
+        return f"the local backend uses the host's {axis} {value} ({suite.name}); {axis} {pin} was asked (use --backend docker)"
+    if axis in ("python", "cmake", "bazel", "gcc"):
+        providers = [s.name for s in data.suites if any(_in(v, pin_spec(pin)) for v in _suite_values(s, axis))]
+        where = (
+            f"{axis} {pin} comes from {', '.join(providers)}" if providers else f"no Debian suite provides {axis} {pin}"
+        )
+        offered = ", ".join(_suite_values(suite, axis))
+        return f"{suite.name} provides {axis} {offered}, not {pin} ({where})"
+    return f"{axis} {pin} was asked; candidate has {value}"
+
+
+def _suite_values(suite: Suite, axis: str) -> tuple[str, ...]:
+    value = getattr(suite, axis)
+    return tuple(value) if isinstance(value, tuple) else (value,)
+
+
+def _cuda_violations(cell: Cell, target: Target, data: Toolchains) -> list[str]:
+    if not target.cuda:
+        return [f"target {target.name} has no CUDA toolkit (CUDA builds are x86_64 Linux only); drop --cuda"]
+    source = next(c for c in data.cuda if c.version == cell.cuda)
+    out = []
+    if cell.suite not in source.suites and target.name != "host":
+        out.append(
+            f"CUDA {cell.cuda} ({source.provider} {source.package}) is packaged for {', '.join(source.suites)}, not {cell.suite}"
+        )
+    if cell.gcc is not None and not _in(cell.gcc, source.host_gcc):
+        out.append(
+            f"nvcc {cell.cuda} accepts host gcc {format_spec(source.host_gcc)} (its crt/host_config.h); gcc {cell.gcc} would be used"
+        )
+    return out
+
+
+def _source_of(axis: str, request: Request, cell: Cell, host: HostFacts | None) -> str:
+    if request.pin(axis) is not None:
+        return f"pinned ({request.pin(axis)})"
+    if axis == "numpy":
+        return f"newest numpy series with python {cell.python} wheels"
+    if axis == "cuda":
+        return "not asked: CPU only"
+    if host is not None:
+        return f"host toolchain ({cell.suite})"
+    if axis == "gcc" and cell.gcc is None:
+        return "zig c++ (clang) builds macOS targets"
+    return f"Debian {cell.suite}" + (" default" if axis == "gcc" else "")
+
+
+def check_request(request: Request, data: Toolchains, supported: Supported) -> Target:
+    """Unknown targets/axes/values are config errors, not infeasibility."""
+    if request.target not in supported.targets or request.target not in data.targets:
+        raise unknown("target", request.target, supported.targets, request.origin)
+    for axis, value in request.pins:
+        if axis == "suite":
+            if value not in [s.name for s in data.suites]:
+                raise unknown("suite", value, [s.name for s in data.suites], request.origin)
+            continue
+        if axis == "cuda" and value == "none":
+            continue
+        try:
+            spec = pin_spec(value)
+        except InvalidSpecifier:
+            raise unknown(f"{axis} version", value, _known_values(axis, data), request.origin) from None
+        allowed = supported.specs.get(axis)
+        known = _known_values(axis, data)
+        if not any(_in(v, spec) for v in known):
+            raise unknown(f"{axis} version", value, known, request.origin)
+        if allowed is not None and not any(_in(v, spec) and _in(v, allowed) for v in known):
+            raise InfeasibleError(
+                f"{axis} {value} is outside what ember supports ({axis} {allowed})", "", f"pick {axis} {allowed}"
+            )
+    return data.targets[request.target]
+
+
+def _known_values(axis: str, data: Toolchains) -> list[str]:
+    if axis == "numpy":
+        return [n for n, _ in data.numpy]
+    if axis == "cuda":
+        return [c.version for c in data.cuda] + ["none"]
+    values = {v for s in data.suites for v in _suite_values(s, axis)}
+    return sorted(values, key=Version)
+
+
+def _feasible(
+    request: Request, data: Toolchains, supported: Supported, host: HostFacts | None
+) -> tuple[Cell | None, list[list[str]]]:
+    target = data.targets[request.target]
+    suites = (_host_suite(host, data),) if host else data.suites
+    all_violations = []
+    for cell in _candidates(target, suites, data, request):
+        found = _violations(cell, request, target, data, host)
+        found += [
+            f"ember supports {a} {supported.specs[a]}; {getattr(cell, a)} is outside"
+            for a in supported.specs
+            if getattr(cell, a) is not None and not _in(getattr(cell, a), supported.specs[a])
+        ]
+        if not found:
+            return cell, []
+        all_violations.append(found)
+    return None, all_violations
+
+
+def resolve(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None = None) -> Resolution:
+    """The first feasible cell in preference order, or InfeasibleError with reasons and alternatives."""
+    check_request(request, data, supported)
+    cell, violations = _feasible(request, data, supported, host)
+    if cell is not None:
+        sources = {axis: _source_of(axis, request, cell, host) for axis in VERSION_AXES}
+        sources["suite"] = (
+            "host"
+            if host
+            else (
+                f"pinned ({cell.suite})"
+                if request.pin("suite")
+                else "first suite that fits, in toolchains/debian.yaml order"
+            )
+        )
+        return Resolution(cell, sources)
+    fewest = min(len(v) for v in violations)
+    reasons = list(dict.fromkeys(r for v in violations if len(v) == fewest for r in v))
+    alternatives = nearest_alternatives(request, data, supported, host)
+    fix = "nearest feasible: " + "; ".join(alternatives) if alternatives else "relax the pins"
+    raise InfeasibleError(f"no cell satisfies {request.describe()} ({request.origin})", "\n".join(reasons), fix)
+
+
+def nearest_alternatives(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None) -> list[str]:
+    """For each pinned axis: the cell you get by letting that one axis go."""
+    out = []
+    for axis, value in request.pins:
+        cell, _ = _feasible(request.without(axis), data, supported, host)
+        if cell is None:
+            continue
+        new = getattr(cell, axis, None) or "none"
+        out.append(f"{axis} {new} instead of {value} -> {cell.id}")
+    return list(dict.fromkeys(out))
+
+
+__all__ = ["HostFacts", "Resolution", "did_you_mean", "nearest_alternatives", "pin_spec", "resolve"]
