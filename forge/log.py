@@ -1,0 +1,93 @@
+"""One progress logger: rich spinners on a terminal, fold groups in CI, timings per step."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+
+def in_ci(env: Mapping[str, str]) -> bool:
+    return env.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@dataclass
+class StepTiming:
+    name: str
+    seconds: float
+    status: str  # ok | failed | skipped
+
+
+@dataclass
+class Progress:
+    """Reports steps to a console; records how long each took."""
+
+    console: Console
+    ci: bool = False
+    timings: list[StepTiming] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def step(self, name: str, description: str, log_path: Path | None = None) -> Iterator[None]:
+        """Show the step while it runs (spinner, or a CI fold group with its log) and time it."""
+        start = time.monotonic()
+        status = "failed"
+        if self.ci:
+            self.console.print(f"::group::{name}: {description}", markup=False, highlight=False)
+        try:
+            if self.ci:
+                yield
+            else:
+                with self.console.status(f"[bold]{name}[/]: {description}"):
+                    yield
+            status = "ok"
+        finally:
+            seconds = time.monotonic() - start
+            self.timings.append(StepTiming(name, round(seconds, 3), status))
+            if self.ci:
+                self._dump(log_path)
+                self.console.print("::endgroup::", markup=False, highlight=False)
+            mark = "[green]✓[/]" if status == "ok" else "[red]✗[/]"
+            self.console.print(f"{mark} {name} [dim]{seconds:.1f}s[/]")
+
+    def _dump(self, log_path: Path | None) -> None:
+        if log_path is not None and log_path.exists():
+            self.console.out(log_path.read_text(errors="replace"), highlight=False)
+
+    def info(self, message: str) -> None:
+        self.console.print(message, highlight=False)
+
+
+def human_size(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    cell: str
+    result: str
+    seconds: float
+    size: int
+    files: int
+    suites: str
+
+
+def summary_table(rows: list[SummaryRow]) -> Table:
+    """The table every build ends with: cell, result, time, artifact size."""
+    table = Table(title="build summary")
+    for column in ("cell", "result", "time", "artifacts", "verify"):
+        table.add_column(column)
+    colors = {"passed": "green", "up to date": "cyan", "verify-failed": "yellow"}
+    for row in rows:
+        color = colors.get(row.result, "red")
+        size = f"{human_size(row.size)} in {row.files} files" if row.files else "-"
+        table.add_row(row.cell, f"[{color}]{row.result}[/]", f"{row.seconds:.1f}s", size, row.suites)
+    return table
