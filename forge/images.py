@@ -26,28 +26,24 @@ import docker.errors
 from packaging.version import Version
 
 from forge.errors import BackendError, ConfigError, StepFailedError, ToolMissingError
+from forge.toolchains import Suite, load_toolchains
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKERFILES = REPO / "dockerfiles"
+TOOLCHAINS = REPO / "toolchains"
+HOST_CA_DIR = Path("/usr/local/share/ca-certificates")
 KEY_FORMAT = "1"  # bump to force every image to rebuild when the hashing scheme changes
 MANAGED_LABEL = "org.forge.managed"
 BUILD_UID = 1000
 
 
-@dataclass(frozen=True)
-class SuiteFacts:
-    """What a Debian suite ships (measured; see DESIGN.md environment facts)."""
+def suite_facts(suite: str, toolchains_dir: Path = TOOLCHAINS) -> Suite:
+    """What Debian `suite` ships (gcc versions, python, cmake), from toolchains/debian.yaml."""
+    suites = {s.name: s for s in load_toolchains(toolchains_dir).suites}
+    if suite not in suites:
+        raise ConfigError(f"unknown Debian suite {suite!r}", fix=f"use one of {', '.join(sorted(suites))}")
+    return suites[suite]
 
-    python: str
-    cmake: str
-    gccs: tuple[str, ...]
-
-
-SUITES: dict[str, SuiteFacts] = {
-    "bullseye": SuiteFacts(python="3.9", cmake="3.18", gccs=("9", "10")),
-    "bookworm": SuiteFacts(python="3.11", cmake="3.25", gccs=("11", "12")),
-    "trixie": SuiteFacts(python="3.13", cmake="3.31", gccs=("12", "13", "14")),
-}
 
 APT_BASE_PACKAGES: tuple[str, ...] = (
     "ca-certificates",
@@ -99,7 +95,7 @@ def debian_mirror(env: Mapping[str, str], apt_dir: Path = Path("/etc/apt")) -> s
     files = [(apt_dir / "sources.list", False)]
     files += [(p, False) for p in sorted((apt_dir / "sources.list.d").glob("*.list"))]
     files += [(p, True) for p in sorted((apt_dir / "sources.list.d").glob("*.sources"))]
-    known = set(SUITES) | {"buster", "forky", "sid", "unstable", "testing", "stable"}
+    known = {"buster", "bullseye", "bookworm", "trixie", "forky", "sid", "unstable", "testing", "stable"}
     for path, deb822 in files:
         try:
             text = path.read_text()
@@ -150,13 +146,11 @@ class ToolchainSpec:
         return spec
 
     def check(self) -> None:
-        facts = SUITES.get(self.suite)
-        if facts is None:
-            raise ConfigError(f"unknown Debian suite {self.suite!r}", fix=f"use one of {', '.join(SUITES)}")
-        if self.gcc not in facts.gccs:
+        facts = suite_facts(self.suite)
+        if self.gcc not in facts.gcc:
             raise ConfigError(
                 f"gcc {self.gcc} is not packaged in Debian {self.suite}",
-                fix=f"{self.suite} has gcc {', '.join(facts.gccs)}",
+                fix=f"{self.suite} has gcc {', '.join(facts.gcc)}",
             )
         if self.python != facts.python:
             raise ConfigError(
@@ -168,7 +162,7 @@ class ToolchainSpec:
     @property
     def pip_cmake(self) -> bool:
         """True when the cell pins a cmake the suite does not ship: it then comes from PyPI."""
-        ours, theirs = Version(self.cmake), Version(SUITES[self.suite].cmake)
+        ours, theirs = Version(self.cmake), Version(suite_facts(self.suite).cmake)
         return (ours.major, ours.minor) != (theirs.major, theirs.minor)
 
     @property
@@ -225,14 +219,29 @@ def render_dockerfile(template: str, args: Mapping[str, str], source: str = "tem
     return PLACEHOLDER.sub(lambda m: args[m.group(1)], template)
 
 
-def image_key(template: str, args: Mapping[str, str], base_id: str, pins: Iterable[str]) -> str:
+def host_ca_certificates(ca_dir: Path = HOST_CA_DIR) -> dict[str, bytes]:
+    """The host's locally added CA certificates (name -> PEM), copied into toolchain images."""
+    if not ca_dir.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(ca_dir.glob("*.crt")) if p.is_file()}
+
+
+def image_key(
+    template: str,
+    args: Mapping[str, str],
+    base_id: str,
+    pins: Iterable[str],
+    context: Mapping[str, bytes] | None = None,
+) -> str:
     """sha256 of everything that goes into an image, in a canonical encoding."""
+    files = {name: hashlib.sha256(data).hexdigest() for name, data in sorted((context or {}).items())}
     doc = {
         "format": KEY_FORMAT,
         "template": template,
         "args": dict(sorted(args.items())),
         "base": base_id,
         "pins": sorted(pins),
+        "context": files,
     }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
@@ -312,10 +321,19 @@ def ensure_base_image(client: docker.DockerClient, suite: str, mirror: str) -> I
     return ImageRef(tag, found.id, key, suite, built=True, seconds=time.monotonic() - start)
 
 
-def build_image(client: docker.DockerClient, dockerfile: str, tag: str, labels: Mapping[str, str]) -> None:
-    """Build `dockerfile` (no context files) with the host network so apt and pip reach mirrors."""
+def build_image(
+    client: docker.DockerClient,
+    dockerfile: str,
+    tag: str,
+    labels: Mapping[str, str],
+    ca_certs: Mapping[str, bytes],
+) -> None:
+    """Build `dockerfile` with the host network so apt and pip reach the mirrors."""
     with tempfile.TemporaryDirectory(prefix="forge-ctx-") as ctx:
         (Path(ctx) / "Dockerfile").write_text(dockerfile)
+        (Path(ctx) / "ca").mkdir()
+        for name, data in ca_certs.items():
+            (Path(ctx) / "ca" / name).write_bytes(data)
         log: list[str] = []
         print(f"+ docker build --network host -t {tag}", flush=True)
         for chunk in client.api.build(
@@ -342,7 +360,8 @@ def ensure_toolchain_image(
     template_path = template_dir / f"{spec.family}.Dockerfile"
     template = template_path.read_text()
     args = toolchain_args(spec, base.tag)
-    key = image_key(template, args, base.id, spec.pip_requirements())
+    ca_certs = host_ca_certificates()
+    key = image_key(template, args, base.id, spec.pip_requirements(), {f"ca/{n}": d for n, d in ca_certs.items()})
     tag = toolchain_tag(spec, key)
     if (found := _find(client, tag)) is not None:
         return base, ImageRef(tag, found.id, key, spec.name, built=False, seconds=0.0)
@@ -354,7 +373,7 @@ def ensure_toolchain_image(
         "org.forge.name": spec.name,
         "org.forge.suite": spec.suite,
     }
-    build_image(client, dockerfile, tag, labels)
+    build_image(client, dockerfile, tag, labels, ca_certs)
     found = _find(client, tag)
     assert found is not None
     return base, ImageRef(tag, found.id, key, spec.name, built=True, seconds=time.monotonic() - start)

@@ -1,0 +1,21 @@
+# forge toolchain image: Debian @SUITE@ with gcc @GCC@, the suite's python @PYTHON@, cmake, ninja,
+# ccache and Eigen from Debian, pinned pip packages in a venv, and a non-root build user.
+# Rendered by forge/images.py; every placeholder is an argument and is part of the image's content hash.
+FROM @BASE@
+ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
+# The host's local CA certificates (a TLS-inspecting proxy's, say), so pip trusts what the host does.
+COPY ca/ /usr/local/share/ca-certificates/forge/
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends @APT_PACKAGES@ \
+ && rm -rf /var/lib/apt/lists/* \
+ && update-ca-certificates
+# A venv because Debian's python refuses system-wide pip installs (PEP 668) from bookworm on.
+RUN python3 -m venv /opt/forge-venv \
+ && PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/forge-venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check @PIP_REQUIREMENTS@
+RUN useradd --create-home --uid @UID@ --user-group forge \
+ && mkdir -p /src /build /ccache /out \
+ && chown forge:forge /build /ccache /out
+ENV PATH=/opt/forge-venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    CC=gcc-@GCC@ CXX=g++-@GCC@ CCACHE_DIR=/ccache
+USER forge
+WORKDIR /build
