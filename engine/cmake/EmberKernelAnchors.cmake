@@ -1,6 +1,6 @@
 # Kernels register themselves from static initializers. A static archive would let the
 # linker drop kernel objects nobody references, so each kernel file defines an anchor
-# symbol (EMBER_KERNEL_ANCHOR, see src/core/op_kernel.h) and a generated function that
+# symbol (src/core/kernel_anchor.h, force-included by the build) and a generated function that
 # OpRegistry::Global() calls references every anchor: linking anything of the registry pulls
 # in every kernel, for shared and static consumers alike, on every linker.
 function(ember_kernel_anchors sources out_file)
@@ -10,6 +10,11 @@ function(ember_kernel_anchors sources out_file)
     get_filename_component(stem "${src}" NAME_WE)
     string(MAKE_C_IDENTIFIER "ember_kernel_anchor_${stem}" anchor)
     set_property(SOURCE "${src}" APPEND PROPERTY COMPILE_DEFINITIONS "EMBER_KERNEL_ANCHOR=${anchor}")
+    if(MSVC)
+      set_property(SOURCE "${src}" APPEND PROPERTY COMPILE_OPTIONS "/FI${PROJECT_SOURCE_DIR}/src/core/kernel_anchor.h")
+    else()
+      set_property(SOURCE "${src}" APPEND PROPERTY COMPILE_OPTIONS "-include;${PROJECT_SOURCE_DIR}/src/core/kernel_anchor.h")
+    endif()
     string(APPEND decls "extern \"C\" int ${anchor};\n")
     string(APPEND uses "  sum += ${anchor};\n")
   endforeach()

@@ -27,7 +27,8 @@ class AttrReader {
   explicit AttrReader(const NodeDef& node) : node_(node) {}
   const NodeDef& node() const { return node_; }
   bool Has(const std::string& name) const { return node_.attr.count(name) != 0; }
-  // Each getter fails with INVALID_ARGUMENT naming the node and attr when missing or of another kind.
+  // Each getter fails with INVALID_ARGUMENT naming the node and attr when missing or of another
+  // kind.
   Status Get(const std::string& name, DataType* out) const;
   Status Get(const std::string& name, int64_t* out) const;
   Status Get(const std::string& name, float* out) const;
@@ -40,7 +41,10 @@ class AttrReader {
   // Same, but `fallback` when the attr is absent.
   template <typename T>
   Status GetOr(const std::string& name, T* out, const T& fallback) const {
-    if (!Has(name)) { *out = fallback; return Status::OK(); }
+    if (!Has(name)) {
+      *out = fallback;
+      return Status::OK();
+    }
     return Get(name, out);
   }
 
@@ -67,7 +71,7 @@ struct ShapeContext {
   const NodeDef* node;
   std::vector<PartialShape> input_shapes;
   std::vector<const Tensor*> input_values;  // nullptr where the value is not a known constant
-  std::vector<PartialShape> output_shapes;   // filled by the shape function
+  std::vector<PartialShape> output_shapes;  // filled by the shape function
 };
 using ShapeFn = std::function<Status(ShapeContext*)>;
 
@@ -103,15 +107,21 @@ class OpKernelConstruction {
  public:
   OpKernelConstruction(const NodeDef& node, std::vector<DataType> input_types,
                        std::vector<DataType> output_types)
-      : attrs_(node), input_types_(std::move(input_types)), output_types_(std::move(output_types)) {}
+      : attrs_(node),
+        input_types_(std::move(input_types)),
+        output_types_(std::move(output_types)) {}
   const NodeDef& node() const { return attrs_.node(); }
   const AttrReader& attrs() const { return attrs_; }
   template <typename T>
-  Status GetAttr(const std::string& name, T* out) const { return attrs_.Get(name, out); }
+  Status GetAttr(const std::string& name, T* out) const {
+    return attrs_.Get(name, out);
+  }
   const std::vector<DataType>& input_types() const { return input_types_; }
   const std::vector<DataType>& output_types() const { return output_types_; }
   // A kernel that cannot be built (bad attrs) records why; the session reports it.
-  void SetStatus(const Status& s) { if (status_.ok()) status_ = s; }
+  void SetStatus(const Status& s) {
+    if (status_.ok()) status_ = s;
+  }
   const Status& status() const { return status_; }
 
  private:
@@ -138,9 +148,12 @@ class OpKernelContext {
   int num_inputs() const { return static_cast<int>(params_.inputs.size()); }
   const Tensor& input(int i) const { return *params_.inputs[static_cast<size_t>(i)]; }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
-  DataType expected_output_dtype(int i) const { return params_.output_types[static_cast<size_t>(i)]; }
+  DataType expected_output_dtype(int i) const {
+    return params_.output_types[static_cast<size_t>(i)];
+  }
 
-  // Allocates output i with the op's output dtype; returns a pointer valid until the kernel returns.
+  // Allocates output i with the op's output dtype; returns a pointer valid until the kernel
+  // returns.
   Status allocate_output(int i, const TensorShape& shape, Tensor** out);
   // Sets output i to an existing tensor (sharing its buffer, e.g. Identity / Reshape).
   void set_output(int i, const Tensor& t);
@@ -152,7 +165,9 @@ class OpKernelContext {
   bool is_cancelled() const { return params_.is_cancelled && params_.is_cancelled(); }
 
   // The first error wins; the executor stops the step and reports it.
-  void SetStatus(const Status& s) { if (status_.ok()) status_ = s; }
+  void SetStatus(const Status& s) {
+    if (status_.ok()) status_ = s;
+  }
   const Status& status() const { return status_; }
 
  private:
@@ -163,7 +178,8 @@ class OpKernelContext {
 
 class OpKernel {
  public:
-  explicit OpKernel(OpKernelConstruction* ctx) : node_name_(ctx->node().name), op_(ctx->node().op) {}
+  explicit OpKernel(OpKernelConstruction* ctx)
+      : node_name_(ctx->node().name), op_(ctx->node().op) {}
   virtual ~OpKernel() = default;
   // Must be safe to call from several threads at once (concurrent Runs share kernels).
   virtual void Compute(OpKernelContext* ctx) = 0;
@@ -211,14 +227,6 @@ struct KernelRegistrar {
 };
 
 }  // namespace ember
-
-// Set by the build for each kernel file (cmake/EmberKernelAnchors.cmake): a symbol the
-// registry references so that static linking keeps every self-registering kernel object.
-#ifdef EMBER_KERNEL_ANCHOR
-extern "C" {
-int EMBER_KERNEL_ANCHOR = 0;
-}
-#endif
 
 #define EMBER_CONCAT_INNER(a, b) a##b
 #define EMBER_CONCAT(a, b) EMBER_CONCAT_INNER(a, b)

@@ -30,7 +30,8 @@ class ResourceMgr {
  public:
   // Returns the resource named `name`, creating it with `create` on first use.
   template <typename T>
-  Status LookupOrCreate(const std::string& name, T** out, const std::function<std::unique_ptr<T>()>& create) {
+  Status LookupOrCreate(const std::string& name, T** out,
+                        const std::function<std::unique_ptr<T>()>& create) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = resources_.find(name);
     if (it == resources_.end()) {

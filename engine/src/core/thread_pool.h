@@ -23,7 +23,8 @@ class ThreadPool {
   // Runs fn(begin, end) over [0, total) split into shards, using the pool and the
   // calling thread; returns when all shards are done. Runs inline when total is small
   // relative to cost_per_unit or the pool has one thread.
-  void ParallelFor(int64_t total, int64_t cost_per_unit, const std::function<void(int64_t, int64_t)>& fn);
+  void ParallelFor(int64_t total, int64_t cost_per_unit,
+                   const std::function<void(int64_t, int64_t)>& fn);
 
  private:
   struct Impl;
