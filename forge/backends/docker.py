@@ -1,0 +1,309 @@
+"""The `docker` backend: every step runs in a throwaway container of the cell's toolchain image.
+
+The container has no network, the repository mounted read-only at /src, a temporary build volume
+at /build (engine build, staging prefix, verify build) and a persistent compiler cache volume per
+toolchain image at /ccache; it runs as the image's non-root user `forge`. Commands run with
+`docker exec`, artifacts leave with `copy_out`. `close` (also on Ctrl-C and failure) removes the
+container and the build volume; `FORGE_KEEP_CONTAINER=1` keeps both and prints how to enter.
+Containers and volumes carry a session label, so ones left by a killed forge are removed the next
+time a docker backend starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shlex
+import tarfile
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import docker.errors
+from docker.types import Mount
+
+from forge import images, locks
+from forge.backends.base import Backend, Workspace
+from forge.errors import BackendError, BuildInterrupted, StepFailedError
+from forge.matrix import Cell
+from forge.proc import tail
+
+MANAGED = images.MANAGED_LABEL
+SESSION_LABEL = "org.forge.session"
+INSIDE = Workspace(
+    source=PurePosixPath("/src"),
+    build=PurePosixPath("/build/engine"),
+    prefix=PurePosixPath("/build/prefix"),
+    verify_build=PurePosixPath("/build/verify"),
+    ccache=PurePosixPath("/ccache"),
+)
+
+# Probes whose first output line goes into the manifest: versions found inside the container.
+VERSION_PROBES: dict[str, tuple[str, ...]] = {
+    "cc": ("sh", "-c", '"$CC" --version'),
+    "cxx": ("sh", "-c", '"$CXX" --version'),
+    "cmake": ("cmake", "--version"),
+    "ninja": ("ninja", "--version"),
+    "python": ("python", "--version"),
+    "numpy": ("python", "-c", "import numpy; print(numpy.__version__)"),
+    "ccache": ("ccache", "--version"),
+    "glibc": ("ldd", "--version"),
+}
+
+
+@dataclass(frozen=True)
+class ImageChoice:
+    """The toolchain image a build used, and its lock."""
+
+    tag: str
+    id: str
+    key: str
+    built: bool
+    build_seconds: float
+    base_built: bool
+    base_seconds: float
+    lock_path: Path
+    lock_sha256: str
+    lock_status: str
+
+
+def parse_ccache_stats(text: str) -> dict[str, int]:
+    """`ccache --print-stats` (tab-separated name/value lines) as a dict."""
+    stats: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition("\t")
+        if value.strip().isdigit():
+            stats[name.strip()] = int(value)
+    return stats
+
+
+def ccache_hit_rate(stats: Mapping[str, int]) -> float | None:
+    """Cacheable compilations served from the cache (0..1); None when nothing was compiled."""
+    hits = stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0)
+    total = hits + stats.get("cache_miss", 0)
+    return hits / total if total else None
+
+
+def remove_stale(client: Any, alive: Callable[[int], bool]) -> list[str]:
+    """Remove forge containers and build volumes whose session (a pid on this host) is gone."""
+    removed: list[str] = []
+    for container in client.containers.list(all=True, filters={"label": SESSION_LABEL}):
+        pid = (container.labels or {}).get(SESSION_LABEL, "")
+        if pid.isdigit() and not alive(int(pid)) and container.labels.get("org.forge.keep") != "1":
+            container.remove(force=True)
+            removed.append(container.name)
+    for volume in client.volumes.list(filters={"label": SESSION_LABEL}):
+        pid = (volume.attrs.get("Labels") or {}).get(SESSION_LABEL, "")
+        if pid.isdigit() and not alive(int(pid)) and volume.attrs["Labels"].get("org.forge.keep") != "1":
+            try:
+                volume.remove(force=True)
+                removed.append(volume.name)
+            except docker.errors.APIError:  # a kept container still uses it
+                continue
+    return removed
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class DockerBackend(Backend):
+    """Builds one cell inside a container of its toolchain image."""
+
+    name = "docker"
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        mirror: str,
+        env: Mapping[str, str],
+        update_locks: bool = False,
+        lock_dir: Path = locks.LOCK_DIR,
+    ) -> None:
+        self._client = client
+        self._mirror = mirror
+        self._keep = env.get("FORGE_KEEP_CONTAINER", "") == "1"
+        self._update_locks = update_locks
+        self._lock_dir = lock_dir
+        self._container: Any | None = None
+        self._volume: Any | None = None
+        self.image: ImageChoice | None = None
+
+    # -- image -------------------------------------------------------------------------------
+
+    def choose_image(self, cell: Cell) -> ImageChoice:
+        """Find or build the cell's toolchain image and reconcile its lock."""
+        spec = images.ToolchainSpec.from_cell(cell)
+        base, image = images.ensure_toolchain_image(self._client, spec, self._mirror)
+        path = locks.lock_path(spec.name, self._lock_dir)
+        status = "reused"
+        if image.built or not path.exists():
+            found = locks.collect_lock(self._client, image.tag, spec.name)
+            try:
+                status = locks.reconcile(path, found, update=self._update_locks)
+            except locks.LockMismatchError:
+                # The tag must not claim a toolchain whose versions nobody accepted.
+                self._client.images.remove(image.tag, force=True)
+                raise
+        lock_sha = locks.Lock(spec.name, locks.parse_lock(path.read_text(), spec.name, str(path)).packages).digest()
+        return ImageChoice(
+            tag=image.tag,
+            id=image.id,
+            key=image.key,
+            built=image.built,
+            build_seconds=image.seconds,
+            base_built=base.built,
+            base_seconds=base.seconds,
+            lock_path=path,
+            lock_sha256=lock_sha,
+            lock_status=status,
+        )
+
+    # -- Backend -----------------------------------------------------------------------------
+
+    def prepare(self, cell: Cell, host: Workspace) -> Workspace:
+        remove_stale(self._client, pid_alive)
+        self.image = self.choose_image(cell)
+        spec = images.ToolchainSpec.from_cell(cell)
+        session = {MANAGED: "build", SESSION_LABEL: str(os.getpid()), "org.forge.cell": cell.id}
+        if self._keep:
+            session["org.forge.keep"] = "1"
+        suffix = uuid.uuid4().hex[:8]
+        try:
+            self._volume = self._client.volumes.create(name=f"forge-build-{suffix}", labels=session)
+            ccache = f"forge-ccache-{spec.name}"
+            self._client.volumes.create(name=ccache, labels={MANAGED: "ccache"})
+            self._container = self._client.containers.create(
+                self.image.tag,
+                ["sleep", "infinity"],
+                name=f"forge-{cell.id}-{suffix}",
+                init=True,
+                network_mode="none",
+                user="forge",
+                working_dir=str(INSIDE.build.parent),
+                labels=session,
+                mounts=[
+                    Mount(str(INSIDE.source), str(host.source), type="bind", read_only=True),
+                    Mount(str(INSIDE.build.parent), self._volume.name, type="volume"),
+                    Mount(str(INSIDE.ccache), ccache, type="volume"),
+                ],
+            )
+            self._container.start()
+        except docker.errors.APIError as err:
+            self.close()
+            raise BackendError(f"could not start a build container for {cell.id}", why=str(err)) from err
+        self._exec(["ccache", "--zero-stats"])
+        return INSIDE
+
+    def _exec(self, argv: Sequence[str]) -> tuple[int, bytes]:
+        if self._container is None:
+            raise BackendError("the docker backend was not prepared", fix="call prepare() before run()")
+        result = self._container.exec_run(list(argv), user="forge")
+        return int(result.exit_code), bytes(result.output or b"")
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: PurePosixPath,
+        env: Mapping[str, str],
+        log_path: Path,
+    ) -> None:
+        if self._container is None:
+            raise BackendError("the docker backend was not prepared", fix="call prepare() before run()")
+        api = self._client.api
+        command = shlex.join(argv)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("ab") as log:
+            log.write(f"$ {command}  # in {self._container.name}\n".encode())
+            try:
+                exec_id = api.exec_create(
+                    self._container.id, list(argv), workdir=str(cwd), environment=dict(env), user="forge"
+                )["Id"]
+                for chunk in api.exec_start(exec_id, stream=True):
+                    log.write(chunk)
+                code = api.exec_inspect(exec_id)["ExitCode"]
+            except KeyboardInterrupt:
+                self.close()  # removing the container ends every process in it
+                raise BuildInterrupted("interrupted", f"while running in a container: {command}") from None
+        if code != 0:
+            raise StepFailedError(
+                f"command exited with {code} in container {self._container.name}: {command}",
+                f"last lines of {log_path}:\n{tail(log_path)}",
+                f"read the full log: {log_path}; FORGE_KEEP_CONTAINER=1 keeps the container to look inside",
+            )
+
+    def output(self, argv: Sequence[str]) -> str | None:
+        code, out = self._exec(argv)
+        return out.decode(errors="replace") if code == 0 else None
+
+    def copy_out(self, src: PurePosixPath, dest: Path) -> None:
+        if self._container is None:
+            raise BackendError("the docker backend was not prepared", fix="call prepare() before copy_out()")
+        try:
+            stream, _ = self._container.get_archive(str(src))
+        except docker.errors.NotFound as err:
+            raise BackendError(f"{src} does not exist in container {self._container.name}") from err
+        dest.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO(b"".join(stream))
+        with tarfile.open(fileobj=buffer) as archive:
+            members = []
+            for member in archive.getmembers():
+                # The archive's top directory is src's basename; strip it so dest receives src's contents.
+                _, _, rest = member.name.partition("/")
+                if not rest:
+                    continue
+                member.name = rest
+                members.append(member)
+            archive.extractall(dest, members=members, filter="tar")
+
+    def describe(self) -> dict[str, Any]:
+        """Manifest facts: the image, its lock, versions found inside, compiler cache statistics."""
+        versions = {}
+        for name, argv in VERSION_PROBES.items():
+            out = self.output(argv)
+            versions[name] = out.strip().splitlines()[0] if out and out.strip() else None
+        stats = parse_ccache_stats(self.output(["ccache", "--print-stats"]) or "")
+        rate = ccache_hit_rate(stats)
+        facts: dict[str, Any] = {"versions": versions, "ccache": {"hit_rate": rate, "stats": stats}}
+        if self.image is not None:
+            facts["image"] = {
+                "tag": self.image.tag,
+                "id": self.image.id,
+                "key": self.image.key,
+                "built_now": self.image.built,
+                "build_seconds": round(self.image.build_seconds, 1),
+                "lock": str(self.image.lock_path.relative_to(locks.REPO))
+                if self.image.lock_path.is_relative_to(locks.REPO)
+                else str(self.image.lock_path),
+                "lock_sha256": self.image.lock_sha256,
+                "lock_status": self.image.lock_status,
+            }
+        return facts
+
+    def close(self) -> None:
+        container, volume = self._container, self._volume
+        self._container = self._volume = None
+        if self._keep and container is not None:
+            print(
+                f"forge: kept container {container.name} (FORGE_KEEP_CONTAINER=1); enter it with\n"
+                f"  docker exec -it {container.name} bash\n"
+                f"remove it with: docker rm -f {container.name} && docker volume rm {volume.name if volume else ''}"
+            )
+            return
+        if container is not None:
+            with contextlib.suppress(docker.errors.NotFound):
+                container.remove(force=True)
+        if volume is not None:
+            with contextlib.suppress(docker.errors.NotFound):
+                volume.remove(force=True)

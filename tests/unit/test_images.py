@@ -1,0 +1,148 @@
+"""Dockerfile rendering, image-key hashing and mirror discovery (pure; no daemon)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forge import images
+from forge.errors import ConfigError
+from forge.matrix import Cell
+
+TEMPLATE = (images.DOCKERFILES / "debian.Dockerfile").read_text()
+
+
+def cell(**over: str | None) -> Cell:
+    values: dict[str, str | None] = dict(
+        target="linux-x86_64", suite="bookworm", python="3.11", numpy="2.1", gcc="12", cuda=None, cmake="3.25",
+        bazel="4.2.3",
+    )
+    values.update(over)
+    return Cell(**values)  # type: ignore[arg-type]
+
+
+def test_one_line_sources_skip_options_comments_and_non_deb() -> None:
+    text = (
+        "# deb http://old.example/debian buster main\n"
+        "deb-src http://src.example/debian bookworm main\n"
+        "deb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian bookworm main\n"
+    )
+    assert images.parse_apt_sources(text, deb822=False) == [("http://mirror.example/debian", ("bookworm",))]
+
+
+def test_deb822_sources_give_every_uri_with_its_suites() -> None:
+    text = (
+        "Types: deb\nURIs: http://a.example/debian http://b.example/debian\nSuites: bookworm bookworm-updates\n"
+        "Components: main\n\nTypes: deb-src\nURIs: http://src.example/debian\nSuites: bookworm\n\n"
+        "Types: deb\nEnabled: no\nURIs: http://off.example/debian\nSuites: trixie\n"
+    )
+    assert images.parse_apt_sources(text, deb822=True) == [
+        ("http://a.example/debian", ("bookworm", "bookworm-updates")),
+        ("http://b.example/debian", ("bookworm", "bookworm-updates")),
+    ]
+
+
+def test_mirror_is_the_debian_entry_not_security_or_third_party(tmp_path: Path) -> None:
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list").write_text("deb https://packages.example.com/apt cloud-sdk-bookworm main\n")
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://security.example/debian-security\nSuites: bookworm-security\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm bookworm-updates\n"
+    )
+    assert images.debian_mirror({}, tmp_path) == "http://mirror.example/debian"
+    assert images.debian_mirror({"FORGE_DEBIAN_MIRROR": "http://x/debian"}, tmp_path) == "http://x/debian"
+
+
+def test_no_debian_mirror_is_a_config_error_with_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "sources.list").write_text("deb https://deb.nodesource.com/node_20.x nodistro main\n")
+    with pytest.raises(ConfigError) as err:
+        images.debian_mirror({}, tmp_path)
+    assert "FORGE_DEBIAN_MIRROR" in err.value.fix
+
+
+def test_rendered_template_has_the_cells_toolchain_and_no_placeholders() -> None:
+    spec = images.ToolchainSpec.from_cell(cell(gcc="11"))
+    text = images.render_dockerfile(TEMPLATE, images.toolchain_args(spec, "forge/base:bookworm-abc"))
+    assert "@" not in text.replace("@{", "")
+    assert text.splitlines()[3] == "FROM forge/base:bookworm-abc"
+    assert "g++-11" in text and "gcc-11" in text and "CXX=g++-11" in text
+    assert "'numpy==2.1.*'" in text
+    assert " cmake " in text  # bookworm's own cmake 3.25, from Debian
+    assert "USER forge" in text and "--uid 1000" in text
+
+
+def test_render_rejects_missing_and_unused_arguments() -> None:
+    with pytest.raises(ConfigError, match="GCC"):
+        images.render_dockerfile("FROM @BASE@\nRUN gcc-@GCC@", {"BASE": "x"})
+    with pytest.raises(ConfigError, match="EXTRA"):
+        images.render_dockerfile("FROM @BASE@", {"BASE": "x", "EXTRA": "y"})
+
+
+def test_cmake_the_suite_does_not_ship_comes_from_pypi() -> None:
+    spec = images.ToolchainSpec.from_cell(cell(cmake="3.30"))
+    assert spec.pip_cmake
+    assert "cmake==3.30.*" in spec.pip_requirements()
+    assert "cmake" not in spec.apt_packages()
+    assert spec.name.endswith("-cmake3.30")
+    assert not images.ToolchainSpec.from_cell(cell()).pip_cmake
+
+
+@pytest.mark.parametrize(
+    ("over", "message"),
+    [({"gcc": "14"}, "gcc 14 is not packaged in Debian bookworm"), ({"python": "3.13"}, "python 3.13")],
+)
+def test_cells_the_suite_cannot_serve_are_rejected(over: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        images.ToolchainSpec.from_cell(cell(**over))
+
+
+def test_pin_uses_a_wildcard_for_minor_versions_only() -> None:
+    assert images.pin("2.1", "numpy") == "numpy==2.1.*"
+    assert images.pin("2.1.3", "numpy") == "numpy==2.1.3"
+
+
+def _key(**over: object) -> str:
+    spec = images.ToolchainSpec.from_cell(cell())
+    parts: dict[str, object] = {
+        "template": TEMPLATE,
+        "args": images.toolchain_args(spec, "forge/base:bookworm-abc"),
+        "base_id": "sha256:1111",
+        "pins": spec.pip_requirements(),
+        "context": {"ca/a.crt": b"PEM"},
+    }
+    parts.update(over)
+    return images.image_key(**parts)  # type: ignore[arg-type]
+
+
+def test_unchanged_inputs_give_the_same_key() -> None:
+    assert _key() == _key()
+    spec = images.ToolchainSpec.from_cell(cell())
+    reordered = dict(reversed(list(images.toolchain_args(spec, "forge/base:bookworm-abc").items())))
+    assert _key(args=reordered) == _key()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"template": TEMPLATE + "\n# edited"},
+        {"base_id": "sha256:2222"},
+        {"pins": ["numpy==2.2.*"]},
+        {"context": {"ca/a.crt": b"OTHER"}},
+        {"args": images.toolchain_args(images.ToolchainSpec.from_cell(cell(gcc="11")), "forge/base:bookworm-abc")},
+    ],
+)
+def test_any_changed_input_changes_the_key(change: dict[str, object]) -> None:
+    assert _key(**change) != _key()
+
+
+def test_tag_is_readable_and_carries_the_key() -> None:
+    spec = images.ToolchainSpec.from_cell(cell())
+    assert images.toolchain_tag(spec, "ab" * 32) == "forge/toolchain:bookworm-gcc12-py3.11-np2.1-abababababab"
+
+
+def test_base_key_changes_with_suite_and_mirror() -> None:
+    key = images.base_key("bookworm", "http://m/debian", "debootstrap 1.0")
+    assert key == images.base_key("bookworm", "http://m/debian", "debootstrap 1.0")
+    assert key != images.base_key("trixie", "http://m/debian", "debootstrap 1.0")
+    assert key != images.base_key("bookworm", "http://other/debian", "debootstrap 1.0")
