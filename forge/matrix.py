@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -83,8 +84,9 @@ class Request:
         return ", ".join(parts)
 
     @staticmethod
-    def make(target: str, origin: str = "command line", **pins: str | None) -> Request:
-        """Build a request from keyword pins, dropping the None ones, in axis order."""
+    def make(target: str, pins: Mapping[str, str | None] | None = None, origin: str = "command line") -> Request:
+        """Build a request from axis pins, dropping the None ones, in axis order."""
+        pins = pins or {}
         ordered = tuple((axis, str(pins[axis])) for axis in REQUEST_AXES if pins.get(axis) is not None)
         return Request(target=target, pins=ordered, origin=origin)
 
@@ -178,7 +180,7 @@ def expand_matrix(path: Path, targets: tuple[str, ...]) -> list[Request | Exclud
     for combo in itertools.product(*axes.values()):
         pins = dict(zip(axes.keys(), combo, strict=True))
         origin = f"{path} (axes)"
-        request = Request.make(pins.pop("target"), origin, **pins)
+        request = Request.make(pins.pop("target"), pins, origin)
         rule = next(
             (where for pattern, where in excludes if _matches({"target": request.target, **pins}, pattern)), None
         )
@@ -186,5 +188,5 @@ def expand_matrix(path: Path, targets: tuple[str, ...]) -> list[Request | Exclud
     for pins, where in _entries(data, "include", targets):
         if "target" not in pins:
             raise ConfigError(f"{where}: include entry needs a `target`", "", "add `target: linux-x86_64`")
-        result.append(Request.make(pins.pop("target"), f"{where} (include)", **pins))
+        result.append(Request.make(pins.pop("target"), pins, f"{where} (include)"))
     return result

@@ -94,3 +94,13 @@ class Backend(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+CONTAINER_WORKSPACE = Workspace(
+    source=PurePosixPath("/src"),
+    build=PurePosixPath("/build"),
+    prefix=PurePosixPath("/stage"),
+    verify_build=PurePosixPath("/verify-build"),
+    ccache=PurePosixPath("/ccache"),
+)
+"""The paths a container backend mounts things at (what `invoke plan` shows for --backend docker)."""

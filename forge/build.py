@@ -1,0 +1,246 @@
+"""Execute a cell's plan through a backend and record the result in dist/<cell-id>/."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from forge import __version__, manifest
+from forge.backends.base import Backend, Workspace
+from forge.config import Config, Data
+from forge.errors import BackendError, BuildInterrupted, ForgeError, StepFailedError
+from forge.host import ensure_host_tools, probe_host_facts
+from forge.log import Progress
+from forge.matrix import Cell, Request
+from forge.plan import BuildOptions, Plan, Step, StepKind, plan_build, verify_steps
+from forge.resolve import Resolution, resolve
+from forge.toolchains import Target
+from forge.verify import SuiteResult, check_macho_tree, parse_ctest
+
+SOURCE_SUBDIRS = ("engine", "verify", "toolchains/cmake")
+
+
+@dataclass
+class BuildResult:
+    cell_id: str
+    result: str  # passed | up to date | verify-failed | failed | interrupted
+    seconds: float = 0.0
+    dist: Path | None = None
+    size: int = 0
+    files: int = 0
+    suites: list[SuiteResult] = field(default_factory=list)
+    error: ForgeError | None = None
+
+
+def make_backend(name: str | None) -> Backend:
+    if name == "local":
+        from forge.backends.local import LocalBackend
+
+        return LocalBackend()
+    try:
+        module = importlib.import_module(f"forge.backends.{name}")
+        backend: Backend = module.DockerBackend()
+    except (ImportError, AttributeError) as exc:
+        raise BackendError(f"the {name} backend is not available", str(exc), "use --backend local") from exc
+    return backend
+
+
+def resolve_for(request: Request, data: Data, cfg: Config) -> Resolution:
+    """Local builds use the host toolchain, so they resolve pinned to the host's facts."""
+    host = probe_host_facts() if cfg.backend == "local" else None
+    if host is not None and request.target not in ("host", f"linux-{host.arch}"):
+        target = data.toolchains.targets.get(request.target)
+        if target is not None and target.os != "linux":
+            raise BackendError(
+                f"the local backend cannot build {request.target} on this {host.arch} Linux host",
+                "it would need zig's macOS cross toolchain on the host",
+                f"use --backend docker --target {request.target}",
+            )
+    return resolve(request, data.toolchains, data.supported, host)
+
+
+def host_workspace(cfg: Config, cell: Cell) -> Workspace:
+    base = cfg.cache / cell.id
+    return Workspace(
+        source=PurePosixPath(cfg.repo),
+        build=PurePosixPath(base / "build"),
+        prefix=PurePosixPath(base / "stage"),
+        verify_build=PurePosixPath(base / "verify-build"),
+        ccache=PurePosixPath(cfg.cache / "ccache") if cfg.ccache else None,
+    )
+
+
+def compiler_command(cell: Cell, target: Target) -> list[str]:
+    if target.name == "host":
+        return ["c++", "--version"]
+    if target.os == "macos":
+        return ["python3", "-m", "ziglang", "version"]
+    prefix = "" if target.arch == platform.machine() else f"{target.triple}-"
+    return [f"{prefix}g++-{cell.gcc}", "--version"]
+
+
+def probe_toolchain(backend: Backend, cell: Cell, target: Target) -> dict[str, str | None]:
+    """First line of each tool's version output, as the backend sees it (None when absent)."""
+    probes = {
+        "cmake": ["cmake", "--version"],
+        "ninja": ["ninja", "--version"],
+        "c++": compiler_command(cell, target),
+        "python": ["python3", "--version"],
+        "ccache": ["ccache", "--version"],
+    }
+    if cell.cuda is not None:
+        probes["nvcc"] = ["nvcc", "--version"]
+    found = {}
+    for name, argv in probes.items():
+        out = backend.output(argv)
+        lines = [line for line in (out or "").splitlines() if line.strip()]
+        found[name] = (lines[-1] if name == "nvcc" else lines[0]).strip() if lines else None
+    return found
+
+
+def _reset(path: PurePosixPath | None) -> None:
+    if path is not None:
+        shutil.rmtree(Path(path), ignore_errors=True)
+        Path(path).mkdir(parents=True, exist_ok=True)
+
+
+def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, target: Target) -> list[SuiteResult]:
+    """Run one COMMAND/CTEST/MACHO step; returns suite results for verify steps."""
+    log_path = logs / f"{step.name}.log"
+    if step.kind is StepKind.MACHO:
+        return check_macho_tree(Path(host_ws.prefix), target.arch)
+    if step.name == "install":
+        _reset(host_ws.prefix)
+    assert step.cwd is not None
+    try:
+        backend.run(step.argv, cwd=step.cwd, env=dict(step.env), log_path=log_path)
+    except StepFailedError:
+        if step.kind is not StepKind.CTEST:
+            raise
+    if step.kind is StepKind.CTEST:
+        suites = parse_ctest(log_path.read_text(errors="replace"))
+        return suites or [SuiteResult("verify (no tests found)", "not run", 0.0)]
+    return []
+
+
+def manifest_data(
+    plan: Plan, cfg: Config, inputs: dict[str, Any], progress: Progress, suites: list[SuiteResult]
+) -> dict[str, Any]:
+    failed = [s.name for s in suites if not s.passed]
+    return {
+        "schema": manifest.SCHEMA,
+        "forge": __version__,
+        "cell": plan.cell.as_dict(),
+        "backend": plan.backend,
+        "input_hash": manifest.input_hash(inputs),
+        "source_tree_hash": inputs["source_tree_hash"],
+        "source_date_epoch": cfg.source_date_epoch,
+        "toolchain": inputs["toolchain"],
+        "steps": [{"name": t.name, "seconds": t.seconds, "status": t.status} for t in progress.timings],
+        "verify": {"suites": [s.as_dict() for s in suites], "passed": len(suites) - len(failed), "failed": len(failed)},
+        "result": "passed" if not failed else "verify-failed",
+    }
+
+
+def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path, data: dict[str, Any]) -> Path:
+    """Assemble dist/<cell-id>/ in a temporary directory, then swap it in atomically."""
+    tmp = manifest.staging_dir(cfg.dist, plan.cell.id)
+    try:
+        backend.copy_out(ws.prefix, tmp / "install")
+        shutil.copytree(logs, tmp / "logs")
+        data["files"] = manifest.file_records(tmp / "install")
+        data["steps"].append({"name": "record", "seconds": 0.0, "status": "ok"})
+        manifest.write_json(tmp / manifest.MANIFEST, data)
+        return manifest.publish(tmp, cfg.dist, plan.cell.id)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _result_from_dist(cell_id: str, path: Path, result: str, seconds: float) -> BuildResult:
+    data = manifest.read_manifest(path) or {}
+    files = data.get("files", {})
+    suites = [SuiteResult(s["name"], s["status"], s["seconds"]) for s in data.get("verify", {}).get("suites", [])]
+    size = sum(r.get("size", 0) for r in files.values())
+    return BuildResult(cell_id, result, seconds, path, size, len(files), suites)
+
+
+def build_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> BuildResult:
+    """Resolve, plan, run and record one cell. Raises ForgeError; Ctrl-C becomes BuildInterrupted."""
+    start = time.monotonic()
+    try:
+        return _build_cell(request, data, cfg, progress, start)
+    except KeyboardInterrupt:
+        raise BuildInterrupted("interrupted", "Ctrl-C during the build; dist/ was left as it was") from None
+
+
+def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, start: float) -> BuildResult:
+    cell = resolve_for(request, data, cfg).cell
+    target = data.toolchains.targets[cell.target]
+    host_ws = host_workspace(cfg, cell)
+    logs = cfg.cache / cell.id / "logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    manifest.recover(cfg.dist, cell.id)
+    progress.timings.clear()
+    if cfg.backend == "local":
+        ensure_host_tools(dict(os.environ), logs / "host-tools.log", cfg.install_tools)
+    with make_backend(cfg.backend) as backend:
+        with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
+            ws = backend.prepare(cell, host_ws)
+        toolchain = probe_toolchain(backend, cell, target)
+        opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and toolchain["ccache"] is not None)
+        plan = plan_build(cell, target, ws, backend.name, opts)
+        inputs = {
+            "source_tree_hash": manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS),
+            "cell": cell.as_dict(),
+            "toolchain": toolchain,
+            "plan": plan.as_dict(),
+        }
+        final = cfg.dist / cell.id
+        if not cfg.force and manifest.is_up_to_date(final, manifest.input_hash(inputs)):
+            progress.info(f"[cyan]{cell.id}[/]: up to date ({final})")
+            return _result_from_dist(cell.id, final, "up to date", time.monotonic() - start)
+        suites: list[SuiteResult] = []
+        for step in plan.steps:
+            if step.kind in (StepKind.PREPARE, StepKind.RECORD):
+                continue
+            with progress.step(step.name, step.description, logs / f"{step.name}.log"):
+                suites += run_step(step, backend, logs, host_ws, target)
+        with progress.step("record", f"dist/{cell.id}/"):
+            path = record(plan, backend, ws, cfg, logs, manifest_data(plan, cfg, inputs, progress, suites))
+    result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
+    if any(not s.passed for s in result.suites):
+        result.result = "verify-failed"
+    return result
+
+
+def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -> list[SuiteResult]:
+    """Build verify/ against an already recorded dist/<cell-id>/install and run its suites."""
+    cell = resolve_for(request, data, cfg).cell
+    target = data.toolchains.targets[cell.target]
+    install = cfg.dist / cell.id / "install"
+    if not install.is_dir():
+        raise BackendError(
+            f"no build of {cell.id} in {cfg.dist}", "", f"run `invoke build --target {cell.target}` first"
+        )
+    base = host_workspace(cfg, cell)
+    ws = Workspace(
+        base.source, base.build, PurePosixPath(install), PurePosixPath(cfg.cache / cell.id / "verify-dist"), base.ccache
+    )
+    logs = cfg.cache / cell.id / "verify-dist-logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=False)
+    suites: list[SuiteResult] = []
+    with make_backend("local") as backend:
+        for step in verify_steps(cell, target, ws, opts):
+            with progress.step(step.name, step.description, logs / f"{step.name}.log"):
+                suites += run_step(step, backend, logs, ws, target)
+    return suites

@@ -1,0 +1,307 @@
+"""What the invoke tasks call. The only place ForgeErrors become exit codes and messages."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import sys
+import traceback
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from forge import doctor, report
+from forge.backends.base import CONTAINER_WORKSPACE, Workspace
+from forge.build import BuildResult, build_cell, host_workspace, resolve_for, verify_dist
+from forge.config import Config, Data, backend_for, load_config, load_data
+from forge.errors import BuildInterrupted, ConfigError, ForgeError, StepFailedError, VerifyFailedError
+from forge.log import Progress, SummaryRow, summary_table
+from forge.matrix import Excluded, Request, expand_matrix
+from forge.plan import BuildOptions, Plan, plan_build
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class CliExit(Exception):
+    """Raised by `guard`; tasks.py turns it into invoke.Exit(message, code)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@contextlib.contextmanager
+def guard(debug: bool) -> Iterator[None]:
+    """One clear message and the error's exit code; the traceback only with --debug."""
+    try:
+        yield
+    except ForgeError as exc:
+        if debug:
+            traceback.print_exc()
+        raise CliExit(exc.render(), exc.exit_code) from None
+    except KeyboardInterrupt:
+        if debug:
+            traceback.print_exc()
+        raise CliExit("interrupted", BuildInterrupted.exit_code) from None
+
+
+def console() -> Console:
+    """stdout console; wide when not a terminal (CI logs, pipes) so tables do not fold."""
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=160)
+    return out
+
+
+def setup(cli: Mapping[str, object], env: Mapping[str, str] | None = None) -> tuple[Config, Data]:
+    cfg = load_config(REPO, os.environ if env is None else env, cli)
+    return cfg, load_data(cfg.repo)
+
+
+def requests_from(
+    target: str | None, matrix: str | None, pins: Mapping[str, str | None], data: Data
+) -> list[Request | Excluded]:
+    """Either one request from the flags, or every entry of a matrix file (not both)."""
+    if matrix is not None:
+        if target is not None or any(v is not None for v in pins.values()):
+            raise ConfigError("--matrix cannot be combined with --target or axis flags", "", "use one or the other")
+        path = Path(matrix)
+        if not path.is_file():
+            raise ConfigError(
+                f"no matrix file {matrix}",
+                "",
+                f"pick one of: {', '.join(sorted(str(p) for p in (REPO / 'matrix').glob('*.yaml')))}",
+            )
+        return expand_matrix(path, data.supported.targets)
+    return [Request.make(target or "host", pins)]
+
+
+def plan_for(request: Request, data: Data, cfg: Config) -> Plan:
+    """The plan a build would run, without touching any backend."""
+    cfg = backend_for(cfg, request.target)
+    cell = resolve_for(request, data, cfg).cell
+    host_ws = host_workspace(cfg, cell)
+    ws: Workspace = host_ws if cfg.backend == "local" else CONTAINER_WORKSPACE
+    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache)
+    return plan_build(cell, data.toolchains.targets[cell.target], ws, str(cfg.backend), opts)
+
+
+def _plan_entry(item: Request | Excluded, data: Data, cfg: Config, strict: bool) -> dict[str, Any]:
+    request = item.request if isinstance(item, Excluded) else item
+    entry: dict[str, Any] = {"request": request.describe(), "origin": request.origin}
+    if isinstance(item, Excluded):
+        return {**entry, "status": "skipped", "reason": item.reason}
+    try:
+        cfg = backend_for(cfg, request.target)
+        resolution = resolve_for(request, data, cfg)
+        plan = plan_for(request, data, cfg)
+    except ForgeError as exc:
+        if strict or isinstance(exc, ConfigError):
+            raise
+        return {
+            **entry,
+            "status": "skipped",
+            "reason": "; ".join(filter(None, [*exc.why.splitlines(), exc.fix])) or exc.what,
+        }
+    return {**entry, "status": "scheduled", "id": plan.cell.id, "sources": resolution.sources, **plan.as_dict()}
+
+
+def plan_entries(
+    target: str | None, matrix: str | None, pins: Mapping[str, str | None], cfg: Config, data: Data
+) -> list[dict[str, Any]]:
+    entries = [
+        _plan_entry(item, data, cfg, strict=matrix is None) for item in requests_from(target, matrix, pins, data)
+    ]
+    seen: dict[str, str] = {}
+    for entry in entries:
+        if entry["status"] == "scheduled":
+            if entry["id"] in seen:
+                entry.update(status="skipped", reason=f"same cell as {seen[entry['id']]}")
+            else:
+                seen[entry["id"]] = entry["origin"]
+    return entries
+
+
+def print_plan(entries: list[dict[str, Any]], out: Console) -> None:
+    if len(entries) == 1 and entries[0]["status"] == "scheduled":
+        _print_one_plan(entries[0], out)
+        return
+    table = Table(
+        title=f"{sum(e['status'] == 'scheduled' for e in entries)} scheduled, {sum(e['status'] == 'skipped' for e in entries)} skipped"
+    )
+    for column in ("cell", "status", "request / reason"):
+        table.add_column(column, overflow="fold")
+    for entry in entries:
+        if entry["status"] == "scheduled":
+            table.add_row(entry["id"], "[green]scheduled[/]", f"{entry['request']} ({entry['backend']})")
+        else:
+            table.add_row("-", "[yellow]skipped[/]", f"{entry['request']} ({entry['origin']}): {entry['reason']}")
+    out.print(table)
+
+
+def _print_one_plan(entry: dict[str, Any], out: Console) -> None:
+    table = Table(title=f"cell {entry['id']} ({entry['backend']} backend)")
+    for column in ("axis", "value", "from"):
+        table.add_column(column)
+    for axis, value in entry["cell"].items():
+        if axis != "id":
+            table.add_row(axis, str(value if value is not None else "-"), entry["sources"].get(axis, "requested"))
+    out.print(table)
+    for number, step in enumerate(entry["steps"], 1):
+        out.print(f"[bold]{number}. {step['name']}[/]: {step['description']}")
+        if step["argv"]:
+            out.print("   $ " + shlex.join(step["argv"]), markup=False, highlight=False)
+
+
+def run_plan(
+    target: str | None, matrix: str | None, pins: Mapping[str, str | None], as_json: bool, cli: Mapping[str, object]
+) -> None:
+    cfg, data = setup(cli)
+    entries = plan_entries(target, matrix, pins, cfg, data)
+    if as_json:
+        sys.stdout.write(json.dumps({"cells": entries}, indent=2) + "\n")
+    else:
+        print_plan(entries, console())
+
+
+def _row(result: BuildResult) -> SummaryRow:
+    failed = sum(not s.passed for s in result.suites)
+    suites = f"{len(result.suites) - failed}/{len(result.suites)} passed" if result.suites else "-"
+    return SummaryRow(result.cell_id, result.result, result.seconds, result.size, result.files, suites)
+
+
+def run_build(
+    target: str | None, matrix: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]
+) -> None:
+    """Build one cell (or every scheduled cell of a matrix); end with the summary table."""
+    cfg, data = setup(cli)
+    out = console()
+    progress = Progress(out, cfg.ci)
+    results: list[BuildResult] = []
+    items = requests_from(target, matrix, pins, data)
+    for item in items:
+        if isinstance(item, Excluded):
+            continue
+        cell_cfg = backend_for(cfg, item.target)
+        try:
+            results.append(build_cell(item, data, cell_cfg, progress))
+        except (BuildInterrupted, ConfigError):
+            raise
+        except ForgeError as exc:
+            if len(items) == 1:
+                raise
+            out.print(exc.render(), markup=False)
+            results.append(BuildResult(item.describe(), "failed", error=exc))
+    out.print(summary_table([_row(r) for r in results]))
+    _raise_for(results)
+
+
+def _raise_for(results: list[BuildResult]) -> None:
+    failed = [r for r in results if r.result == "failed"]
+    if failed:
+        raise StepFailedError(f"{len(failed)} of {len(results)} cells failed", ", ".join(r.cell_id for r in failed))
+    bad = [r for r in results if r.result == "verify-failed"]
+    if bad:
+        details = "; ".join(f"{r.cell_id}: {', '.join(s.name for s in r.suites if not s.passed)}" for r in bad)
+        raise VerifyFailedError("verify suites failed", details, "read the verify-run log in dist/<cell-id>/logs/")
+
+
+def run_report(cli: Mapping[str, object]) -> None:
+    cfg, _ = setup(cli)
+    md, page, rows = report.write_report(cfg.dist)
+    out = console()
+    out.print(report.render_markdown(rows), markup=False)
+    out.print(f"wrote {md} and {page}")
+
+
+def run_clean(all_: bool, cli: Mapping[str, object]) -> None:
+    """Remove dist/ and forge's build directories (and the compiler cache with --all)."""
+    cfg, _ = setup(cli)
+    targets = (
+        [cfg.dist, *(p for p in cfg.cache.glob("*") if all_ or p.name != "ccache")]
+        if cfg.cache.exists()
+        else [cfg.dist]
+    )
+    for path in targets:
+        shutil.rmtree(path, ignore_errors=True)
+        console().print(f"removed {path}")
+
+
+def run_doctor() -> None:
+    out = console()
+    table = Table(title="forge doctor")
+    for column in ("capability", "status", "how to get it"):
+        table.add_column(column, overflow="fold")
+    for finding in doctor.diagnose():
+        status = f"[green]{finding.detail}[/]" if finding.found else f"[red]{finding.detail}[/]"
+        table.add_row(finding.name, status, finding.fix or "-")
+    out.print(table)
+
+
+def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]) -> None:
+    """Rebuild verify/ against dist/<cell-id>/install and run its suites (dist/ is not changed)."""
+    cfg, data = setup(cli)
+    request = Request.make(target or "host", pins)
+    cfg = replace(backend_for(cfg, request.target), backend="local")
+    suites = verify_dist(request, data, cfg, Progress(console(), cfg.ci))
+    failed = [s.name for s in suites if not s.passed]
+    console().print(f"{len(suites) - len(failed)}/{len(suites)} verify suites passed")
+    if failed:
+        raise VerifyFailedError("verify suites failed", ", ".join(failed))
+
+
+def start_test_services(env: Mapping[str, str]) -> None:
+    """Hook run by `invoke test` before pytest: start what the tests need.
+
+    The docker backend's owner starts dockerd here (forge.daemon); nothing else needs a service.
+    """
+
+
+def cxx_sources(repo: Path) -> list[str]:
+    """engine/ and verify/ C++ files tracked or not, skipping build directories."""
+    from forge.manifest import iter_files
+
+    suffixes = {".h", ".hpp", ".cc", ".cpp", ".cu", ".cuh"}
+    return [
+        str(p.relative_to(repo)) for sub in ("engine", "verify") for p in iter_files(repo / sub) if p.suffix in suffixes
+    ]
+
+
+def test_commands(repo: Path, unit: bool) -> list[tuple[str, list[str]]]:
+    """(name, argv) of every check `invoke test` runs, in order."""
+    py = sys.executable
+    pytest_args = [py, "-m", "pytest", "tests/unit"] if unit else [py, "-m", "pytest", "tests"]
+    return [
+        ("ruff check", [py, "-m", "ruff", "check", "."]),
+        ("ruff format", [py, "-m", "ruff", "format", "--check", "."]),
+        ("mypy", [py, "-m", "mypy"]),
+        ("clang-format", ["clang-format", "--dry-run", "--Werror", *cxx_sources(repo)]),
+        ("pytest", pytest_args),
+    ]
+
+
+def run_tests(unit: bool) -> None:
+    """Run every check with its output streamed; fail naming each check that failed."""
+    import subprocess
+
+    start_test_services(os.environ)
+    failed = []
+    for name, argv in test_commands(REPO, unit):
+        console().rule(name)
+        try:
+            code = subprocess.run(argv, cwd=REPO, check=False).returncode
+        except FileNotFoundError:
+            code = 127
+            console().print(f"{argv[0]} not found: run `invoke doctor`")
+        if code != 0:
+            failed.append(f"{name} (exit {code})")
+    if failed:
+        raise StepFailedError(f"checks failed: {', '.join(failed)}", "see their output above")

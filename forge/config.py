@@ -1,0 +1,111 @@
+"""forge's configuration, with one precedence: defaults < environment < command line.
+
+`load_config` is the only place that reads the environment (passed in as a mapping).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from forge.errors import ConfigError
+from forge.log import in_ci
+from forge.matrix import Supported, load_supported
+from forge.toolchains import Toolchains, load_toolchains
+
+BACKENDS = ("local", "docker")
+
+
+@dataclass(frozen=True)
+class Config:
+    repo: Path
+    dist: Path
+    cache: Path
+    backend: str | None
+    """None: local for the host target, docker for every other target (see backend_for)."""
+    jobs: int
+    ccache: bool
+    force: bool
+    source_date_epoch: int
+    ci: bool
+    install_tools: bool
+    debug: bool
+
+
+@dataclass(frozen=True)
+class Data:
+    """Everything under matrix/ and toolchains/ that resolution needs, validated."""
+
+    toolchains: Toolchains
+    supported: Supported
+
+
+def load_data(repo: Path) -> Data:
+    return Data(load_toolchains(repo / "toolchains"), load_supported(repo / "matrix" / "supported.yaml"))
+
+
+def _git_epoch(repo: Path) -> int | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+
+
+def _int(name: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{name}={value!r} is not an integer", "", f"set {name} to a whole number") from None
+
+
+def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -> Config:
+    """Defaults, overridden by FORGE_* / SOURCE_DATE_EPOCH / CI, overridden by CLI values that are not None."""
+    values: dict[str, object] = {
+        "backend": None,
+        "jobs": 2,
+        "ccache": True,
+        "force": False,
+        "install_tools": True,
+        "debug": False,
+    }
+    if "FORGE_BACKEND" in env:
+        values["backend"] = env["FORGE_BACKEND"]
+    if "FORGE_JOBS" in env:
+        values["jobs"] = _int("FORGE_JOBS", env["FORGE_JOBS"])
+    if env.get("FORGE_NO_CCACHE"):
+        values["ccache"] = False
+    values.update({key: value for key, value in cli.items() if value is not None})
+    if values["backend"] is not None and values["backend"] not in BACKENDS:
+        from forge.yamlio import unknown
+
+        raise unknown("backend", str(values["backend"]), BACKENDS, "--backend")
+    epoch = _int("SOURCE_DATE_EPOCH", env["SOURCE_DATE_EPOCH"]) if "SOURCE_DATE_EPOCH" in env else _git_epoch(repo)
+    return Config(
+        repo=repo,
+        dist=repo / "dist",
+        cache=repo / ".cache" / "forge",
+        backend=None if values["backend"] is None else str(values["backend"]),
+        jobs=int(str(values["jobs"])),
+        ccache=bool(values["ccache"]),
+        force=bool(values["force"]),
+        source_date_epoch=epoch if epoch is not None else 0,
+        ci=in_ci(env),
+        install_tools=bool(values["install_tools"]),
+        debug=bool(values["debug"]),
+    )
+
+
+def backend_for(cfg: Config, target: str) -> Config:
+    """The config with its backend decided: as asked, else local for `host` and docker otherwise."""
+    if cfg.backend is not None:
+        return cfg
+    return replace(cfg, backend="local" if target == "host" else "docker")

@@ -1,0 +1,123 @@
+"""invoke tasks: thin wrappers over forge/. `invoke --list` shows each one's first docstring line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from invoke.context import Context
+from invoke.exceptions import Exit
+from invoke.tasks import task
+
+from forge import cli
+
+AXIS_HELP = {
+    "target": "target: host, linux-x86_64, linux-aarch64, linux-armv7, macos-x86_64, macos-arm64",
+    "python": "pin the Python version (e.g. 3.11)",
+    "numpy": "pin the NumPy series (e.g. 2.1)",
+    "gcc": "pin the GCC major version (e.g. 12)",
+    "cuda": "pin the CUDA version (e.g. 12.4), or none",
+    "bazel": "pin the Bazel version",
+    "cmake": "pin the CMake version",
+    "backend": "local (the host) or docker (default: local for host, docker otherwise)",
+    "matrix": "a named matrix file, e.g. matrix/release.yaml (instead of --target)",
+    "debug": "show tracebacks",
+}
+
+
+def _pins(**axes: str | None) -> dict[str, str | None]:
+    return dict(axes)
+
+
+def _guarded(debug: bool, action: Callable[[], Any]) -> None:
+    try:
+        with cli.guard(debug):
+            action()
+    except cli.CliExit as exc:
+        raise Exit(exc.message, code=exc.code) from None
+
+
+@task(help={**AXIS_HELP, "json": "print the plan as JSON"})
+def plan(
+    c: Context,
+    target: str | None = None,
+    python: str | None = None,
+    numpy: str | None = None,
+    gcc: str | None = None,
+    cuda: str | None = None,
+    bazel: str | None = None,
+    cmake: str | None = None,
+    matrix: str | None = None,
+    backend: str | None = None,
+    json: bool = False,
+    debug: bool = False,
+) -> None:
+    """Print the resolved cell(s) and their ordered steps, running nothing."""
+    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
+    _guarded(debug, lambda: cli.run_plan(target, matrix, pins, json, {"backend": backend, "debug": debug}))
+
+
+@task(help={**AXIS_HELP, "force": "rebuild even when dist/ is up to date", "jobs": "parallel compile jobs (default 2)"})
+def build(
+    c: Context,
+    target: str | None = None,
+    python: str | None = None,
+    numpy: str | None = None,
+    gcc: str | None = None,
+    cuda: str | None = None,
+    bazel: str | None = None,
+    cmake: str | None = None,
+    matrix: str | None = None,
+    backend: str | None = None,
+    force: bool = False,
+    jobs: int | None = None,
+    debug: bool = False,
+) -> None:
+    """Build, install, verify and record a cell (default: the host) into dist/<cell-id>/."""
+    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
+    options = {"backend": backend, "force": force or None, "jobs": jobs, "debug": debug}
+    _guarded(debug, lambda: cli.run_build(target, matrix, pins, options))
+
+
+def _help(*names: str) -> dict[str, str]:
+    return {name: AXIS_HELP[name] for name in names}
+
+
+@task(help=_help("target", "python", "numpy", "gcc", "cuda", "backend", "debug"))
+def verify(
+    c: Context,
+    target: str | None = None,
+    python: str | None = None,
+    numpy: str | None = None,
+    gcc: str | None = None,
+    cuda: str | None = None,
+    backend: str | None = None,
+    debug: bool = False,
+) -> None:
+    """Re-run the verify suites against a cell already recorded in dist/."""
+    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
+    _guarded(debug, lambda: cli.run_verify(target, pins, {"backend": backend, "debug": debug}))
+
+
+@task(help={"debug": AXIS_HELP["debug"]})
+def report(c: Context, debug: bool = False) -> None:
+    """Render dist/ results as a Markdown and an HTML table (cells x verify suites)."""
+    _guarded(debug, lambda: cli.run_report({"debug": debug}))
+
+
+@task(help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
+def clean(c: Context, all: bool = False, debug: bool = False) -> None:
+    """Remove dist/ and forge's build directories."""
+    _guarded(debug, lambda: cli.run_clean(all, {"debug": debug}))
+
+
+@task
+def doctor(c: Context) -> None:
+    """Say what this machine can do (docker, compilers, qemu, zig, nvcc, GPU) and how to get the rest."""
+    _guarded(False, cli.run_doctor)
+
+
+@task(help={"unit": "only the fast unit tests", "debug": AXIS_HELP["debug"]})
+def test(c: Context, unit: bool = False, debug: bool = False) -> None:
+    """Lint (ruff, mypy, clang-format) and run the tests (unit, integration, engine, lite)."""
+    _guarded(debug, lambda: cli.run_tests(unit))
