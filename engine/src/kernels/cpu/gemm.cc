@@ -1,0 +1,277 @@
+#include "kernels/cpu/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/op_kernel.h"  // defines this file's kernel anchor (static linking)
+#include "core/thread_pool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define EMBER_GEMM_X86 1
+#endif
+
+namespace ember {
+namespace kernels {
+namespace {
+
+constexpr int64_t kMR = 6;     // rows of C per micro-tile
+constexpr int64_t kNR = 16;    // columns of C per micro-tile
+constexpr int64_t kKC = 256;   // depth of a packed block (B micro-panel: 16 KiB, in L1)
+constexpr int64_t kMC = 120;   // rows of a packed A block (120 KiB, in L2)
+constexpr int64_t kNC = 2048;  // columns of a packed B block (2 MiB, in L3)
+
+// Strided view of op(X): element (r, c) is at p[r * rs + c * cs].
+struct View {
+  const float* p;
+  int64_t rs, cs;
+  float at(int64_t r, int64_t c) const { return p[r * rs + c * cs]; }
+};
+
+// Packs rows [0, mc) x depth [0, kc) of `a` into MR-row panels: panel i holds, for each p,
+// the MR values a(i*MR + 0..MR-1, p), zero-padded past mc.
+void PackA(const View& a, int64_t mc, int64_t kc, float* out) {
+  for (int64_t i0 = 0; i0 < mc; i0 += kMR) {
+    int64_t rows = std::min(kMR, mc - i0);
+    if (rows == kMR && a.cs == 1) {
+      const float* r[kMR];
+      for (int64_t r_i = 0; r_i < kMR; ++r_i) r[r_i] = a.p + (i0 + r_i) * a.rs;
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t r_i = 0; r_i < kMR; ++r_i) out[r_i] = r[r_i][p];
+        out += kMR;
+      }
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t r_i = 0; r_i < kMR; ++r_i) out[r_i] = r_i < rows ? a.at(i0 + r_i, p) : 0.f;
+      out += kMR;
+    }
+  }
+}
+
+// Packs depth [0, kc) x columns [0, nc) of `b` into NR-column panels, zero-padded past nc.
+void PackB(const View& b, int64_t kc, int64_t nc, float* out) {
+  for (int64_t j0 = 0; j0 < nc; j0 += kNR) {
+    int64_t cols = std::min(kNR, nc - j0);
+    if (cols == kNR && b.cs == 1) {
+      for (int64_t p = 0; p < kc; ++p) {
+        std::memcpy(out, b.p + p * b.rs + j0, kNR * sizeof(float));
+        out += kNR;
+      }
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t j = 0; j < kNR; ++j) out[j] = j < cols ? b.at(p, j0 + j) : 0.f;
+      out += kNR;
+    }
+  }
+}
+
+// Writes (or adds, when `accumulate`) the MR x NR tile `acc` into the mr x nr corner of C.
+void StoreTile(const float* acc, float* c, int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+  for (int64_t i = 0; i < mr; ++i) {
+    float* row = c + i * ldc;
+    const float* src = acc + i * kNR;
+    if (accumulate) {
+      for (int64_t j = 0; j < nr; ++j) row[j] += src[j];
+    } else {
+      for (int64_t j = 0; j < nr; ++j) row[j] = src[j];
+    }
+  }
+}
+
+using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                             int64_t mr, int64_t nr, bool accumulate);
+
+void MicroKernelGeneric(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                        int64_t mr, int64_t nr, bool accumulate) {
+  float acc[kMR * kNR] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int64_t i = 0; i < kMR; ++i) {
+      const float av = a[i];
+      for (int64_t j = 0; j < kNR; ++j) acc[i * kNR + j] += av * b[j];
+    }
+    a += kMR;
+    b += kNR;
+  }
+  StoreTile(acc, c, ldc, mr, nr, accumulate);
+}
+
+#if defined(EMBER_GEMM_X86)
+__attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float* a, const float* b,
+                                                         float* c, int64_t ldc, int64_t mr,
+                                                         int64_t nr, bool accumulate) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256 b0 = _mm256_loadu_ps(b);
+    const __m256 b1 = _mm256_loadu_ps(b + 8);
+    __m256 av = _mm256_broadcast_ss(a + 0);
+    c00 = _mm256_fmadd_ps(av, b0, c00);
+    c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(av, b0, c10);
+    c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(av, b0, c20);
+    c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(av, b0, c30);
+    c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(av, b0, c40);
+    c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(av, b0, c50);
+    c51 = _mm256_fmadd_ps(av, b1, c51);
+    a += kMR;
+    b += kNR;
+  }
+  if (mr == kMR && nr == kNR) {
+    __m256 rows[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    for (int64_t i = 0; i < kMR; ++i) {
+      float* row = c + i * ldc;
+      if (accumulate) {
+        rows[i][0] = _mm256_add_ps(rows[i][0], _mm256_loadu_ps(row));
+        rows[i][1] = _mm256_add_ps(rows[i][1], _mm256_loadu_ps(row + 8));
+      }
+      _mm256_storeu_ps(row, rows[i][0]);
+      _mm256_storeu_ps(row + 8, rows[i][1]);
+    }
+    return;
+  }
+  alignas(32) float acc[kMR * kNR];
+  _mm256_store_ps(acc + 0, c00);
+  _mm256_store_ps(acc + 8, c01);
+  _mm256_store_ps(acc + 16, c10);
+  _mm256_store_ps(acc + 24, c11);
+  _mm256_store_ps(acc + 32, c20);
+  _mm256_store_ps(acc + 40, c21);
+  _mm256_store_ps(acc + 48, c30);
+  _mm256_store_ps(acc + 56, c31);
+  _mm256_store_ps(acc + 64, c40);
+  _mm256_store_ps(acc + 72, c41);
+  _mm256_store_ps(acc + 80, c50);
+  _mm256_store_ps(acc + 88, c51);
+  StoreTile(acc, c, ldc, mr, nr, accumulate);
+}
+
+bool CpuHasAvx2Fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+MicroKernel SelectMicroKernel() {
+#if defined(EMBER_GEMM_X86)
+  if (CpuHasAvx2Fma()) return MicroKernelAvx2;
+#endif
+  return MicroKernelGeneric;
+}
+
+MicroKernel ActiveMicroKernel() {
+  static const MicroKernel kernel = SelectMicroKernel();
+  return kernel;
+}
+
+// Small products: packing would cost more than it saves.
+void NaiveGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, float* c,
+               int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) row[j] = 0.f;
+    for (int64_t p = 0; p < k; ++p) {
+      const float av = a.at(i, p);
+      if (b.cs == 1) {
+        const float* brow = b.p + p * b.rs;
+        for (int64_t j = 0; j < n; ++j) row[j] += av * brow[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j) row[j] += av * b.at(p, j);
+      }
+    }
+  }
+}
+
+void SerialGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, float* c,
+                int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.f);
+    return;
+  }
+  if (m * n * k <= 16 * 16 * 16 || m < 2) {
+    NaiveGemm(a, b, m, n, k, c, ldc);
+    return;
+  }
+  const MicroKernel micro = ActiveMicroKernel();
+  const int64_t kc_max = std::min(kKC, k);
+  const int64_t mc_max = std::min(kMC, (m + kMR - 1) / kMR * kMR);
+  const int64_t nc_max = std::min(kNC, (n + kNR - 1) / kNR * kNR);
+  std::vector<float> a_pack(static_cast<size_t>(mc_max * kc_max));
+  std::vector<float> b_pack(static_cast<size_t>(nc_max * kc_max));
+  for (int64_t jc = 0; jc < n; jc += kNC) {
+    const int64_t nc = std::min(kNC, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kKC) {
+      const int64_t kc = std::min(kKC, k - pc);
+      PackB(View{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs}, kc, nc, b_pack.data());
+      for (int64_t ic = 0; ic < m; ic += kMC) {
+        const int64_t mc = std::min(kMC, m - ic);
+        PackA(View{a.p + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, a_pack.data());
+        for (int64_t jr = 0; jr < nc; jr += kNR) {
+          const float* bp = b_pack.data() + jr * kc;
+          for (int64_t ir = 0; ir < mc; ir += kMR) {
+            micro(kc, a_pack.data() + ir * kc, bp, c + (ic + ir) * ldc + jc + jr, ldc,
+                  std::min(kMR, mc - ir), std::min(kNR, nc - jr), pc > 0);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const char* SgemmKernelName() {
+  return ActiveMicroKernel() == MicroKernelGeneric ? "generic" : "avx2-fma";
+}
+
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc, ThreadPool* pool) {
+  const View va = trans_a ? View{a, 1, lda} : View{a, lda, 1};
+  const View vb = trans_b ? View{b, 1, ldb} : View{b, ldb, 1};
+  const int threads = pool == nullptr ? 1 : pool->NumThreads();
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (threads <= 1 || flops < 4e6) {
+    SerialGemm(va, vb, m, n, k, c, ldc);
+    return;
+  }
+  // Split the larger of m and n into per-thread slabs; each slab packs its own operands.
+  const bool split_m = m >= n;
+  const int64_t extent = split_m ? m : n;
+  const int64_t align = split_m ? kMR : kNR;
+  int64_t shards = std::min<int64_t>(threads, (extent + align - 1) / align);
+  int64_t chunk = (extent + shards - 1) / shards;
+  chunk = (chunk + align - 1) / align * align;
+  shards = (extent + chunk - 1) / chunk;
+  const int64_t cost = static_cast<int64_t>(flops / static_cast<double>(shards));
+  ParallelFor(pool, shards, cost, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t begin = s * chunk;
+      const int64_t len = std::min(chunk, extent - begin);
+      if (split_m) {
+        SerialGemm(View{va.p + begin * va.rs, va.rs, va.cs}, vb, len, n, k, c + begin * ldc, ldc);
+      } else {
+        SerialGemm(va, View{vb.p + begin * vb.cs, vb.rs, vb.cs}, m, len, k, c + begin, ldc);
+      }
+    }
+  });
+}
+
+}  // namespace kernels
+}  // namespace ember

@@ -1,0 +1,28 @@
+// Single-precision GEMM used by MatMul, BatchMatMul and Conv2D.
+//
+// A packed, cache-blocked GEMM (BLIS-style loop order) with a 6x16 register-blocked
+// micro-kernel. On x86-64 an AVX2+FMA micro-kernel is compiled with a `target` attribute and
+// chosen at run time when the CPU has both, so the baseline (SSE2) build still runs everywhere.
+#ifndef EMBER_KERNELS_CPU_GEMM_H_
+#define EMBER_KERNELS_CPU_GEMM_H_
+
+#include <cstdint>
+
+namespace ember {
+
+class ThreadPool;
+
+namespace kernels {
+
+// C[m,n] = op(A)[m,k] * op(B)[k,n], all row-major. `lda`, `ldb`, `ldc` are the row strides of
+// the matrices as stored (A is [k,m] when trans_a). `pool` may be null (one thread).
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc, ThreadPool* pool);
+
+// The micro-kernel in use: "avx2-fma" or "generic".
+const char* SgemmKernelName();
+
+}  // namespace kernels
+}  // namespace ember
+
+#endif  // EMBER_KERNELS_CPU_GEMM_H_

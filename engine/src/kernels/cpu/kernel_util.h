@@ -1,0 +1,135 @@
+// Helpers shared by the CPU kernels: error messages that name the node, dtype dispatch,
+// NumPy-style broadcasting, convolution padding arithmetic and shape-function building blocks.
+#ifndef EMBER_KERNELS_CPU_KERNEL_UTIL_H_
+#define EMBER_KERNELS_CPU_KERNEL_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/op_kernel.h"
+#include "ember/graph_def.h"
+#include "ember/status.h"
+#include "ember/tensor.h"
+#include "ember/types.h"
+
+namespace ember {
+namespace kernels {
+
+// `message` followed by TensorFlow's node suffix, on one line: "... [[{{node add}}]]".
+Status NodeError(const NodeDef& node, Code code, const std::string& message);
+inline Status InvalidArg(const NodeDef& node, const std::string& message) {
+  return NodeError(node, Code::kInvalidArgument, message);
+}
+
+// "[2,3]" for a shape given as dims.
+std::string DimsString(const std::vector<int64_t>& dims);
+
+// Calls f(T{}) with T the C++ type of `dt`; returns false when dt is not in the set.
+// Numeric: float, double, int32, int64, int8, uint8, int16.
+template <typename F>
+bool DispatchNumeric(DataType dt, F&& f) {
+  switch (dt) {
+    case DataType::kFloat:
+      f(float{});
+      return true;
+    case DataType::kDouble:
+      f(double{});
+      return true;
+    case DataType::kInt32:
+      f(int32_t{});
+      return true;
+    case DataType::kInt64:
+      f(int64_t{});
+      return true;
+    case DataType::kInt8:
+      f(int8_t{});
+      return true;
+    case DataType::kUInt8:
+      f(uint8_t{});
+      return true;
+    case DataType::kInt16:
+      f(int16_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+// Numeric plus bool.
+template <typename F>
+bool DispatchPod(DataType dt, F&& f) {
+  if (dt == DataType::kBool) {
+    f(bool{});
+    return true;
+  }
+  return DispatchNumeric(dt, f);
+}
+template <typename F>
+bool DispatchFloat(DataType dt, F&& f) {
+  switch (dt) {
+    case DataType::kFloat:
+      f(float{});
+      return true;
+    case DataType::kDouble:
+      f(double{});
+      return true;
+    default:
+      return false;
+  }
+}
+// int32 or int64 index tensors ("Tidx", "Tshape", "Tperm").
+template <typename F>
+bool DispatchIndex(DataType dt, F&& f) {
+  switch (dt) {
+    case DataType::kInt32:
+      f(int32_t{});
+      return true;
+    case DataType::kInt64:
+      f(int64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Reads a rank-0 or rank-1 int32/int64 tensor into `out`.
+Status ReadIndexVector(const NodeDef& node, const Tensor& t, const char* what,
+                       std::vector<int64_t>* out);
+
+// Records "Value for attr 'T' of <dt> is not in the list of allowed values: ..." on `ctx`
+// when `dt` is not accepted. Returns true when it is accepted.
+bool CheckTypeAllowed(OpKernelConstruction* ctx, const char* attr, DataType dt, bool ok,
+                      const char* allowed);
+
+// ---- broadcasting ----
+// NumPy broadcasting of two shapes; false when incompatible.
+bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                     std::vector<int64_t>* out);
+
+// Element strides of `in` (right-aligned to `out_rank` dims) with 0 on broadcast dims.
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in,
+                                      const std::vector<int64_t>& out);
+
+// ---- convolution / pooling geometry ----
+enum class Padding { kSame, kValid };
+Status ParsePadding(const OpKernelConstruction* ctx, Padding* out);
+// Output size and padding before, as TensorFlow's GetWindowedOutputSizeVerbose.
+Status WindowedOutputSize(const NodeDef& node, int64_t in, int64_t k, int64_t dilation,
+                          int64_t stride, Padding padding, int64_t* out, int64_t* pad_before);
+// Reads a 4-element NHWC list attr ("strides", "dilations", "ksize") into (h, w);
+// batch and depth entries must be 1.
+Status ReadSpatialAttr(OpKernelConstruction* ctx, const char* attr, int64_t fallback, int64_t* h,
+                       int64_t* w);
+// data_format must be NHWC (ember's CPU kernels implement only that layout).
+Status RequireNHWC(OpKernelConstruction* ctx);
+
+// ---- shape functions ----
+ShapeFn UnchangedShape();
+ShapeFn BroadcastBinaryShape();
+PartialShape UnknownShape();
+PartialShape KnownShape(std::vector<int64_t> dims);
+
+}  // namespace kernels
+}  // namespace ember
+
+#endif  // EMBER_KERNELS_CPU_KERNEL_UTIL_H_
