@@ -13,8 +13,8 @@ RUN apt-get update \
 RUN python3 -m venv /opt/forge-venv \
  && PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/forge-venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check @PIP_REQUIREMENTS@
 RUN useradd --create-home --uid @UID@ --user-group forge \
- && mkdir -p /src /build /ccache /out \
- && chown forge:forge /build /ccache /out
+ && mkdir -p /src /build /stage /verify-build /ccache \
+ && chown forge:forge /build /stage /verify-build /ccache
 ENV PATH=/opt/forge-venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     CC=gcc-@GCC@ CXX=g++-@GCC@ CCACHE_DIR=/ccache
 USER forge

@@ -202,6 +202,7 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
             "cell": cell.as_dict(),
             "toolchain": toolchain,
             "plan": plan.as_dict(),
+            "backend": backend.identity(),
         }
         final = cfg.dist / cell.id
         if not cfg.force and manifest.is_up_to_date(final, manifest.input_hash(inputs)):
@@ -214,7 +215,8 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 suites += run_step(step, backend, logs, host_ws, target)
         with progress.step("record", f"dist/{cell.id}/"):
-            path = record(plan, backend, ws, cfg, logs, manifest_data(plan, cfg, inputs, progress, suites))
+            recorded = {**manifest_data(plan, cfg, inputs, progress, suites), **backend.facts()}
+            path = record(plan, backend, ws, cfg, logs, recorded)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):
         result.result = "verify-failed"

@@ -81,6 +81,14 @@ class Backend(abc.ABC):
     def copy_out(self, src: PurePosixPath, dest: Path) -> None:
         """Copy the backend's directory `src` to the host directory `dest` (created)."""
 
+    def identity(self) -> dict[str, str]:
+        """What the backend adds to a build's input hash (the docker backend: image id and lock)."""
+        return {}
+
+    def facts(self) -> dict[str, object]:
+        """Extra manifest entries gathered after the build (image, lock, versions, cache stats)."""
+        return {}
+
     def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release what `prepare` acquired (containers, mounts). Safe to call twice."""
 

@@ -25,21 +25,15 @@ from typing import Any
 import docker.errors
 from docker.types import Mount
 
-from forge import images, locks
-from forge.backends.base import Backend, Workspace
+from forge import daemon, images, locks
+from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.errors import BackendError, BuildInterrupted, StepFailedError
 from forge.matrix import Cell
 from forge.proc import tail
 
 MANAGED = images.MANAGED_LABEL
 SESSION_LABEL = "org.forge.session"
-INSIDE = Workspace(
-    source=PurePosixPath("/src"),
-    build=PurePosixPath("/build/engine"),
-    prefix=PurePosixPath("/build/prefix"),
-    verify_build=PurePosixPath("/build/verify"),
-    ccache=PurePosixPath("/ccache"),
-)
+INSIDE = CONTAINER_WORKSPACE  # /build is the build volume; /stage and /verify-build live in the container
 
 # Probes whose first output line goes into the manifest: versions found inside the container.
 VERSION_PROBES: dict[str, tuple[str, ...]] = {
@@ -123,37 +117,45 @@ class DockerBackend(Backend):
 
     def __init__(
         self,
-        client: Any,
+        client: Any | None = None,
         *,
-        mirror: str,
-        env: Mapping[str, str],
+        mirror: str | None = None,
+        env: Mapping[str, str] | None = None,
         update_locks: bool = False,
         lock_dir: Path = locks.LOCK_DIR,
     ) -> None:
+        self._env = dict(os.environ if env is None else env)
         self._client = client
         self._mirror = mirror
-        self._keep = env.get("FORGE_KEEP_CONTAINER", "") == "1"
-        self._update_locks = update_locks
+        self._keep = self._env.get("FORGE_KEEP_CONTAINER", "") == "1"
+        self._update_locks = update_locks or self._env.get("FORGE_UPDATE_LOCKS", "") == "1"
         self._lock_dir = lock_dir
         self._container: Any | None = None
         self._volume: Any | None = None
         self.image: ImageChoice | None = None
+
+    @property
+    def client(self) -> Any:
+        """The engine client, connecting (and starting dockerd where allowed) on first use."""
+        if self._client is None:
+            self._client = daemon.ensure_daemon(self._env)
+        return self._client
 
     # -- image -------------------------------------------------------------------------------
 
     def choose_image(self, cell: Cell) -> ImageChoice:
         """Find or build the cell's toolchain image and reconcile its lock."""
         spec = images.ToolchainSpec.from_cell(cell)
-        base, image = images.ensure_toolchain_image(self._client, spec, self._mirror)
+        base, image = images.ensure_toolchain_image(self.client, spec, self._mirror or images.debian_mirror(self._env))
         path = locks.lock_path(spec.name, self._lock_dir)
         status = "reused"
         if image.built or not path.exists():
-            found = locks.collect_lock(self._client, image.tag, spec.name)
+            found = locks.collect_lock(self.client, image.tag, spec.name)
             try:
                 status = locks.reconcile(path, found, update=self._update_locks)
             except locks.LockMismatchError:
                 # The tag must not claim a toolchain whose versions nobody accepted.
-                self._client.images.remove(image.tag, force=True)
+                self.client.images.remove(image.tag, force=True)
                 raise
         lock_sha = locks.Lock(spec.name, locks.parse_lock(path.read_text(), spec.name, str(path)).packages).digest()
         return ImageChoice(
@@ -172,7 +174,7 @@ class DockerBackend(Backend):
     # -- Backend -----------------------------------------------------------------------------
 
     def prepare(self, cell: Cell, host: Workspace) -> Workspace:
-        remove_stale(self._client, pid_alive)
+        remove_stale(self.client, pid_alive)
         self.image = self.choose_image(cell)
         spec = images.ToolchainSpec.from_cell(cell)
         session = {MANAGED: "build", SESSION_LABEL: str(os.getpid()), "org.forge.cell": cell.id}
@@ -180,21 +182,21 @@ class DockerBackend(Backend):
             session["org.forge.keep"] = "1"
         suffix = uuid.uuid4().hex[:8]
         try:
-            self._volume = self._client.volumes.create(name=f"forge-build-{suffix}", labels=session)
+            self._volume = self.client.volumes.create(name=f"forge-build-{suffix}", labels=session)
             ccache = f"forge-ccache-{spec.name}"
-            self._client.volumes.create(name=ccache, labels={MANAGED: "ccache"})
-            self._container = self._client.containers.create(
+            self.client.volumes.create(name=ccache, labels={MANAGED: "ccache"})
+            self._container = self.client.containers.create(
                 self.image.tag,
                 ["sleep", "infinity"],
                 name=f"forge-{cell.id}-{suffix}",
                 init=True,
                 network_mode="none",
                 user="forge",
-                working_dir=str(INSIDE.build.parent),
+                working_dir=str(INSIDE.build),
                 labels=session,
                 mounts=[
                     Mount(str(INSIDE.source), str(host.source), type="bind", read_only=True),
-                    Mount(str(INSIDE.build.parent), self._volume.name, type="volume"),
+                    Mount(str(INSIDE.build), self._volume.name, type="volume"),
                     Mount(str(INSIDE.ccache), ccache, type="volume"),
                 ],
             )
@@ -221,7 +223,7 @@ class DockerBackend(Backend):
     ) -> None:
         if self._container is None:
             raise BackendError("the docker backend was not prepared", fix="call prepare() before run()")
-        api = self._client.api
+        api = self.client.api
         command = shlex.join(argv)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("ab") as log:
@@ -267,7 +269,12 @@ class DockerBackend(Backend):
                 members.append(member)
             archive.extractall(dest, members=members, filter="tar")
 
-    def describe(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, str]:
+        if self.image is None:
+            return {}
+        return {"image_id": self.image.id, "lock_sha256": self.image.lock_sha256}
+
+    def facts(self) -> dict[str, object]:
         """Manifest facts: the image, its lock, versions found inside, compiler cache statistics."""
         versions = {}
         for name, argv in VERSION_PROBES.items():
@@ -275,7 +282,8 @@ class DockerBackend(Backend):
             versions[name] = out.strip().splitlines()[0] if out and out.strip() else None
         stats = parse_ccache_stats(self.output(["ccache", "--print-stats"]) or "")
         rate = ccache_hit_rate(stats)
-        facts: dict[str, Any] = {"versions": versions, "ccache": {"hit_rate": rate, "stats": stats}}
+        counted = {k: v for k, v in stats.items() if v and not k.endswith("_timestamp")}
+        facts: dict[str, Any] = {"container_versions": versions, "ccache": {"hit_rate": rate, "stats": counted}}
         if self.image is not None:
             facts["image"] = {
                 "tag": self.image.tag,
