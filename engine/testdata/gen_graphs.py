@@ -1,0 +1,294 @@
+"""Generate TensorFlow GraphDef fixtures and TensorFlow's own outputs for them.
+
+Run with a Python that has tensorflow-cpu (the oracle), from anywhere:
+
+    /opt/oracle/bin/python engine/testdata/gen_graphs.py
+
+Each fixture is a folder under engine/testdata/graphs/<name>/ holding
+  model.pb      binary tensorflow.GraphDef
+  model.json    the same GraphDef in the protobuf JSON mapping (json_format.MessageToJson)
+  input_<i>.npy the values fed
+  expected_<i>.npy  what TensorFlow computed for fetch i, running this very GraphDef
+  manifest.json {"feeds": [{"name", "file"}], "fetches": [...], "expected": [...]}
+The files are small and committed, so tests need no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+from google.protobuf import json_format
+from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+OUT = Path(__file__).resolve().parent / "graphs"
+v1 = tf.compat.v1
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A GraphDef with the values to feed and the tensors to fetch."""
+
+    graph_def: tf.compat.v1.GraphDef
+    feeds: dict[str, np.ndarray]
+    fetches: list[str]
+
+
+def rand(rng: np.random.Generator, *shape: int, scale: float = 1.0) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def v1_graph(build: Callable[[], tuple[dict[str, np.ndarray], list[tf.Tensor]]]) -> Fixture:
+    """Builds a TF1-style graph; `build` returns the feeds (by placeholder name) and fetches."""
+    graph = tf.Graph()
+    with graph.as_default():
+        feeds, fetches = build()
+    return Fixture(graph.as_graph_def(), feeds, [t.name for t in fetches])
+
+
+def mlp() -> Fixture:
+    """A two-layer MLP written with tf.Variable and frozen the TF2 way."""
+    rng = np.random.default_rng(1)
+    w1 = tf.Variable(rand(rng, 8, 16, scale=0.5), name="w1")
+    b1 = tf.Variable(rand(rng, 16, scale=0.1), name="b1")
+    w2 = tf.Variable(rand(rng, 16, 4, scale=0.5), name="w2")
+    b2 = tf.Variable(rand(rng, 4, scale=0.1), name="b2")
+
+    @tf.function(input_signature=[tf.TensorSpec([4, 8], tf.float32, name="x")])
+    def model(x: tf.Tensor) -> tf.Tensor:
+        h = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w1), b1))
+        return tf.nn.softmax(tf.nn.bias_add(tf.matmul(h, w2), b2))
+
+    frozen = convert_variables_to_constants_v2(model.get_concrete_function())
+    graph_def = frozen.graph.as_graph_def()
+    fetch = frozen.outputs[0].name
+    return Fixture(graph_def, {"x": rand(rng, 4, 8)}, [fetch])
+
+
+def convnet() -> Fixture:
+    rng = np.random.default_rng(2)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 12, 12, 3], name="image")
+        h = tf.nn.conv2d(x, rand(rng, 3, 3, 3, 8, scale=0.3), strides=1, padding="SAME", name="conv1")
+        h = tf.nn.relu(tf.nn.bias_add(h, rand(rng, 8, scale=0.1)), name="relu1")
+        h = tf.nn.max_pool2d(h, ksize=2, strides=2, padding="VALID", name="pool1")
+        h = tf.nn.depthwise_conv2d(
+            h, rand(rng, 3, 3, 8, 2, scale=0.3), strides=[1, 1, 1, 1], padding="SAME", name="dw"
+        )
+        h = tf.nn.relu6(h, name="relu6")
+        h = tf.nn.avg_pool2d(h, ksize=3, strides=2, padding="SAME", name="pool2")
+        flat = tf.reshape(h, [2, -1], name="flatten")
+        logits = tf.matmul(flat, rand(rng, 3 * 3 * 16, 5, scale=0.2), name="fc")
+        probs = tf.nn.softmax(logits, name="probs")
+        return {"image": rand(rng, 2, 12, 12, 3)}, [probs, h]
+
+    return v1_graph(build)
+
+
+def conv_variants() -> Fixture:
+    """Odd sizes, strides, dilations, VALID and SAME, 1x1 and depthwise strides."""
+    rng = np.random.default_rng(3)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [1, 11, 9, 4], name="x")
+        outs = [
+            tf.nn.conv2d(x, rand(rng, 3, 3, 4, 5), strides=2, padding="SAME", name="same_s2"),
+            tf.nn.conv2d(x, rand(rng, 3, 2, 4, 3), strides=[1, 2, 3, 1], padding="VALID", name="valid_s23"),
+            tf.nn.conv2d(x, rand(rng, 3, 3, 4, 2), strides=1, padding="SAME", dilations=2, name="dil2"),
+            tf.nn.conv2d(x, rand(rng, 1, 1, 4, 6), strides=1, padding="VALID", name="pointwise"),
+            tf.nn.conv2d(x, rand(rng, 4, 4, 4, 3), strides=3, padding="SAME", name="even_k_s3"),
+            tf.nn.depthwise_conv2d(x, rand(rng, 3, 3, 4, 1), strides=[1, 2, 2, 1], padding="SAME", name="dw_s2"),
+            tf.nn.depthwise_conv2d(x, rand(rng, 2, 3, 4, 3), strides=[1, 1, 1, 1], padding="VALID", name="dw_m3"),
+            tf.nn.max_pool2d(x, ksize=[3, 2], strides=[2, 1], padding="SAME", name="maxpool_same"),
+            tf.nn.avg_pool2d(x, ksize=[2, 3], strides=[1, 2], padding="SAME", name="avgpool_same"),
+        ]
+        return {"x": rand(rng, 1, 11, 9, 4)}, outs
+
+    return v1_graph(build)
+
+
+def elementwise() -> Fixture:
+    rng = np.random.default_rng(4)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        a = v1.placeholder(tf.float32, [2, 3, 4], name="a")
+        b = v1.placeholder(tf.float32, [3, 1], name="b")
+        c = v1.placeholder(tf.float32, [], name="c")
+        pos = v1.placeholder(tf.float32, [4], name="pos")
+        raw = tf.raw_ops
+        outs = [
+            raw.Add(x=a, y=b, name="add"),
+            raw.AddV2(x=a, y=c, name="addv2"),
+            raw.Sub(x=b, y=a, name="sub"),
+            raw.Mul(x=a, y=pos, name="mul"),
+            raw.RealDiv(x=a, y=pos, name="div"),
+            raw.Maximum(x=a, y=b, name="maximum"),
+            raw.Minimum(x=c, y=a, name="minimum"),
+            raw.Neg(x=a, name="neg"),
+            raw.Square(x=a, name="square"),
+            raw.Sqrt(x=pos, name="sqrt"),
+            raw.Exp(x=a, name="exp"),
+            raw.Tanh(x=a, name="tanh"),
+            raw.Sigmoid(x=a, name="sigmoid"),
+            raw.Relu(features=a, name="relu"),
+            raw.Relu6(features=a * 4.0, name="relu6"),
+            raw.Identity(input=b, name="identity"),
+            tf.compat.v1.placeholder_with_default(tf.constant([1.5, 2.5]), [2], name="with_default"),
+        ]
+        feeds = {
+            "a": rand(rng, 2, 3, 4, scale=2.0),
+            "b": rand(rng, 3, 1),
+            "c": np.array(0.25, dtype=np.float32),
+            "pos": np.abs(rand(rng, 4)) + 0.5,
+        }
+        return feeds, outs
+
+    return v1_graph(build)
+
+
+def reductions_shapes() -> Fixture:
+    rng = np.random.default_rng(5)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 3, 4], name="x")
+        y = v1.placeholder(tf.float32, [2, 1, 4], name="y")
+        raw = tf.raw_ops
+        outs = [
+            tf.reduce_mean(x, axis=1, keepdims=True, name="mean_keep"),
+            tf.reduce_sum(x, axis=-1, name="sum_last"),
+            raw.Sum(input=x, axis=tf.constant([0, 2], dtype=tf.int64), keep_dims=False, name="sum_i64"),
+            tf.reduce_mean(x, name="mean_all"),
+            raw.Mean(input=x, axis=tf.constant([-3, 1]), keep_dims=True, name="mean_neg"),
+            tf.transpose(x, [2, 0, 1], name="transpose"),
+            raw.Transpose(x=x, perm=tf.constant([1, 0, 2], dtype=tf.int64), name="transpose_i64"),
+            tf.expand_dims(x, -1, name="expand"),
+            tf.expand_dims(x, 0, name="expand0"),
+            tf.squeeze(y, axis=[1], name="squeeze"),
+            tf.squeeze(tf.reshape(x, [1, 2, 1, 12]), name="squeeze_all"),
+            tf.concat([x, y, x], axis=1, name="concat"),
+            tf.concat([x, x], axis=-1, name="concat_neg"),
+            tf.cast(x * 3.0, tf.int32, name="cast_i32"),
+            tf.cast(x, tf.bool, name="cast_bool"),
+            tf.cast(x * 10.0, tf.int64, name="cast_i64"),
+            raw.Shape(input=x, out_type=tf.int32, name="shape"),
+            raw.Shape(input=y, out_type=tf.int64, name="shape64"),
+            tf.reshape(x, [4, -1], name="reshape"),
+            tf.matmul(tf.reshape(x, [6, 4]), tf.reshape(y, [2, 4]), transpose_b=True, name="matmul_tb"),
+            tf.matmul(tf.reshape(x, [4, 6]), tf.reshape(x, [4, 6]), transpose_a=True, name="matmul_ta"),
+            tf.matmul(x, tf.reshape(y, [2, 4, 1]), name="batch_matmul"),
+            raw.BatchMatMulV2(x=x, y=tf.reshape(y, [1, 2, 4]), adj_y=True, name="bmm_bcast"),
+        ]
+        return {"x": rand(rng, 2, 3, 4), "y": rand(rng, 2, 1, 4)}, outs
+
+    return v1_graph(build)
+
+
+def integers() -> Fixture:
+    rng = np.random.default_rng(6)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        i = v1.placeholder(tf.int32, [3, 4], name="i")
+        j = v1.placeholder(tf.int32, [4], name="j")
+        k = v1.placeholder(tf.int64, [2, 3], name="k")
+        u = v1.placeholder(tf.uint8, [5], name="u")
+        s = v1.placeholder(tf.int8, [5], name="s")
+        raw = tf.raw_ops
+        outs = [
+            raw.Add(x=i, y=j, name="add"),
+            raw.Mul(x=i, y=j, name="mul"),
+            raw.Sub(x=j, y=i, name="sub"),
+            raw.Maximum(x=i, y=j, name="maximum"),
+            raw.Minimum(x=i, y=j, name="minimum"),
+            raw.Neg(x=i, name="neg"),
+            raw.Square(x=j, name="square"),
+            tf.reduce_sum(i, axis=0, name="sum"),
+            tf.reduce_mean(i, axis=1, name="mean"),
+            tf.matmul(i, tf.reshape(i, [4, 3]), name="matmul"),
+            tf.cast(i, tf.float32, name="to_float"),
+            raw.AddV2(x=k, y=tf.constant(7, tf.int64), name="add64"),
+            tf.reduce_sum(k, name="sum64"),
+            raw.AddV2(x=u, y=u, name="add_u8"),
+            raw.AddV2(x=s, y=s, name="add_i8"),
+            tf.cast(u, tf.int32, name="u8_to_i32"),
+            tf.transpose(i, name="transpose"),
+            tf.concat([i, i], axis=0, name="concat"),
+            tf.nn.relu(i - 3, name="relu"),
+        ]
+        feeds = {
+            "i": rng.integers(-50, 50, size=(3, 4)).astype(np.int32),
+            "j": rng.integers(-10, 10, size=(4,)).astype(np.int32),
+            "k": rng.integers(-(2**40), 2**40, size=(2, 3)).astype(np.int64),
+            "u": rng.integers(0, 255, size=(5,)).astype(np.uint8),
+            "s": rng.integers(-128, 127, size=(5,)).astype(np.int8),
+        }
+        return feeds, outs
+
+    return v1_graph(build)
+
+
+FIXTURES: dict[str, Callable[[], Fixture]] = {
+    "mlp": mlp,
+    "convnet": convnet,
+    "conv_variants": conv_variants,
+    "elementwise": elementwise,
+    "reductions_shapes": reductions_shapes,
+    "integers": integers,
+}
+
+
+def tf_outputs(fixture: Fixture) -> list[np.ndarray]:
+    """Runs the fixture's GraphDef in a TensorFlow session: the oracle."""
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(fixture.graph_def, name="")
+    with v1.Session(graph=graph) as sess:
+        feed = {graph.get_tensor_by_name(_tensor_name(n)): v for n, v in fixture.feeds.items()}
+        return [np.asarray(v) for v in sess.run(fixture.fetches, feed_dict=feed)]
+
+
+def _tensor_name(name: str) -> str:
+    return name if ":" in name else name + ":0"
+
+
+def _endpoint(name: str) -> str:
+    """ember-run's spelling: a bare node name for output 0."""
+    return name[: -len(":0")] if name.endswith(":0") else name
+
+
+def write_fixture(name: str, fixture: Fixture) -> None:
+    folder = OUT / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / "model.pb").write_bytes(fixture.graph_def.SerializeToString())
+    (folder / "model.json").write_text(json_format.MessageToJson(fixture.graph_def) + "\n")
+    feeds = []
+    for i, (feed, value) in enumerate(fixture.feeds.items()):
+        np.save(folder / f"input_{i}.npy", value)
+        feeds.append({"name": _endpoint(feed), "file": f"input_{i}.npy"})
+    expected = []
+    for i, value in enumerate(tf_outputs(fixture)):
+        np.save(folder / f"expected_{i}.npy", value)
+        expected.append(f"expected_{i}.npy")
+    manifest = {
+        "generator": f"engine/testdata/gen_graphs.py with tensorflow {tf.__version__}",
+        "feeds": feeds,
+        "fetches": [_endpoint(f) for f in fixture.fetches],
+        "expected": expected,
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def main() -> None:
+    for name, make in FIXTURES.items():
+        write_fixture(name, make())
+        print(f"wrote {OUT / name}")
+
+
+if __name__ == "__main__":
+    main()
