@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
+from invoke.collection import Collection
 from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
@@ -121,3 +124,34 @@ def doctor(c: Context) -> None:
 def test(c: Context, unit: bool = False, debug: bool = False) -> None:
     """Lint (ruff, mypy, clang-format) and run the tests (unit, integration, engine, lite)."""
     _guarded(debug, lambda: cli.run_tests(unit))
+
+
+# --- containers: the docker engine and toolchain images (forge/daemon.py, forge/images.py) ---------
+
+
+def _docker_start(c: Context, debug: bool = False) -> None:
+    """Start a container engine if none answers (installs docker.io, runs dockerd in the background)."""
+    from forge import daemon
+
+    _guarded(debug, lambda: daemon.run_start(os.environ))
+
+
+@task(
+    help={
+        "matrix": "the matrix whose cells' images to show/build/keep (default matrix/ci.yaml)",
+        "build": "build every image the matrix needs (missing ones only)",
+        "prune": "remove forge images no cell of the matrix uses",
+        "debug": AXIS_HELP["debug"],
+    }
+)
+def images(
+    c: Context, matrix: str | None = None, build: bool = False, prune: bool = False, debug: bool = False
+) -> None:
+    """List forge's toolchain images with their cells and sizes; --build what a matrix needs, --prune the rest."""
+    from forge import images as forge_images
+
+    _guarded(debug, lambda: forge_images.run_images(matrix, build, prune, os.environ))
+
+
+ns = Collection.from_module(sys.modules[__name__])
+ns.add_collection(Collection("docker", start=task(_docker_start, help={"debug": AXIS_HELP["debug"]})))

@@ -139,3 +139,13 @@ def ensure_daemon(
         why=_tail(log_path),
         fix=f"read {log_path}, then retry `invoke docker.start`",
     )
+
+
+def run_start(env: Mapping[str, str]) -> None:
+    """`invoke docker.start`: make sure an engine answers, and say which."""
+    client = ensure_daemon(env)
+    version = client.version()
+    where = env.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    print(
+        f"container engine ready: {version.get('Platform', {}).get('Name', 'docker')} {version['Version']} at {where}"
+    )

@@ -26,7 +26,7 @@ import docker.errors
 from packaging.version import Version
 
 from forge.errors import BackendError, ConfigError, StepFailedError, ToolMissingError
-from forge.toolchains import Suite, load_toolchains
+from forge.toolchains import Suite, Target, load_toolchains
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKERFILES = REPO / "dockerfiles"
@@ -126,14 +126,21 @@ class ToolchainSpec:
     cmake: str
     pip: tuple[str, ...] = field(default=())
     family: str = "debian"
+    cross: tuple[str, ...] = field(default=())  # Debian cross compiler + qemu-user for foreign targets
+    arch: str = ""  # the foreign architecture those are for ("" for native images)
 
     @classmethod
-    def from_cell(cls, cell: Any, pip: Iterable[str] = ()) -> ToolchainSpec:
+    def from_cell(cls, cell: Any, pip: Iterable[str] = (), target: Target | None = None) -> ToolchainSpec:
         """The spec of a resolved `forge.cell.Cell` (checked against what its suite ships)."""
         if cell.gcc is None:
             raise ConfigError(
                 f"cell {cell.id} has no gcc", why="Debian toolchain images are gcc images", fix="use the zig path"
             )
+        cross: tuple[str, ...] = ()
+        arch = ""
+        if target is not None and target.compiler_provider == "debian" and target.emulator:
+            cross = (target.compiler_package.format(gcc=cell.gcc), "qemu-user")
+            arch = target.arch
         spec = cls(
             suite=cell.suite,
             gcc=str(cell.gcc),
@@ -141,6 +148,8 @@ class ToolchainSpec:
             numpy=str(cell.numpy),
             cmake=str(cell.cmake),
             pip=tuple(pip),
+            cross=cross,
+            arch=arch,
         )
         spec.check()
         return spec
@@ -169,11 +178,12 @@ class ToolchainSpec:
     def name(self) -> str:
         """Readable part of the tag, e.g. bookworm-gcc12-py3.11-np2.1."""
         name = f"{self.suite}-gcc{self.gcc}-py{self.python}-np{self.numpy}"
-        return name + (f"-cmake{self.cmake}" if self.pip_cmake else "")
+        name += f"-cmake{self.cmake}" if self.pip_cmake else ""
+        return name + (f"-{self.arch}" if self.arch else "")
 
     def apt_packages(self) -> list[str]:
         extra = [f"gcc-{self.gcc}", f"g++-{self.gcc}"] + ([] if self.pip_cmake else ["cmake"])
-        return sorted(set(APT_BASE_PACKAGES) | set(extra))
+        return sorted(set(APT_BASE_PACKAGES) | set(extra) | set(self.cross))
 
     def pip_requirements(self) -> list[str]:
         reqs = [pin(self.numpy, "numpy")]
@@ -394,12 +404,14 @@ def list_images(client: docker.DockerClient) -> list[ImageInfo]:
     infos: list[ImageInfo] = []
     for image in client.images.list(filters={"label": MANAGED_LABEL}):
         labels = image.labels or {}
-        for tag in image.tags or ["<untagged>"]:
+        # Untagged ones are layers left by failed builds (they inherit the base's labels).
+        kind = labels.get(MANAGED_LABEL, "?") if image.tags else "dangling"
+        for tag in image.tags or [image.id]:
             infos.append(
                 ImageInfo(
                     tag=tag,
                     id=image.short_id,
-                    kind=labels.get(MANAGED_LABEL, "?"),
+                    kind=kind,
                     name=labels.get("org.forge.name", labels.get("org.forge.suite", "")),
                     size_bytes=int(image.attrs.get("Size", 0)),
                     created=str(image.attrs.get("Created", ""))[:19],
@@ -409,12 +421,8 @@ def list_images(client: docker.DockerClient) -> list[ImageInfo]:
 
 
 def prune_images(client: docker.DockerClient, keep: Iterable[str]) -> list[str]:
-    """Remove forge images whose tag is not in `keep` (bases of kept toolchains are kept too)."""
+    """Remove forge images whose tag is not in `keep`."""
     keep_set = set(keep)
-    for info in list_images(client):
-        if info.tag in keep_set and info.kind == "toolchain":
-            parent_base = client.images.get(info.tag).labels.get("org.forge.suite")
-            keep_set |= {i.tag for i in list_images(client) if i.kind == "base" and i.name == parent_base}
     removed: list[str] = []
     for info in list_images(client):
         if info.tag not in keep_set:
@@ -424,3 +432,76 @@ def prune_images(client: docker.DockerClient, keep: Iterable[str]) -> list[str]:
             except docker.errors.APIError as err:  # still used by a container: say so, keep going
                 print(f"forge: kept {info.tag}: {err.explanation}")
     return removed
+
+
+# ---------------------------------------------------------------------------------------------
+# `invoke images`
+
+
+def matrix_specs(matrix: str | None, env: Mapping[str, str]) -> dict[str, tuple[ToolchainSpec, list[str]]]:
+    """Image name -> (spec, cell ids) for every docker cell a matrix (default matrix/ci.yaml) schedules."""
+    from forge import cli  # late: cli imports the build machinery, which imports the backends
+    from forge.build import resolve_for
+    from forge.config import backend_for
+    from forge.errors import ForgeError
+    from forge.matrix import Excluded
+
+    cfg, data = cli.setup({}, env)
+    wanted: dict[str, tuple[ToolchainSpec, list[str]]] = {}
+    for item in cli.requests_from(None, matrix or str(REPO / "matrix" / "ci.yaml"), {}, data):
+        if isinstance(item, Excluded):
+            continue
+        cell_cfg = backend_for(cfg, item.target)
+        try:
+            cell = resolve_for(item, data, cell_cfg).cell
+        except ForgeError:
+            continue  # `invoke plan --matrix` says why a cell is skipped
+        target = data.toolchains.targets[cell.target]
+        if cell_cfg.backend != "docker" or cell.gcc is None:
+            continue
+        spec = ToolchainSpec.from_cell(cell, target=target)
+        wanted.setdefault(spec.name, (spec, []))[1].append(cell.id)
+    return wanted
+
+
+def run_images(matrix: str | None, build: bool, prune: bool, env: Mapping[str, str]) -> None:
+    """List forge's images (with the matrix cells using them); build what is missing; prune the rest."""
+    from forge.daemon import ensure_daemon
+
+    client = ensure_daemon(env)
+    wanted = matrix_specs(matrix, env)
+    keep: set[str] = set()
+    if build or prune:
+        mirror = debian_mirror(env)
+        for name, (spec, _) in sorted(wanted.items()):
+            if build:
+                base, image = ensure_toolchain_image(client, spec, mirror)
+                verb = f"built in {image.seconds:.0f} s" if image.built else "up to date"
+                print(f"{name}: {image.tag} {verb}")
+                keep |= {base.tag, image.tag}
+            else:
+                base_tag, tag = expected_tags(client, spec, mirror)
+                keep |= {t for t in (base_tag, tag) if t}
+    if prune:
+        for tag in prune_images(client, keep):
+            print(f"removed {tag}")
+    by_name = {name: cells for name, (_, cells) in wanted.items()}
+    print(f"{'IMAGE':<66} {'SIZE':>8}  CELLS")
+    for info in list_images(client):
+        if info.kind == "dangling":
+            cells = "(layer left by a failed build; --prune removes it)"
+        else:
+            cells = ", ".join(by_name.get(info.name, [])) if info.kind == "toolchain" else f"(base of {info.name})"
+        print(f"{info.tag:<66} {info.size_bytes / 1e6:>6.0f}MB  {cells or '-'}")
+
+
+def expected_tags(client: docker.DockerClient, spec: ToolchainSpec, mirror: str) -> tuple[str | None, str | None]:
+    """The base and toolchain tags `spec` would use now, without building anything."""
+    base_tag = f"forge/base:{spec.suite}-{base_key(spec.suite, mirror, debootstrap_version())[:12]}"
+    base = _find(client, base_tag)
+    if base is None:
+        return None, None
+    template = (DOCKERFILES / f"{spec.family}.Dockerfile").read_text()
+    ca = {f"ca/{n}": d for n, d in host_ca_certificates().items()}
+    key = image_key(template, toolchain_args(spec, base_tag), base.id, spec.pip_requirements(), ca)
+    return base_tag, toolchain_tag(spec, key)

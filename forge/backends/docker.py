@@ -30,6 +30,7 @@ from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.errors import BackendError, BuildInterrupted, StepFailedError
 from forge.matrix import Cell
 from forge.proc import tail
+from forge.toolchains import load_toolchains
 
 MANAGED = images.MANAGED_LABEL
 SESSION_LABEL = "org.forge.session"
@@ -100,6 +101,12 @@ def remove_stale(client: Any, alive: Callable[[int], bool]) -> list[str]:
     return removed
 
 
+def toolchain_spec(cell: Cell) -> images.ToolchainSpec:
+    """The image spec of a cell, with the cross compiler and qemu its target needs."""
+    target = load_toolchains(images.TOOLCHAINS).targets.get(cell.target)
+    return images.ToolchainSpec.from_cell(cell, target=target)
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -145,7 +152,7 @@ class DockerBackend(Backend):
 
     def choose_image(self, cell: Cell) -> ImageChoice:
         """Find or build the cell's toolchain image and reconcile its lock."""
-        spec = images.ToolchainSpec.from_cell(cell)
+        spec = toolchain_spec(cell)
         base, image = images.ensure_toolchain_image(self.client, spec, self._mirror or images.debian_mirror(self._env))
         path = locks.lock_path(spec.name, self._lock_dir)
         status = "reused"
@@ -176,7 +183,7 @@ class DockerBackend(Backend):
     def prepare(self, cell: Cell, host: Workspace) -> Workspace:
         remove_stale(self.client, pid_alive)
         self.image = self.choose_image(cell)
-        spec = images.ToolchainSpec.from_cell(cell)
+        spec = toolchain_spec(cell)
         session = {MANAGED: "build", SESSION_LABEL: str(os.getpid()), "org.forge.cell": cell.id}
         if self._keep:
             session["org.forge.keep"] = "1"
