@@ -15,7 +15,13 @@ TEMPLATE = (images.DOCKERFILES / "debian.Dockerfile").read_text()
 
 def cell(**over: str | None) -> Cell:
     values: dict[str, str | None] = dict(
-        target="linux-x86_64", suite="bookworm", python="3.11", numpy="2.1", gcc="12", cuda=None, cmake="3.25",
+        target="linux-x86_64",
+        suite="bookworm",
+        python="3.11",
+        numpy="2.1",
+        gcc="12",
+        cuda=None,
+        cmake="3.25",
         bazel="4.2.3",
     )
     values.update(over)
