@@ -208,15 +208,21 @@ def _feasible(
     all_violations = []
     for cell in _candidates(target, suites, data, request):
         found = _violations(cell, request, target, data, host)
-        found += [
-            f"ember supports {a} {supported.specs[a]}; {getattr(cell, a)} is outside"
-            for a in supported.specs
-            if getattr(cell, a) is not None and not _in(getattr(cell, a), supported.specs[a])
-        ]
+        found += _unsupported(cell, supported)
         if not found:
             return cell, []
         all_violations.append(found)
     return None, all_violations
+
+
+def _unsupported(cell: Cell, supported: Supported) -> list[str]:
+    """Axes outside matrix/supported.yaml ("0" marks a version the host does not have)."""
+    out = []
+    for axis, spec in supported.specs.items():
+        value = getattr(cell, axis)
+        if value is not None and value != "0" and not _in(value, spec):
+            out.append(f"ember supports {axis} {format_spec(spec)}; {value} is outside")
+    return out
 
 
 def resolve(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None = None) -> Resolution:

@@ -1,0 +1,161 @@
+"""The local build pipeline end to end on a tiny CMake project (seconds, real cmake/ninja/c++).
+
+It exercises exactly what `invoke build --backend local` does for ember: configure, build,
+install into a staging prefix, build verify/ against it with find_package, run ctest, and
+publish dist/<cell-id>/ atomically; plus up-to-date detection, verify failures and Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from forge.build import build_cell
+from forge.config import Config, load_data
+from forge.errors import BuildInterrupted, StepFailedError
+from forge.log import Progress
+from forge.matrix import Request
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.integration
+
+ENGINE = """
+cmake_minimum_required(VERSION 3.18)
+project(ember CXX)
+add_library(ember_framework SHARED framework.cc)
+install(TARGETS ember_framework EXPORT emberTargets LIBRARY DESTINATION lib)
+install(EXPORT emberTargets NAMESPACE ember:: DESTINATION lib/cmake/ember FILE ember-config.cmake)
+"""
+VERIFY = """
+cmake_minimum_required(VERSION 3.18)
+project(ember_verify CXX)
+find_package(ember REQUIRED)
+enable_testing()
+add_executable(smoke smoke.cc)
+target_link_libraries(smoke ember::ember_framework)
+add_test(NAME smoke COMMAND smoke)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    if missing := [t for t in ("cmake", "ninja", "c++") if shutil.which(t) is None]:
+        pytest.fail(f"missing {missing}: apt-get install cmake ninja-build g++")
+    repo = tmp_path / "repo"
+    for data in ("matrix", "toolchains"):
+        shutil.copytree(REPO / data, repo / data)
+    (repo / "engine").mkdir()
+    (repo / "engine/CMakeLists.txt").write_text(ENGINE)
+    (repo / "engine/framework.cc").write_text("int ember_answer() { return 42; }\n")
+    (repo / "verify").mkdir()
+    (repo / "verify/CMakeLists.txt").write_text(VERIFY)
+    (repo / "verify/smoke.cc").write_text("int ember_answer();\nint main() { return ember_answer() == 42 ? 0 : 1; }\n")
+    return repo
+
+
+def config(repo: Path) -> Config:
+    return Config(repo, repo / "dist", repo / ".cache/forge", "local", 2, False, False, 1700000000, False, False, False)
+
+
+def build(repo: Path) -> tuple[str, Path]:
+    progress = Progress(Console(file=io.StringIO()))
+    result = build_cell(Request.make("host"), load_data(repo), config(repo), progress)
+    assert result.dist is not None
+    return result.result, result.dist
+
+
+def test_build_records_dist_and_is_then_up_to_date(project: Path) -> None:
+    result, dist = build(project)
+    assert result == "passed"
+    manifest = json.loads((dist / "manifest.json").read_text())
+    assert manifest["cell"]["target"] == "host" and manifest["source_date_epoch"] == 1700000000
+    assert manifest["verify"] == {
+        "suites": [{"name": "smoke", "status": "passed", "seconds": manifest["verify"]["suites"][0]["seconds"]}],
+        "passed": 1,
+        "failed": 0,
+    }
+    assert [s["name"] for s in manifest["steps"]] == [
+        "prepare",
+        "configure",
+        "build",
+        "install",
+        "verify-configure",
+        "verify-build",
+        "verify-run",
+        "record",
+    ]
+    assert manifest["toolchain"]["cmake"].startswith("cmake version")
+    lib = dist / "install/lib/libember_framework.so"
+    assert manifest["files"]["lib/libember_framework.so"]["size"] == lib.stat().st_size
+    assert (dist / "logs/build.log").read_text().startswith("$ cmake --build")
+    start = time.monotonic()
+    again, _ = build(project)
+    assert again == "up to date" and time.monotonic() - start < 3
+    (project / "engine/framework.cc").write_text("int ember_answer() { return 40 + 2; }\n")
+    assert build(project)[0] == "passed"
+
+
+def test_failing_suite_is_recorded(project: Path) -> None:
+    (project / "verify/CMakeLists.txt").write_text(VERIFY + 'add_test(NAME broken COMMAND sh -c "exit 3")\n')
+    result, dist = build(project)
+    assert result == "verify-failed"
+    suites = {s["name"]: s["status"] for s in json.loads((dist / "manifest.json").read_text())["verify"]["suites"]}
+    assert suites == {"smoke": "passed", "broken": "failed"}
+
+
+def test_failed_build_keeps_previous_result(project: Path) -> None:
+    _, dist = build(project)
+    before = (dist / "manifest.json").read_text()
+    (project / "engine/framework.cc").write_text("this is not C++\n")
+    with pytest.raises(StepFailedError) as info:
+        build(project)
+    assert "this is not C++" in info.value.why or "error" in info.value.why
+    assert (dist / "manifest.json").read_text() == before
+    assert sorted(p.name for p in dist.parent.iterdir()) == [dist.name]
+
+
+def test_ctrl_c_kills_children_and_leaves_dist(project: Path) -> None:
+    _, dist = build(project)
+    before = (dist / "manifest.json").read_text()
+    pidfile = project / "child.pid"
+    (project / "engine/slow.sh").write_text(f"echo $$ > {pidfile}\nexec sleep 60\n")
+    (project / "engine/CMakeLists.txt").write_text(
+        ENGINE + "add_custom_target(slow ALL COMMAND sh ${CMAKE_SOURCE_DIR}/slow.sh)\n"
+    )
+    timer = threading.Timer(0.5, _interrupt_when_child_runs, args=(pidfile,))
+    timer.start()
+    try:
+        with pytest.raises(BuildInterrupted) as info:
+            build(project)
+    finally:
+        timer.cancel()
+    assert info.value.exit_code == 130
+    child = int(pidfile.read_text())
+    assert not _alive(child), "the build's child process survived Ctrl-C"
+    assert (dist / "manifest.json").read_text() == before
+    assert sorted(p.name for p in dist.parent.iterdir()) == [dist.name]
+
+
+def _interrupt_when_child_runs(pidfile: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not pidfile.exists():
+        time.sleep(0.1)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text()

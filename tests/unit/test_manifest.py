@@ -1,0 +1,100 @@
+"""Hashes, manifest records and the atomic publication of dist/<cell-id>/."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from forge import manifest
+
+
+def make_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_source_tree_hash_tracks_content_and_skips_build_dirs(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"engine/a.cc": "int a;", "engine/build-x/junk.o": "x", "verify/b.cc": "int b;"})
+    first = manifest.source_tree_hash(tmp_path, ["engine", "verify"])
+    (tmp_path / "engine/build-x/junk.o").write_text("changed")
+    assert manifest.source_tree_hash(tmp_path, ["engine", "verify"]) == first
+    (tmp_path / "engine/a.cc").write_text("int a = 1;")
+    assert manifest.source_tree_hash(tmp_path, ["engine", "verify"]) != first
+
+
+def test_file_records_hash_every_file_and_link(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"lib/libx.so.1": "ELF", "include/x.h": "#pragma once\n"})
+    (tmp_path / "lib/libx.so").symlink_to("libx.so.1")
+    records = manifest.file_records(tmp_path)
+    assert records["lib/libx.so.1"] == {"sha256": hashlib.sha256(b"ELF").hexdigest(), "size": 3}
+    assert records["lib/libx.so"] == {"link": "libx.so.1"}
+    assert list(records) == sorted(records)
+
+
+def publish_result(dist: Path, cell_id: str, marker: str, input_hash: str = "h") -> Path:
+    tmp = manifest.staging_dir(dist, cell_id)
+    make_tree(tmp / "install", {"lib/lib.so": marker})
+    data = {
+        "schema": manifest.SCHEMA,
+        "input_hash": input_hash,
+        "result": "passed",
+        "files": manifest.file_records(tmp / "install"),
+    }
+    manifest.write_json(tmp / manifest.MANIFEST, data)
+    return manifest.publish(tmp, dist, cell_id)
+
+
+def test_publish_replaces_and_up_to_date_checks_files(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    final = publish_result(dist, "c1", "one")
+    assert manifest.is_up_to_date(final, "h") and not manifest.is_up_to_date(final, "other")
+    publish_result(dist, "c1", "two!")
+    assert (final / "install/lib/lib.so").read_text() == "two!"
+    assert sorted(p.name for p in dist.iterdir()) == ["c1"]  # no temp or old directories left
+    (final / "install/lib/lib.so").write_text("x")  # damaged artifact: not up to date
+    assert not manifest.is_up_to_date(final, "h")
+
+
+def test_failure_while_assembling_leaves_previous_result(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    publish_result(dist, "c1", "good")
+    tmp = manifest.staging_dir(dist, "c1")
+    (tmp / "partial").write_text("half")
+    # the builder removes its temp dir on failure; a crash leaves it for recover() to sweep
+    os.rename(tmp, dist / ".tmp-c1-999999999")
+    manifest.recover(dist, "c1")
+    assert sorted(p.name for p in dist.iterdir()) == ["c1"]
+    assert (dist / "c1/install/lib/lib.so").read_text() == "good"
+
+
+def test_recover_restores_result_cut_between_renames(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    final = publish_result(dist, "c1", "good")
+    final.rename(dist / ".old-c1-123")  # crash after the first rename of publish()
+    manifest.recover(dist, "c1")
+    assert (dist / "c1/install/lib/lib.so").read_text() == "good"
+
+
+def test_interrupt_during_publish_is_deferred(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dist = tmp_path / "dist"
+    publish_result(dist, "c1", "old")
+    tmp = manifest.staging_dir(dist, "c1")
+    make_tree(tmp / "install", {"lib/lib.so": "new"})
+    real_rename = Path.rename
+
+    def rename_and_signal(self: Path, target: Path) -> Path:
+        os.kill(os.getpid(), 2)  # SIGINT arrives between the two renames: blocked until both are done
+        return real_rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename_and_signal)
+    with pytest.raises(KeyboardInterrupt):
+        manifest.publish(tmp, dist, "c1")
+    monkeypatch.undo()
+    assert (dist / "c1/install/lib/lib.so").read_text() == "new"
+    assert not list(dist.glob(".tmp-*"))

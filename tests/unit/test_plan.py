@@ -1,0 +1,93 @@
+"""Pure step planning: asserted on the plan alone, nothing runs."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from forge.backends.base import CONTAINER_WORKSPACE, Workspace
+from forge.matrix import Cell
+from forge.plan import BuildOptions, StepKind, plan_build
+from forge.toolchains import Toolchains, load_toolchains
+
+REPO = Path(__file__).resolve().parents[2]
+OPTS = BuildOptions(source_date_epoch=1700000000, jobs=2, ccache=True)
+
+
+@pytest.fixture(scope="module")
+def toolchains() -> Toolchains:
+    return load_toolchains(REPO / "toolchains")
+
+
+def cell(target: str, gcc: str | None = "12", cuda: str | None = None) -> Cell:
+    return Cell(target, "bookworm", "3.11", "2.4", gcc, cuda, "3.25", "4.2.3")
+
+
+def test_host_plan_steps_in_order(toolchains: Toolchains) -> None:
+    ws = Workspace(
+        PurePosixPath("/repo"),
+        PurePosixPath("/c/build"),
+        PurePosixPath("/c/stage"),
+        PurePosixPath("/c/vb"),
+        PurePosixPath("/c/ccache"),
+    )
+    plan = plan_build(cell("host"), toolchains.targets["host"], ws, "local", OPTS)
+    names = [s.name for s in plan.steps]
+    assert names == [
+        "prepare",
+        "configure",
+        "build",
+        "install",
+        "verify-configure",
+        "verify-build",
+        "verify-run",
+        "record",
+    ]
+    configure = plan.steps[1].argv
+    assert configure[:7] == ("cmake", "-S", "/repo/engine", "-B", "/c/build", "-G", "Ninja")
+    assert "-DCMAKE_INSTALL_PREFIX=/c/stage" in configure
+    assert "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" in configure
+    assert any(a.startswith("-DCMAKE_CXX_FLAGS=-ffile-prefix-map=/repo=.") for a in configure)
+    assert not any("TOOLCHAIN_FILE" in a for a in configure)
+    env = dict(plan.steps[1].env)
+    assert env["SOURCE_DATE_EPOCH"] == "1700000000" and env["CCACHE_DIR"] == "/c/ccache"
+    verify_configure = plan.steps[4].argv
+    assert "-DCMAKE_PREFIX_PATH=/c/stage" in verify_configure and "/repo/verify" in verify_configure
+    assert plan.steps[6].kind is StepKind.CTEST and plan.steps[6].cwd == PurePosixPath("/c/vb")
+
+
+def test_cross_plan_uses_toolchain_file_and_container_paths(toolchains: Toolchains) -> None:
+    plan = plan_build(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    configure = plan.steps[1].argv
+    assert "-DCMAKE_TOOLCHAIN_FILE=/src/toolchains/cmake/aarch64-linux-gnu.cmake" in configure
+    assert "-DEMBER_GCC_VERSION=12" in configure
+    assert "-DCMAKE_INSTALL_PREFIX=/stage" in configure
+    assert plan.steps[6].description.endswith("under qemu-user")
+    assert "-DCMAKE_TOOLCHAIN_FILE=/src/toolchains/cmake/aarch64-linux-gnu.cmake" in plan.steps[4].argv
+
+
+def test_macos_plan_checks_macho_instead_of_running(toolchains: Toolchains) -> None:
+    plan = plan_build(
+        cell("macos-arm64", gcc=None), toolchains.targets["macos-arm64"], CONTAINER_WORKSPACE, "docker", OPTS
+    )
+    run = next(s for s in plan.steps if s.name == "verify-run")
+    assert run.kind is StepKind.MACHO and run.argv == ()
+    assert not any("EMBER_GCC_VERSION" in a for a in plan.steps[1].argv)
+
+
+def test_cuda_and_no_ccache(toolchains: Toolchains) -> None:
+    opts = BuildOptions(source_date_epoch=0, ccache=False)
+    plan = plan_build(
+        cell("linux-x86_64", "11", "11.8"), toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", opts
+    )
+    configure = plan.steps[1].argv
+    assert "-DEMBER_CUDA=ON" in configure
+    assert not any("LAUNCHER" in a for a in configure)
+    assert "CCACHE_DIR" not in dict(plan.steps[1].env)
+
+
+def test_plan_is_json_ready(toolchains: Toolchains) -> None:
+    data = plan_build(cell("host"), toolchains.targets["host"], CONTAINER_WORKSPACE, "docker", OPTS).as_dict()
+    assert data["cell"] == {**cell("host").as_dict(), "id": "host-py3.11-np2.4-gcc12-cpu"}
+    assert data["steps"][2]["argv"] == ["cmake", "--build", "/build", "-j", "2"]

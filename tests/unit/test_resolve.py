@@ -1,0 +1,111 @@
+"""The resolver: one concrete cell per request, or every reason plus the nearest alternatives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from forge.errors import ConfigError, InfeasibleError
+from forge.matrix import Request, Supported, load_supported
+from forge.resolve import HostFacts, resolve
+from forge.toolchains import Toolchains, load_toolchains
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[Toolchains, Supported]:
+    return load_toolchains(REPO / "toolchains"), load_supported(REPO / "matrix" / "supported.yaml")
+
+
+def infeasible(data: tuple[Toolchains, Supported], target: str, **pins: str) -> InfeasibleError:
+    with pytest.raises(InfeasibleError) as info:
+        resolve(Request.make(target, pins), *data)
+    return info.value
+
+
+def test_default_cell_is_bookworm_gcc12_newest_numpy(data: tuple[Toolchains, Supported]) -> None:
+    resolution = resolve(Request.make("linux-x86_64"), *data)
+    assert resolution.cell.id == "linux-x86_64-py3.11-np2.4-gcc12-cpu"
+    assert resolution.cell.suite == "bookworm" and resolution.cell.cmake == "3.25"
+    assert resolution.sources["gcc"] == "Debian bookworm default"
+
+
+def test_pins_pick_the_suite(data: tuple[Toolchains, Supported]) -> None:
+    cell = resolve(Request.make("linux-aarch64", {"gcc": "14"}), *data).cell
+    assert (cell.suite, cell.python, cell.gcc) == ("trixie", "3.13", "14")
+    cell = resolve(Request.make("linux-x86_64", {"python": "3.9"}), *data).cell
+    assert (cell.suite, cell.gcc, cell.numpy, cell.bazel) == ("bullseye", "10", "2.0", "3.5.1")
+    cell = resolve(Request.make("linux-x86_64", {"numpy": ">=2.1,<2.3", "python": "3.13"}), *data).cell
+    assert cell.numpy == "2.2"
+
+
+def test_cuda_cells(data: tuple[Toolchains, Supported]) -> None:
+    cell = resolve(Request.make("linux-x86_64", {"cuda": "11.8"}), *data).cell
+    assert (cell.suite, cell.gcc, cell.cuda) == ("bookworm", "11", "11.8")
+    assert cell.id.endswith("-gcc11-cu11.8")
+    cell = resolve(Request.make("linux-x86_64", {"cuda": "12.4"}), *data).cell
+    assert (cell.suite, cell.gcc) == ("trixie", "13")
+    assert resolve(Request.make("linux-x86_64", {"cuda": "none"}), *data).cell.cuda is None
+
+
+def test_python311_with_gcc14(data: tuple[Toolchains, Supported]) -> None:
+    error = infeasible(data, "linux-x86_64", python="3.11", gcc="14")
+    assert "bookworm provides gcc 12, 11, not 14 (gcc 14 comes from trixie)" in error.why
+    assert "trixie provides python 3.13, not 3.11 (python 3.11 comes from bookworm)" in error.why
+    assert "python 3.13 instead of 3.11 -> linux-x86_64-py3.13-np2.4-gcc14-cpu" in error.fix
+    assert "gcc 12 instead of 14 -> linux-x86_64-py3.11-np2.4-gcc12-cpu" in error.fix
+
+
+def test_cuda118_with_gcc12(data: tuple[Toolchains, Supported]) -> None:
+    error = infeasible(data, "linux-x86_64", cuda="11.8", gcc="12")
+    assert error.why == "nvcc 11.8 accepts host gcc <=11 (its crt/host_config.h); gcc 12 would be used"
+    assert "gcc 11 instead of 12 -> linux-x86_64-py3.11-np2.4-gcc11-cu11.8" in error.fix
+    assert "cuda none instead of 11.8" in error.fix
+
+
+def test_numpy121_with_python313(data: tuple[Toolchains, Supported]) -> None:
+    error = infeasible(data, "linux-x86_64", numpy="1.21", python="3.13")
+    assert "numpy 1.21 has wheels for python >=3.7,<3.11 only; python 3.13 has none" in error.why
+    assert "python 3.9 instead of 3.13 -> linux-x86_64-py3.9-np1.21-gcc10-cpu" in error.fix
+    assert "numpy 2.4 instead of 1.21" in error.fix
+
+
+def test_macos_with_cuda(data: tuple[Toolchains, Supported]) -> None:
+    error = infeasible(data, "macos-arm64", cuda="12.4")
+    assert "target macos-arm64 has no CUDA toolkit" in error.why
+    assert "cuda none instead of 12.4 -> macos-arm64-py3.11-np2.4-zig-cpu" in error.fix
+
+
+def test_macos_with_gcc(data: tuple[Toolchains, Supported]) -> None:
+    error = infeasible(data, "macos-x86_64", gcc="12")
+    assert "built with zig (clang), not gcc" in error.why
+
+
+def test_unknown_values_suggest(data: tuple[Toolchains, Supported]) -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve(Request.make("linux-x86-64"), *data)
+    assert "did you mean `linux-x86_64`" in info.value.what
+    with pytest.raises(ConfigError) as info:
+        resolve(Request.make("linux-x86_64", {"gcc": "15"}), *data)
+    assert "unknown gcc version `15`" in info.value.what and "9, 10, 11, 12, 13, 14" in info.value.why
+
+
+def test_outside_supported_range(data: tuple[Toolchains, Supported]) -> None:
+    toolchains, supported = data
+    narrow = Supported({**supported.specs, "python": SpecifierSet(">=3.11")}, supported.targets)
+    with pytest.raises(InfeasibleError, match="outside what ember supports"):
+        resolve(Request.make("linux-x86_64", {"python": "3.9"}), toolchains, narrow)
+
+
+def test_local_backend_is_pinned_to_the_host(data: tuple[Toolchains, Supported]) -> None:
+    host = HostFacts(suite="bookworm", gcc="12", python="3.11", cmake="3.25", arch="x86_64")
+    cell = resolve(Request.make("host"), *data, host=host).cell
+    assert cell.id == "host-py3.11-np2.4-gcc12-cpu"
+    with pytest.raises(InfeasibleError) as info:
+        resolve(Request.make("linux-x86_64", {"gcc": "14"}), *data, host=host)
+    assert "local backend uses the host's gcc 12" in info.value.why
+    unknown_host = HostFacts(suite="noble", gcc="13", python="3.12", cmake="3.28", arch="x86_64")
+    assert resolve(Request.make("host"), *data, host=unknown_host).cell.suite == "noble"
