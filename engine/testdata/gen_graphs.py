@@ -28,6 +28,25 @@ from tensorflow.python.framework.convert_to_constants import convert_variables_t
 
 OUT = Path(__file__).resolve().parent / "graphs"
 v1 = tf.compat.v1
+# error_codes.proto names, as ember-run prints them.
+_CODE_NAMES = {
+    1: "CANCELLED",
+    2: "UNKNOWN",
+    3: "INVALID_ARGUMENT",
+    4: "DEADLINE_EXCEEDED",
+    5: "NOT_FOUND",
+    6: "ALREADY_EXISTS",
+    7: "PERMISSION_DENIED",
+    8: "RESOURCE_EXHAUSTED",
+    9: "FAILED_PRECONDITION",
+    10: "ABORTED",
+    11: "OUT_OF_RANGE",
+    12: "UNIMPLEMENTED",
+    13: "INTERNAL",
+    14: "UNAVAILABLE",
+    15: "DATA_LOSS",
+    16: "UNAUTHENTICATED",
+}
 
 
 @dataclass(frozen=True)
@@ -59,7 +78,7 @@ def mlp() -> Fixture:
     w2 = tf.Variable(rand(rng, 16, 4, scale=0.5), name="w2")
     b2 = tf.Variable(rand(rng, 4, scale=0.1), name="b2")
 
-    @tf.function(input_signature=[tf.TensorSpec([4, 8], tf.float32, name="x")])
+    @tf.function(input_signature=[tf.TensorSpec([4, 8], tf.float32, name="x")])  # type: ignore[untyped-decorator]
     def model(x: tf.Tensor) -> tf.Tensor:
         h = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w1), b1))
         return tf.nn.softmax(tf.nn.bias_add(tf.matmul(h, w2), b2))
@@ -78,9 +97,7 @@ def convnet() -> Fixture:
         h = tf.nn.conv2d(x, rand(rng, 3, 3, 3, 8, scale=0.3), strides=1, padding="SAME", name="conv1")
         h = tf.nn.relu(tf.nn.bias_add(h, rand(rng, 8, scale=0.1)), name="relu1")
         h = tf.nn.max_pool2d(h, ksize=2, strides=2, padding="VALID", name="pool1")
-        h = tf.nn.depthwise_conv2d(
-            h, rand(rng, 3, 3, 8, 2, scale=0.3), strides=[1, 1, 1, 1], padding="SAME", name="dw"
-        )
+        h = tf.nn.depthwise_conv2d(h, rand(rng, 3, 3, 8, 2, scale=0.3), strides=[1, 1, 1, 1], padding="SAME", name="dw")
         h = tf.nn.relu6(h, name="relu6")
         h = tf.nn.avg_pool2d(h, ksize=3, strides=2, padding="SAME", name="pool2")
         flat = tf.reshape(h, [2, -1], name="flatten")
@@ -141,7 +158,7 @@ def elementwise() -> Fixture:
             raw.Identity(input=b, name="identity"),
             tf.compat.v1.placeholder_with_default(tf.constant([1.5, 2.5]), [2], name="with_default"),
         ]
-        feeds = {
+        feeds: dict[str, np.ndarray] = {
             "a": rand(rng, 2, 3, 4, scale=2.0),
             "b": rand(rng, 3, 1),
             "c": np.array(0.25, dtype=np.float32),
@@ -220,7 +237,7 @@ def integers() -> Fixture:
             tf.concat([i, i], axis=0, name="concat"),
             tf.nn.relu(i - 3, name="relu"),
         ]
-        feeds = {
+        feeds: dict[str, np.ndarray] = {
             "i": rng.integers(-50, 50, size=(3, 4)).astype(np.int32),
             "j": rng.integers(-10, 10, size=(4,)).astype(np.int32),
             "k": rng.integers(-(2**40), 2**40, size=(2, 3)).astype(np.int64),
@@ -232,6 +249,36 @@ def integers() -> Fixture:
     return v1_graph(build)
 
 
+def broadcast_error() -> Fixture:
+    """Shapes only known at run time, and incompatible: TensorFlow's error is the oracle."""
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        a = v1.placeholder(tf.float32, None, name="a")
+        b = v1.placeholder(tf.float32, None, name="b")
+        out = tf.raw_ops.AddV2(x=a, y=b, name="add")
+        return {"a": np.ones([2, 3], np.float32), "b": np.ones([4], np.float32)}, [out]
+
+    return v1_graph(build)
+
+
+def reshape_error() -> Fixture:
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        a = v1.placeholder(tf.float32, None, name="a")
+        out = tf.reshape(a, [4, 2], name="reshape")
+        return {"a": np.ones([6], np.float32)}, [out]
+
+    return v1_graph(build)
+
+
+def placeholder_not_fed() -> Fixture:
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        a = v1.placeholder(tf.float32, [2], name="a")
+        b = v1.placeholder(tf.float32, [2], name="b")
+        return {"a": np.ones([2], np.float32)}, [tf.raw_ops.Mul(x=a, y=b, name="mul")]
+
+    return v1_graph(build)
+
+
 FIXTURES: dict[str, Callable[[], Fixture]] = {
     "mlp": mlp,
     "convnet": convnet,
@@ -239,6 +286,9 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "elementwise": elementwise,
     "reductions_shapes": reductions_shapes,
     "integers": integers,
+    "error_broadcast": broadcast_error,
+    "error_reshape": reshape_error,
+    "error_placeholder": placeholder_not_fed,
 }
 
 
@@ -250,6 +300,15 @@ def tf_outputs(fixture: Fixture) -> list[np.ndarray]:
     with v1.Session(graph=graph) as sess:
         feed = {graph.get_tensor_by_name(_tensor_name(n)): v for n, v in fixture.feeds.items()}
         return [np.asarray(v) for v in sess.run(fixture.fetches, feed_dict=feed)]
+
+
+def _core_message(message: str) -> str:
+    """The kernel's own message line, without the context TensorFlow wraps around it."""
+    for line in message.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("Graph execution error", "Detected at node", "Node:")):
+            return line
+    return message
 
 
 def _tensor_name(name: str) -> str:
@@ -265,22 +324,31 @@ def write_fixture(name: str, fixture: Fixture) -> None:
     folder = OUT / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    (folder / "model.pb").write_bytes(fixture.graph_def.SerializeToString())
-    (folder / "model.json").write_text(json_format.MessageToJson(fixture.graph_def) + "\n")
+    (folder / "model.pb").write_bytes(fixture.graph_def.SerializeToString(deterministic=True))
+    (folder / "model.json").write_text(json_format.MessageToJson(fixture.graph_def, sort_keys=True) + "\n")
     feeds = []
     for i, (feed, value) in enumerate(fixture.feeds.items()):
         np.save(folder / f"input_{i}.npy", value)
         feeds.append({"name": _endpoint(feed), "file": f"input_{i}.npy"})
     expected = []
-    for i, value in enumerate(tf_outputs(fixture)):
+    error = None
+    try:
+        outputs = tf_outputs(fixture)
+    except tf.errors.OpError as e:
+        outputs = []
+        # The first line only: TensorFlow appends node and traceback context after it.
+        error = {"code": _CODE_NAMES[e.error_code], "message": _core_message(e.message)}
+    for i, value in enumerate(outputs):
         np.save(folder / f"expected_{i}.npy", value)
         expected.append(f"expected_{i}.npy")
-    manifest = {
+    manifest: dict[str, object] = {
         "generator": f"engine/testdata/gen_graphs.py with tensorflow {tf.__version__}",
         "feeds": feeds,
         "fetches": [_endpoint(f) for f in fixture.fetches],
         "expected": expected,
     }
+    if error is not None:
+        manifest["expected_error"] = error
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 

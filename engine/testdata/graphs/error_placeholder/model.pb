@@ -1,0 +1,12 @@
+
+.
+aPlaceholder*
+dtype0*
+shape:
+.
+bPlaceholder*
+dtype0*
+shape:
+
+mulMulab*
+T0"ª
