@@ -1,0 +1,72 @@
+"""The CLI layer: one message and the right exit code per error; plan output; config precedence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forge import cli
+from forge.config import backend_for, load_config
+from forge.errors import BuildInterrupted, ConfigError, InfeasibleError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_guard_turns_errors_into_exit_codes() -> None:
+    with pytest.raises(cli.CliExit) as info, cli.guard(debug=False):
+        raise InfeasibleError("no cell", "because", "do this")
+    assert info.value.code == 3 and info.value.message == "error: no cell\n  why: because\n  fix: do this"
+    with pytest.raises(cli.CliExit) as info, cli.guard(debug=False):
+        raise KeyboardInterrupt
+    assert info.value.code == 130 == BuildInterrupted.exit_code
+
+
+def test_plan_json_for_one_target(capsys: pytest.CaptureFixture[str]) -> None:
+    cli.run_plan("linux-aarch64", None, {"gcc": "14"}, True, {})
+    data = json.loads(capsys.readouterr().out)
+    (entry,) = data["cells"]
+    assert entry["status"] == "scheduled" and entry["id"] == "linux-aarch64-py3.13-np2.4-gcc14-cpu"
+    assert entry["backend"] == "docker" and entry["sources"]["gcc"] == "pinned (14)"
+    assert [s["name"] for s in entry["steps"]][:3] == ["prepare", "configure", "build"]
+
+
+def test_plan_json_for_release_matrix(capsys: pytest.CaptureFixture[str]) -> None:
+    cli.run_plan(None, str(REPO / "matrix/release.yaml"), {}, True, {})
+    cells = json.loads(capsys.readouterr().out)["cells"]
+    skipped = [c for c in cells if c["status"] == "skipped"]
+    assert any("numpy 1.21 has wheels for python >=3.7,<3.11 only" in c["reason"] for c in skipped)
+    assert any(c["reason"].startswith("excluded by") for c in skipped)
+    scheduled = [c["id"] for c in cells if c["status"] == "scheduled"]
+    assert len(scheduled) == len(set(scheduled))
+
+
+def test_plan_of_infeasible_target_is_an_error() -> None:
+    with pytest.raises(InfeasibleError):
+        cli.run_plan("linux-x86_64", None, {"python": "3.11", "gcc": "14"}, False, {})
+
+
+def test_matrix_and_target_are_exclusive() -> None:
+    _, data = cli.setup({})
+    with pytest.raises(ConfigError, match="cannot be combined"):
+        cli.requests_from("host", "matrix/ci.yaml", {}, data)
+    with pytest.raises(ConfigError, match="no matrix file"):
+        cli.requests_from(None, "matrix/nope.yaml", {}, data)
+
+
+def test_config_precedence() -> None:
+    env = {"FORGE_BACKEND": "docker", "FORGE_JOBS": "4", "SOURCE_DATE_EPOCH": "123"}
+    cfg = load_config(REPO, env, {"jobs": 1, "backend": None})
+    assert (cfg.backend, cfg.jobs, cfg.source_date_epoch) == ("docker", 1, 123)
+    cfg = load_config(REPO, {}, {})
+    assert backend_for(cfg, "host").backend == "local" and backend_for(cfg, "linux-armv7").backend == "docker"
+    with pytest.raises(ConfigError, match="did you mean `docker`"):
+        load_config(REPO, {}, {"backend": "dokcer"})
+    with pytest.raises(ConfigError, match="FORGE_JOBS"):
+        load_config(REPO, {"FORGE_JOBS": "many"}, {})
+
+
+def test_test_commands_cover_every_check() -> None:
+    names = [name for name, _ in cli.test_commands(REPO, unit=False)]
+    assert names == ["ruff check", "ruff format", "mypy", "clang-format", "pytest"]
