@@ -1,0 +1,83 @@
+// Runs the main subgraph of a validated .tflite model.
+//
+//   auto model = ember::lite::Model::FromFile("m.tflite");
+//   auto interp = ember::lite::Interpreter::Create(*model);
+//   (*interp)->AllocateTensors();  fill (*interp)->input(0).data;  (*interp)->Invoke();
+#ifndef EMBER_LITE_INTERPRETER_H_
+#define EMBER_LITE_INTERPRETER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/lite/model.h"
+#include "ember/lite/schema.h"
+#include "ember/status.h"
+
+namespace ember {
+namespace lite {
+
+// A view of one tensor of a running interpreter.
+struct TensorView {
+  const TensorDef* def = nullptr;
+  uint8_t* data = nullptr;  // null until AllocateTensors (or for constants: read-only)
+  size_t bytes = 0;
+  const std::string& name() const { return def->name; }
+  TensorType type() const { return def->type; }
+  const std::vector<int32_t>& shape() const { return def->shape; }
+  float scale() const { return def->quant.scale.empty() ? 0.0f : def->quant.scale[0]; }
+  int32_t zero_point() const {
+    return def->quant.zero_point.empty() ? 0 : static_cast<int32_t>(def->quant.zero_point[0]);
+  }
+  template <typename T>
+  T* as() const {
+    return reinterpret_cast<T*>(data);
+  }
+};
+
+struct InterpreterOptions {
+  // AllocateTensors fails (instead of allocating) when activations need more than this.
+  size_t max_arena_bytes = size_t{1} << 31;
+};
+
+class Interpreter {
+ public:
+  ~Interpreter();
+  static StatusOr<std::unique_ptr<Interpreter>> Create(std::shared_ptr<const Model> model,
+                                                       InterpreterOptions options = {});
+
+  // Checks every operator's inputs and outputs (types, shapes, quantization) and allocates
+  // the activation arena. Must succeed before Invoke.
+  Status AllocateTensors();
+  Status Invoke();
+
+  size_t inputs_size() const { return model_->graph().inputs.size(); }
+  size_t outputs_size() const { return model_->graph().outputs.size(); }
+  TensorView input(size_t i) const;
+  TensorView output(size_t i) const;
+  TensorView tensor(int32_t index) const;
+  // Index into inputs()/outputs() of the tensor with that name, or NOT_FOUND.
+  StatusOr<size_t> InputIndex(const std::string& name) const;
+  StatusOr<size_t> OutputIndex(const std::string& name) const;
+  const Model& model() const { return *model_; }
+
+  struct NodeState;
+
+ private:
+  Interpreter() = default;
+
+  std::shared_ptr<const Model> model_;
+  InterpreterOptions options_;
+  std::vector<uint8_t*> data_;  // per tensor
+  std::vector<size_t> bytes_;
+  uint8_t* arena_ = nullptr;
+  std::vector<std::unique_ptr<NodeState>> nodes_;
+  bool allocated_ = false;
+};
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_LITE_INTERPRETER_H_

@@ -1,0 +1,53 @@
+// Integer quantization math, bit-exact with TFLite's reference kernels (see
+// ../shared/spec/ENGINE.md section 2). One place for the converter and the kernels.
+#ifndef EMBER_LITE_QUANT_H_
+#define EMBER_LITE_QUANT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ember/status.h"
+
+namespace ember {
+namespace lite {
+
+struct QuantParams {
+  double scale = 0.0;
+  int32_t zero_point = 0;
+};
+
+// ChooseQuantizationParams<T>(rmin, rmax, narrow) for a [qmin, qmax] integer range. The
+// range is first widened to include 0 (as the converter does). Scale in double, zero point
+// nudged: of z_min and z_max the one with the smaller error wins, clamped, rounded half away.
+QuantParams ChooseQuantizationParams(double rmin, double rmax, int32_t qmin, int32_t qmax);
+
+// Symmetric per-channel int8 weights along `dim` of `shape` (values in [-127, 127]).
+struct PerChannelWeights {
+  std::vector<float> scales;
+  std::vector<int8_t> values;
+};
+PerChannelWeights QuantizeWeightsPerChannel(const float* data, const std::vector<int32_t>& shape,
+                                            int dim);
+// Symmetric int32 bias with scale s_in * s_w[c] (zero point 0).
+std::vector<int32_t> QuantizeBias(const float* bias, int n, float input_scale,
+                                  const std::vector<float>& weight_scales);
+
+// (multiplier, shift) with M = multiplier * 2^(shift - 31), multiplier in [2^30, 2^31).
+void QuantizeMultiplier(double real, int32_t* multiplier, int* shift);
+
+int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b);
+int32_t RoundingDivideByPOT(int32_t x, int exponent);
+// Double-rounding MultiplyByQuantizedMultiplier (TFLite's default build).
+int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift);
+
+// Clamp range for a fused activation on an output with (scale, zero_point), int8.
+void ActivationRangeInt8(int activation, float scale, int32_t zero_point, int32_t* act_min,
+                         int32_t* act_max);
+
+// q = clamp(round(x / scale) + zp) as TFLite's reference QUANTIZE does.
+int8_t QuantizeValueInt8(float x, float scale, int32_t zero_point);
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_LITE_QUANT_H_

@@ -1,0 +1,126 @@
+// The subset of the TFLite (TFL3) schema ember understands: enum values and the in-memory
+// description of a validated model. Numbers follow tensorflow/compiler/mlir/lite/schema/schema.fbs.
+#ifndef EMBER_LITE_SCHEMA_H_
+#define EMBER_LITE_SCHEMA_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember {
+namespace lite {
+
+enum class TensorType : int8_t {
+  kFloat32 = 0,
+  kFloat16 = 1,
+  kInt32 = 2,
+  kUInt8 = 3,
+  kInt64 = 4,
+  kString = 5,
+  kBool = 6,
+  kInt16 = 7,
+  kInt8 = 9,
+};
+
+enum class BuiltinOp : int32_t {
+  kAdd = 0,
+  kAveragePool2D = 1,
+  kConcatenation = 2,
+  kConv2D = 3,
+  kDepthwiseConv2D = 4,
+  kDequantize = 6,
+  kFullyConnected = 9,
+  kMaxPool2D = 17,
+  kMul = 18,
+  kRelu = 19,
+  kRelu6 = 21,
+  kReshape = 22,
+  kSoftmax = 25,
+  kMean = 40,
+  kQuantize = 114,
+};
+
+// BuiltinOptions union tags.
+enum class OptionsType : uint8_t {
+  kNone = 0,
+  kConv2D = 1,
+  kDepthwiseConv2D = 2,
+  kPool2D = 5,
+  kFullyConnected = 8,
+  kSoftmax = 9,
+  kConcatenation = 10,
+  kAdd = 11,
+  kReshape = 17,
+  kMul = 21,
+  kReducer = 27,
+  kDequantize = 38,
+  kQuantize = 89,
+};
+
+enum class Padding : int8_t { kSame = 0, kValid = 1 };
+enum class Activation : int8_t { kNone = 0, kRelu = 1, kReluN1To1 = 2, kRelu6 = 3 };
+
+// "FLOAT32", "INT8", ... as TFLite prints them; "UNKNOWN(n)" otherwise.
+std::string TensorTypeName(TensorType type);
+// Bytes per element; 0 for types ember cannot hold (STRING, unknown).
+size_t TensorTypeSize(TensorType type);
+// "CONV_2D", ...; "BUILTIN(n)" for codes ember does not know.
+std::string BuiltinOpName(int32_t code);
+// "[1,28,28,3]".
+std::string ShapeString(const std::vector<int32_t>& shape);
+
+struct QuantizationDef {
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+  int32_t quantized_dimension = 0;
+  bool empty() const { return scale.empty(); }
+};
+
+struct TensorDef {
+  std::string name;
+  TensorType type = TensorType::kFloat32;
+  std::vector<int32_t> shape;
+  uint32_t buffer = 0;
+  // Constant data inside the model buffer (zero-copy), or null.
+  const uint8_t* data = nullptr;
+  size_t data_size = 0;
+  QuantizationDef quant;
+  size_t num_elements = 0;
+};
+
+// Options of every supported builtin; fields not used by an op keep their defaults.
+struct OpOptions {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t dilation_w = 1, dilation_h = 1;
+  int32_t filter_w = 1, filter_h = 1;
+  int32_t depth_multiplier = 1;
+  Activation activation = Activation::kNone;
+  bool keep_num_dims = false;
+  int32_t axis = 0;
+  float beta = 1.0f;
+  bool keep_dims = false;
+  std::vector<int32_t> new_shape;
+};
+
+struct OperatorDef {
+  BuiltinOp op = BuiltinOp::kAdd;
+  int32_t version = 1;
+  std::vector<int32_t> inputs;  // -1 marks an absent optional input
+  std::vector<int32_t> outputs;
+  OpOptions options;
+};
+
+struct SubGraphDef {
+  std::string name;
+  std::vector<TensorDef> tensors;
+  std::vector<OperatorDef> operators;
+  std::vector<int32_t> inputs;
+  std::vector<int32_t> outputs;
+};
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_LITE_SCHEMA_H_

@@ -1,0 +1,279 @@
+// Interpreter: tensor allocation, operator preparation and execution.
+#include "ember/lite/interpreter.h"
+
+#include <algorithm>
+#include <limits>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "lite/kernels.h"
+
+namespace ember {
+namespace lite {
+
+std::string ShapeString(const std::vector<int32_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+Status CheckShape(const NodeState& node, const TensorDef& t, const std::vector<int32_t>& expected,
+                  const char* role) {
+  if (t.shape != expected) {
+    return errors::InvalidArgument(node.what + ": " + role + " '" + t.name + "' has shape " +
+                                   ShapeString(t.shape) + " but the operator produces " +
+                                   ShapeString(expected));
+  }
+  return Status::OK();
+}
+
+Status CheckType(const NodeState& node, const TensorDef& t, TensorType type, const char* role) {
+  if (t.type != type) {
+    return errors::InvalidArgument(node.what + ": " + role + " '" + t.name + "' is " +
+                                   TensorTypeName(t.type) + ", expected " + TensorTypeName(type));
+  }
+  return Status::OK();
+}
+
+Status NeedQuant(const NodeState& node, const TensorDef& t, const char* role) {
+  if (t.quant.scale.empty() || t.quant.zero_point.empty()) {
+    return errors::InvalidArgument(node.what + ": " + role + " '" + t.name +
+                                   "' is quantized but has no scale/zero_point");
+  }
+  for (float s : t.quant.scale) {
+    if (!(s > 0.0f) || s > 1e30f) {
+      return errors::InvalidArgument(node.what + ": " + role + " '" + t.name +
+                                     "' has a non-positive or non-finite scale");
+    }
+  }
+  const int64_t lo = t.type == TensorType::kUInt8 ? 0 : -128;
+  const int64_t hi = t.type == TensorType::kUInt8 ? 255 : 127;
+  for (int64_t z : t.quant.zero_point) {
+    if (z < lo || z > hi) {
+      return errors::InvalidArgument(node.what + ": " + role + " '" + t.name +
+                                     "' has zero point " + std::to_string(z) +
+                                     " outside the 8-bit range");
+    }
+  }
+  return Status::OK();
+}
+
+void FloatActivationRange(Activation act, float* lo, float* hi) {
+  switch (act) {
+    case Activation::kRelu:
+      *lo = 0.0f;
+      *hi = std::numeric_limits<float>::max();
+      break;
+    case Activation::kReluN1To1:
+      *lo = -1.0f;
+      *hi = 1.0f;
+      break;
+    case Activation::kRelu6:
+      *lo = 0.0f;
+      *hi = 6.0f;
+      break;
+    default:
+      *lo = std::numeric_limits<float>::lowest();
+      *hi = std::numeric_limits<float>::max();
+  }
+}
+
+int ComputeOutSize(Padding padding, int in, int filter, int stride, int dilation) {
+  const int64_t eff = static_cast<int64_t>(filter - 1) * dilation + 1;
+  if (stride <= 0) return -1;
+  if (padding == Padding::kSame) return static_cast<int>((in + stride - 1) / stride);
+  return static_cast<int>((in - eff + stride) / stride);
+}
+
+int ComputePadding(int stride, int dilation, int in, int filter, int out) {
+  const int64_t eff = static_cast<int64_t>(filter - 1) * dilation + 1;
+  const int64_t pad = ((static_cast<int64_t>(out) - 1) * stride + eff - in) / 2;
+  return pad > 0 ? static_cast<int>(pad) : 0;
+}
+
+Status PrepareNode(NodeState* node) {
+  switch (node->op->op) {
+    case BuiltinOp::kFullyConnected: return PrepareFullyConnected(node);
+    case BuiltinOp::kConv2D: return PrepareConv2D(node);
+    case BuiltinOp::kDepthwiseConv2D: return PrepareDepthwiseConv2D(node);
+    case BuiltinOp::kAdd:
+    case BuiltinOp::kMul: return PrepareAddMul(node);
+    case BuiltinOp::kRelu:
+    case BuiltinOp::kRelu6: return PrepareActivation(node);
+    case BuiltinOp::kQuantize: return PrepareQuantize(node);
+    case BuiltinOp::kDequantize: return PrepareDequantize(node);
+    case BuiltinOp::kReshape: return PrepareReshape(node);
+    case BuiltinOp::kConcatenation: return PrepareConcatenation(node);
+    case BuiltinOp::kSoftmax: return PrepareSoftmax(node);
+    case BuiltinOp::kAveragePool2D:
+    case BuiltinOp::kMaxPool2D: return PreparePool(node);
+    case BuiltinOp::kMean: return PrepareMean(node);
+  }
+  return errors::Unimplemented(node->what + ": no kernel");
+}
+
+Interpreter::~Interpreter() { std::free(arena_); }
+
+StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const Model> model,
+                                                           InterpreterOptions options) {
+  if (model == nullptr) return errors::InvalidArgument("Interpreter::Create: null model");
+  std::unique_ptr<Interpreter> interp(new Interpreter());
+  interp->model_ = std::move(model);
+  interp->options_ = options;
+  const SubGraphDef& g = interp->model_->graph();
+  interp->data_.assign(g.tensors.size(), nullptr);
+  interp->bytes_.assign(g.tensors.size(), 0);
+  return interp;
+}
+
+Status Interpreter::AllocateTensors() {
+  const SubGraphDef& g = model_->graph();
+  const size_t nt = g.tensors.size();
+  // Which tensors are written at run time: graph inputs and operator outputs.
+  std::vector<int> writer(nt, -2);  // -2 never written, -1 graph input, else operator index
+  for (int32_t i : g.inputs) writer[static_cast<size_t>(i)] = -1;
+  for (size_t oi = 0; oi < g.operators.size(); ++oi) {
+    const OperatorDef& op = g.operators[oi];
+    for (int32_t in : op.inputs) {
+      if (in < 0) continue;
+      const TensorDef& t = g.tensors[static_cast<size_t>(in)];
+      const int w = writer[static_cast<size_t>(in)];
+      if (w == -2 && t.data == nullptr) {
+        return errors::InvalidArgument("operator " + std::to_string(oi) + " (" +
+                                       BuiltinOpName(static_cast<int32_t>(op.op)) +
+                                       ") reads tensor " + std::to_string(in) + " ('" + t.name +
+                                       "'), which has no data and no earlier operator writes");
+      }
+    }
+    for (int32_t out : op.outputs) {
+      const TensorDef& t = g.tensors[static_cast<size_t>(out)];
+      if (writer[static_cast<size_t>(out)] != -2 || t.data != nullptr) {
+        return errors::InvalidArgument(
+            "operator " + std::to_string(oi) + " writes tensor " + std::to_string(out) + " ('" +
+            t.name + "'), which is constant, a graph input or written by another operator");
+      }
+      writer[static_cast<size_t>(out)] = static_cast<int>(oi);
+    }
+  }
+  for (int32_t o : g.outputs) {
+    const TensorDef& t = g.tensors[static_cast<size_t>(o)];
+    if (writer[static_cast<size_t>(o)] == -2 && t.data == nullptr) {
+      return errors::InvalidArgument("graph output tensor " + std::to_string(o) + " ('" + t.name +
+                                     "') is never written");
+    }
+  }
+  // One arena, every run-time tensor at a 64-byte aligned offset.
+  size_t total = 0;
+  std::vector<size_t> offset(nt, 0);
+  for (size_t i = 0; i < nt; ++i) {
+    const TensorDef& t = g.tensors[i];
+    if (writer[i] == -2) continue;
+    const size_t elem = TensorTypeSize(t.type);
+    if (elem == 0) {
+      return errors::Unimplemented("tensor " + std::to_string(i) + " ('" + t.name + "') has type " +
+                                   TensorTypeName(t.type) + ", which ember lite cannot hold");
+    }
+    const size_t bytes = t.num_elements * elem;
+    if (bytes > options_.max_arena_bytes || total > options_.max_arena_bytes - bytes) {
+      return errors::ResourceExhausted("activations need more than " +
+                                       std::to_string(options_.max_arena_bytes) +
+                                       " bytes (InterpreterOptions::max_arena_bytes)");
+    }
+    offset[i] = total;
+    bytes_[i] = bytes;
+    total += (bytes + 63) / 64 * 64;
+  }
+  std::free(arena_);
+  arena_ = static_cast<uint8_t*>(std::calloc(total + 64, 1));
+  if (arena_ == nullptr) return errors::ResourceExhausted("cannot allocate the tensor arena");
+  for (size_t i = 0; i < nt; ++i) {
+    const TensorDef& t = g.tensors[i];
+    if (writer[i] != -2) {
+      data_[i] = arena_ + offset[i];
+    } else if (t.data != nullptr) {
+      data_[i] = const_cast<uint8_t*>(t.data);  // read-only: no operator writes constants
+      bytes_[i] = t.data_size;
+    }
+  }
+  nodes_.clear();
+  for (size_t oi = 0; oi < g.operators.size(); ++oi) {
+    auto node = std::make_unique<NodeState>();
+    node->op = &g.operators[oi];
+    node->index = static_cast<int>(oi);
+    node->what = "operator " + std::to_string(oi) + " (" +
+                 BuiltinOpName(static_cast<int32_t>(node->op->op)) + ")";
+    for (int32_t in : node->op->inputs) {
+      node->t.in.push_back(in < 0 ? nullptr : &g.tensors[static_cast<size_t>(in)]);
+      node->t.in_data.push_back(in < 0 ? nullptr : data_[static_cast<size_t>(in)]);
+    }
+    for (int32_t out : node->op->outputs) {
+      node->t.out.push_back(&g.tensors[static_cast<size_t>(out)]);
+      node->t.out_data.push_back(data_[static_cast<size_t>(out)]);
+    }
+    Status s = PrepareNode(node.get());
+    if (!s.ok()) {
+      allocated_ = false;
+      return s;
+    }
+    nodes_.push_back(std::move(node));
+  }
+  allocated_ = true;
+  return Status::OK();
+}
+
+Status Interpreter::Invoke() {
+  if (!allocated_) {
+    return errors::FailedPrecondition("Invoke called before a successful AllocateTensors");
+  }
+  for (auto& node : nodes_) EMBER_RETURN_IF_ERROR(node->eval(node.get()));
+  return Status::OK();
+}
+
+TensorView Interpreter::tensor(int32_t index) const {
+  TensorView v;
+  const SubGraphDef& g = model_->graph();
+  if (index < 0 || static_cast<size_t>(index) >= g.tensors.size()) return v;
+  v.def = &g.tensors[static_cast<size_t>(index)];
+  v.data = data_[static_cast<size_t>(index)];
+  v.bytes = bytes_[static_cast<size_t>(index)];
+  return v;
+}
+
+TensorView Interpreter::input(size_t i) const {
+  const auto& ins = model_->graph().inputs;
+  return i < ins.size() ? tensor(ins[i]) : TensorView();
+}
+
+TensorView Interpreter::output(size_t i) const {
+  const auto& outs = model_->graph().outputs;
+  return i < outs.size() ? tensor(outs[i]) : TensorView();
+}
+
+namespace {
+StatusOr<size_t> FindByName(const SubGraphDef& g, const std::vector<int32_t>& list,
+                            const std::string& name, const char* kind) {
+  std::string known;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string& n = g.tensors[static_cast<size_t>(list[i])].name;
+    if (n == name) return i;
+    known += (i ? ", '" : "'") + n + "'";
+  }
+  return errors::NotFound(std::string("no ") + kind + " named '" + name + "' (the model has " +
+                          known + ")");
+}
+}  // namespace
+
+StatusOr<size_t> Interpreter::InputIndex(const std::string& name) const {
+  return FindByName(model_->graph(), model_->graph().inputs, name, "input");
+}
+
+StatusOr<size_t> Interpreter::OutputIndex(const std::string& name) const {
+  return FindByName(model_->graph(), model_->graph().outputs, name, "output");
+}
+
+}  // namespace lite
+}  // namespace ember

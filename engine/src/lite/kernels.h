@@ -1,0 +1,97 @@
+// Internal kernel interface of ember lite: each builtin has a Prepare (checks types and
+// shapes against the model, precomputes multipliers) and an Eval.
+#ifndef EMBER_SRC_LITE_KERNELS_H_
+#define EMBER_SRC_LITE_KERNELS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ember/lite/interpreter.h"
+#include "ember/lite/schema.h"
+#include "ember/status.h"
+
+namespace ember {
+namespace lite {
+
+struct OpTensors {
+  std::vector<const TensorDef*> in;  // null for an absent optional input
+  std::vector<uint8_t*> in_data;
+  std::vector<const TensorDef*> out;
+  std::vector<uint8_t*> out_data;
+  template <typename T>
+  const T* In(size_t i) const {
+    return reinterpret_cast<const T*>(in_data[i]);
+  }
+  template <typename T>
+  T* Out(size_t i) const {
+    return reinterpret_cast<T*>(out_data[i]);
+  }
+};
+
+struct Interpreter::NodeState {
+  const OperatorDef* op = nullptr;
+  int index = 0;
+  std::string what;  // "operator 3 (CONV_2D)" for messages
+  OpTensors t;
+  Status (*eval)(NodeState*) = nullptr;
+
+  // Shared precomputed parameters (each op uses what it needs).
+  float f_min = 0, f_max = 0;
+  int32_t act_min = -128, act_max = 127;
+  int32_t in_zp = 0, in2_zp = 0, out_zp = 0;
+  int32_t multiplier = 0;
+  int shift = 0;
+  int32_t m1 = 0, m2 = 0;
+  int s1 = 0, s2 = 0;
+  int left_shift = 0;
+  std::vector<int32_t> multipliers;
+  std::vector<int> shifts;
+  std::vector<int32_t> bias;      // int8 path: bias + input offset correction folded in
+  std::vector<int8_t> scratch8;   // im2col
+  std::vector<float> scratchf;
+  // Geometry (NHWC): batches, in_h, in_w, in_c, out_h, out_w, out_c, filter_h, filter_w.
+  int n = 1, ih = 0, iw = 0, ic = 0, oh = 0, ow = 0, oc = 0, kh = 1, kw = 1;
+  int pad_h = 0, pad_w = 0;
+  int64_t outer = 1, inner = 1, depth = 1;
+  int diff_min = 0;
+  int mean_mode = 0;
+  std::vector<int32_t> in_shape6, in2_shape6, out_shape6;
+  std::vector<int> axes;
+};
+
+using NodeState = Interpreter::NodeState;
+
+Status PrepareNode(NodeState* node);
+
+// Helpers shared by the kernel files.
+Status CheckShape(const NodeState& node, const TensorDef& t, const std::vector<int32_t>& expected,
+                  const char* role);
+Status CheckType(const NodeState& node, const TensorDef& t, TensorType type, const char* role);
+Status NeedQuant(const NodeState& node, const TensorDef& t, const char* role);
+void FloatActivationRange(Activation act, float* lo, float* hi);
+int ComputeOutSize(Padding padding, int in, int filter, int stride, int dilation);
+int ComputePadding(int stride, int dilation, int in, int filter, int out);
+
+Status PrepareFullyConnected(NodeState* node);
+Status PrepareConv2D(NodeState* node);
+Status PrepareDepthwiseConv2D(NodeState* node);
+Status PrepareAddMul(NodeState* node);
+Status PrepareActivation(NodeState* node);
+Status PrepareQuantize(NodeState* node);
+Status PrepareDequantize(NodeState* node);
+Status PrepareReshape(NodeState* node);
+Status PrepareConcatenation(NodeState* node);
+Status PrepareSoftmax(NodeState* node);
+Status PreparePool(NodeState* node);
+Status PrepareMean(NodeState* node);
+
+// int8 dot product sum_k a[k] * b[k] (vectorised where the CPU allows).
+int32_t DotInt8(const int8_t* a, const int8_t* b, int k);
+// out[r] = dot(rows + r * k, x) for r < nrows.
+void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out);
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_SRC_LITE_KERNELS_H_

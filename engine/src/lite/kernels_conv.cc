@@ -1,0 +1,460 @@
+// FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D, float32 and int8 (per-channel weights).
+// int8 results equal TFLite's reference integer kernels: the sum of w * (x - zp_in) is
+// computed as dot(w, x) - zp_in * sum(w), which is the same integer.
+#include <algorithm>
+#include <cstring>
+
+#include "ember/lite/quant.h"
+#include "lite/kernels.h"
+
+namespace ember {
+namespace lite {
+
+#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define EMBER_LITE_CLONES __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
+#else
+#define EMBER_LITE_CLONES
+#endif
+
+EMBER_LITE_CLONES
+int32_t DotInt8(const int8_t* a, const int8_t* b, int k) {
+  int32_t acc = 0;
+  for (int i = 0; i < k; ++i) acc += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  return acc;
+}
+
+EMBER_LITE_CLONES
+void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out) {
+  int r = 0;
+  for (; r + 4 <= nrows; r += 4) {
+    const int8_t* r0 = rows + static_cast<size_t>(r) * k;
+    const int8_t* r1 = r0 + k;
+    const int8_t* r2 = r1 + k;
+    const int8_t* r3 = r2 + k;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int i = 0; i < k; ++i) {
+      const int32_t xi = x[i];
+      a0 += r0[i] * xi;
+      a1 += r1[i] * xi;
+      a2 += r2[i] * xi;
+      a3 += r3[i] * xi;
+    }
+    out[r] = a0;
+    out[r + 1] = a1;
+    out[r + 2] = a2;
+    out[r + 3] = a3;
+  }
+  for (; r < nrows; ++r) out[r] = DotInt8(rows + static_cast<size_t>(r) * k, x, k);
+}
+
+namespace {
+
+// out[o] = sum_k x[k] * wt[k * nout + o], accumulated over k in order (as the reference
+// kernels do) but vectorised across o.
+EMBER_LITE_CLONES
+void MatVecFloat(const float* x, const float* wt, int k, int nout, float* out) {
+  for (int o = 0; o < nout; ++o) out[o] = 0.0f;
+  for (int i = 0; i < k; ++i) {
+    const float xi = x[i];
+    const float* w = wt + static_cast<size_t>(i) * nout;
+    for (int o = 0; o < nout; ++o) out[o] += xi * w[o];
+  }
+}
+
+Status RequireConstant(const NodeState& node, const TensorDef* t, const char* role) {
+  if (t == nullptr || t->data == nullptr) {
+    return errors::Unimplemented(node.what + ": " + role + " must be a constant tensor");
+  }
+  return Status::OK();
+}
+
+// Weights [O, K] -> [K, O] for MatVecFloat.
+std::vector<float> Transpose(const float* w, int o, int k) {
+  std::vector<float> t(static_cast<size_t>(o) * k);
+  for (int r = 0; r < o; ++r) {
+    for (int c = 0; c < k; ++c) t[static_cast<size_t>(c) * o + r] = w[static_cast<size_t>(r) * k + c];
+  }
+  return t;
+}
+
+// Checks bias and quantization of a weighted op and fills multipliers / folded bias.
+Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) {
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& w = *node->t.in[1];
+  const TensorDef* b = node->t.in.size() > 2 ? node->t.in[2] : nullptr;
+  const TensorDef& out = *node->t.out[0];
+  const bool f32 = in.type == TensorType::kFloat32;
+  if (!f32 && in.type != TensorType::kInt8) {
+    return errors::Unimplemented(node->what + ": input type " + TensorTypeName(in.type) +
+                                 " is not supported (FLOAT32 and INT8 are)");
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, w, in.type, "weights"));
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, in.type, "output"));
+  if (b != nullptr) {
+    EMBER_RETURN_IF_ERROR(RequireConstant(*node, b, "bias"));
+    EMBER_RETURN_IF_ERROR(CheckType(*node, *b, f32 ? TensorType::kFloat32 : TensorType::kInt32, "bias"));
+    if (b->num_elements != static_cast<size_t>(out_channels)) {
+      return errors::InvalidArgument(node->what + ": bias '" + b->name + "' has " +
+                                     std::to_string(b->num_elements) + " elements, expected " +
+                                     std::to_string(out_channels));
+    }
+  }
+  const Activation act = node->op->options.activation;
+  if (f32) {
+    FloatActivationRange(act, &node->f_min, &node->f_max);
+    return Status::OK();
+  }
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, w, "weights"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
+  const size_t nscales = w.quant.scale.size();
+  if (nscales != 1 && nscales != static_cast<size_t>(out_channels)) {
+    return errors::InvalidArgument(node->what + ": weights have " + std::to_string(nscales) +
+                                   " scales for " + std::to_string(out_channels) + " channels");
+  }
+  for (int64_t z : w.quant.zero_point) {
+    if (z != 0) {
+      return errors::InvalidArgument(node->what + ": int8 weights '" + w.name +
+                                     "' must be symmetric (zero point 0)");
+    }
+  }
+  node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
+  node->out_zp = static_cast<int32_t>(out.quant.zero_point[0]);
+  ActivationRangeInt8(static_cast<int>(act), out.quant.scale[0], node->out_zp, &node->act_min,
+                      &node->act_max);
+  node->multipliers.resize(static_cast<size_t>(out_channels));
+  node->shifts.resize(static_cast<size_t>(out_channels));
+  node->bias.assign(static_cast<size_t>(out_channels), 0);
+  const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
+  const int32_t* bd = b != nullptr ? reinterpret_cast<const int32_t*>(b->data) : nullptr;
+  for (int c = 0; c < out_channels; ++c) {
+    const double ws = w.quant.scale[nscales == 1 ? 0 : static_cast<size_t>(c)];
+    const double real = static_cast<double>(in.quant.scale[0]) * ws /
+                        static_cast<double>(out.quant.scale[0]);
+    QuantizeMultiplier(real, &node->multipliers[static_cast<size_t>(c)],
+                       &node->shifts[static_cast<size_t>(c)]);
+    int32_t folded = bd != nullptr ? bd[c] : 0;
+    if (rows_sum) {
+      int32_t sum = 0;
+      for (int i = 0; i < k; ++i) sum += wd[static_cast<size_t>(c) * k + i];
+      folded = static_cast<int32_t>(static_cast<uint32_t>(folded) -
+                                    static_cast<uint32_t>(node->in_zp) * static_cast<uint32_t>(sum));
+    }
+    node->bias[static_cast<size_t>(c)] = folded;
+  }
+  return Status::OK();
+}
+
+inline int8_t Requantize(const NodeState& node, int32_t acc, size_t c) {
+  int32_t v = MultiplyByQuantizedMultiplier(acc, node.multipliers[c], node.shifts[c]) + node.out_zp;
+  v = std::max(node.act_min, std::min(node.act_max, v));
+  return static_cast<int8_t>(v);
+}
+
+Status EvalFullyConnectedF32(NodeState* node) {
+  const float* x = node->t.In<float>(0);
+  const float* b = node->t.in.size() > 2 && node->t.in[2] ? node->t.In<float>(2) : nullptr;
+  float* y = node->t.Out<float>(0);
+  const int k = static_cast<int>(node->inner), n = node->oc;
+  for (int64_t r = 0; r < node->outer; ++r) {
+    float* yr = y + r * n;
+    MatVecFloat(x + r * k, node->scratchf.data(), k, n, yr);
+    for (int o = 0; o < n; ++o) {
+      const float v = yr[o] + (b ? b[o] : 0.0f);
+      yr[o] = std::min(node->f_max, std::max(node->f_min, v));
+    }
+  }
+  return Status::OK();
+}
+
+Status EvalFullyConnectedI8(NodeState* node) {
+  const int8_t* x = node->t.In<int8_t>(0);
+  const int8_t* w = node->t.In<int8_t>(1);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const int k = static_cast<int>(node->inner), n = node->oc;
+  std::vector<int32_t> acc(static_cast<size_t>(n));
+  for (int64_t r = 0; r < node->outer; ++r) {
+    DotRowsInt8(w, n, x + r * k, k, acc.data());
+    for (int o = 0; o < n; ++o) {
+      const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(o)]) +
+                                             static_cast<uint32_t>(node->bias[static_cast<size_t>(o)]));
+      y[r * n + o] = Requantize(*node, a, static_cast<size_t>(o));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PrepareFullyConnected(NodeState* node) {
+  const OperatorDef& op = *node->op;
+  if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
+      node->t.in[0] == nullptr || node->t.in[1] == nullptr) {
+    return errors::InvalidArgument(node->what + ": expects inputs (input, weights[, bias]) and one output");
+  }
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& w = *node->t.in[1];
+  EMBER_RETURN_IF_ERROR(RequireConstant(*node, &w, "weights"));
+  if (w.shape.size() != 2 || w.shape[1] == 0 || in.shape.empty()) {
+    return errors::InvalidArgument(node->what + ": weights '" + w.name + "' must be [units, depth], got " +
+                                   ShapeString(w.shape));
+  }
+  const int k = w.shape[1], n = w.shape[0];
+  if (in.num_elements % static_cast<size_t>(k) != 0) {
+    return errors::InvalidArgument(node->what + ": input " + ShapeString(in.shape) +
+                                   " is not a multiple of the weights' depth " + std::to_string(k));
+  }
+  node->inner = k;
+  node->oc = n;
+  node->outer = static_cast<int64_t>(in.num_elements / static_cast<size_t>(k));
+  std::vector<int32_t> expect;
+  if (op.options.keep_num_dims) {
+    if (in.shape.back() != k) {
+      return errors::InvalidArgument(node->what + ": keep_num_dims needs the input's last dimension to be " +
+                                     std::to_string(k));
+    }
+    expect = in.shape;
+    expect.back() = n;
+  } else {
+    expect = {static_cast<int32_t>(node->outer), n};
+  }
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], expect, "output"));
+  EMBER_RETURN_IF_ERROR(PrepareWeighted(node, n, k, true));
+  if (in.type == TensorType::kFloat32) {
+    node->scratchf = Transpose(reinterpret_cast<const float*>(w.data), n, k);
+    node->eval = EvalFullyConnectedF32;
+  } else {
+    node->eval = EvalFullyConnectedI8;
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// Fills the im2col row block for output row `oy` of batch `b`: for each output column a
+// row of kh*kw*ic values in (ky, kx, c) order; padding gets `pad_value`.
+template <typename T>
+void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value, T* cols) {
+  const OpOptions& o = node.op->options;
+  const int k = node.kh * node.kw * node.ic;
+  for (int ox = 0; ox < node.ow; ++ox) {
+    T* dst = cols + static_cast<size_t>(ox) * k;
+    const int iy0 = oy * o.stride_h - node.pad_h;
+    const int ix0 = ox * o.stride_w - node.pad_w;
+    for (int ky = 0; ky < node.kh; ++ky) {
+      const int iy = iy0 + ky * o.dilation_h;
+      for (int kx = 0; kx < node.kw; ++kx) {
+        const int ix = ix0 + kx * o.dilation_w;
+        T* d = dst + (static_cast<size_t>(ky) * node.kw + kx) * node.ic;
+        if (iy < 0 || iy >= node.ih || ix < 0 || ix >= node.iw) {
+          std::fill(d, d + node.ic, pad_value);
+        } else {
+          const T* s = input + ((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic;
+          std::memcpy(d, s, sizeof(T) * static_cast<size_t>(node.ic));
+        }
+      }
+    }
+  }
+}
+
+Status EvalConvF32(NodeState* node) {
+  const float* x = node->t.In<float>(0);
+  const float* b = node->t.in.size() > 2 && node->t.in[2] ? node->t.In<float>(2) : nullptr;
+  float* y = node->t.Out<float>(0);
+  const int k = node->kh * node->kw * node->ic;
+  std::vector<float> cols(static_cast<size_t>(node->ow) * k);
+  const float* wt = node->scratchf.data();
+  for (int bi = 0; bi < node->n; ++bi) {
+    for (int oy = 0; oy < node->oh; ++oy) {
+      Im2ColRow<float>(*node, x, bi, oy, 0.0f, cols.data());
+      for (int ox = 0; ox < node->ow; ++ox) {
+        float* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
+        MatVecFloat(cols.data() + static_cast<size_t>(ox) * k, wt, k, node->oc, yo);
+        for (int c = 0; c < node->oc; ++c) {
+          yo[c] = std::min(node->f_max, std::max(node->f_min, yo[c] + (b ? b[c] : 0.0f)));
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status EvalConvI8(NodeState* node) {
+  const int8_t* x = node->t.In<int8_t>(0);
+  const int8_t* w = node->t.In<int8_t>(1);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const int k = node->kh * node->kw * node->ic;
+  std::vector<int8_t> cols(static_cast<size_t>(node->ow) * k);
+  std::vector<int32_t> acc(static_cast<size_t>(node->oc));
+  // Padding holds zp_in, whose (x - zp_in) contribution is 0 as in the reference.
+  const int8_t pad = static_cast<int8_t>(node->in_zp);
+  for (int bi = 0; bi < node->n; ++bi) {
+    for (int oy = 0; oy < node->oh; ++oy) {
+      Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols.data());
+      for (int ox = 0; ox < node->ow; ++ox) {
+        int8_t* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
+        DotRowsInt8(w, node->oc, cols.data() + static_cast<size_t>(ox) * k, k, acc.data());
+        for (int c = 0; c < node->oc; ++c) {
+          const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(c)]) +
+                                                 static_cast<uint32_t>(node->bias[static_cast<size_t>(c)]));
+          yo[c] = Requantize(*node, a, static_cast<size_t>(c));
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status PrepareSpatial(NodeState* node, int filter_h, int filter_w, int out_c) {
+  const OpOptions& o = node->op->options;
+  const TensorDef& in = *node->t.in[0];
+  if (in.shape.size() != 4) {
+    return errors::InvalidArgument(node->what + ": input '" + in.name + "' must be NHWC, got " +
+                                   ShapeString(in.shape));
+  }
+  if (o.stride_w < 1 || o.stride_h < 1 || o.dilation_w < 1 || o.dilation_h < 1 || filter_h < 1 ||
+      filter_w < 1 || o.stride_w > 4096 || o.stride_h > 4096 || o.dilation_w > 4096 ||
+      o.dilation_h > 4096) {
+    return errors::InvalidArgument(node->what + ": strides, dilations and filter sizes must be >= 1");
+  }
+  node->n = in.shape[0];
+  node->ih = in.shape[1];
+  node->iw = in.shape[2];
+  node->ic = in.shape[3];
+  node->kh = filter_h;
+  node->kw = filter_w;
+  node->oc = out_c;
+  node->oh = ComputeOutSize(o.padding, node->ih, filter_h, o.stride_h, o.dilation_h);
+  node->ow = ComputeOutSize(o.padding, node->iw, filter_w, o.stride_w, o.dilation_w);
+  if (node->oh < 0 || node->ow < 0) {
+    return errors::InvalidArgument(node->what + ": the filter is larger than the input");
+  }
+  node->pad_h = ComputePadding(o.stride_h, o.dilation_h, node->ih, filter_h, node->oh);
+  node->pad_w = ComputePadding(o.stride_w, o.dilation_w, node->iw, filter_w, node->ow);
+  return CheckShape(*node, *node->t.out[0], {node->n, node->oh, node->ow, out_c}, "output");
+}
+
+}  // namespace
+
+Status PrepareConv2D(NodeState* node) {
+  const OperatorDef& op = *node->op;
+  if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
+      node->t.in[0] == nullptr || node->t.in[1] == nullptr) {
+    return errors::InvalidArgument(node->what + ": expects inputs (input, filter[, bias]) and one output");
+  }
+  const TensorDef& w = *node->t.in[1];
+  EMBER_RETURN_IF_ERROR(RequireConstant(*node, &w, "filter"));
+  if (w.shape.size() != 4) {
+    return errors::InvalidArgument(node->what + ": filter '" + w.name + "' must be [O, KH, KW, I], got " +
+                                   ShapeString(w.shape));
+  }
+  EMBER_RETURN_IF_ERROR(PrepareSpatial(node, w.shape[1], w.shape[2], w.shape[0]));
+  if (w.shape[3] != node->ic) {
+    return errors::Unimplemented(node->what + ": filter depth " + std::to_string(w.shape[3]) +
+                                 " differs from input depth " + std::to_string(node->ic) +
+                                 " (grouped convolution is not supported)");
+  }
+  const int k = node->kh * node->kw * node->ic;
+  EMBER_RETURN_IF_ERROR(PrepareWeighted(node, node->oc, k, true));
+  if (node->t.in[0]->type == TensorType::kFloat32) {
+    node->scratchf = Transpose(reinterpret_cast<const float*>(w.data), node->oc, k);
+    node->eval = EvalConvF32;
+  } else {
+    node->eval = EvalConvI8;
+  }
+  return Status::OK();
+}
+
+namespace {
+
+template <typename T>
+void DepthwiseLoop(const NodeState& node, const T* x, const T* w, T* y,
+                   void (*emit)(const NodeState&, T*, size_t, int, int32_t, float)) {
+  const OpOptions& o = node.op->options;
+  const int dm = o.depth_multiplier;
+  for (int b = 0; b < node.n; ++b) {
+    for (int oy = 0; oy < node.oh; ++oy) {
+      for (int ox = 0; ox < node.ow; ++ox) {
+        const int iy0 = oy * o.stride_h - node.pad_h;
+        const int ix0 = ox * o.stride_w - node.pad_w;
+        const size_t obase = ((static_cast<size_t>(b) * node.oh + oy) * node.ow + ox) * node.oc;
+        for (int ic = 0; ic < node.ic; ++ic) {
+          for (int m = 0; m < dm; ++m) {
+            const int oc = ic * dm + m;
+            int32_t iacc = 0;
+            float facc = 0.0f;
+            for (int ky = 0; ky < node.kh; ++ky) {
+              const int iy = iy0 + ky * o.dilation_h;
+              if (iy < 0 || iy >= node.ih) continue;
+              for (int kx = 0; kx < node.kw; ++kx) {
+                const int ix = ix0 + kx * o.dilation_w;
+                if (ix < 0 || ix >= node.iw) continue;
+                const T xv = x[((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic + ic];
+                const T wv = w[(static_cast<size_t>(ky) * node.kw + kx) * node.oc + oc];
+                if constexpr (sizeof(T) == 1) {
+                  iacc += static_cast<int32_t>(wv) * (static_cast<int32_t>(xv) - node.in_zp);
+                } else {
+                  facc += xv * wv;
+                }
+              }
+            }
+            emit(node, y, obase + static_cast<size_t>(oc), oc, iacc, facc);
+          }
+        }
+      }
+    }
+  }
+}
+
+void EmitF32(const NodeState& node, float* y, size_t at, int oc, int32_t, float acc) {
+  const float* b = node.t.in.size() > 2 && node.t.in[2] ? node.t.In<float>(2) : nullptr;
+  y[at] = std::min(node.f_max, std::max(node.f_min, acc + (b ? b[oc] : 0.0f)));
+}
+
+void EmitI8(const NodeState& node, int8_t* y, size_t at, int oc, int32_t acc, float) {
+  const int32_t* b = node.t.in.size() > 2 && node.t.in[2] ? node.t.In<int32_t>(2) : nullptr;
+  if (b) acc += b[oc];
+  y[at] = Requantize(node, acc, static_cast<size_t>(oc));
+}
+
+Status EvalDepthwiseF32(NodeState* node) {
+  DepthwiseLoop<float>(*node, node->t.In<float>(0), node->t.In<float>(1), node->t.Out<float>(0),
+                       EmitF32);
+  return Status::OK();
+}
+
+Status EvalDepthwiseI8(NodeState* node) {
+  DepthwiseLoop<int8_t>(*node, node->t.In<int8_t>(0), node->t.In<int8_t>(1),
+                        node->t.Out<int8_t>(0), EmitI8);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PrepareDepthwiseConv2D(NodeState* node) {
+  const OperatorDef& op = *node->op;
+  if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
+      node->t.in[0] == nullptr || node->t.in[1] == nullptr) {
+    return errors::InvalidArgument(node->what + ": expects inputs (input, filter[, bias]) and one output");
+  }
+  const TensorDef& w = *node->t.in[1];
+  EMBER_RETURN_IF_ERROR(RequireConstant(*node, &w, "filter"));
+  if (w.shape.size() != 4 || w.shape[0] != 1) {
+    return errors::InvalidArgument(node->what + ": filter '" + w.name + "' must be [1, KH, KW, C*M], got " +
+                                   ShapeString(w.shape));
+  }
+  EMBER_RETURN_IF_ERROR(PrepareSpatial(node, w.shape[1], w.shape[2], w.shape[3]));
+  const int dm = op.options.depth_multiplier;
+  if (dm < 1 || static_cast<int64_t>(node->ic) * dm != node->oc) {
+    return errors::InvalidArgument(node->what + ": input depth " + std::to_string(node->ic) +
+                                   " x depth_multiplier " + std::to_string(dm) +
+                                   " must equal the filter's channels " + std::to_string(node->oc));
+  }
+  EMBER_RETURN_IF_ERROR(PrepareWeighted(node, node->oc, node->kh * node->kw, false));
+  node->eval = node->t.in[0]->type == TensorType::kFloat32 ? EvalDepthwiseF32 : EvalDepthwiseI8;
+  return Status::OK();
+}
+
+}  // namespace lite
+}  // namespace ember

@@ -1,0 +1,412 @@
+// ADD, MUL (with broadcasting), RELU, RELU6, QUANTIZE, DEQUANTIZE, RESHAPE, CONCATENATION.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ember/lite/quant.h"
+#include "lite/kernels.h"
+
+namespace ember {
+namespace lite {
+namespace {
+
+constexpr int kMaxBroadcastRank = 6;
+
+Status CheckArity(const NodeState& node, size_t min_in, size_t max_in, size_t outs) {
+  const size_t n = node.op->inputs.size();
+  if (n < min_in || n > max_in || node.op->outputs.size() != outs) {
+    return errors::InvalidArgument(node.what + ": expects " + std::to_string(min_in) +
+                                   (max_in != min_in ? "-" + std::to_string(max_in) : "") +
+                                   " inputs and " + std::to_string(outs) + " output(s), got " +
+                                   std::to_string(n) + " and " +
+                                   std::to_string(node.op->outputs.size()));
+  }
+  for (size_t i = 0; i < min_in; ++i) {
+    if (node.t.in[i] == nullptr) {
+      return errors::InvalidArgument(node.what + ": input " + std::to_string(i) + " is missing");
+    }
+  }
+  return Status::OK();
+}
+
+std::vector<int32_t> Pad6(const std::vector<int32_t>& s) {
+  std::vector<int32_t> r(kMaxBroadcastRank, 1);
+  std::copy(s.begin(), s.end(), r.begin() + (kMaxBroadcastRank - static_cast<int>(s.size())));
+  return r;
+}
+
+// Visits every output element with the flat offsets of both (broadcast) inputs.
+template <typename F>
+void Broadcast(const NodeState& node, F f) {
+  const auto& a = node.in_shape6;
+  const auto& b = node.in2_shape6;
+  const auto& o = node.out_shape6;
+  int64_t sa[kMaxBroadcastRank], sb[kMaxBroadcastRank];
+  int64_t ra = 1, rb = 1;
+  for (int d = kMaxBroadcastRank - 1; d >= 0; --d) {
+    sa[d] = a[static_cast<size_t>(d)] == 1 ? 0 : ra;
+    sb[d] = b[static_cast<size_t>(d)] == 1 ? 0 : rb;
+    ra *= a[static_cast<size_t>(d)];
+    rb *= b[static_cast<size_t>(d)];
+  }
+  int64_t idx[kMaxBroadcastRank] = {0, 0, 0, 0, 0, 0};
+  int64_t total = 1;
+  for (int32_t d : o) total *= d;
+  int64_t ia = 0, ib = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, ia, ib);
+    for (int d = kMaxBroadcastRank - 1; d >= 0; --d) {
+      ++idx[d];
+      ia += sa[d];
+      ib += sb[d];
+      if (idx[d] < o[static_cast<size_t>(d)]) break;
+      ia -= sa[d] * idx[d];
+      ib -= sb[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+Status EvalAddMulF32(NodeState* node) {
+  const float* a = node->t.In<float>(0);
+  const float* b = node->t.In<float>(1);
+  float* y = node->t.Out<float>(0);
+  const bool add = node->op->op == BuiltinOp::kAdd;
+  const float lo = node->f_min, hi = node->f_max;
+  Broadcast(*node, [&](int64_t i, int64_t ia, int64_t ib) {
+    const float v = add ? a[ia] + b[ib] : a[ia] * b[ib];
+    y[i] = std::min(hi, std::max(lo, v));
+  });
+  return Status::OK();
+}
+
+int32_t MulSmallerThanOne(int32_t x, int32_t m, int shift) {
+  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, m), -shift);
+}
+
+Status EvalAddI8(NodeState* node) {
+  const int8_t* a = node->t.In<int8_t>(0);
+  const int8_t* b = node->t.In<int8_t>(1);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const NodeState& p = *node;
+  Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
+    const int32_t x1 = (a[ia] - p.in_zp) * (1 << p.left_shift);
+    const int32_t x2 = (b[ib] - p.in2_zp) * (1 << p.left_shift);
+    const int32_t sum = MulSmallerThanOne(x1, p.m1, p.s1) + MulSmallerThanOne(x2, p.m2, p.s2);
+    int32_t out = MulSmallerThanOne(sum, p.multiplier, p.shift) + p.out_zp;
+    out = std::min(p.act_max, std::max(p.act_min, out));
+    y[i] = static_cast<int8_t>(out);
+  });
+  return Status::OK();
+}
+
+Status EvalMulI8(NodeState* node) {
+  const int8_t* a = node->t.In<int8_t>(0);
+  const int8_t* b = node->t.In<int8_t>(1);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const NodeState& p = *node;
+  Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
+    const int32_t prod = (a[ia] - p.in_zp) * (b[ib] - p.in2_zp);
+    int32_t out = MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift) + p.out_zp;
+    out = std::min(p.act_max, std::max(p.act_min, out));
+    y[i] = static_cast<int8_t>(out);
+  });
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PrepareAddMul(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(CheckArity(*node, 2, 2, 1));
+  const TensorDef& a = *node->t.in[0];
+  const TensorDef& b = *node->t.in[1];
+  const TensorDef& out = *node->t.out[0];
+  if (a.shape.size() > kMaxBroadcastRank || b.shape.size() > kMaxBroadcastRank) {
+    return errors::Unimplemented(node->what + ": broadcasting supports rank <= 6");
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, b, a.type, "input 1"));
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, a.type, "output"));
+  node->in_shape6 = Pad6(a.shape);
+  node->in2_shape6 = Pad6(b.shape);
+  node->out_shape6.assign(kMaxBroadcastRank, 1);
+  for (int d = 0; d < kMaxBroadcastRank; ++d) {
+    const int32_t x = node->in_shape6[static_cast<size_t>(d)];
+    const int32_t z = node->in2_shape6[static_cast<size_t>(d)];
+    if (x != z && x != 1 && z != 1) {
+      return errors::InvalidArgument(node->what + ": shapes " + ShapeString(a.shape) + " and " +
+                                     ShapeString(b.shape) + " do not broadcast");
+    }
+    node->out_shape6[static_cast<size_t>(d)] = x == 1 ? z : x;
+  }
+  const size_t rank = std::max(a.shape.size(), b.shape.size());
+  std::vector<int32_t> expect(node->out_shape6.end() - static_cast<long>(rank), node->out_shape6.end());
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, out, expect, "output"));
+  const Activation act = node->op->options.activation;
+  const bool add = node->op->op == BuiltinOp::kAdd;
+  if (a.type == TensorType::kFloat32) {
+    FloatActivationRange(act, &node->f_min, &node->f_max);
+    node->eval = EvalAddMulF32;
+    return Status::OK();
+  }
+  if (a.type != TensorType::kInt8) {
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(a.type) +
+                                 " is not supported (FLOAT32 and INT8 are)");
+  }
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, a, "input 0"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, b, "input 1"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
+  const float sa = a.quant.scale[0], sb = b.quant.scale[0], so = out.quant.scale[0];
+  node->in_zp = static_cast<int32_t>(a.quant.zero_point[0]);
+  node->in2_zp = static_cast<int32_t>(b.quant.zero_point[0]);
+  node->out_zp = static_cast<int32_t>(out.quant.zero_point[0]);
+  ActivationRangeInt8(static_cast<int>(act), so, node->out_zp, &node->act_min, &node->act_max);
+  if (add) {
+    node->left_shift = 20;
+    const double twice_max = 2 * std::max(sa, sb);
+    QuantizeMultiplier(sa / twice_max, &node->m1, &node->s1);
+    QuantizeMultiplier(sb / twice_max, &node->m2, &node->s2);
+    QuantizeMultiplier(twice_max / ((1 << node->left_shift) * so), &node->multiplier, &node->shift);
+    if (node->s1 > 0 || node->s2 > 0 || node->shift > 0) {
+      return errors::InvalidArgument(node->what + ": output scale is too small for the inputs");
+    }
+    node->eval = EvalAddI8;
+  } else {
+    const double real = static_cast<double>(sa) * static_cast<double>(sb) / static_cast<double>(so);
+    QuantizeMultiplier(real, &node->multiplier, &node->shift);
+    node->eval = EvalMulI8;
+  }
+  return Status::OK();
+}
+
+namespace {
+
+Status EvalReluF32(NodeState* node) {
+  const float* x = node->t.In<float>(0);
+  float* y = node->t.Out<float>(0);
+  const size_t n = node->t.in[0]->num_elements;
+  const bool six = node->op->op == BuiltinOp::kRelu6;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = std::max(0.0f, x[i]);
+    y[i] = six ? std::min(6.0f, v) : v;
+  }
+  return Status::OK();
+}
+
+Status EvalReluI8(NodeState* node) {
+  const int8_t* x = node->t.In<int8_t>(0);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const size_t n = node->t.in[0]->num_elements;
+  for (size_t i = 0; i < n; ++i) {
+    int32_t v = node->out_zp + MultiplyByQuantizedMultiplier(x[i] - node->in_zp, node->multiplier,
+                                                             node->shift);
+    v = std::min(node->act_max, std::max(node->act_min, v));
+    y[i] = static_cast<int8_t>(v);
+  }
+  return Status::OK();
+}
+
+Status SameShapeUnary(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(CheckArity(*node, 1, 1, 1));
+  return CheckShape(*node, *node->t.out[0], node->t.in[0]->shape, "output");
+}
+
+}  // namespace
+
+Status PrepareActivation(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(SameShapeUnary(node));
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& out = *node->t.out[0];
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, in.type, "output"));
+  if (in.type == TensorType::kFloat32) {
+    node->eval = EvalReluF32;
+    return Status::OK();
+  }
+  if (in.type != TensorType::kInt8) {
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+  }
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
+  node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
+  node->out_zp = static_cast<int32_t>(out.quant.zero_point[0]);
+  const float so = out.quant.scale[0];
+  QuantizeMultiplier(static_cast<double>(in.quant.scale[0]) / static_cast<double>(so),
+                     &node->multiplier, &node->shift);
+  node->act_min = std::max(-128, node->out_zp + static_cast<int32_t>(std::round(0.0f / so)));
+  node->act_max = node->op->op == BuiltinOp::kRelu6
+                      ? std::min(127, node->out_zp + static_cast<int32_t>(std::round(6.0f / so)))
+                      : 127;
+  node->eval = EvalReluI8;
+  return Status::OK();
+}
+
+namespace {
+
+Status EvalQuantizeF32(NodeState* node) {
+  const float* x = node->t.In<float>(0);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const float s = node->t.out[0]->quant.scale[0];
+  const size_t n = node->t.in[0]->num_elements;
+  for (size_t i = 0; i < n; ++i) y[i] = QuantizeValueInt8(x[i], s, node->out_zp);
+  return Status::OK();
+}
+
+Status EvalRequantizeI8(NodeState* node) {
+  const int8_t* x = node->t.In<int8_t>(0);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const size_t n = node->t.in[0]->num_elements;
+  for (size_t i = 0; i < n; ++i) {
+    int32_t v = MultiplyByQuantizedMultiplier(x[i] - node->in_zp, node->multiplier, node->shift) +
+                node->out_zp;
+    y[i] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
+  }
+  return Status::OK();
+}
+
+Status EvalDequantize(NodeState* node) {
+  const int8_t* x = node->t.In<int8_t>(0);
+  float* y = node->t.Out<float>(0);
+  const double s = node->t.in[0]->quant.scale[0];
+  const size_t n = node->t.in[0]->num_elements;
+  for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>(s * (x[i] - node->in_zp));
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PrepareQuantize(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(SameShapeUnary(node));
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& out = *node->t.out[0];
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, TensorType::kInt8, "output"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
+  node->out_zp = static_cast<int32_t>(out.quant.zero_point[0]);
+  if (in.type == TensorType::kFloat32) {
+    node->eval = EvalQuantizeF32;
+    return Status::OK();
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, in, TensorType::kInt8, "input"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
+  node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
+  QuantizeMultiplier(static_cast<double>(in.quant.scale[0]) / static_cast<double>(out.quant.scale[0]),
+                     &node->multiplier, &node->shift);
+  node->eval = EvalRequantizeI8;
+  return Status::OK();
+}
+
+Status PrepareDequantize(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(SameShapeUnary(node));
+  const TensorDef& in = *node->t.in[0];
+  EMBER_RETURN_IF_ERROR(CheckType(*node, in, TensorType::kInt8, "input"));
+  EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], TensorType::kFloat32, "output"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
+  node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
+  node->eval = EvalDequantize;
+  return Status::OK();
+}
+
+namespace {
+Status EvalCopy(NodeState* node) {
+  const size_t bytes = node->t.in[0]->num_elements * TensorTypeSize(node->t.in[0]->type);
+  if (node->t.out_data[0] != node->t.in_data[0]) {
+    std::memmove(node->t.out_data[0], node->t.in_data[0], bytes);
+  }
+  return Status::OK();
+}
+}  // namespace
+
+Status PrepareReshape(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(CheckArity(*node, 1, 2, 1));
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& out = *node->t.out[0];
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, in.type, "output"));
+  if (TensorTypeSize(in.type) == 0) {
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+  }
+  if (out.num_elements != in.num_elements) {
+    return errors::InvalidArgument(node->what + ": cannot reshape " + ShapeString(in.shape) + " (" +
+                                   std::to_string(in.num_elements) + " elements) to " +
+                                   ShapeString(out.shape));
+  }
+  node->eval = EvalCopy;
+  return Status::OK();
+}
+
+namespace {
+Status EvalConcat(NodeState* node) {
+  const size_t elem = TensorTypeSize(node->t.out[0]->type);
+  uint8_t* y = node->t.out_data[0];
+  const size_t out_row = static_cast<size_t>(node->inner) * elem;
+  for (int64_t o = 0; o < node->outer; ++o) {
+    size_t at = static_cast<size_t>(o) * out_row;
+    for (size_t i = 0; i < node->t.in.size(); ++i) {
+      const TensorDef& t = *node->t.in[i];
+      const size_t row = t.num_elements / static_cast<size_t>(node->outer) * elem;
+      std::memcpy(y + at, node->t.in_data[i] + static_cast<size_t>(o) * row, row);
+      at += row;
+    }
+  }
+  return Status::OK();
+}
+}  // namespace
+
+Status PrepareConcatenation(NodeState* node) {
+  const size_t n = node->op->inputs.size();
+  EMBER_RETURN_IF_ERROR(CheckArity(*node, 1, std::max<size_t>(1, n), 1));
+  for (size_t i = 0; i < n; ++i) {
+    if (node->t.in[i] == nullptr) {
+      return errors::InvalidArgument(node->what + ": input " + std::to_string(i) + " is missing");
+    }
+  }
+  const TensorDef& first = *node->t.in[0];
+  const TensorDef& out = *node->t.out[0];
+  const int rank = static_cast<int>(first.shape.size());
+  int axis = node->op->options.axis;
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) {
+    return errors::InvalidArgument(node->what + ": axis " + std::to_string(node->op->options.axis) +
+                                   " is out of range for rank " + std::to_string(rank));
+  }
+  if (node->op->options.activation != Activation::kNone) {
+    return errors::Unimplemented(node->what + ": fused activations on CONCATENATION are not supported");
+  }
+  if (TensorTypeSize(first.type) == 0) {
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(first.type) + " is not supported");
+  }
+  std::vector<int32_t> expect = first.shape;
+  expect[static_cast<size_t>(axis)] = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const TensorDef& t = *node->t.in[i];
+    EMBER_RETURN_IF_ERROR(CheckType(*node, t, first.type, "input"));
+    if (t.shape.size() != first.shape.size()) {
+      return errors::InvalidArgument(node->what + ": inputs have different ranks");
+    }
+    for (int d = 0; d < rank; ++d) {
+      if (d != axis && t.shape[static_cast<size_t>(d)] != first.shape[static_cast<size_t>(d)]) {
+        return errors::InvalidArgument(node->what + ": input '" + t.name + "' " + ShapeString(t.shape) +
+                                       " does not match " + ShapeString(first.shape) +
+                                       " outside the concatenation axis");
+      }
+    }
+    const int64_t sum = static_cast<int64_t>(expect[static_cast<size_t>(axis)]) + t.shape[static_cast<size_t>(axis)];
+    if (sum > (int64_t{1} << 31) - 1) return errors::InvalidArgument(node->what + ": output too large");
+    expect[static_cast<size_t>(axis)] = static_cast<int32_t>(sum);
+    if (first.type == TensorType::kInt8) {
+      EMBER_RETURN_IF_ERROR(NeedQuant(*node, t, "input"));
+      EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
+      if (t.quant.scale[0] != out.quant.scale[0] || t.quant.zero_point[0] != out.quant.zero_point[0]) {
+        return errors::InvalidArgument(node->what + ": int8 input '" + t.name +
+                                       "' must have the output's scale and zero point");
+      }
+    }
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, first.type, "output"));
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, out, expect, "output"));
+  node->outer = 1;
+  for (int d = 0; d < axis; ++d) node->outer *= first.shape[static_cast<size_t>(d)];
+  node->inner = node->outer == 0 ? 0 : static_cast<int64_t>(out.num_elements) / node->outer;
+  node->eval = EvalConcat;
+  return Status::OK();
+}
+
+}  // namespace lite
+}  // namespace ember

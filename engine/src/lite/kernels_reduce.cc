@@ -1,0 +1,437 @@
+// SOFTMAX, AVERAGE_POOL_2D, MAX_POOL_2D and MEAN, float32 and int8. The int8 softmax uses
+// gemmlowp-style fixed point (Q5.26 exponent input, Q12.19 accumulator) as TFLite's
+// reference kernel does, so results are bit-exact.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ember/lite/quant.h"
+#include "lite/kernels.h"
+
+namespace ember {
+namespace lite {
+namespace {
+
+// ---- fixed point helpers (raw int32 values; the Q format is in each name) ----
+int32_t SatShiftLeft(int32_t x, int exponent) {
+  const int32_t threshold = static_cast<int32_t>((1LL << (31 - exponent)) - 1);
+  if (x > threshold) return std::numeric_limits<int32_t>::max();
+  if (x < -threshold) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+int32_t Mul(int32_t a, int32_t b) { return SaturatingRoundingDoublingHighMul(a, b); }
+
+int32_t ShiftLeftWrap(int32_t x, int s) {
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << s);
+}
+
+// exp(a) for a in [-1/4, 0), Q0.31 in and out.
+int32_t ExpOnIntervalQuarter(int32_t a) {
+  const int32_t constant_term = 1895147668;     // exp(-1/8)
+  const int32_t constant_1_over_3 = 715827883;  // 1/3
+  const int32_t x = a + (1 << 28);              // a + 1/8
+  const int32_t x2 = Mul(x, x);
+  const int32_t x3 = Mul(x2, x);
+  const int32_t x4 = Mul(x2, x2);
+  const int32_t x4_over_4 = RoundingDivideByPOT(x4, 2);
+  const int32_t poly = RoundingDivideByPOT(Mul(x4_over_4 + x3, constant_1_over_3) + x2, 1);
+  return constant_term + Mul(constant_term, x + poly);
+}
+
+// exp(a) for a <= 0: input Q5.26, output Q0.31.
+int32_t ExpOnNegativeValues(int32_t a) {
+  constexpr int kIntegerBits = 5;
+  constexpr int kFractionalBits = 31 - kIntegerBits;
+  const int32_t one_quarter = 1 << (kFractionalBits - 2);
+  const int32_t mask = one_quarter - 1;
+  const int32_t a_mod_quarter_minus_one_quarter = (a & mask) - one_quarter;
+  int32_t result = ExpOnIntervalQuarter(SatShiftLeft(a_mod_quarter_minus_one_quarter, kIntegerBits));
+  const int32_t remainder = a_mod_quarter_minus_one_quarter - a;
+  // exp(-2^k) in Q0.31 for k = -2 .. 4.
+  static const int32_t kMultipliers[] = {1672461947, 1302514674, 790015084, 290630308,
+                                         39332535,   720401,     242};
+  for (int e = -2; e <= 4; ++e) {
+    if (remainder & (1 << (kFractionalBits + e))) result = Mul(result, kMultipliers[e + 2]);
+  }
+  if (a == 0) result = std::numeric_limits<int32_t>::max();
+  return result;
+}
+
+// 1 / (1 + x) for x in [0, 1): Q0.31 in and out, by Newton-Raphson in Q2.29.
+int32_t OneOverOnePlusX(int32_t a) {
+  const int64_t sum = static_cast<int64_t>(a) + std::numeric_limits<int32_t>::max();
+  const int32_t half_denominator = static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
+  const int32_t constant_48_over_17 = 1515870810;
+  const int32_t constant_neg_32_over_17 = -1010580540;
+  int32_t x = constant_48_over_17 + Mul(half_denominator, constant_neg_32_over_17);
+  const int32_t one_q2 = 1 << 29;
+  for (int i = 0; i < 3; ++i) {
+    const int32_t half_denominator_times_x = Mul(half_denominator, x);
+    const int32_t one_minus = one_q2 - half_denominator_times_x;
+    x = x + SatShiftLeft(Mul(x, one_minus), 2);
+  }
+  return SatShiftLeft(x, 1);
+}
+
+int CountLeadingZeros(uint32_t x) {
+  if (x == 0) return 32;
+  int n = 0;
+  while ((x & 0x80000000u) == 0) {
+    x <<= 1;
+    ++n;
+  }
+  return n;
+}
+
+Status EvalSoftmaxF32(NodeState* node) {
+  const float* x = node->t.In<float>(0);
+  float* y = node->t.Out<float>(0);
+  const float beta = node->op->options.beta;
+  const int64_t depth = node->depth;
+  for (int64_t r = 0; r < node->outer; ++r) {
+    const float* xr = x + r * depth;
+    float* yr = y + r * depth;
+    float mx = std::numeric_limits<float>::lowest();
+    for (int64_t c = 0; c < depth; ++c) mx = std::max(mx, xr[c]);
+    float sum = 0.0f;
+    for (int64_t c = 0; c < depth; ++c) {
+      yr[c] = std::exp((xr[c] - mx) * beta);
+      sum += yr[c];
+    }
+    for (int64_t c = 0; c < depth; ++c) yr[c] = yr[c] / sum;
+  }
+  return Status::OK();
+}
+
+Status EvalSoftmaxI8(NodeState* node) {
+  const int8_t* x = node->t.In<int8_t>(0);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const int64_t depth = node->depth;
+  constexpr int kAccumulationIntegerBits = 12;
+  for (int64_t r = 0; r < node->outer; ++r) {
+    const int8_t* xr = x + r * depth;
+    int8_t* yr = y + r * depth;
+    int32_t mx = -128;
+    for (int64_t c = 0; c < depth; ++c) mx = std::max<int32_t>(mx, xr[c]);
+    int32_t sum_of_exps = 0;  // Q12.19
+    for (int64_t c = 0; c < depth; ++c) {
+      const int32_t diff = xr[c] - mx;
+      if (diff >= node->diff_min) {
+        const int32_t rescaled = Mul(ShiftLeftWrap(diff, node->left_shift), node->multiplier);
+        sum_of_exps += RoundingDivideByPOT(ExpOnNegativeValues(rescaled), kAccumulationIntegerBits);
+      }
+    }
+    const int headroom_plus_one = CountLeadingZeros(static_cast<uint32_t>(sum_of_exps));
+    const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
+    const int32_t shifted_sum_minus_one = static_cast<int32_t>(
+        (static_cast<uint32_t>(sum_of_exps) << headroom_plus_one) - (static_cast<uint32_t>(1) << 31));
+    const int32_t shifted_scale = OneOverOnePlusX(shifted_sum_minus_one);
+    const int exponent = num_bits_over_unit + 31 - 8;
+    for (int64_t c = 0; c < depth; ++c) {
+      const int32_t diff = xr[c] - mx;
+      if (diff >= node->diff_min) {
+        const int32_t rescaled = Mul(ShiftLeftWrap(diff, node->left_shift), node->multiplier);
+        const int32_t e = ExpOnNegativeValues(rescaled);
+        const int32_t unsat = RoundingDivideByPOT(Mul(shifted_scale, e), exponent);
+        yr[c] = static_cast<int8_t>(std::max(-128, std::min(127, unsat - 128)));
+      } else {
+        yr[c] = -128;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PrepareSoftmax(NodeState* node) {
+  if (node->op->inputs.size() != 1 || node->op->outputs.size() != 1 || node->t.in[0] == nullptr) {
+    return errors::InvalidArgument(node->what + ": expects one input and one output");
+  }
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& out = *node->t.out[0];
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, out, in.shape, "output"));
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, in.type, "output"));
+  if (in.shape.empty()) return errors::InvalidArgument(node->what + ": input must have rank >= 1");
+  node->depth = in.shape.back();
+  node->outer = node->depth == 0 ? 0 : static_cast<int64_t>(in.num_elements) / node->depth;
+  if (in.type == TensorType::kFloat32) {
+    node->eval = EvalSoftmaxF32;
+    return Status::OK();
+  }
+  if (in.type != TensorType::kInt8) {
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+  }
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
+  if (out.quant.zero_point[0] != -128 || std::abs(out.quant.scale[0] - 1.0f / 256) > 0.001f / 256) {
+    return errors::InvalidArgument(node->what + ": int8 softmax output '" + out.name +
+                                   "' must have scale 1/256 and zero point -128");
+  }
+  constexpr int kScaledDiffIntegerBits = 5;
+  const double real = std::min<double>(static_cast<double>(node->op->options.beta) *
+                                           static_cast<double>(in.quant.scale[0]) *
+                                           static_cast<double>(1 << (31 - kScaledDiffIntegerBits)),
+                                       static_cast<double>((1LL << 31) - 1));
+  QuantizeMultiplier(real, &node->multiplier, &node->left_shift);
+  if (node->left_shift < 0 || node->left_shift > 31 || !(real > 0.0)) {
+    return errors::InvalidArgument(node->what + ": beta * input scale is out of range");
+  }
+  const double max_input_rescaled = 1.0 * ((1 << kScaledDiffIntegerBits) - 1) *
+                                    static_cast<double>(1LL << (31 - kScaledDiffIntegerBits)) /
+                                    static_cast<double>(1LL << node->left_shift);
+  node->diff_min = static_cast<int>(-1.0 * std::floor(max_input_rescaled));
+  node->eval = EvalSoftmaxI8;
+  return Status::OK();
+}
+
+namespace {
+
+template <typename T, bool kMax>
+void PoolLoop(const NodeState& node, const T* x, T* y) {
+  const OpOptions& o = node.op->options;
+  for (int b = 0; b < node.n; ++b) {
+    for (int oy = 0; oy < node.oh; ++oy) {
+      for (int ox = 0; ox < node.ow; ++ox) {
+        const int y0 = oy * o.stride_h - node.pad_h;
+        const int x0 = ox * o.stride_w - node.pad_w;
+        const int fy0 = std::max(0, -y0), fy1 = std::min(node.kh, node.ih - y0);
+        const int fx0 = std::max(0, -x0), fx1 = std::min(node.kw, node.iw - x0);
+        for (int c = 0; c < node.ic; ++c) {
+          float fv = kMax ? std::numeric_limits<float>::lowest() : 0.0f;
+          int32_t iv = kMax ? -128 : 0;
+          int count = 0;
+          for (int fy = fy0; fy < fy1; ++fy) {
+            for (int fx = fx0; fx < fx1; ++fx) {
+              const T v = x[((static_cast<size_t>(b) * node.ih + y0 + fy) * node.iw + x0 + fx) * node.ic + c];
+              if constexpr (sizeof(T) == 1) {
+                iv = kMax ? std::max<int32_t>(iv, v) : iv + v;
+              } else {
+                fv = kMax ? std::max(fv, static_cast<float>(v)) : fv + v;
+              }
+              ++count;
+            }
+          }
+          T* out = &y[((static_cast<size_t>(b) * node.oh + oy) * node.ow + ox) * node.ic + c];
+          if constexpr (sizeof(T) == 1) {
+            if (!kMax && count > 0) {
+              iv = iv > 0 ? (iv + count / 2) / count : (iv - count / 2) / count;
+            }
+            *out = static_cast<T>(std::max(node.act_min, std::min(node.act_max, iv)));
+          } else {
+            if (!kMax && count > 0) fv = fv / static_cast<float>(count);
+            *out = std::max(node.f_min, std::min(node.f_max, fv));
+          }
+        }
+      }
+    }
+  }
+}
+
+Status EvalPool(NodeState* node) {
+  const bool mx = node->op->op == BuiltinOp::kMaxPool2D;
+  if (node->t.in[0]->type == TensorType::kFloat32) {
+    if (mx) {
+      PoolLoop<float, true>(*node, node->t.In<float>(0), node->t.Out<float>(0));
+    } else {
+      PoolLoop<float, false>(*node, node->t.In<float>(0), node->t.Out<float>(0));
+    }
+  } else if (mx) {
+    PoolLoop<int8_t, true>(*node, node->t.In<int8_t>(0), node->t.Out<int8_t>(0));
+  } else {
+    PoolLoop<int8_t, false>(*node, node->t.In<int8_t>(0), node->t.Out<int8_t>(0));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PreparePool(NodeState* node) {
+  if (node->op->inputs.size() != 1 || node->op->outputs.size() != 1 || node->t.in[0] == nullptr) {
+    return errors::InvalidArgument(node->what + ": expects one input and one output");
+  }
+  const OpOptions& o = node->op->options;
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& out = *node->t.out[0];
+  if (in.shape.size() != 4) {
+    return errors::InvalidArgument(node->what + ": input must be NHWC, got " + ShapeString(in.shape));
+  }
+  if (o.stride_w < 1 || o.stride_h < 1 || o.filter_w < 1 || o.filter_h < 1) {
+    return errors::InvalidArgument(node->what + ": strides and filter sizes must be >= 1");
+  }
+  node->n = in.shape[0];
+  node->ih = in.shape[1];
+  node->iw = in.shape[2];
+  node->ic = in.shape[3];
+  node->kh = o.filter_h;
+  node->kw = o.filter_w;
+  node->oh = ComputeOutSize(o.padding, node->ih, o.filter_h, o.stride_h, 1);
+  node->ow = ComputeOutSize(o.padding, node->iw, o.filter_w, o.stride_w, 1);
+  if (node->oh < 0 || node->ow < 0) {
+    return errors::InvalidArgument(node->what + ": the filter is larger than the input");
+  }
+  node->pad_h = ComputePadding(o.stride_h, 1, node->ih, o.filter_h, node->oh);
+  node->pad_w = ComputePadding(o.stride_w, 1, node->iw, o.filter_w, node->ow);
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, out, {node->n, node->oh, node->ow, node->ic}, "output"));
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, in.type, "output"));
+  if (in.type == TensorType::kFloat32) {
+    FloatActivationRange(o.activation, &node->f_min, &node->f_max);
+  } else if (in.type == TensorType::kInt8) {
+    EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
+    EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
+    if (in.quant.scale[0] != out.quant.scale[0] || in.quant.zero_point[0] != out.quant.zero_point[0]) {
+      return errors::InvalidArgument(node->what + ": int8 pooling needs equal input and output quantization");
+    }
+    ActivationRangeInt8(static_cast<int>(o.activation), out.quant.scale[0],
+                        static_cast<int32_t>(out.quant.zero_point[0]), &node->act_min, &node->act_max);
+  } else {
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+  }
+  node->eval = EvalPool;
+  return Status::OK();
+}
+
+namespace {
+
+// Sums `x` over the reduced axes into one accumulator per output element.
+template <typename T, typename Acc>
+void ReduceSum(const NodeState& node, const T* x, std::vector<Acc>* acc) {
+  const auto& shape = node.t.in[0]->shape;
+  const size_t rank = shape.size();
+  std::vector<bool> reduced(rank, false);
+  for (int a : node.axes) reduced[static_cast<size_t>(a)] = true;
+  std::vector<int64_t> out_stride(rank, 0);
+  int64_t s = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (!reduced[d]) {
+      out_stride[d] = s;
+      s *= shape[d];
+    }
+  }
+  acc->assign(static_cast<size_t>(s), Acc(0));
+  std::vector<int64_t> idx(rank, 0);
+  int64_t oi = 0;
+  const size_t n = node.t.in[0]->num_elements;
+  for (size_t i = 0; i < n; ++i) {
+    (*acc)[static_cast<size_t>(oi)] += static_cast<Acc>(x[i]);
+    for (size_t d = rank; d-- > 0;) {
+      ++idx[d];
+      oi += out_stride[d];
+      if (idx[d] < shape[d]) break;
+      oi -= out_stride[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+Status EvalMean(NodeState* node) {
+  const size_t nout = node->t.out[0]->num_elements;
+  const int64_t count = node->inner;  // elements per output
+  if (node->t.in[0]->type == TensorType::kFloat32) {
+    std::vector<float> acc;
+    ReduceSum<float, float>(*node, node->t.In<float>(0), &acc);
+    float* y = node->t.Out<float>(0);
+    for (size_t i = 0; i < nout; ++i) y[i] = acc[i] / static_cast<float>(count);
+    return Status::OK();
+  }
+  std::vector<int32_t> acc;
+  ReduceSum<int8_t, int32_t>(*node, node->t.In<int8_t>(0), &acc);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& out = *node->t.out[0];
+  for (size_t i = 0; i < nout; ++i) {
+    int32_t v;
+    if (node->mean_mode == 1) {
+      int32_t a = acc[i] - static_cast<int32_t>(count) * node->in_zp;
+      a = MultiplyByQuantizedMultiplier(a, node->multiplier, node->shift);
+      const int32_t c = static_cast<int32_t>(count);
+      a = a > 0 ? (a + c / 2) / c : (a - c / 2) / c;
+      v = a + node->out_zp;
+    } else if (node->mean_mode == 2) {
+      v = acc[i] / static_cast<int32_t>(count);
+    } else {
+      const float scale = in.quant.scale[0] / out.quant.scale[0];
+      const float bias = -node->in_zp * scale + 0.5f;
+      const float mean = static_cast<float>(acc[i]) / static_cast<float>(count);
+      float r = std::round(mean * scale + bias) + static_cast<float>(node->out_zp);
+      r = std::max(-128.0f, std::min(127.0f, r));
+      v = static_cast<int32_t>(r);
+    }
+    y[i] = static_cast<int8_t>(std::max(-128, std::min(127, v)));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PrepareMean(NodeState* node) {
+  if (node->op->inputs.size() != 2 || node->op->outputs.size() != 1 || node->t.in[0] == nullptr ||
+      node->t.in[1] == nullptr) {
+    return errors::InvalidArgument(node->what + ": expects inputs (input, axis) and one output");
+  }
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& ax = *node->t.in[1];
+  const TensorDef& out = *node->t.out[0];
+  if (ax.type != TensorType::kInt32 || ax.data == nullptr) {
+    return errors::Unimplemented(node->what + ": axis '" + ax.name + "' must be a constant INT32 tensor");
+  }
+  const int rank = static_cast<int>(in.shape.size());
+  const int32_t* axes = reinterpret_cast<const int32_t*>(ax.data);
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  std::vector<int32_t> raw(axes, axes + ax.num_elements);
+  for (int32_t a : raw) {
+    const int r = a < 0 ? a + rank : a;
+    if (r < 0 || r >= rank) {
+      return errors::InvalidArgument(node->what + ": axis " + std::to_string(a) +
+                                     " is out of range for rank " + std::to_string(rank));
+    }
+    if (!reduced[static_cast<size_t>(r)]) node->axes.push_back(r);
+    reduced[static_cast<size_t>(r)] = true;
+  }
+  std::vector<int32_t> expect;
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[static_cast<size_t>(d)]) {
+      count *= in.shape[static_cast<size_t>(d)];
+      if (node->op->options.keep_dims) expect.push_back(1);
+    } else {
+      expect.push_back(in.shape[static_cast<size_t>(d)]);
+    }
+  }
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, out, expect, "output"));
+  EMBER_RETURN_IF_ERROR(CheckType(*node, out, in.type, "output"));
+  if (count == 0 || in.num_elements == 0) {
+    return errors::Unimplemented(node->what + ": MEAN over an empty tensor");
+  }
+  node->inner = count;
+  if (in.type == TensorType::kFloat32) {
+    node->eval = EvalMean;
+    return Status::OK();
+  }
+  if (in.type != TensorType::kInt8) {
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+  }
+  if (count > (1 << 23)) return errors::Unimplemented(node->what + ": too many elements per mean");
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
+  node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
+  node->out_zp = static_cast<int32_t>(out.quant.zero_point[0]);
+  // The three integer paths of TFLite's reference MEAN (reduce.cc, EvalMeanReferenceOps).
+  const bool spatial = node->op->options.keep_dims && rank == 4 && raw.size() == 2 &&
+                       ((raw[0] == 1 && raw[1] == 2) || (raw[0] == 2 && raw[1] == 1));
+  if (spatial) {
+    node->mean_mode = 1;
+    QuantizeMultiplier(static_cast<double>(in.quant.scale[0]) / static_cast<double>(out.quant.scale[0]),
+                       &node->multiplier, &node->shift);
+  } else if (in.quant.scale[0] == out.quant.scale[0] && in.quant.zero_point[0] == out.quant.zero_point[0]) {
+    node->mean_mode = 2;
+  } else {
+    node->mean_mode = 3;
+  }
+  node->eval = EvalMean;
+  return Status::OK();
+}
+
+}  // namespace lite
+}  // namespace ember

@@ -1,0 +1,160 @@
+// Quantization math; formulas from TFLite's quantization_util.cc, common.h and
+// gemmlowp's fixedpoint.h as described in ../shared/spec/ENGINE.md section 2.
+#include "ember/lite/quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ember {
+namespace lite {
+
+QuantParams ChooseQuantizationParams(double rmin, double rmax, int32_t qmin, int32_t qmax) {
+  rmin = std::min(rmin, 0.0);
+  rmax = std::max(rmax, 0.0);
+  QuantParams p;
+  if (rmin == rmax) return p;
+  const double scale = (rmax - rmin) / (static_cast<double>(qmax) - static_cast<double>(qmin));
+  const double zmin = qmin - rmin / scale;
+  const double zmax = qmax - rmax / scale;
+  const double err_min = std::abs(static_cast<double>(qmin)) + std::abs(rmin / scale);
+  const double err_max = std::abs(static_cast<double>(qmax)) + std::abs(rmax / scale);
+  const double z = err_min < err_max ? zmin : zmax;
+  int32_t zp;
+  if (z < qmin) {
+    zp = qmin;
+  } else if (z > qmax) {
+    zp = qmax;
+  } else {
+    zp = static_cast<int32_t>(std::round(z));
+  }
+  p.scale = scale;
+  p.zero_point = zp;
+  return p;
+}
+
+PerChannelWeights QuantizeWeightsPerChannel(const float* data, const std::vector<int32_t>& shape,
+                                            int dim) {
+  PerChannelWeights out;
+  size_t outer = 1, inner = 1;
+  for (int i = 0; i < dim; ++i) outer *= static_cast<size_t>(shape[static_cast<size_t>(i)]);
+  for (size_t i = static_cast<size_t>(dim) + 1; i < shape.size(); ++i) {
+    inner *= static_cast<size_t>(shape[i]);
+  }
+  const size_t channels = static_cast<size_t>(shape[static_cast<size_t>(dim)]);
+  std::vector<float> absmax(channels, 0.0f);
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t c = 0; c < channels; ++c) {
+      for (size_t i = 0; i < inner; ++i) {
+        absmax[c] = std::max(absmax[c], std::abs(data[(o * channels + c) * inner + i]));
+      }
+    }
+  }
+  out.scales.resize(channels);
+  for (size_t c = 0; c < channels; ++c) out.scales[c] = absmax[c] / 127.0f;
+  out.values.resize(outer * channels * inner);
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t c = 0; c < channels; ++c) {
+      const float inv = absmax[c] == 0.0f ? 0.0f : 127.0f / absmax[c];
+      for (size_t i = 0; i < inner; ++i) {
+        const size_t k = (o * channels + c) * inner + i;
+        const float q = std::round(data[k] * inv);
+        out.values[k] = static_cast<int8_t>(std::min(127.0f, std::max(-127.0f, q)));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> QuantizeBias(const float* bias, int n, float input_scale,
+                                  const std::vector<float>& weight_scales) {
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  const double lim = std::numeric_limits<int32_t>::max();
+  for (int c = 0; c < n; ++c) {
+    const float ws = weight_scales.size() == 1 ? weight_scales[0]
+                                               : weight_scales[static_cast<size_t>(c)];
+    const float s = input_scale * ws;
+    double q = s == 0.0f ? 0.0 : std::round(static_cast<double>(bias[c]) / s);
+    q = std::min(lim, std::max(-lim, q));
+    out[static_cast<size_t>(c)] = static_cast<int32_t>(q);
+  }
+  return out;
+}
+
+void QuantizeMultiplier(double real, int32_t* multiplier, int* shift) {
+  if (real == 0.0) {
+    *multiplier = 0;
+    *shift = 0;
+    return;
+  }
+  const double q = std::frexp(real, shift);
+  int64_t q_fixed = static_cast<int64_t>(std::round(q * static_cast<double>(1LL << 31)));
+  if (q_fixed == (1LL << 31)) {
+    q_fixed /= 2;
+    ++*shift;
+  }
+  if (*shift < -31) {
+    *shift = 0;
+    q_fixed = 0;
+  }
+  *multiplier = static_cast<int32_t>(q_fixed);
+}
+
+int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
+  if (a == b && a == std::numeric_limits<int32_t>::min()) {
+    return std::numeric_limits<int32_t>::max();
+  }
+  const int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
+  const int64_t nudge = ab >= 0 ? (1LL << 30) : (1 - (1LL << 30));
+  return static_cast<int32_t>((ab + nudge) / (1LL << 31));
+}
+
+int32_t RoundingDivideByPOT(int32_t x, int exponent) {
+  const int32_t mask = static_cast<int32_t>((1LL << exponent) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  // Wrapping multiply, as the reference's int32 arithmetic behaves on every target.
+  const int32_t shifted =
+      static_cast<int32_t>(static_cast<uint32_t>(x) * (static_cast<uint32_t>(1) << left));
+  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right);
+}
+
+void ActivationRangeInt8(int activation, float scale, int32_t zero_point, int32_t* act_min,
+                         int32_t* act_max) {
+  const int32_t qmin = -128, qmax = 127;
+  auto quantize = [&](float f) {
+    return zero_point + static_cast<int32_t>(std::round(f / scale));
+  };
+  switch (activation) {
+    case 1:  // RELU
+      *act_min = std::max(qmin, quantize(0.0f));
+      *act_max = qmax;
+      break;
+    case 2:  // RELU_N1_TO_1
+      *act_min = std::max(qmin, quantize(-1.0f));
+      *act_max = std::min(qmax, quantize(1.0f));
+      break;
+    case 3:  // RELU6
+      *act_min = std::max(qmin, quantize(0.0f));
+      *act_max = std::min(qmax, quantize(6.0f));
+      break;
+    default:
+      *act_min = qmin;
+      *act_max = qmax;
+  }
+}
+
+int8_t QuantizeValueInt8(float x, float scale, int32_t zero_point) {
+  const double v = std::round(static_cast<double>(x) / static_cast<double>(scale));
+  const double clamped = std::min(127.0, std::max(-128.0, v + zero_point));
+  return static_cast<int8_t>(clamped);
+}
+
+}  // namespace lite
+}  // namespace ember
