@@ -292,6 +292,11 @@ def run_tests(unit: bool) -> None:
     """Run every check with its output streamed; fail naming each check that failed."""
     import subprocess
 
+    from forge.host import TEST_TOOLS, ensure_host_tools
+
+    installed = ensure_host_tools(os.environ, REPO / ".cache" / "forge" / "test-tools.log", tools=TEST_TOOLS)
+    if installed:
+        console().print(f"installed {', '.join(installed)}")
     start_test_services(os.environ)
     failed = []
     for name, argv in test_commands(REPO, unit):

@@ -75,6 +75,10 @@ def probe_host_facts() -> HostFacts:
     )
 
 
+TEST_TOOLS: tuple[HostTool, ...] = (*HOST_TOOLS, HostTool("clang-format", "clang-format", _which("clang-format")))
+"""What `invoke test` needs on top of a local build: the C++ format check."""
+
+
 def missing_host_tools(tools: tuple[HostTool, ...] = HOST_TOOLS) -> list[HostTool]:
     return [tool for tool in tools if not tool.present()]
 
@@ -83,12 +87,14 @@ def install_command(packages: list[str]) -> list[str]:
     return ["apt-get", "install", "-y", "--no-install-recommends", *packages]
 
 
-def ensure_host_tools(env: Mapping[str, str], log_path: Path, install: bool = True) -> list[str]:
+def ensure_host_tools(
+    env: Mapping[str, str], log_path: Path, install: bool = True, tools: tuple[HostTool, ...] = HOST_TOOLS
+) -> list[str]:
     """Install missing host build tools with apt-get (as root); returns the packages installed.
 
     Raises ToolMissingError naming each tool and the command when it cannot install them.
     """
-    missing = missing_host_tools()
+    missing = missing_host_tools(tools)
     if not missing:
         return []
     packages = sorted({tool.package for tool in missing})
