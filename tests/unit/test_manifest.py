@@ -67,7 +67,7 @@ def test_failure_while_assembling_leaves_previous_result(tmp_path: Path) -> None
     tmp = manifest.staging_dir(dist, "c1")
     (tmp / "partial").write_text("half")
     # the builder removes its temp dir on failure; a crash leaves it for recover() to sweep
-    os.rename(tmp, dist / ".tmp-c1-999999999")
+    tmp.rename(dist / ".tmp-c1-999999999")
     manifest.recover(dist, "c1")
     assert sorted(p.name for p in dist.iterdir()) == ["c1"]
     assert (dist / "c1/install/lib/lib.so").read_text() == "good"
