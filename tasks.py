@@ -12,8 +12,6 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from forge import cli
-
 AXIS_HELP = {
     "target": "target: host, linux-x86_64, linux-aarch64, linux-armv7, macos-x86_64, macos-arm64",
     "python": "pin the Python version (e.g. 3.11)",
@@ -28,11 +26,19 @@ AXIS_HELP = {
 }
 
 
+def _cli() -> Any:
+    from forge import cli
+
+    return cli
+
+
 def _pins(**axes: str | None) -> dict[str, str | None]:
     return dict(axes)
 
 
 def _guarded(debug: bool, action: Callable[[], Any]) -> None:
+    from forge import cli  # imported per task so `invoke --list` and each task load only what they use
+
     try:
         with cli.guard(debug):
             action()
@@ -57,7 +63,7 @@ def plan(
 ) -> None:
     """Print the resolved cell(s) and their ordered steps, running nothing."""
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
-    _guarded(debug, lambda: cli.run_plan(target, matrix, pins, json, {"backend": backend, "debug": debug}))
+    _guarded(debug, lambda: _cli().run_plan(target, matrix, pins, json, {"backend": backend, "debug": debug}))
 
 
 @task(help={**AXIS_HELP, "force": "rebuild even when dist/ is up to date", "jobs": "parallel compile jobs (default 2)"})
@@ -79,7 +85,7 @@ def build(
     """Build, install, verify and record a cell (default: the host) into dist/<cell-id>/."""
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
     options = {"backend": backend, "force": force or None, "jobs": jobs, "debug": debug}
-    _guarded(debug, lambda: cli.run_build(target, matrix, pins, options))
+    _guarded(debug, lambda: _cli().run_build(target, matrix, pins, options))
 
 
 def _help(*names: str) -> dict[str, str]:
@@ -99,31 +105,31 @@ def verify(
 ) -> None:
     """Re-run the verify suites against a cell already recorded in dist/."""
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
-    _guarded(debug, lambda: cli.run_verify(target, pins, {"backend": backend, "debug": debug}))
+    _guarded(debug, lambda: _cli().run_verify(target, pins, {"backend": backend, "debug": debug}))
 
 
 @task(help={"debug": AXIS_HELP["debug"]})
 def report(c: Context, debug: bool = False) -> None:
     """Render dist/ results as a Markdown and an HTML table (cells x verify suites)."""
-    _guarded(debug, lambda: cli.run_report({"debug": debug}))
+    _guarded(debug, lambda: _cli().run_report({"debug": debug}))
 
 
 @task(help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
 def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     """Remove dist/ and forge's build directories."""
-    _guarded(debug, lambda: cli.run_clean(all, {"debug": debug}))
+    _guarded(debug, lambda: _cli().run_clean(all, {"debug": debug}))
 
 
 @task
 def doctor(c: Context) -> None:
     """Say what this machine can do (docker, compilers, qemu, zig, nvcc, GPU) and how to get the rest."""
-    _guarded(False, cli.run_doctor)
+    _guarded(False, lambda: _cli().run_doctor())
 
 
 @task(help={"unit": "only the fast unit tests", "debug": AXIS_HELP["debug"]})
 def test(c: Context, unit: bool = False, debug: bool = False) -> None:
     """Lint (ruff, mypy, clang-format) and run the tests (unit, integration, engine, lite)."""
-    _guarded(debug, lambda: cli.run_tests(unit))
+    _guarded(debug, lambda: _cli().run_tests(unit))
 
 
 # --- containers: the docker engine and toolchain images (forge/daemon.py, forge/images.py) ---------

@@ -23,7 +23,7 @@ from forge.build import BuildResult, build_cell, host_workspace, resolve_for, ve
 from forge.config import Config, Data, backend_for, load_config, load_data
 from forge.errors import BuildInterrupted, ConfigError, ForgeError, StepFailedError, VerifyFailedError
 from forge.log import Progress, SummaryRow, summary_table
-from forge.matrix import Excluded, Request, expand_matrix
+from forge.matrix import Cell, Excluded, Request, expand_matrix
 from forge.plan import BuildOptions, Plan, plan_build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -84,10 +84,8 @@ def requests_from(
     return [Request.make(target or "host", pins)]
 
 
-def plan_for(request: Request, data: Data, cfg: Config) -> Plan:
-    """The plan a build would run, without touching any backend."""
-    cfg = backend_for(cfg, request.target)
-    cell = resolve_for(request, data, cfg).cell
+def plan_for(cell: Cell, data: Data, cfg: Config) -> Plan:
+    """The plan a build of `cell` would run, without touching any backend."""
     host_ws = host_workspace(cfg, cell)
     ws: Workspace = host_ws if cfg.backend == "local" else CONTAINER_WORKSPACE
     opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache)
@@ -102,7 +100,7 @@ def _plan_entry(item: Request | Excluded, data: Data, cfg: Config, strict: bool)
     try:
         cfg = backend_for(cfg, request.target)
         resolution = resolve_for(request, data, cfg)
-        plan = plan_for(request, data, cfg)
+        plan = plan_for(resolution.cell, data, cfg)
     except ForgeError as exc:
         if strict or isinstance(exc, ConfigError):
             raise

@@ -7,6 +7,7 @@ checked against the pins and the constraints, and each failed check yields a sen
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ class Resolution:
     """axis -> where its value comes from (pinned, suite default, newest wheel, ...)."""
 
 
+@functools.lru_cache(maxsize=1024)
 def pin_spec(value: str) -> SpecifierSet:
     """`3.11` means the 3.11 series (==3.11.*); operators are taken as written (>=2)."""
     text = value.strip()
@@ -47,6 +49,7 @@ def pin_spec(value: str) -> SpecifierSet:
     return SpecifierSet(f"=={text}.*") if text.count(".") < 2 else SpecifierSet(f"=={text}")
 
 
+@functools.lru_cache(maxsize=8192)
 def _in(value: str, spec: SpecifierSet) -> bool:
     return spec.contains(Version(value), prereleases=True)
 
