@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from forge.build import build_cell
+from forge.build import build_cell, verify_dist
 from forge.config import Config, load_data
 from forge.errors import BuildInterrupted, StepFailedError
 from forge.log import Progress
@@ -102,6 +102,10 @@ def test_build_records_dist_and_is_then_up_to_date(project: Path) -> None:
     assert again == "up to date" and time.monotonic() - start < 3
     (project / "engine/framework.cc").write_text("int ember_answer() { return 40 + 2; }\n")
     assert build(project)[0] == "passed"
+    suites = verify_dist(
+        Request.make("host"), load_data(project), config(project), Progress(Console(file=io.StringIO()))
+    )
+    assert [(s.name, s.status) for s in suites] == [("smoke", "passed")]
 
 
 def test_failing_suite_is_recorded(project: Path) -> None:
