@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import re
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.status import Status
 from rich.table import Table
 
 
@@ -42,8 +45,17 @@ class Progress:
             if self.ci:
                 yield
             else:
-                with self.console.status(f"[bold]{name}[/]: {description}"):
-                    yield
+                with self.console.status(f"[bold]{name}[/]: {description}") as spinner:
+                    stop = threading.Event()
+                    watcher = threading.Thread(
+                        target=_follow, args=(spinner, f"{name}: {description}", log_path, stop), daemon=True
+                    )
+                    watcher.start()
+                    try:
+                        yield
+                    finally:
+                        stop.set()
+                        watcher.join()
             status = "ok"
         finally:
             seconds = time.monotonic() - start
@@ -60,6 +72,23 @@ class Progress:
 
     def info(self, message: str) -> None:
         self.console.print(message, highlight=False)
+
+
+NINJA_PROGRESS = re.compile(rb"\[(\d+)/(\d+)\]")
+
+
+def _follow(status: Status, label: str, log_path: Path | None, stop: threading.Event) -> None:
+    """Show ninja's latest [n/N] from the step's log next to the spinner."""
+    while log_path is not None and not stop.wait(0.5):
+        try:
+            with log_path.open("rb") as handle:
+                handle.seek(max(0, log_path.stat().st_size - 4096))
+                matches = NINJA_PROGRESS.findall(handle.read())
+        except OSError:
+            continue
+        if matches:
+            done, total = (int(x) for x in matches[-1])
+            status.update(f"[bold]{label}[/] [{done}/{total}]")
 
 
 def human_size(size: float) -> str:
