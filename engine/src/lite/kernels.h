@@ -55,7 +55,6 @@ struct Interpreter::NodeState {
   int pad_h = 0, pad_w = 0;
   int64_t outer = 1, inner = 1, depth = 1;
   int diff_min = 0;
-  int mean_mode = 0;
   std::vector<int32_t> in_shape6, in2_shape6, out_shape6;
   std::vector<int> axes;
 };

@@ -74,6 +74,15 @@ int32_t OneOverOnePlusX(int32_t a) {
   return SatShiftLeft(x, 1);
 }
 
+int CountLeadingZeros64(uint64_t x) {
+  int n = 0;
+  while (n < 64 && (x & (uint64_t{1} << 63)) == 0) {
+    x <<= 1;
+    ++n;
+  }
+  return n;
+}
+
 int CountLeadingZeros(uint32_t x) {
   if (x == 0) return 32;
   int n = 0;
@@ -338,26 +347,10 @@ Status EvalMean(NodeState* node) {
   std::vector<int32_t> acc;
   ReduceSum<int8_t, int32_t>(*node, node->t.In<int8_t>(0), &acc);
   int8_t* y = node->t.Out<int8_t>(0);
-  const TensorDef& in = *node->t.in[0];
-  const TensorDef& out = *node->t.out[0];
   for (size_t i = 0; i < nout; ++i) {
-    int32_t v;
-    if (node->mean_mode == 1) {
-      int32_t a = acc[i] - static_cast<int32_t>(count) * node->in_zp;
-      a = MultiplyByQuantizedMultiplier(a, node->multiplier, node->shift);
-      const int32_t c = static_cast<int32_t>(count);
-      a = a > 0 ? (a + c / 2) / c : (a - c / 2) / c;
-      v = a + node->out_zp;
-    } else if (node->mean_mode == 2) {
-      v = acc[i] / static_cast<int32_t>(count);
-    } else {
-      const float scale = in.quant.scale[0] / out.quant.scale[0];
-      const float bias = -node->in_zp * scale + 0.5f;
-      const float mean = static_cast<float>(acc[i]) / static_cast<float>(count);
-      float r = std::round(mean * scale + bias) + static_cast<float>(node->out_zp);
-      r = std::max(-128.0f, std::min(127.0f, r));
-      v = static_cast<int32_t>(r);
-    }
+    const int32_t shifted = static_cast<int32_t>(
+        static_cast<uint32_t>(acc[i]) - static_cast<uint32_t>(node->in_zp) * static_cast<uint32_t>(count));
+    const int32_t v = MultiplyByQuantizedMultiplier(shifted, node->multiplier, node->shift) + node->out_zp;
     y[i] = static_cast<int8_t>(std::max(-128, std::min(127, v)));
   }
   return Status::OK();
@@ -417,18 +410,16 @@ Status PrepareMean(NodeState* node) {
   EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
   node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
   node->out_zp = static_cast<int32_t>(out.quant.zero_point[0]);
-  // The three integer paths of TFLite's reference MEAN (reduce.cc, EvalMeanReferenceOps).
-  const bool spatial = node->op->options.keep_dims && rank == 4 && raw.size() == 2 &&
-                       ((raw[0] == 1 && raw[1] == 2) || (raw[0] == 2 && raw[1] == 1));
-  if (spatial) {
-    node->mean_mode = 1;
-    QuantizeMultiplier(static_cast<double>(in.quant.scale[0]) / static_cast<double>(out.quant.scale[0]),
-                       &node->multiplier, &node->shift);
-  } else if (in.quant.scale[0] == out.quant.scale[0] && in.quant.zero_point[0] == out.quant.zero_point[0]) {
-    node->mean_mode = 2;
-  } else {
-    node->mean_mode = 3;
-  }
+  // TFLite's QuantizedMeanOrSum: 1/count is folded into the output multiplier.
+  int32_t m;
+  int sh;
+  QuantizeMultiplier(static_cast<double>(in.quant.scale[0]) / static_cast<double>(out.quant.scale[0]),
+                     &m, &sh);
+  int fold = 63 - CountLeadingZeros64(static_cast<uint64_t>(count));
+  fold = std::min(fold, 32);
+  fold = std::min(fold, 31 + sh);
+  node->multiplier = static_cast<int32_t>((static_cast<int64_t>(m) << fold) / count);
+  node->shift = sh - fold;
   node->eval = EvalMean;
   return Status::OK();
 }

@@ -92,7 +92,9 @@ def models() -> dict[str, tuple[Callable[..., tf.Tensor], list[tuple[int, ...]]]
     }
 
 
-def convert(fn: Callable[..., tf.Tensor], shapes: list[tuple[int, ...]], int8: bool) -> bytes:
+def convert(
+    fn: Callable[..., tf.Tensor], shapes: list[tuple[int, ...]], int8: bool, int8_io: bool = True
+) -> bytes:
     specs = [tf.TensorSpec(s, tf.float32, name=f"in{i}") for i, s in enumerate(shapes)]
     concrete = tf.function(fn).get_concrete_function(*specs)
     conv = tf.lite.TFLiteConverter.from_concrete_functions([concrete])
@@ -104,8 +106,9 @@ def convert(fn: Callable[..., tf.Tensor], shapes: list[tuple[int, ...]], int8: b
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
         conv.representative_dataset = rep
         conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
+        if int8_io:
+            conv.inference_input_type = tf.int8
+            conv.inference_output_type = tf.int8
     return bytes(conv.convert())
 
 
@@ -134,10 +137,13 @@ def main() -> None:
         old.unlink()
     for old in OUT.glob("*.tflite"):
         old.unlink()
+    # (tag suffix, int8 quantization, int8 inputs/outputs); float I/O adds QUANTIZE/DEQUANTIZE.
+    variants = [("", False, False), ("_int8", True, True)]
+    float_io = {"fully_connected", "conv2d_same", "small_cnn", "add"}
     for name, (fn, shapes) in models().items():
-        for int8 in (False, True):
-            tag = f"{name}_int8" if int8 else name
-            model = convert(fn, shapes, int8)
+        for suffix, int8, int8_io in variants + ([("_int8_fio", True, False)] if name in float_io else []):
+            tag = name + suffix
+            model = convert(fn, shapes, int8, int8_io)
             (OUT / f"{tag}.tflite").write_bytes(model)
             raw = [RNG.normal(0.0, 1.0, size=s).astype(np.float32) for s in shapes]
             inputs = [quantize_input(model, i, x) for i, x in enumerate(raw)]
