@@ -59,12 +59,20 @@ class Status {
 namespace errors {
 inline Status Cancelled(std::string m) { return Status(Code::kCancelled, std::move(m)); }
 inline Status Unknown(std::string m) { return Status(Code::kUnknown, std::move(m)); }
-inline Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
-inline Status DeadlineExceeded(std::string m) { return Status(Code::kDeadlineExceeded, std::move(m)); }
+inline Status InvalidArgument(std::string m) {
+  return Status(Code::kInvalidArgument, std::move(m));
+}
+inline Status DeadlineExceeded(std::string m) {
+  return Status(Code::kDeadlineExceeded, std::move(m));
+}
 inline Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
 inline Status AlreadyExists(std::string m) { return Status(Code::kAlreadyExists, std::move(m)); }
-inline Status ResourceExhausted(std::string m) { return Status(Code::kResourceExhausted, std::move(m)); }
-inline Status FailedPrecondition(std::string m) { return Status(Code::kFailedPrecondition, std::move(m)); }
+inline Status ResourceExhausted(std::string m) {
+  return Status(Code::kResourceExhausted, std::move(m));
+}
+inline Status FailedPrecondition(std::string m) {
+  return Status(Code::kFailedPrecondition, std::move(m));
+}
 inline Status OutOfRange(std::string m) { return Status(Code::kOutOfRange, std::move(m)); }
 inline Status Unimplemented(std::string m) { return Status(Code::kUnimplemented, std::move(m)); }
 inline Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
@@ -76,13 +84,22 @@ template <typename T>
 class StatusOr {
  public:
   StatusOr(const Status& status) : status_(status) { assert(!status.ok()); }  // NOLINT
-  StatusOr(T value) : value_(std::move(value)), has_value_(true) {}          // NOLINT
+  StatusOr(T value) : value_(std::move(value)), has_value_(true) {}           // NOLINT
 
   bool ok() const { return has_value_; }
   const Status& status() const { return status_; }
-  T& value() & { assert(has_value_); return value_; }
-  const T& value() const& { assert(has_value_); return value_; }
-  T&& value() && { assert(has_value_); return std::move(value_); }
+  T& value() & {
+    assert(has_value_);
+    return value_;
+  }
+  const T& value() const& {
+    assert(has_value_);
+    return value_;
+  }
+  T&& value() && {
+    assert(has_value_);
+    return std::move(value_);
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
@@ -97,9 +114,9 @@ class StatusOr {
 }  // namespace ember
 
 // Returns early from the enclosing function when `expr` is not OK.
-#define EMBER_RETURN_IF_ERROR(expr)              \
-  do {                                           \
-    ::ember::Status _ember_status = (expr);      \
+#define EMBER_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::ember::Status _ember_status = (expr);        \
     if (!_ember_status.ok()) return _ember_status; \
   } while (0)
 

@@ -57,15 +57,21 @@ class Tensor {
   const void* raw_data() const { return buffer_ ? buffer_.get() : nullptr; }
 
   template <typename T>
-  T* data() { return static_cast<T*>(raw_data()); }
+  T* data() {
+    return static_cast<T*>(raw_data());
+  }
   template <typename T>
-  const T* data() const { return static_cast<const T*>(raw_data()); }
+  const T* data() const {
+    return static_cast<const T*>(raw_data());
+  }
 
   // A scalar or vector from values, e.g. Tensor::From<float>({2}, {1, 2}).
   template <typename T>
   static Tensor From(const TensorShape& shape, const std::vector<T>& values);
   template <typename T>
-  static Tensor Scalar(T value) { return From<T>(TensorShape(), {value}); }
+  static Tensor Scalar(T value) {
+    return From<T>(TensorShape(), {value});
+  }
 
   // Same buffer, new shape with the same number of elements.
   bool CopyFrom(const Tensor& other, const TensorShape& shape);
@@ -84,7 +90,8 @@ template <typename T>
 Tensor Tensor::From(const TensorShape& shape, const std::vector<T>& values) {
   Tensor t(DataTypeOf<T>::value, shape);
   T* out = t.data<T>();
-  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.NumElements(); ++i) out[i] = values[i];
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.NumElements(); ++i)
+    out[i] = values[i];
   return t;
 }
 

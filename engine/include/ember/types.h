@@ -32,14 +32,38 @@ bool DataTypeIsValid(int value);
 // Maps a C++ element type to its DataType at compile time.
 template <typename T>
 struct DataTypeOf;
-template <> struct DataTypeOf<float> { static constexpr DataType value = DataType::kFloat; };
-template <> struct DataTypeOf<double> { static constexpr DataType value = DataType::kDouble; };
-template <> struct DataTypeOf<int32_t> { static constexpr DataType value = DataType::kInt32; };
-template <> struct DataTypeOf<uint8_t> { static constexpr DataType value = DataType::kUInt8; };
-template <> struct DataTypeOf<int16_t> { static constexpr DataType value = DataType::kInt16; };
-template <> struct DataTypeOf<int8_t> { static constexpr DataType value = DataType::kInt8; };
-template <> struct DataTypeOf<int64_t> { static constexpr DataType value = DataType::kInt64; };
-template <> struct DataTypeOf<bool> { static constexpr DataType value = DataType::kBool; };
+template <>
+struct DataTypeOf<float> {
+  static constexpr DataType value = DataType::kFloat;
+};
+template <>
+struct DataTypeOf<double> {
+  static constexpr DataType value = DataType::kDouble;
+};
+template <>
+struct DataTypeOf<int32_t> {
+  static constexpr DataType value = DataType::kInt32;
+};
+template <>
+struct DataTypeOf<uint8_t> {
+  static constexpr DataType value = DataType::kUInt8;
+};
+template <>
+struct DataTypeOf<int16_t> {
+  static constexpr DataType value = DataType::kInt16;
+};
+template <>
+struct DataTypeOf<int8_t> {
+  static constexpr DataType value = DataType::kInt8;
+};
+template <>
+struct DataTypeOf<int64_t> {
+  static constexpr DataType value = DataType::kInt64;
+};
+template <>
+struct DataTypeOf<bool> {
+  static constexpr DataType value = DataType::kBool;
+};
 
 }  // namespace ember
 

@@ -1,0 +1,107 @@
+// Session: runs a graph, as TensorFlow's DirectSession (Create/Extend/Run/Close, callables,
+// partial runs). Thread-safe: Run may be called concurrently from many threads.
+#ifndef EMBER_SESSION_H_
+#define EMBER_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/graph_def.h"
+#include "ember/status.h"
+#include "ember/tensor.h"
+
+namespace ember {
+
+class ThreadPool;
+
+struct SessionOptions {
+  // Inter-op pool size: 0 picks the number of hardware threads, -1 runs every step inline
+  // on the calling thread.
+  int inter_op_parallelism_threads = 0;
+  // Intra-op pool (ParallelFor inside kernels): 0 picks the hardware threads, 1 none.
+  int intra_op_parallelism_threads = 0;
+  // Extra named inter-op pools selectable per Run (RunOptions::inter_op_thread_pool);
+  // each entry is a thread count (0: hardware threads). Empty: one default pool.
+  std::vector<int> session_inter_op_thread_pool;
+  // Default deadline for every Run, in milliseconds (0: none).
+  int64_t operation_timeout_in_ms = 0;
+  // Number of CPU devices nodes may be placed on ("/cpu:0" ... ).
+  int num_cpu_devices = 1;
+  // Check device placement only for nodes a step needs.
+  bool place_pruned_graph = false;
+  // Extend() fails once the graph has been run (TensorFlow's optimize_for_static_graph).
+  bool optimize_for_static_graph = false;
+};
+
+struct RunOptions {
+  int64_t timeout_in_ms = 0;     // 0: the session's operation_timeout_in_ms
+  int inter_op_thread_pool = 0;  // index into the session's pools; -1: inline
+};
+
+struct RunMetadata {
+  int64_t step_id = 0;
+};
+
+// Caller-owned pools for one RunCallable (TensorFlow's thread::ThreadPoolOptions).
+struct ThreadPoolOptions {
+  ThreadPool* inter_op_threadpool = nullptr;
+  ThreadPool* intra_op_threadpool = nullptr;
+};
+
+struct CallableOptions {
+  std::vector<std::string> feed;
+  std::vector<std::string> fetch;
+  std::vector<std::string> target;
+  RunOptions run_options;
+};
+
+class Session {
+ public:
+  using CallableHandle = int64_t;
+  virtual ~Session() = default;
+
+  virtual Status Create(const GraphDef& graph) = 0;
+  virtual Status Extend(const GraphDef& graph) = 0;
+  virtual Status Run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                     const std::vector<std::string>& output_tensor_names,
+                     const std::vector<std::string>& target_node_names,
+                     std::vector<Tensor>* outputs) = 0;
+  virtual Status Run(const RunOptions& options,
+                     const std::vector<std::pair<std::string, Tensor>>& inputs,
+                     const std::vector<std::string>& output_tensor_names,
+                     const std::vector<std::string>& target_node_names,
+                     std::vector<Tensor>* outputs, RunMetadata* metadata) = 0;
+
+  virtual Status MakeCallable(const CallableOptions& options, CallableHandle* handle) = 0;
+  virtual Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feed_tensors,
+                             std::vector<Tensor>* fetch_tensors, RunMetadata* metadata) = 0;
+  virtual Status RunCallable(CallableHandle handle, const std::vector<Tensor>& feed_tensors,
+                             std::vector<Tensor>* fetch_tensors, RunMetadata* metadata,
+                             const ThreadPoolOptions& pools) = 0;
+  virtual Status ReleaseCallable(CallableHandle handle) = 0;
+
+  // Partial runs: feed and fetch incrementally. Each feed and fetch may be used once.
+  virtual Status PRunSetup(const std::vector<std::string>& input_names,
+                           const std::vector<std::string>& output_names,
+                           const std::vector<std::string>& target_nodes, std::string* handle) = 0;
+  virtual Status PRun(const std::string& handle,
+                      const std::vector<std::pair<std::string, Tensor>>& inputs,
+                      const std::vector<std::string>& output_names,
+                      std::vector<Tensor>* outputs) = 0;
+
+  // Afterwards only already-seen signatures and existing callables run.
+  virtual Status Finalize() = 0;
+  // Cancels in-flight steps; later calls fail with CANCELLED. A second Close is OK.
+  virtual Status Close() = 0;
+};
+
+// A new DirectSession-style session, or null with *status set (never throws).
+std::unique_ptr<Session> NewSession(const SessionOptions& options);
+Status NewSession(const SessionOptions& options, Session** out);
+
+}  // namespace ember
+
+#endif  // EMBER_SESSION_H_

@@ -1,0 +1,352 @@
+#include "core/executor.h"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <new>
+#include <unordered_map>
+
+namespace ember {
+
+namespace {
+bool HasDeadline(const std::chrono::steady_clock::time_point& t) {
+  return t.time_since_epoch().count() != 0;
+}
+Status DeadlineStatus() {
+  return errors::DeadlineExceeded(
+      "Timed out: the Run call exceeded its deadline (operation_timeout_in_ms or "
+      "RunOptions.timeout_in_ms) and the step was cancelled");
+}
+}  // namespace
+
+Status Executor::Create(std::shared_ptr<const Graph> graph, const Signature& sig,
+                        const KernelProvider& kernels, std::unique_ptr<Executor>* out) {
+  if (sig.fetches.empty() && sig.targets.empty()) {
+    return errors::InvalidArgument("Must specify at least one target to fetch or execute.");
+  }
+  std::unique_ptr<Executor> ex(new Executor());
+  const Graph& g = *graph;
+  // Feeds: (node, output) -> feed index.
+  std::map<std::pair<int, int>, int> fed;
+  for (const std::string& name : sig.feeds) {
+    TensorId id = ParseTensorName(name);
+    std::string canonical = id.ToString();
+    for (const std::string& seen : ex->feed_names_) {
+      if (seen == canonical) {
+        return errors::InvalidArgument("Endpoint \"" + canonical + "\" fed more than once.");
+      }
+    }
+    int n = g.FindNode(id.node);
+    if (n < 0) return errors::NotFound("FeedInputs: unable to find feed output " + canonical);
+    const Node& node = g.node(n);
+    if (id.index >= static_cast<int>(node.output_types.size())) {
+      return errors::InvalidArgument("FeedInputs: " + canonical +
+                                     ": output index too large, must be < " +
+                                     std::to_string(node.output_types.size()));
+    }
+    fed[{n, id.index}] = static_cast<int>(ex->feed_names_.size());
+    ex->feed_names_.push_back(canonical);
+    ex->feed_ids_.push_back(id);
+    ex->feed_types_.push_back(node.output_types[static_cast<size_t>(id.index)]);
+  }
+  std::vector<int> stack;
+  std::vector<std::pair<int, int>> fetch_endpoints;
+  for (const std::string& name : sig.fetches) {
+    TensorId id = ParseTensorName(name);
+    std::string canonical = id.ToString();
+    int n = g.FindNode(id.node);
+    if (n < 0) return errors::NotFound("FetchOutputs node " + canonical + ": not found");
+    const Node& node = g.node(n);
+    if (node.output_types.empty()) {
+      return errors::InvalidArgument(
+          "Tried to fetch data for '" + id.node +
+          "', which produces no output.  To run to a node but not fetch any data, pass '" +
+          id.node +
+          "' as an argument to the 'target_node_names' argument of the Session::Run API.");
+    }
+    if (id.index >= static_cast<int>(node.output_types.size())) {
+      return errors::InvalidArgument("FetchOutputs " + canonical +
+                                     ": output index too large, must be < " +
+                                     std::to_string(node.output_types.size()));
+    }
+    if (fed.count({n, id.index}) != 0) {
+      return errors::InvalidArgument(canonical + " is both fed and fetched.");
+    }
+    ex->fetch_names_.push_back(canonical);
+    fetch_endpoints.push_back({n, id.index});
+    stack.push_back(n);
+  }
+  std::string missing_targets;
+  for (const std::string& name : sig.targets) {
+    int n = g.FindNode(name);
+    if (n < 0) {
+      missing_targets += (missing_targets.empty() ? "" : ", ") + name;
+      continue;
+    }
+    stack.push_back(n);
+  }
+  if (!missing_targets.empty()) {
+    return errors::NotFound("PruneForTargets: Some target nodes not found: " + missing_targets);
+  }
+  // Prune: walk backwards from fetches and targets, stopping at fed tensors.
+  std::vector<bool> needed(g.nodes().size(), false);
+  while (!stack.empty()) {
+    int u = stack.back();
+    stack.pop_back();
+    if (needed[static_cast<size_t>(u)]) continue;
+    needed[static_cast<size_t>(u)] = true;
+    const Node& node = g.node(u);
+    for (const Node::Input& in : node.inputs) {
+      if (fed.count({in.node, in.output}) == 0) stack.push_back(in.node);
+    }
+    for (int c : node.control_inputs) stack.push_back(c);
+  }
+  std::vector<int> exec_id(g.nodes().size(), -1);
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (!needed[i]) continue;
+    const Node& node = g.node(static_cast<int>(i));
+    if (g.options().place_pruned_graph) {
+      EMBER_RETURN_IF_ERROR(CheckDevice(node.def, g.options().num_cpu_devices));
+    }
+    exec_id[i] = static_cast<int>(ex->nodes_.size());
+    ExecNode en;
+    en.node = &node;
+    en.first_slot = ex->num_slots_;
+    ex->num_slots_ += static_cast<int>(node.output_types.size());
+    EMBER_RETURN_IF_ERROR(kernels(node, &en.kernel));
+    ex->nodes_.push_back(std::move(en));
+  }
+  for (ExecNode& en : ex->nodes_) {
+    int self = static_cast<int>(&en - ex->nodes_.data());
+    for (const Node::Input& in : en.node->inputs) {
+      Source src;
+      auto f = fed.find({in.node, in.output});
+      if (f != fed.end()) {
+        src.feed = f->second;
+      } else {
+        ExecNode& producer = ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(in.node)])];
+        src.slot = producer.first_slot + in.output;
+        producer.consumers.push_back(self);
+        ++en.num_pending;
+      }
+      en.inputs.push_back(src);
+    }
+    for (int c : en.node->control_inputs) {
+      ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(c)])].consumers.push_back(self);
+      ++en.num_pending;
+    }
+  }
+  for (size_t i = 0; i < ex->nodes_.size(); ++i) {
+    if (ex->nodes_[i].num_pending == 0) ex->roots_.push_back(static_cast<int>(i));
+  }
+  for (const auto& ep : fetch_endpoints) {
+    Source s;
+    s.slot = ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(ep.first)])].first_slot +
+             ep.second;
+    ex->fetch_slots_.push_back(s);
+  }
+  ex->graph_ = std::move(graph);
+  *out = std::move(ex);
+  return Status::OK();
+}
+
+bool Executor::CanComputeFrom(const std::string& fetch, const std::vector<bool>& fed) const {
+  const Graph& g = *graph_;
+  TensorId id = ParseTensorName(fetch);
+  int start = g.FindNode(id.node);
+  if (start < 0) return false;
+  std::map<std::pair<int, int>, int> feed_index;
+  for (size_t i = 0; i < feed_ids_.size(); ++i) {
+    feed_index[{g.FindNode(feed_ids_[i].node), feed_ids_[i].index}] = static_cast<int>(i);
+  }
+  std::vector<bool> seen(g.nodes().size(), false);
+  std::vector<int> stack{start};
+  while (!stack.empty()) {
+    int u = stack.back();
+    stack.pop_back();
+    if (seen[static_cast<size_t>(u)]) continue;
+    seen[static_cast<size_t>(u)] = true;
+    const Node& node = g.node(u);
+    for (const Node::Input& in : node.inputs) {
+      auto f = feed_index.find({in.node, in.output});
+      if (f == feed_index.end()) {
+        stack.push_back(in.node);
+      } else if (!fed[static_cast<size_t>(f->second)]) {
+        return false;
+      }
+    }
+    for (int c : node.control_inputs) stack.push_back(c);
+  }
+  return true;
+}
+
+struct Executor::Step {
+  const std::vector<Tensor>* feeds = nullptr;
+  RunArgs args;
+  StepCancellation own_cancellation;
+  StepCancellation* cancellation = nullptr;
+  std::vector<Tensor> slots;
+  std::unique_ptr<std::atomic<int>[]> pending;
+  std::atomic<int64_t> outstanding{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  Status status;
+
+  void Fail(const Status& s) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (status.ok()) status = s;
+    }
+    failed.store(true);
+  }
+  bool CheckCancelled() {
+    if (cancellation->cancelled()) return true;
+    if (HasDeadline(args.deadline) && std::chrono::steady_clock::now() >= args.deadline) {
+      cancellation->Cancel(DeadlineStatus());
+      return true;
+    }
+    return false;
+  }
+  void Finish() {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+    cv.notify_all();
+  }
+};
+
+Status Executor::RunNode(Step* step, int id) const {
+  if (step->CheckCancelled()) return step->cancellation->reason();
+  const ExecNode& en = nodes_[static_cast<size_t>(id)];
+  OpKernelContext::Params p;
+  p.node = &en.node->def;
+  p.inputs.reserve(en.inputs.size());
+  for (const Source& s : en.inputs) {
+    p.inputs.push_back(s.feed >= 0 ? &(*step->feeds)[static_cast<size_t>(s.feed)]
+                                   : &step->slots[static_cast<size_t>(s.slot)]);
+  }
+  p.output_types = en.node->output_types;
+  p.resources = step->args.resources;
+  p.intra_op_pool = step->args.intra_op_pool;
+  p.is_cancelled = [step] { return step->CheckCancelled(); };
+  OpKernelContext ctx(std::move(p));
+  try {
+    en.kernel->Compute(&ctx);
+  } catch (const std::bad_alloc&) {
+    return errors::ResourceExhausted("OOM when running node '" + en.node->name() + "'");
+  } catch (const std::exception& e) {
+    return errors::Internal("Kernel for node '" + en.node->name() + "' threw: " + e.what());
+  }
+  if (!ctx.status().ok()) {
+    const Status& s = ctx.status();
+    if (s.message().find(en.node->name()) != std::string::npos) return s;
+    return Status(s.code(), s.message() + "\n\t [[{{node " + en.node->name() + "}}]]");
+  }
+  std::vector<Tensor>& outs = ctx.outputs();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].IsInitialized()) {
+      return errors::Internal("Missing " + std::to_string(i) + "-th output from {{node " +
+                              en.node->name() + "}}");
+    }
+    if (outs[i].dtype() != en.node->output_types[i]) {
+      return errors::Internal("Output " + std::to_string(i) + " of node '" + en.node->name() +
+                              "' is " + DataTypeString(outs[i].dtype()) + " but op " +
+                              en.node->def.op + " promises " +
+                              DataTypeString(en.node->output_types[i]));
+    }
+    step->slots[static_cast<size_t>(en.first_slot) + i] = std::move(outs[i]);
+  }
+  return Status::OK();
+}
+
+void Executor::ProcessLoop(const std::shared_ptr<Step>& step, int id) const {
+  int cur = id;
+  while (cur >= 0) {
+    int next = -1;
+    if (!step->failed.load()) {
+      Status s = RunNode(step.get(), cur);
+      if (!s.ok()) {
+        step->Fail(s);
+      } else {
+        for (int c : nodes_[static_cast<size_t>(cur)].consumers) {
+          if (step->pending[static_cast<size_t>(c)].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            if (next < 0) {
+              next = c;  // continue on this thread
+            } else if (step->args.inter_op_pool != nullptr) {
+              step->outstanding.fetch_add(1);
+              step->args.inter_op_pool->Schedule([this, step, c] { ProcessLoop(step, c); });
+            } else {
+              step->outstanding.fetch_add(1);
+              ProcessLoop(step, c);
+            }
+          }
+        }
+      }
+    }
+    if (next < 0 && step->outstanding.fetch_sub(1) == 1) step->Finish();
+    cur = next;
+  }
+}
+
+Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
+                     std::vector<Tensor>* fetches) const {
+  if (feeds.size() != feed_types_.size()) {
+    return errors::Internal("Executor got " + std::to_string(feeds.size()) + " feeds, expected " +
+                            std::to_string(feed_types_.size()));
+  }
+  auto step = std::make_shared<Step>();
+  step->feeds = &feeds;
+  step->args = args;
+  step->cancellation = args.cancellation != nullptr ? args.cancellation : &step->own_cancellation;
+  step->slots.resize(static_cast<size_t>(num_slots_));
+  step->pending.reset(new std::atomic<int>[nodes_.size()]);
+  for (size_t i = 0; i < nodes_.size(); ++i) step->pending[i].store(nodes_[i].num_pending);
+  step->outstanding.store(static_cast<int64_t>(roots_.size()));
+  if (roots_.empty()) step->done = true;
+  if (args.inter_op_pool == nullptr) {
+    // Inline: an explicit ready queue keeps the stack flat on deep graphs.
+    std::deque<int> ready(roots_.begin(), roots_.end());
+    while (!ready.empty() && !step->failed.load()) {
+      int u = ready.front();
+      ready.pop_front();
+      Status s = RunNode(step.get(), u);
+      if (!s.ok()) {
+        step->Fail(s);
+        break;
+      }
+      for (int c : nodes_[static_cast<size_t>(u)].consumers) {
+        if (step->pending[static_cast<size_t>(c)].fetch_sub(1) == 1) ready.push_back(c);
+      }
+    }
+  } else {
+    for (int r : roots_) {
+      args.inter_op_pool->Schedule([this, step, r] { ProcessLoop(step, r); });
+    }
+    std::unique_lock<std::mutex> lock(step->mu);
+    if (HasDeadline(args.deadline)) {
+      if (!step->cv.wait_until(lock, args.deadline, [&] { return step->done; })) {
+        lock.unlock();
+        step->cancellation->Cancel(DeadlineStatus());
+        lock.lock();
+      }
+    }
+    step->cv.wait(lock, [&] { return step->done; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(step->mu);
+    if (!step->status.ok()) return step->status;
+  }
+  if (step->cancellation->cancelled()) return step->cancellation->reason();
+  fetches->clear();
+  fetches->reserve(fetch_slots_.size());
+  for (const Source& s : fetch_slots_) {
+    const Tensor& t = step->slots[static_cast<size_t>(s.slot)];
+    if (!t.IsInitialized()) return errors::Internal("Fetch was not computed by the step");
+    fetches->push_back(t);
+  }
+  return Status::OK();
+}
+
+}  // namespace ember

@@ -1,0 +1,114 @@
+// Executor: runs the part of a Graph that a signature (feeds, fetches, targets) needs.
+//
+// Built once per signature: the graph is pruned backwards from fetches and targets, stopping
+// at fed tensors (so any tensor can be fed and everything upstream of it is cut). A Run binds
+// feed values by position, then schedules nodes as their inputs become ready, on an inter-op
+// ThreadPool (independent nodes run in parallel) or inline on the calling thread.
+#ifndef EMBER_CORE_EXECUTOR_H_
+#define EMBER_CORE_EXECUTOR_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/op_kernel.h"
+#include "core/resource_mgr.h"
+#include "core/thread_pool.h"
+
+namespace ember {
+
+// Cancellation shared by a step and whoever may cancel it (timeouts, Session::Close).
+class StepCancellation {
+ public:
+  void Cancel(const Status& reason) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_.load()) return;
+    reason_ = reason;
+    cancelled_.store(true);
+  }
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+  Status reason() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return reason_;
+  }
+
+ private:
+  std::atomic<bool> cancelled_{false};
+  mutable std::mutex mu_;
+  Status reason_;
+};
+
+// Supplies the kernel for a node: stateless kernels are made per executor, stateful ones are
+// shared by every executor of a session (keyed by node name).
+using KernelProvider = std::function<Status(const Node& node, std::shared_ptr<OpKernel>* out)>;
+
+struct Signature {
+  std::vector<std::string> feeds;    // unique tensor names
+  std::vector<std::string> fetches;  // may repeat
+  std::vector<std::string> targets;  // node names
+};
+
+class Executor {
+ public:
+  // Validates the signature against the graph (TensorFlow's error messages) and prunes.
+  static Status Create(std::shared_ptr<const Graph> graph, const Signature& sig,
+                       const KernelProvider& kernels, std::unique_ptr<Executor>* out);
+
+  struct RunArgs {
+    ResourceMgr* resources = nullptr;
+    ThreadPool* inter_op_pool = nullptr;  // null: run inline on the calling thread
+    ThreadPool* intra_op_pool = nullptr;
+    StepCancellation* cancellation = nullptr;
+    // Zero: no deadline. On expiry the step is cancelled with DEADLINE_EXCEEDED.
+    std::chrono::steady_clock::time_point deadline{};
+  };
+  // `feeds` in the executor's feed order; fills `fetches` in fetch order.
+  Status Run(const RunArgs& args, const std::vector<Tensor>& feeds,
+             std::vector<Tensor>* fetches) const;
+
+  const std::vector<DataType>& feed_types() const { return feed_types_; }
+  size_t num_fetches() const { return fetch_slots_.size(); }
+  // Tensor names (canonical "node:i") of the signature, in executor order.
+  const std::vector<std::string>& feed_names() const { return feed_names_; }
+  const std::vector<std::string>& fetch_names() const { return fetch_names_; }
+  // Whether fetch `name` depends only on feeds in `fed` (partial runs).
+  bool CanComputeFrom(const std::string& fetch, const std::vector<bool>& fed) const;
+
+ private:
+  struct Source {
+    int feed = -1;  // >= 0: the feed with this index
+    int slot = -1;  // otherwise: index into the step's value slots
+  };
+  struct ExecNode {
+    const Node* node = nullptr;
+    std::shared_ptr<OpKernel> kernel;
+    std::vector<Source> inputs;
+    int first_slot = 0;  // outputs live in slots [first_slot, first_slot + num outputs)
+    int num_pending = 0;
+    std::vector<int> consumers;  // exec node indices (once per edge, data or control)
+  };
+  struct Step;
+
+  void Process(const std::shared_ptr<Step>& step, int id) const;
+  void ProcessLoop(const std::shared_ptr<Step>& step, int id) const;
+  Status RunNode(Step* step, int id) const;
+
+  std::shared_ptr<const Graph> graph_;
+  std::vector<ExecNode> nodes_;
+  std::vector<int> roots_;
+  int num_slots_ = 0;
+  std::vector<DataType> feed_types_;
+  std::vector<std::string> feed_names_;
+  std::vector<std::string> fetch_names_;
+  std::vector<Source> fetch_slots_;
+  std::vector<TensorId> feed_ids_;
+};
+
+}  // namespace ember
+
+#endif  // EMBER_CORE_EXECUTOR_H_

@@ -1,0 +1,161 @@
+#include "core/graph.h"
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+
+namespace ember {
+
+TensorId ParseTensorName(const std::string& name) {
+  TensorId id;
+  size_t colon = name.rfind(':');
+  if (colon != std::string::npos && colon + 1 < name.size() && colon + 11 > name.size()) {
+    bool digits = true;
+    for (size_t i = colon + 1; i < name.size(); ++i) {
+      digits = digits && std::isdigit(static_cast<unsigned char>(name[i]));
+    }
+    if (digits) {
+      id.node = name.substr(0, colon);
+      id.index = std::stoi(name.substr(colon + 1));
+      return id;
+    }
+  }
+  id.node = name;
+  return id;
+}
+
+Status CheckDevice(const NodeDef& node, int num_cpu_devices) {
+  if (node.device.empty()) return Status::OK();
+  std::string d;
+  for (char c : node.device)
+    d.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  // Accept "/cpu:0", "/device:CPU:0", "/job:localhost/replica:0/task:0/device:CPU:0", "cpu:0".
+  size_t pos = d.rfind("cpu:");
+  bool ok = false;
+  if (pos != std::string::npos && (pos == 0 || d[pos - 1] == '/' || d[pos - 1] == ':')) {
+    std::string idx = d.substr(pos + 4);
+    if (idx == "*") {
+      ok = true;
+    } else if (!idx.empty() && idx.size() < 6 &&
+               std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      ok = std::stoi(idx) < num_cpu_devices;
+    }
+  } else if (d.find("gpu") == std::string::npos && d.find("cpu") == std::string::npos &&
+             d.find("device:") == std::string::npos) {
+    ok = true;  // only job/replica/task parts: any local device
+  }
+  if (ok) return Status::OK();
+  std::string available;
+  for (int i = 0; i < num_cpu_devices; ++i) {
+    available += " /job:localhost/replica:0/task:0/device:CPU:" + std::to_string(i);
+  }
+  return errors::InvalidArgument(
+      "Cannot assign a device for operation " + node.name + ": {{node " + node.name +
+      "}} was explicitly assigned to " + node.device + " but available devices are [" + available +
+      " ]. Make sure the device specification refers to a valid device.");
+}
+
+Status Graph::Build(const std::vector<NodeDef>& defs, const GraphOptions& options, Graph* out) {
+  Graph g;
+  g.options_ = options;
+  g.nodes_.reserve(defs.size());
+  for (const NodeDef& def : defs) {
+    if (def.name.empty())
+      return errors::InvalidArgument("A node has an empty name (op " + def.op + ")");
+    if (!g.index_.emplace(def.name, static_cast<int>(g.nodes_.size())).second) {
+      return errors::InvalidArgument("Node '" + def.name + "' is not unique");
+    }
+    Node n;
+    n.def = def;
+    n.op = OpRegistry::Global()->Lookup(def.op);
+    if (n.op == nullptr) {
+      return errors::NotFound("Op type not registered '" + def.op + "' in binary running node '" +
+                              def.name +
+                              "'. ember does not implement this op; remove it from the "
+                              "graph or add a kernel in engine/src/kernels/cpu/");
+    }
+    EMBER_RETURN_IF_ERROR(InOutTypesForNode(def, *n.op, &n.input_types, &n.output_types));
+    if (!options.place_pruned_graph)
+      EMBER_RETURN_IF_ERROR(CheckDevice(def, options.num_cpu_devices));
+    g.nodes_.push_back(std::move(n));
+  }
+  for (Node& n : g.nodes_) {
+    for (const std::string& in : n.def.input) {
+      if (!in.empty() && in[0] == '^') {
+        int src = g.FindNode(in.substr(1));
+        if (src < 0) {
+          return errors::InvalidArgument("Node '" + n.name() + "': Unknown input node '" + in +
+                                         "'");
+        }
+        n.control_inputs.push_back(src);
+        continue;
+      }
+      if (!n.control_inputs.empty()) {
+        return errors::InvalidArgument("Node '" + n.name() + "': data input '" + in +
+                                       "' after a control input; control inputs must come last");
+      }
+      TensorId id = ParseTensorName(in);
+      int src = g.FindNode(id.node);
+      if (src < 0) {
+        return errors::InvalidArgument("Node '" + n.name() + "': Unknown input node '" + in + "'");
+      }
+      const Node& s = g.nodes_[static_cast<size_t>(src)];
+      if (id.index >= static_cast<int>(s.output_types.size())) {
+        return errors::InvalidArgument("Node '" + n.name() + "': Connecting to invalid output " +
+                                       std::to_string(id.index) + " of source node " + s.name() +
+                                       " which has " + std::to_string(s.output_types.size()) +
+                                       " outputs.");
+      }
+      n.inputs.push_back({src, id.index});
+    }
+    if (n.inputs.size() != n.input_types.size()) {
+      std::string expected;
+      for (DataType t : n.input_types)
+        expected += (expected.empty() ? "" : ", ") + DataTypeString(t);
+      return errors::InvalidArgument("NodeDef expected inputs '" + expected + "' do not match " +
+                                     std::to_string(n.inputs.size()) + " inputs specified; node '" +
+                                     n.name() + "' (op " + n.def.op + ")");
+    }
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Node& s = g.nodes_[static_cast<size_t>(n.inputs[i].node)];
+      DataType have = s.output_types[static_cast<size_t>(n.inputs[i].output)];
+      if (!TypesCompatible(have, n.input_types[i])) {
+        return errors::InvalidArgument(
+            "Input " + std::to_string(i) + " of node " + n.name() + " was passed " +
+            DataTypeString(have) + " from " + s.name() + ":" + std::to_string(n.inputs[i].output) +
+            " incompatible with expected " + DataTypeString(n.input_types[i]) + ".");
+      }
+    }
+  }
+  // Kahn's algorithm: whatever never becomes ready sits on (or behind) a cycle.
+  std::vector<int> pending(g.nodes_.size(), 0);
+  std::vector<std::vector<int>> outs(g.nodes_.size());
+  for (size_t i = 0; i < g.nodes_.size(); ++i) {
+    const Node& n = g.nodes_[i];
+    for (const Node::Input& in : n.inputs)
+      outs[static_cast<size_t>(in.node)].push_back(static_cast<int>(i));
+    for (int c : n.control_inputs) outs[static_cast<size_t>(c)].push_back(static_cast<int>(i));
+    pending[i] = static_cast<int>(n.inputs.size() + n.control_inputs.size());
+  }
+  std::deque<int> ready;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (pending[i] == 0) ready.push_back(static_cast<int>(i));
+  }
+  size_t processed = 0;
+  while (!ready.empty()) {
+    int u = ready.front();
+    ready.pop_front();
+    ++processed;
+    for (int v : outs[static_cast<size_t>(u)]) {
+      if (--pending[static_cast<size_t>(v)] == 0) ready.push_back(v);
+    }
+  }
+  if (processed != g.nodes_.size()) {
+    return errors::InvalidArgument("GraphDef has " + std::to_string(g.nodes_.size() - processed) +
+                                   " nodes in a cycle");
+  }
+  *out = std::move(g);
+  return Status::OK();
+}
+
+}  // namespace ember

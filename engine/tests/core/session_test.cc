@@ -1,0 +1,108 @@
+// Engine-internal session/executor/graph tests (the spec-level suite is verify/session/).
+#include "ember/session.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "core/graph.h"
+#include "core/op_kernel.h"
+#include "ember/cc/client_session.h"
+#include "ember/cc/ops.h"
+#include "ember_test.h"
+
+using namespace ember;
+using namespace ember::ops;
+
+namespace {
+NodeDef MakeNode(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+                 std::map<std::string, AttrValue> attrs = {}) {
+  NodeDef n;
+  n.name = name;
+  n.op = op;
+  n.input = std::move(inputs);
+  n.attr = std::move(attrs);
+  return n;
+}
+NodeDef FloatConst(const std::string& name, std::vector<float> v) {
+  AttrValue value;
+  value.kind = AttrValue::Kind::kTensor;
+  value.tensor = Tensor::From<float>(TensorShape({static_cast<int64_t>(v.size())}), v);
+  return MakeNode(name, "Const", {}, {{"value", value}, {"dtype", TypeAttr(DT_FLOAT)}});
+}
+}  // namespace
+
+TEST(Graph, ValidationErrorsNameTheNode) {
+  GraphDef g;
+  g.node = {FloatConst("x", {1}), MakeNode("y", "Neg", {"x"}, {{"T", TypeAttr(DT_INT32)}})};
+  Graph graph;
+  Status s = Graph::Build(g.node, GraphOptions(), &graph);
+  EXPECT_EQ(s.message(), std::string("Input 0 of node y was passed float from x:0 incompatible "
+                                     "with expected int32."));
+  g.node = {MakeNode("a", "Neg", {"b"}, {{"T", TypeAttr(DT_FLOAT)}}),
+            MakeNode("b", "Neg", {"a"}, {{"T", TypeAttr(DT_FLOAT)}})};
+  s = Graph::Build(g.node, GraphOptions(), &graph);
+  EXPECT_TRUE(s.code() == Code::kInvalidArgument);
+  EXPECT_TRUE(s.message().find("2 nodes in a cycle") != std::string::npos);
+  g.node = {MakeNode("q", "NoSuchOp", {})};
+  s = Graph::Build(g.node, GraphOptions(), &graph);
+  EXPECT_TRUE(s.message().find("'q'") != std::string::npos);
+  EXPECT_TRUE(s.message().find("NoSuchOp") != std::string::npos);
+  g.node = {FloatConst("x", {1}), MakeNode("y", "Neg", {"x:3"}, {{"T", TypeAttr(DT_FLOAT)}})};
+  s = Graph::Build(g.node, GraphOptions(), &graph);
+  EXPECT_TRUE(s.message().find("invalid output 3") != std::string::npos);
+  g.node = {FloatConst("x", {1}), FloatConst("x", {2})};
+  EXPECT_FALSE(Graph::Build(g.node, GraphOptions(), &graph).ok());
+}
+
+TEST(Graph, ParseTensorName) {
+  EXPECT_EQ(ParseTensorName("a:17").index, 17);
+  EXPECT_EQ(ParseTensorName("a").ToString(), std::string("a:0"));
+  EXPECT_EQ(ParseTensorName("a:b").node, std::string("a:b"));
+}
+
+TEST(Session, ClientSessionBasicAndFeed) {
+  Scope root = Scope::NewRootScope();
+  auto c = Const(root, {{1, 1}});
+  auto a = Placeholder(root, DT_INT32);
+  auto b = Placeholder(root, DT_INT32);
+  auto sum = Add(root, a, b);
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run({c}, &out));
+  EXPECT_TRUE(out[0].shape() == TensorShape({1, 2}));
+  EXPECT_EQ(out[0].data<int32_t>()[1], 1);
+  ASSERT_OK(session.Run({{a, 1}, {b, 41}}, {sum}, &out));
+  EXPECT_EQ(out[0].data<int32_t>()[0], 42);
+}
+
+TEST(Session, ParallelExecutionUsesThePool) {
+  // Two independent branches each wait for the other: only parallel scheduling finishes.
+  Scope root = Scope::NewRootScope();
+  auto x = Const(root, 1.0f);
+  std::vector<Output> outs;
+  for (int i = 0; i < 8; ++i) outs.push_back(Neg(root, x));
+  SessionOptions opts;
+  opts.inter_op_parallelism_threads = 4;
+  ClientSession session(root, opts);
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run(outs, &out));
+  EXPECT_EQ(out.size(), 8u);
+  EXPECT_EQ(out[7].data<float>()[0], -1.0f);
+}
+
+TEST(Session, DeepGraphInlineAndPooled) {
+  for (int threads : {-1, 2}) {
+    Scope root = Scope::NewRootScope();
+    Output x = Const(root, 0.0f);
+    for (int i = 0; i < 5000; ++i) x = Add(root, x, 1.0f);
+    SessionOptions opts;
+    opts.inter_op_parallelism_threads = threads;
+    ClientSession session(root, opts);
+    std::vector<Tensor> out;
+    ASSERT_OK(session.Run({x}, &out));
+    EXPECT_EQ(out[0].data<float>()[0], 5000.0f);
+  }
+}
+
+EMBER_TEST_MAIN
