@@ -58,7 +58,7 @@ def test_matches_tensorflow(ember_install: Path, tmp_path: Path, name: str, enco
     if "expected_error" in manifest:
         want = manifest["expected_error"]
         assert proc.returncode != 0, f"ember-run succeeded where TensorFlow failed with {want}"
-        line = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+        line = next((ln for ln in proc.stderr.splitlines() if ln.startswith("error: ")), "")
         assert line.startswith(f"error: {want['code']}: "), proc.stderr
         assert want["message"] in line, f"TensorFlow said {want['message']!r}; ember said {line!r}"
         return

@@ -79,22 +79,11 @@ class PlaceholderOp : public OpKernel {
   std::string message_;
 };
 
-// Uninitialized inputs come from variables that were never assigned.
-bool CheckInitialized(OpKernelContext* ctx, int i) {
-  if (ctx->input(i).IsInitialized()) return true;
-  std::string src = static_cast<size_t>(i) < ctx->node().input.size()
-                        ? ctx->node().input[static_cast<size_t>(i)]
-                        : std::to_string(i);
-  ctx->SetStatus(NodeError(ctx->node(), Code::kFailedPrecondition,
-                           "Attempting to use uninitialized value " + src));
-  return false;
-}
-
 class IdentityOp : public OpKernel {
  public:
   explicit IdentityOp(OpKernelConstruction* c) : OpKernel(c) {}
   void Compute(OpKernelContext* ctx) override {
-    if (!CheckInitialized(ctx, 0)) return;
+    if (FailIfUninitialized(ctx, 0)) return;
     ctx->set_output(0, ctx->input(0));
   }
 };

@@ -47,6 +47,47 @@ bool CheckTypeAllowed(OpKernelConstruction* ctx, const char* attr, DataType dt, 
   return false;
 }
 
+namespace {
+constexpr DataType kMarkerTypes[] = {DataType::kFloat, DataType::kDouble, DataType::kInt32,
+                                     DataType::kUInt8, DataType::kInt16,  DataType::kInt8,
+                                     DataType::kInt64, DataType::kBool};
+// One empty tensor per dtype, created once and never freed (kernels may outlive main()).
+const std::vector<Tensor>& Markers() {
+  static const std::vector<Tensor>* markers = [] {
+    auto* v = new std::vector<Tensor>();
+    for (DataType dt : kMarkerTypes) v->emplace_back(dt, TensorShape({0}));
+    return v;
+  }();
+  return *markers;
+}
+}  // namespace
+
+const Tensor& UninitializedMarker(DataType dtype) {
+  for (const Tensor& t : Markers()) {
+    if (t.dtype() == dtype) return t;
+  }
+  return Markers()[0];
+}
+
+bool IsUninitializedMarker(const Tensor& t) {
+  if (!t.IsInitialized()) return true;
+  if (t.NumElements() != 0) return false;
+  for (const Tensor& m : Markers()) {
+    if (t.SharesBufferWith(m)) return true;
+  }
+  return false;
+}
+
+bool FailIfUninitialized(OpKernelContext* ctx, int i) {
+  if (!IsUninitializedMarker(ctx->input(i))) return false;
+  const std::vector<std::string>& in = ctx->node().input;
+  std::string src =
+      static_cast<size_t>(i) < in.size() ? in[static_cast<size_t>(i)] : std::to_string(i);
+  ctx->SetStatus(NodeError(ctx->node(), Code::kFailedPrecondition,
+                           "Attempting to use uninitialized value " + src));
+  return true;
+}
+
 bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                      std::vector<int64_t>* out) {
   size_t rank = std::max(a.size(), b.size());

@@ -101,6 +101,15 @@ Status ReadIndexVector(const NodeDef& node, const Tensor& t, const char* what,
 bool CheckTypeAllowed(OpKernelConstruction* ctx, const char* attr, DataType dt, bool ok,
                       const char* allowed);
 
+// ---- uninitialized variables ----
+// A reference variable read before its first Assign outputs this marker (the executor requires
+// every output to be set); consumers that check for it fail with FAILED_PRECONDITION
+// "Attempting to use uninitialized value <input>", as TensorFlow's executor does.
+const Tensor& UninitializedMarker(DataType dtype);
+bool IsUninitializedMarker(const Tensor& t);
+// Sets that error on ctx and returns true when input i is the marker.
+bool FailIfUninitialized(OpKernelContext* ctx, int i);
+
 // ---- broadcasting ----
 // NumPy broadcasting of two shapes; false when incompatible.
 bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,

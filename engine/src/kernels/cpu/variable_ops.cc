@@ -35,7 +35,7 @@ Status LookupVar(OpKernelContext* ctx, const std::string& name, Var** var) {
 class VariableOp : public OpKernel {
  public:
   explicit VariableOp(OpKernelConstruction* c) : OpKernel(c) {}
-  // Outputs the current value, or an uninitialized Tensor before the first Assign
+  // Outputs the current value, or the uninitialized marker before the first Assign
   // (readers then fail with "Attempting to use uninitialized value").
   void Compute(OpKernelContext* ctx) override {
     Var* var = nullptr;
@@ -45,7 +45,11 @@ class VariableOp : public OpKernel {
       return;
     }
     std::lock_guard<std::mutex> lock(var->mu);
-    ctx->set_output(0, var->initialized ? var->value : Tensor());
+    if (var->initialized) {
+      ctx->set_output(0, var->value);
+    } else {
+      ctx->set_output(0, UninitializedMarker(ctx->expected_output_dtype(0)));
+    }
   }
 };
 
@@ -58,11 +62,7 @@ class AssignOp : public OpKernel {
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& value = ctx->input(1);
-    if (!value.IsInitialized()) {
-      ctx->SetStatus(NodeError(ctx->node(), Code::kFailedPrecondition,
-                               "Attempting to use uninitialized value " + ctx->node().input[1]));
-      return;
-    }
+    if (FailIfUninitialized(ctx, 1)) return;
     Var* var = nullptr;
     Status s = LookupVar(ctx, target_, &var);
     if (!s.ok()) {

@@ -1,0 +1,157 @@
+// Elementwise kernels: NumPy broadcasting, TensorFlow's error messages, dtype checks.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember_test.h"
+#include "kernels/kernel_test_util.h"
+
+using namespace ember_kernel_test;  // NOLINT
+using ember::Code;
+
+TEST(Cwise, AddBroadcastsRowAgainstMatrix) {
+  Result r = Run(Node("AddV2").Type("T", DataType::kFloat),
+                 {Floats({2, 3}, {1, 2, 3, 4, 5, 6}), Floats({3}, {10, 20, 30})});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(r.outputs[0].shape() == TensorShape({2, 3}));
+  EXPECT_TRUE(Values<float>(r.outputs[0]) == (std::vector<float>{11, 22, 33, 14, 25, 36}));
+}
+
+TEST(Cwise, BroadcastsBothSides) {
+  // [3,1] - [1,4] -> [3,4], like NumPy.
+  Result r = Run(Node("Sub").Type("T", DataType::kFloat),
+                 {Floats({3, 1}, {1, 2, 3}), Floats({1, 4}, {0, 1, 2, 3})});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(r.outputs[0].shape() == TensorShape({3, 4}));
+  std::vector<float> want;
+  for (float a : {1.f, 2.f, 3.f}) {
+    for (float b : {0.f, 1.f, 2.f, 3.f}) want.push_back(a - b);
+  }
+  EXPECT_TRUE(Values<float>(r.outputs[0]) == want);
+}
+
+TEST(Cwise, ScalarAndRank3Broadcast) {
+  Tensor a = RandomFloats({2, 3, 4}, 1);
+  Result r = Run(Node("Mul").Type("T", DataType::kFloat), {Tensor::Scalar<float>(2.f), a});
+  ASSERT_OK(r.status);
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    EXPECT_EQ(r.outputs[0].data<float>()[i], 2.f * a.data<float>()[i]);
+  }
+  // [2,1,4] with [3,1]: middle and last dims broadcast from different sides.
+  Tensor x = RandomFloats({2, 1, 4}, 2), y = RandomFloats({3, 1}, 3);
+  r = Run(Node("Maximum").Type("T", DataType::kFloat), {x, y});
+  ASSERT_OK(r.status);
+  ASSERT_TRUE(r.outputs[0].shape() == TensorShape({2, 3, 4}));
+  for (int b = 0; b < 2; ++b) {
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        float want = std::max(x.data<float>()[b * 4 + j], y.data<float>()[i]);
+        EXPECT_EQ(r.outputs[0].data<float>()[(b * 3 + i) * 4 + j], want);
+      }
+    }
+  }
+}
+
+TEST(Cwise, IncompatibleShapesNameTheNode) {
+  Result r =
+      Run(Node("Add", "my_add").Type("T", DataType::kFloat), {Floats({2, 3}, {}), Floats({2}, {})});
+  EXPECT_TRUE(r.status.code() == Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(r.status.message(), "Incompatible shapes: [2,3] vs. [2]"));
+  EXPECT_TRUE(Contains(r.status.message(), "my_add"));
+}
+
+TEST(Cwise, FloatOnlyOpsRejectIntegersAtConstruction) {
+  Result r = Run(Node("Sqrt", "root").Type("T", DataType::kInt32), {Ints32({2}, {4, 9})});
+  EXPECT_TRUE(r.status.code() == Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(r.status.message(), "'T' of int32"));
+  EXPECT_TRUE(Contains(r.status.message(), "root"));
+}
+
+TEST(Cwise, IntegerArithmeticWraps) {
+  Result r = Run(Node("AddV2").Type("T", DataType::kUInt8),
+                 {Tensor::From<uint8_t>({2}, {200, 3}), Tensor::From<uint8_t>({2}, {100, 4})});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(static_cast<int>(r.outputs[0].data<uint8_t>()[0]), 44);  // 300 mod 256
+  EXPECT_EQ(static_cast<int>(r.outputs[0].data<uint8_t>()[1]), 7);
+  r = Run(Node("Neg").Type("T", DataType::kInt64), {Ints64({2}, {5, -7})});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(Values<int64_t>(r.outputs[0]) == (std::vector<int64_t>{-5, 7}));
+}
+
+TEST(Cwise, UnaryMathMatchesLibm) {
+  Tensor x = Floats({6}, {-20.f, -1.5f, -0.1f, 0.f, 0.7f, 30.f});
+  struct Case {
+    const char* op;
+    double (*ref)(double);
+  };
+  const Case cases[] = {
+      {"Exp", [](double v) { return std::exp(v); }},
+      {"Tanh", [](double v) { return std::tanh(v); }},
+      {"Sigmoid", [](double v) { return 1.0 / (1.0 + std::exp(-v)); }},
+      {"Square", [](double v) { return v * v; }},
+      {"Relu", [](double v) { return v > 0 ? v : 0.0; }},
+      {"Relu6", [](double v) { return std::min(std::max(v, 0.0), 6.0); }},
+  };
+  for (const Case& c : cases) {
+    Result r = Run(Node(c.op).Type("T", DataType::kFloat), {x});
+    ASSERT_OK(r.status);
+    for (int i = 0; i < 6; ++i) {
+      double want = c.ref(x.data<float>()[i]);
+      double got = r.outputs[0].data<float>()[i];
+      EXPECT_TRUE(std::fabs(got - want) <= 1e-6 * std::max(1.0, std::fabs(want)));
+    }
+  }
+}
+
+TEST(Cwise, MaximumPropagatesNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Result r = Run(Node("Maximum").Type("T", DataType::kFloat),
+                 {Floats({2}, {nan, 1.f}), Floats({2}, {0.f, nan})});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(std::isnan(r.outputs[0].data<float>()[0]));
+  EXPECT_TRUE(std::isnan(r.outputs[0].data<float>()[1]));
+}
+
+TEST(Cwise, LargeTensorsUseTheIntraOpPool) {
+  ember::ThreadPool pool("intra", 2);
+  Tensor a = RandomFloats({300, 400}, 4), b = RandomFloats({400}, 5);
+  Result r = Run(Node("AddV2").Type("T", DataType::kFloat), {a, b}, nullptr, &pool);
+  ASSERT_OK(r.status);
+  for (int i = 0; i < 300; i += 37) {
+    for (int j = 0; j < 400; j += 11) {
+      EXPECT_EQ(r.outputs[0].data<float>()[i * 400 + j],
+                a.data<float>()[i * 400 + j] + b.data<float>()[j]);
+    }
+  }
+}
+
+TEST(Cwise, ConcurrentComputeOnOneKernel) {
+  Node node = Node("Mul").Type("T", DataType::kFloat);
+  std::unique_ptr<ember::OpKernel> kernel;
+  ASSERT_OK(ember::KernelRegistry::Global()->CreateKernel(node.def(), "CPU", &kernel));
+  std::vector<std::thread> threads;
+  std::vector<int> bad(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int it = 0; it < 200; ++it) {
+        Tensor a = Floats({3}, {1.f * t, 2.f, 3.f}),
+               b = Tensor::Scalar<float>(static_cast<float>(it));
+        ember::ResourceMgr rm;
+        ember::OpKernelContext::Params p;
+        p.node = &node.def();
+        p.inputs = {&a, &b};
+        p.output_types = {DataType::kFloat};
+        p.resources = &rm;
+        ember::OpKernelContext ctx(std::move(p));
+        kernel->Compute(&ctx);
+        if (!ctx.status().ok() || ctx.outputs()[0].data<float>()[0] != 1.f * t * it) ++bad[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(bad[t], 0);
+}
+
+EMBER_TEST_MAIN
