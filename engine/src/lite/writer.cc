@@ -1,0 +1,204 @@
+// Model -> .tflite FlatBuffer, field ids as in ../shared/spec/ENGINE.md section 3.
+#include "ember/lite/writer.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "lite/flatbuffer_writer.h"
+
+namespace ember {
+namespace lite {
+namespace {
+
+using fb::Builder;
+using Offset = Builder::Offset;
+
+OptionsType OptionsFor(BuiltinOp op) {
+  switch (op) {
+    case BuiltinOp::kAdd: return OptionsType::kAdd;
+    case BuiltinOp::kAveragePool2D:
+    case BuiltinOp::kMaxPool2D: return OptionsType::kPool2D;
+    case BuiltinOp::kConcatenation: return OptionsType::kConcatenation;
+    case BuiltinOp::kConv2D: return OptionsType::kConv2D;
+    case BuiltinOp::kDepthwiseConv2D: return OptionsType::kDepthwiseConv2D;
+    case BuiltinOp::kDequantize: return OptionsType::kDequantize;
+    case BuiltinOp::kFullyConnected: return OptionsType::kFullyConnected;
+    case BuiltinOp::kMul: return OptionsType::kMul;
+    case BuiltinOp::kReshape: return OptionsType::kReshape;
+    case BuiltinOp::kSoftmax: return OptionsType::kSoftmax;
+    case BuiltinOp::kMean: return OptionsType::kReducer;
+    case BuiltinOp::kQuantize: return OptionsType::kQuantize;
+    case BuiltinOp::kRelu:
+    case BuiltinOp::kRelu6: return OptionsType::kNone;
+  }
+  return OptionsType::kNone;
+}
+
+Offset WriteOptions(Builder* b, const OperatorDef& op) {
+  const OpOptions& o = op.options;
+  const int8_t pad = static_cast<int8_t>(o.padding);
+  const int8_t act = static_cast<int8_t>(o.activation);
+  Offset new_shape = 0;
+  if (op.op == BuiltinOp::kReshape) {
+    new_shape = b->CreateVector(o.new_shape.data(), o.new_shape.size(), 4);
+  }
+  b->StartTable();
+  switch (OptionsFor(op.op)) {
+    case OptionsType::kConv2D:
+      b->AddScalar<int8_t>(0, pad);
+      b->AddScalar<int32_t>(1, o.stride_w);
+      b->AddScalar<int32_t>(2, o.stride_h);
+      b->AddScalar<int8_t>(3, act);
+      b->AddScalar<int32_t>(4, o.dilation_w);
+      b->AddScalar<int32_t>(5, o.dilation_h);
+      break;
+    case OptionsType::kDepthwiseConv2D:
+      b->AddScalar<int8_t>(0, pad);
+      b->AddScalar<int32_t>(1, o.stride_w);
+      b->AddScalar<int32_t>(2, o.stride_h);
+      b->AddScalar<int32_t>(3, o.depth_multiplier);
+      b->AddScalar<int8_t>(4, act);
+      b->AddScalar<int32_t>(5, o.dilation_w);
+      b->AddScalar<int32_t>(6, o.dilation_h);
+      break;
+    case OptionsType::kPool2D:
+      b->AddScalar<int8_t>(0, pad);
+      b->AddScalar<int32_t>(1, o.stride_w);
+      b->AddScalar<int32_t>(2, o.stride_h);
+      b->AddScalar<int32_t>(3, o.filter_w);
+      b->AddScalar<int32_t>(4, o.filter_h);
+      b->AddScalar<int8_t>(5, act);
+      break;
+    case OptionsType::kFullyConnected:
+      b->AddScalar<int8_t>(0, act);
+      b->AddScalar<uint8_t>(2, o.keep_num_dims ? 1 : 0);
+      break;
+    case OptionsType::kSoftmax:
+      b->AddScalar<float>(0, o.beta);
+      break;
+    case OptionsType::kConcatenation:
+      b->AddScalar<int32_t>(0, o.axis);
+      b->AddScalar<int8_t>(1, act);
+      break;
+    case OptionsType::kAdd:
+    case OptionsType::kMul:
+      b->AddScalar<int8_t>(0, act);
+      break;
+    case OptionsType::kReshape:
+      b->AddOffset(0, new_shape);
+      break;
+    case OptionsType::kReducer:
+      b->AddScalar<uint8_t>(0, o.keep_dims ? 1 : 0);
+      break;
+    default:
+      break;
+  }
+  return b->EndTable();
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> WriteModel(const SubGraphDef& graph, const std::string& description) {
+  Builder b;
+  const size_t nt = graph.tensors.size();
+  // Buffers: 0 is the empty sentinel, then one per constant tensor.
+  std::vector<Offset> buffers;
+  std::vector<uint32_t> tensor_buffer(nt, 0);
+  {
+    b.StartTable();
+    buffers.push_back(b.EndTable());
+  }
+  for (size_t i = 0; i < nt; ++i) {
+    const TensorDef& t = graph.tensors[i];
+    if (t.data == nullptr || t.data_size == 0) continue;
+    const Offset data = b.CreateVector(t.data, t.data_size, 1, 16);
+    b.StartTable();
+    b.AddOffset(0, data);
+    tensor_buffer[i] = static_cast<uint32_t>(buffers.size());
+    buffers.push_back(b.EndTable());
+  }
+  std::vector<Offset> tensors;
+  for (size_t i = 0; i < nt; ++i) {
+    const TensorDef& t = graph.tensors[i];
+    const Offset shape = b.CreateVector(t.shape.data(), t.shape.size(), 4);
+    const Offset name = b.CreateString(t.name);
+    Offset quant = 0;
+    if (!t.quant.empty()) {
+      const Offset scale = b.CreateVector(t.quant.scale.data(), t.quant.scale.size(), 4);
+      const Offset zp = b.CreateVector(t.quant.zero_point.data(), t.quant.zero_point.size(), 8, 8);
+      b.StartTable();
+      b.AddOffset(2, scale);
+      b.AddOffset(3, zp);
+      b.AddScalar<int32_t>(6, t.quant.quantized_dimension);
+      quant = b.EndTable();
+    }
+    b.StartTable();
+    b.AddOffset(0, shape);
+    b.AddScalar<int8_t>(1, static_cast<int8_t>(t.type));
+    b.AddScalar<uint32_t>(2, tensor_buffer[i]);
+    b.AddOffset(3, name);
+    b.AddOffset(4, quant);
+    tensors.push_back(b.EndTable());
+  }
+  std::map<std::pair<int32_t, int32_t>, uint32_t> code_index;
+  std::vector<std::pair<int32_t, int32_t>> codes;
+  std::vector<Offset> ops;
+  for (const OperatorDef& op : graph.operators) {
+    const auto key = std::make_pair(static_cast<int32_t>(op.op), op.version);
+    auto it = code_index.find(key);
+    if (it == code_index.end()) {
+      it = code_index.emplace(key, static_cast<uint32_t>(codes.size())).first;
+      codes.push_back(key);
+    }
+    const Offset ins = b.CreateVector(op.inputs.data(), op.inputs.size(), 4);
+    const Offset outs = b.CreateVector(op.outputs.data(), op.outputs.size(), 4);
+    const OptionsType ot = OptionsFor(op.op);
+    const Offset opts = ot == OptionsType::kNone ? 0 : WriteOptions(&b, op);
+    b.StartTable();
+    b.AddScalar<uint32_t>(0, it->second);
+    b.AddOffset(1, ins);
+    b.AddOffset(2, outs);
+    if (ot != OptionsType::kNone) {
+      b.AddScalar<uint8_t>(3, static_cast<uint8_t>(ot));
+      b.AddOffset(4, opts);
+    }
+    ops.push_back(b.EndTable());
+  }
+  const Offset tensors_vec = b.CreateOffsetVector(tensors);
+  const Offset inputs = b.CreateVector(graph.inputs.data(), graph.inputs.size(), 4);
+  const Offset outputs = b.CreateVector(graph.outputs.data(), graph.outputs.size(), 4);
+  const Offset ops_vec = b.CreateOffsetVector(ops);
+  const Offset sg_name = b.CreateString(graph.name.empty() ? "main" : graph.name);
+  b.StartTable();
+  b.AddOffset(0, tensors_vec);
+  b.AddOffset(1, inputs);
+  b.AddOffset(2, outputs);
+  b.AddOffset(3, ops_vec);
+  b.AddOffset(4, sg_name);
+  const Offset subgraph = b.EndTable();
+
+  std::vector<Offset> code_tables;
+  for (const auto& c : codes) {
+    b.StartTable();
+    b.AddScalar<int8_t>(0, static_cast<int8_t>(std::min(c.first, 127)));
+    b.AddScalar<int32_t>(2, c.second);
+    b.AddScalar<int32_t>(3, c.first);
+    code_tables.push_back(b.EndTable());
+  }
+  const Offset codes_vec = b.CreateOffsetVector(code_tables);
+  const Offset subgraphs = b.CreateOffsetVector({subgraph});
+  const Offset desc = b.CreateString(description);
+  const Offset buffers_vec = b.CreateOffsetVector(buffers);
+  b.StartTable();
+  b.AddScalar<uint32_t>(0, 3);
+  b.AddOffset(1, codes_vec);
+  b.AddOffset(2, subgraphs);
+  b.AddOffset(3, desc);
+  b.AddOffset(4, buffers_vec);
+  const Offset model = b.EndTable();
+  return b.Finish(model, "TFL3");
+}
+
+}  // namespace lite
+}  // namespace ember

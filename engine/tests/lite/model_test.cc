@@ -1,0 +1,227 @@
+// Writer round trips and malformed-model handling: every corruption must give an error that
+// names the problem, never a crash or an out-of-bounds read.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ember/lite/interpreter.h"
+#include "ember/lite/model.h"
+#include "ember/lite/writer.h"
+#include "ember_test.h"
+
+using namespace ember::lite;
+
+namespace {
+
+TensorDef MakeTensor(const std::string& name, TensorType type, std::vector<int32_t> shape,
+                     const void* data = nullptr, size_t bytes = 0) {
+  TensorDef t;
+  t.name = name;
+  t.type = type;
+  t.shape = std::move(shape);
+  t.data = static_cast<const uint8_t*>(data);
+  t.data_size = bytes;
+  return t;
+}
+
+const float kW[6] = {1, 2, 3, -1, 0.5f, 4};  // [2 units, 3 depth]
+const float kB[2] = {0.25f, -10};
+
+// x[1,3] -> FULLY_CONNECTED(W, b, RELU) -> y[1,2]
+SubGraphDef FcGraph() {
+  SubGraphDef g;
+  g.tensors.push_back(MakeTensor("x", TensorType::kFloat32, {1, 3}));
+  g.tensors.push_back(MakeTensor("w", TensorType::kFloat32, {2, 3}, kW, sizeof(kW)));
+  g.tensors.push_back(MakeTensor("b", TensorType::kFloat32, {2}, kB, sizeof(kB)));
+  g.tensors.push_back(MakeTensor("y", TensorType::kFloat32, {1, 2}));
+  OperatorDef op;
+  op.op = BuiltinOp::kFullyConnected;
+  op.inputs = {0, 1, 2};
+  op.outputs = {3};
+  op.options.activation = Activation::kRelu;
+  g.operators.push_back(op);
+  g.inputs = {0};
+  g.outputs = {3};
+  return g;
+}
+
+std::vector<uint8_t> Write(const SubGraphDef& g) {
+  auto bytes = WriteModel(g);
+  return bytes.ok() ? *bytes : std::vector<uint8_t>();
+}
+
+// Loads, allocates and runs; returns the first error or OK.
+ember::Status LoadAndRun(const std::vector<uint8_t>& bytes) {
+  auto model = Model::FromBuffer(bytes.data(), bytes.size());
+  if (!model.ok()) return model.status();
+  auto interp = Interpreter::Create(*model);
+  if (!interp.ok()) return interp.status();
+  EMBER_RETURN_IF_ERROR((*interp)->AllocateTensors());
+  return (*interp)->Invoke();
+}
+
+bool Contains(const ember::Status& s, const std::string& what) {
+  if (s.message().find(what) == std::string::npos) {
+    std::fprintf(stderr, "  message was: %s\n", s.message().c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST(LiteModel, WrittenModelRuns) {
+  const std::vector<uint8_t> bytes = Write(FcGraph());
+  ASSERT_TRUE(!bytes.empty());
+  auto model = Model::FromBuffer(bytes.data(), bytes.size());
+  ASSERT_TRUE(model.ok());
+  const SubGraphDef& g = (*model)->graph();
+  EXPECT_EQ(g.tensors.size(), size_t{4});
+  EXPECT_EQ(g.tensors[1].name, std::string("w"));
+  EXPECT_TRUE(g.operators[0].options.activation == Activation::kRelu);
+  // Zero copy: the weights point into the model buffer.
+  EXPECT_TRUE(g.tensors[1].data >= bytes.data() && g.tensors[1].data < bytes.data() + bytes.size());
+  auto interp = Interpreter::Create(*model);
+  ASSERT_TRUE(interp.ok());
+  ASSERT_TRUE((*interp)->AllocateTensors().ok());
+  float* x = (*interp)->input(0).as<float>();
+  x[0] = 1;
+  x[1] = 2;
+  x[2] = 3;
+  ASSERT_TRUE((*interp)->Invoke().ok());
+  const float* y = (*interp)->output(0).as<float>();
+  EXPECT_NEAR(y[0], 1 + 4 + 9 + 0.25, 1e-6);
+  EXPECT_NEAR(y[1], 2.0, 1e-6);  // -1 + 1 + 12 - 10
+  EXPECT_EQ((*interp)->InputIndex("x").ok(), true);
+  EXPECT_EQ((*interp)->InputIndex("nope").status().code(), ember::Code::kNotFound);
+}
+
+TEST(LiteModel, TruncatedAtEveryLengthFails) {
+  const std::vector<uint8_t> bytes = Write(FcGraph());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<long>(n));
+    ember::Status s = LoadAndRun(cut);
+    if (s.ok()) {
+      ::ember_test::Fail(__FILE__, __LINE__, "truncated to " + std::to_string(n) + " bytes loaded");
+      return;
+    }
+  }
+}
+
+TEST(LiteModel, BadIdentifierAndRoot) {
+  std::vector<uint8_t> bytes = Write(FcGraph());
+  std::vector<uint8_t> bad = bytes;
+  bad[4] = 'X';
+  EXPECT_TRUE(Contains(LoadAndRun(bad), "TFL3"));
+  bad = bytes;
+  const uint32_t huge = 0x7ffffff0;
+  std::memcpy(bad.data(), &huge, 4);
+  EXPECT_TRUE(Contains(LoadAndRun(bad), "outside the buffer"));
+  EXPECT_TRUE(Contains(LoadAndRun({1, 2, 3}), "too short"));
+}
+
+TEST(LiteModel, TargetedErrors) {
+  {
+    SubGraphDef g = FcGraph();
+    g.operators[0].version = 99;
+    EXPECT_TRUE(Contains(LoadAndRun(Write(g)), "version 99 is not supported"));
+  }
+  {
+    SubGraphDef g = FcGraph();
+    g.operators[0].inputs = {0, 7, 2};
+    EXPECT_TRUE(Contains(LoadAndRun(Write(g)), "inputs[1] = 7 is not a tensor index"));
+  }
+  {
+    SubGraphDef g = FcGraph();
+    g.tensors[0].shape = {65536, 65536, 65536};
+    EXPECT_TRUE(Contains(LoadAndRun(Write(g)), "more than 2^31 elements"));
+  }
+  {
+    SubGraphDef g = FcGraph();
+    g.tensors[1].data_size = 20;  // 5 floats for a [2,3] tensor
+    EXPECT_TRUE(Contains(LoadAndRun(Write(g)), "holds 20 bytes but shape"));
+  }
+  {
+    SubGraphDef g = FcGraph();
+    g.tensors[3].shape = {1, 3};
+    EXPECT_TRUE(Contains(LoadAndRun(Write(g)), "has shape [1,3] but the operator produces [1,2]"));
+  }
+  {
+    SubGraphDef g = FcGraph();
+    g.tensors[1].type = TensorType::kInt8;
+    g.tensors[1].data_size = 6;
+    EXPECT_TRUE(Contains(LoadAndRun(Write(g)), "weights 'w' is INT8, expected FLOAT32"));
+  }
+  {
+    SubGraphDef g = FcGraph();
+    g.operators[0].outputs = {1};  // writes a constant
+    EXPECT_TRUE(Contains(LoadAndRun(Write(g)), "which is constant"));
+  }
+  {
+    SubGraphDef g = FcGraph();
+    g.inputs = {};
+    EXPECT_TRUE(Contains(LoadAndRun(Write(g)), "no earlier operator writes"));
+  }
+}
+
+TEST(LiteModel, RandomCorruptionNeverCrashes) {
+  const std::vector<uint8_t> bytes = Write(FcGraph());
+  std::mt19937 rng(1234);
+  int loaded = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::vector<uint8_t> bad = bytes;
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) bad[rng() % bad.size()] = static_cast<uint8_t>(rng());
+    if (LoadAndRun(bad).ok()) ++loaded;
+  }
+  std::printf("  %d of 20000 corrupted models still loaded and ran\n", loaded);
+  EXPECT_TRUE(loaded < 20000);
+}
+
+TEST(LiteModel, LoadOfFourMegabyteModelIsZeroCopy) {
+  // FULLY_CONNECTED int8 4096 -> 1024: 4 MiB of weights.
+  std::vector<int8_t> w(size_t{4096} * 1024, 3);
+  std::vector<int32_t> bias(1024, 0);
+  SubGraphDef g;
+  g.tensors.push_back(MakeTensor("x", TensorType::kInt8, {1, 4096}));
+  g.tensors.push_back(MakeTensor("w", TensorType::kInt8, {1024, 4096}, w.data(), w.size()));
+  g.tensors.push_back(MakeTensor("b", TensorType::kInt32, {1024}, bias.data(), bias.size() * 4));
+  g.tensors.push_back(MakeTensor("y", TensorType::kInt8, {1, 1024}));
+  for (int i : {0, 3}) {
+    g.tensors[static_cast<size_t>(i)].quant.scale = {0.1f};
+    g.tensors[static_cast<size_t>(i)].quant.zero_point = {0};
+  }
+  g.tensors[1].quant.scale = {0.01f};
+  g.tensors[1].quant.zero_point = {0};
+  g.tensors[2].quant.scale = {0.001f};
+  g.tensors[2].quant.zero_point = {0};
+  OperatorDef op;
+  op.op = BuiltinOp::kFullyConnected;
+  op.inputs = {0, 1, 2};
+  op.outputs = {3};
+  g.operators.push_back(op);
+  g.inputs = {0};
+  g.outputs = {3};
+  const std::vector<uint8_t> bytes = Write(g);
+  ASSERT_TRUE(bytes.size() > size_t{4} << 20);
+  const std::string path = "lite_model_test_4mb.tflite";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  double best_us = 1e30;
+  for (int i = 0; i < 20; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto model = Model::FromFile(path);
+    auto t1 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(model.ok());
+    best_us = std::min(best_us, std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  std::remove(path.c_str());
+  std::printf("  load of a %zu-byte model: %.1f us (best of 20)\n", bytes.size(), best_us);
+  EXPECT_TRUE(best_us < 5000.0);
+}
+
+EMBER_TEST_MAIN
