@@ -14,7 +14,7 @@ from typing import Any
 from forge import __version__, manifest
 from forge.backends.base import Backend, Workspace
 from forge.config import Config, Data
-from forge.errors import BackendError, BuildInterrupted, ForgeError, StepFailedError
+from forge.errors import BackendError, BuildInterrupted, ConfigError, ForgeError, StepFailedError
 from forge.host import ensure_host_tools, probe_host_facts
 from forge.log import Progress
 from forge.matrix import Cell, Request
@@ -180,7 +180,19 @@ def build_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
         raise BuildInterrupted("interrupted", "Ctrl-C during the build; dist/ was left as it was") from None
 
 
+def check_sources(repo: Path) -> None:
+    """Fail before any work when the projects forge builds are missing."""
+    for project in ("engine", "verify"):
+        if not (repo / project / "CMakeLists.txt").is_file():
+            raise ConfigError(
+                f"{repo / project / 'CMakeLists.txt'} does not exist",
+                f"forge builds engine/ and then verify/ against the installed engine; {project}/ has no CMake project",
+                "check out a complete tree (git status) or run from the repository root",
+            )
+
+
 def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, start: float) -> BuildResult:
+    check_sources(cfg.repo)
     cell = resolve_for(request, data, cfg).cell
     target = data.toolchains.targets[cell.target]
     host_ws = host_workspace(cfg, cell)
