@@ -1,0 +1,286 @@
+// GEMM, MatMul, Conv2D, DepthwiseConv2dNative and pooling against plain reference loops
+// (double accumulation), including SAME padding with odd sizes, strides and dilations.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ember_test.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/kernel_test_util.h"
+
+using namespace ember_kernel_test;  // NOLINT
+using ember::Code;
+
+namespace {
+
+std::vector<double> RefGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
+                            const float* b) {
+  std::vector<double> c(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        s += static_cast<double>(ta ? a[p * m + i] : a[i * k + p]) *
+             static_cast<double>(tb ? b[j * k + p] : b[p * n + j]);
+      }
+      c[static_cast<size_t>(i * n + j)] = s;
+    }
+  }
+  return c;
+}
+
+// TensorFlow's SAME/VALID arithmetic, written out independently of the kernels' helper.
+void OutSize(int64_t in, int64_t k, int64_t s, int64_t d, bool same, int64_t* out, int64_t* pad) {
+  int64_t eff = (k - 1) * d + 1;
+  *out = same ? (in + s - 1) / s : (in - eff) / s + 1;
+  *pad = same ? std::max<int64_t>(0, (*out - 1) * s + eff - in) / 2 : 0;
+}
+
+std::vector<double> RefConv(const Tensor& x, const Tensor& f, int64_t sh, int64_t sw, int64_t dh,
+                            int64_t dw, bool same, bool depthwise, std::vector<int64_t>* out_dims) {
+  const int64_t n = x.dim_size(0), h = x.dim_size(1), w = x.dim_size(2), c = x.dim_size(3);
+  const int64_t kh = f.dim_size(0), kw = f.dim_size(1), m = f.dim_size(3);
+  int64_t oh, ow, ph, pw;
+  OutSize(h, kh, sh, dh, same, &oh, &ph);
+  OutSize(w, kw, sw, dw, same, &ow, &pw);
+  const int64_t oc = depthwise ? c * m : m;
+  *out_dims = {n, oh, ow, oc};
+  std::vector<double> y(static_cast<size_t>(n * oh * ow * oc), 0.0);
+  const float* xp = x.data<float>();
+  const float* fp = f.data<float>();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox)
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            int64_t iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+            for (int64_t ci = 0; ci < c; ++ci)
+              for (int64_t mi = 0; mi < m; ++mi) {
+                int64_t o = depthwise ? ci * m + mi : mi;
+                y[static_cast<size_t>(((b * oh + oy) * ow + ox) * oc + o)] +=
+                    static_cast<double>(xp[((b * h + iy) * w + ix) * c + ci]) *
+                    fp[((ky * kw + kx) * c + ci) * m + mi];
+              }
+          }
+  return y;
+}
+
+}  // namespace
+
+TEST(Gemm, MatchesReferenceOnEdgeSizesAndTransposes) {
+  const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},   {7, 1, 9},      {6, 16, 256},
+                              {13, 35, 300}, {64, 64, 64}, {121, 50, 513}, {5, 2049, 3}};
+  unsigned seed = 10;
+  for (const auto& s : sizes) {
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = t & 1, tb = t & 2;
+      const int64_t m = s[0], n = s[1], k = s[2];
+      Tensor a = RandomFloats({m * k}, seed++), b = RandomFloats({k * n}, seed++);
+      Tensor c(DataType::kFloat, TensorShape({m * n}));
+      ember::kernels::Sgemm(ta, tb, m, n, k, a.data<float>(), ta ? m : k, b.data<float>(),
+                            tb ? k : n, c.data<float>(), n, nullptr);
+      double err = MaxRelError(c, RefGemm(ta, tb, m, n, k, a.data<float>(), b.data<float>()));
+      EXPECT_TRUE(err < 1e-4);
+    }
+  }
+}
+
+TEST(Gemm, ThreadedMatchesSerial) {
+  ember::ThreadPool pool("intra", 2);
+  for (auto dims : {std::vector<int64_t>{300, 40, 200}, std::vector<int64_t>{40, 300, 200}}) {
+    const int64_t m = dims[0], n = dims[1], k = dims[2];
+    Tensor a = RandomFloats({m * k}, 1), b = RandomFloats({k * n}, 2);
+    Tensor c1(DataType::kFloat, TensorShape({m * n})), c2(DataType::kFloat, TensorShape({m * n}));
+    ember::kernels::Sgemm(false, false, m, n, k, a.data<float>(), k, b.data<float>(), n,
+                          c1.data<float>(), n, nullptr);
+    ember::kernels::Sgemm(false, false, m, n, k, a.data<float>(), k, b.data<float>(), n,
+                          c2.data<float>(), n, &pool);
+    EXPECT_TRUE(Values<float>(c1) == Values<float>(c2));
+  }
+}
+
+TEST(MatMul, TransposeAttrsAndSizeErrors) {
+  Tensor a = RandomFloats({5, 3}, 1), b = RandomFloats({4, 5}, 2);
+  Result r = Run(Node("MatMul")
+                     .Type("T", DataType::kFloat)
+                     .Bool("transpose_a", true)
+                     .Bool("transpose_b", true),
+                 {a, b});
+  ASSERT_OK(r.status);
+  ASSERT_TRUE(r.outputs[0].shape() == TensorShape({3, 4}));
+  EXPECT_TRUE(MaxRelError(r.outputs[0],
+                          RefGemm(true, true, 3, 4, 5, a.data<float>(), b.data<float>())) < 1e-5);
+  r = Run(Node("MatMul", "mm").Type("T", DataType::kFloat), {a, b});
+  EXPECT_TRUE(r.status.code() == Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(r.status.message(), "Matrix size-incompatible: In[0]: [5,3], In[1]: [4,5]"));
+  r = Run(Node("MatMul", "mm").Type("T", DataType::kFloat), {RandomFloats({2, 2, 2}, 3), b});
+  EXPECT_TRUE(Contains(r.status.message(), "In[0] is not a matrix"));
+}
+
+TEST(MatMul, Int32) {
+  Result r = Run(Node("MatMul").Type("T", DataType::kInt32),
+                 {Ints32({2, 2}, {1, 2, 3, 4}), Ints32({2, 2}, {5, 6, 7, 8})});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(Values<int32_t>(r.outputs[0]) == (std::vector<int32_t>{19, 22, 43, 50}));
+}
+
+TEST(BatchMatMul, V2BroadcastsBatchDims) {
+  Tensor x = RandomFloats({2, 1, 3, 4}, 1), y = RandomFloats({5, 4, 2}, 2);
+  Result r = Run(Node("BatchMatMulV2").Type("T", DataType::kFloat), {x, y});
+  ASSERT_OK(r.status);
+  ASSERT_TRUE(r.outputs[0].shape() == TensorShape({2, 5, 3, 2}));
+  for (int b0 = 0; b0 < 2; ++b0) {
+    for (int b1 = 0; b1 < 5; ++b1) {
+      std::vector<double> want =
+          RefGemm(false, false, 3, 2, 4, x.data<float>() + b0 * 12, y.data<float>() + b1 * 8);
+      for (int i = 0; i < 6; ++i) {
+        EXPECT_NEAR(r.outputs[0].data<float>()[(b0 * 5 + b1) * 6 + i], want[i], 1e-5);
+      }
+    }
+  }
+  r = Run(Node("BatchMatMul", "bmm").Type("T", DataType::kFloat), {x, y});
+  EXPECT_TRUE(Contains(r.status.message(), "must have compatible batch dimensions"));
+}
+
+TEST(Conv2D, SameValidStridesDilationsOddSizes) {
+  struct Case {
+    std::vector<int64_t> in, filter;
+    int64_t sh, sw, dh, dw;
+    const char* padding;
+  };
+  const Case cases[] = {
+      {{1, 7, 5, 3}, {3, 3, 3, 4}, 1, 1, 1, 1, "SAME"},
+      {{2, 7, 6, 2}, {3, 3, 2, 5}, 2, 2, 1, 1, "SAME"},
+      {{1, 9, 9, 3}, {4, 2, 3, 2}, 3, 2, 1, 1, "SAME"},
+      {{1, 8, 7, 2}, {3, 3, 2, 3}, 1, 1, 2, 2, "SAME"},
+      {{1, 8, 7, 2}, {3, 2, 2, 3}, 2, 1, 1, 2, "VALID"},
+      {{2, 4, 4, 8}, {1, 1, 8, 16}, 1, 1, 1, 1, "VALID"},
+      {{1, 5, 5, 1}, {5, 5, 1, 1}, 1, 1, 1, 1, "VALID"},
+      {{1, 30, 30, 16}, {3, 3, 16, 20}, 1, 1, 1, 1, "SAME"},
+  };
+  unsigned seed = 100;
+  for (const Case& c : cases) {
+    Tensor x = RandomFloats(TensorShape(c.in), seed++),
+           f = RandomFloats(TensorShape(c.filter), seed++);
+    Result r = Run(Node("Conv2D")
+                       .Type("T", DataType::kFloat)
+                       .Ints("strides", {1, c.sh, c.sw, 1})
+                       .Ints("dilations", {1, c.dh, c.dw, 1})
+                       .Str("padding", c.padding),
+                   {x, f});
+    ASSERT_OK(r.status);
+    std::vector<int64_t> dims;
+    std::vector<double> want =
+        RefConv(x, f, c.sh, c.sw, c.dh, c.dw, std::string(c.padding) == "SAME", false, &dims);
+    EXPECT_TRUE(r.outputs[0].shape() == TensorShape(dims));
+    EXPECT_TRUE(MaxRelError(r.outputs[0], want) < 1e-5);
+  }
+}
+
+TEST(Conv2D, BadAttrsAndShapes) {
+  Result r = Run(Node("Conv2D", "conv")
+                     .Type("T", DataType::kFloat)
+                     .Ints("strides", {2, 1, 1, 1})
+                     .Str("padding", "SAME"),
+                 {RandomFloats({1, 4, 4, 1}, 1), RandomFloats({3, 3, 1, 1}, 2)});
+  EXPECT_TRUE(r.status.code() == Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(r.status.message(), "conv"));
+  r = Run(Node("Conv2D", "conv")
+              .Type("T", DataType::kFloat)
+              .Ints("strides", {1, 1, 1, 1})
+              .Str("padding", "VALID"),
+          {RandomFloats({1, 4, 4, 2}, 1), RandomFloats({3, 3, 3, 1}, 2)});
+  EXPECT_TRUE(Contains(r.status.message(), "depth"));
+  r = Run(Node("Conv2D", "conv")
+              .Type("T", DataType::kFloat)
+              .Ints("strides", {1, 1, 1, 1})
+              .Str("padding", "VALID"),
+          {RandomFloats({1, 2, 2, 1}, 1), RandomFloats({3, 3, 1, 1}, 2)});
+  // A VALID window larger than the input gives an empty output in TensorFlow, not an error.
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(r.outputs[0].shape() == TensorShape({1, 0, 0, 1}));
+  r = Run(Node("Conv2D", "conv")
+              .Type("T", DataType::kFloat)
+              .Ints("strides", {1, 1, 1, 1})
+              .Str("padding", "BOGUS"),
+          {RandomFloats({1, 2, 2, 1}, 1), RandomFloats({1, 1, 1, 1}, 2)});
+  EXPECT_TRUE(!r.status.ok());
+}
+
+TEST(DepthwiseConv, MultipliersStridesDilations) {
+  struct Case {
+    std::vector<int64_t> in, filter;
+    int64_t s, d;
+    const char* padding;
+  };
+  const Case cases[] = {{{1, 7, 6, 3}, {3, 3, 3, 1}, 2, 1, "SAME"},
+                        {{2, 5, 5, 2}, {2, 3, 2, 3}, 1, 1, "VALID"},
+                        {{1, 9, 8, 4}, {3, 3, 4, 2}, 1, 2, "SAME"}};
+  unsigned seed = 200;
+  for (const Case& c : cases) {
+    Tensor x = RandomFloats(TensorShape(c.in), seed++),
+           f = RandomFloats(TensorShape(c.filter), seed++);
+    Result r = Run(Node("DepthwiseConv2dNative")
+                       .Type("T", DataType::kFloat)
+                       .Ints("strides", {1, c.s, c.s, 1})
+                       .Ints("dilations", {1, c.d, c.d, 1})
+                       .Str("padding", c.padding),
+                   {x, f});
+    ASSERT_OK(r.status);
+    std::vector<int64_t> dims;
+    std::vector<double> want =
+        RefConv(x, f, c.s, c.s, c.d, c.d, std::string(c.padding) == "SAME", true, &dims);
+    EXPECT_TRUE(r.outputs[0].shape() == TensorShape(dims));
+    EXPECT_TRUE(MaxRelError(r.outputs[0], want) < 1e-5);
+  }
+}
+
+TEST(Pool, SamePaddingIgnoresPaddedCells) {
+  // 1x3x3x1 input 1..9, 2x2 window, stride 2, SAME: windows {1,2,4,5} {3,6} {7,8} {9}.
+  Tensor x = Floats({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Result r = Run(Node("AvgPool")
+                     .Type("T", DataType::kFloat)
+                     .Ints("ksize", {1, 2, 2, 1})
+                     .Ints("strides", {1, 2, 2, 1})
+                     .Str("padding", "SAME"),
+                 {x});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(Values<float>(r.outputs[0]) == (std::vector<float>{3.f, 4.5f, 7.5f, 9.f}));
+  Tensor neg = Floats({1, 3, 3, 1}, {-1, -2, -3, -4, -5, -6, -7, -8, -9});
+  r = Run(Node("MaxPool")
+              .Type("T", DataType::kFloat)
+              .Ints("ksize", {1, 2, 2, 1})
+              .Ints("strides", {1, 2, 2, 1})
+              .Str("padding", "SAME"),
+          {neg});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(Values<float>(r.outputs[0]) == (std::vector<float>{-1.f, -3.f, -7.f, -9.f}));
+  r = Run(Node("MaxPool", "pool")
+              .Type("T", DataType::kFloat)
+              .Ints("ksize", {2, 2, 2, 1})
+              .Ints("strides", {1, 1, 1, 1})
+              .Str("padding", "SAME"),
+          {neg});
+  EXPECT_TRUE(Contains(r.status.message(), "batch and depth"));
+}
+
+TEST(Nn, BiasAddAndSoftmax) {
+  Result r = Run(Node("BiasAdd").Type("T", DataType::kFloat),
+                 {Floats({2, 2}, {1, 2, 3, 4}), Floats({2}, {10, 20})});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(Values<float>(r.outputs[0]) == (std::vector<float>{11, 22, 13, 24}));
+  r = Run(Node("BiasAdd", "ba").Type("T", DataType::kFloat), {Floats({2, 2}, {}), Floats({3}, {})});
+  EXPECT_TRUE(Contains(r.status.message(), "Must provide as many biases"));
+  r = Run(Node("Softmax").Type("T", DataType::kFloat),
+          {Floats({2, 3}, {1, 2, 3, 1000, 1000, 1000})});
+  ASSERT_OK(r.status);
+  double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  EXPECT_NEAR(r.outputs[0].data<float>()[0], std::exp(1.0) / z, 1e-7);
+  EXPECT_NEAR(r.outputs[0].data<float>()[2], std::exp(3.0) / z, 1e-7);
+  EXPECT_NEAR(r.outputs[0].data<float>()[4], 1.0 / 3.0, 1e-7);  // no overflow at 1000
+}
+
+EMBER_TEST_MAIN
