@@ -185,20 +185,22 @@ def run_build(
     progress = Progress(out, cfg.ci)
     results: list[BuildResult] = []
     items = requests_from(target, matrix, pins, data)
+    errors: list[ForgeError] = []
     for item in items:
         if isinstance(item, Excluded):
             continue
-        cell_cfg = backend_for(cfg, item.target)
         try:
-            results.append(build_cell(item, data, cell_cfg, progress))
+            results.append(build_cell(item, data, backend_for(cfg, item.target), progress))
         except (BuildInterrupted, ConfigError):
             raise
         except ForgeError as exc:
-            if len(items) == 1:
-                raise
-            out.print(exc.render(), markup=False)
+            if len(items) > 1:
+                out.print(exc.render(), markup=False)
+            errors.append(exc)
             results.append(BuildResult(item.describe(), "failed", error=exc))
     out.print(summary_table([_row(r) for r in results]))
+    if len(errors) == 1 and len(results) == 1:
+        raise errors[0]
     _raise_for(results)
 
 
