@@ -211,6 +211,13 @@ class DockerBackend(Backend):
         except docker.errors.APIError as err:
             self.close()
             raise BackendError(f"could not start a build container for {cell.id}", why=str(err)) from err
+        if self._exec(["test", "-r", f"{INSIDE.source}/engine/CMakeLists.txt"])[0] != 0:
+            self.close()
+            raise BackendError(
+                f"the build user in the container cannot read the sources at {host.source}",
+                why=f"they are mounted at {INSIDE.source} for uid {images.BUILD_UID}, which needs read access",
+                fix=f"make the tree world-readable (chmod -R o+rX {host.source}) or build from a copy that is",
+            )
         self._exec(["ccache", "--zero-stats"])
         return INSIDE
 

@@ -214,7 +214,7 @@ def test_facts_carry_image_lock_versions_and_ccache_hit_rate(tmp_path: Path) -> 
     engine = FakeEngine()
     with backend(engine, tmp_path) as be:
         be.prepare(CELL, HOST)
-        facts: dict[str, Any] = be.facts()  # type: ignore[assignment]
+        facts: dict[str, Any] = be.facts()
         identity = be.identity()
     assert facts["image"]["id"] == "sha256:abc"
     assert facts["image"]["lock_status"] == "created"

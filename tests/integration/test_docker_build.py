@@ -1,0 +1,198 @@
+"""Hermetic container builds against a real engine (`.ci/run` starts dockerd first).
+
+One bookworm cell (linux-x86_64, python 3.11) is built end to end in its toolchain image; the
+second build must reuse the image (no image build) and, in a fresh container, the compiler cache.
+The build container has no network, and an interrupted build leaves no container or volume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pytest
+
+from forge import cli, daemon
+from forge.backends.base import Workspace
+from forge.backends.docker import SESSION_LABEL, DockerBackend
+from forge.build import host_workspace, resolve_for
+from forge.matrix import Cell, Request
+from forge.plan import BuildOptions, StepKind, plan_build
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    """A running engine; started here (installing docker.io) when none answers."""
+    return daemon.ensure_daemon(os.environ)
+
+
+@pytest.fixture(scope="module")
+def cell() -> Cell:
+    cfg, data = cli.setup({"backend": "docker"})
+    return resolve_for(Request.make("linux-x86_64", {"python": "3.11"}), data, cfg).cell
+
+
+@pytest.fixture(scope="module")
+def source() -> Iterator[Path]:
+    """A snapshot of the sources, so edits made in the tree meanwhile cannot spoil the cache check."""
+    # Not under pytest's 0700 temp root: the container's non-root user must be able to read it.
+    (REPO / ".cache").mkdir(exist_ok=True)
+    snap = Path(tempfile.mkdtemp(prefix="docker-test-src-", dir=REPO / ".cache"))
+    snap.chmod(0o755)
+    for sub in ("engine", "toolchains"):
+        shutil.copytree(REPO / sub, snap / sub, ignore=shutil.ignore_patterns("build*", ".cache"))
+    yield snap
+    shutil.rmtree(snap, ignore_errors=True)
+
+
+def host_ws(source: Path, tmp_path: Path) -> Workspace:
+    return Workspace(
+        source=PurePosixPath(source),
+        build=PurePosixPath(tmp_path / "build"),
+        prefix=PurePosixPath(tmp_path / "stage"),
+        verify_build=PurePosixPath(tmp_path / "verify"),
+        ccache=None,
+    )
+
+
+def build_engine(client: Any, cell: Cell, source: Path, tmp_path: Path) -> tuple[dict[str, Any], Path, float]:
+    """configure + build + install engine/ in a fresh container; (facts, installed tree, seconds)."""
+    _, data = cli.setup({"backend": "docker"})
+    target = data.toolchains.targets[cell.target]
+    backend = DockerBackend(client)
+    with backend:
+        ws = backend.prepare(cell, host_ws(source, tmp_path))
+        plan = plan_build(cell, target, ws, "docker", BuildOptions(source_date_epoch=1_700_000_000, jobs=2))
+        start = time.monotonic()
+        for step in plan.steps:
+            if step.kind is StepKind.COMMAND and step.name in ("configure", "build", "install"):
+                assert step.cwd is not None
+                backend.run(step.argv, cwd=step.cwd, env=dict(step.env), log_path=tmp_path / f"{step.name}.log")
+        seconds = time.monotonic() - start
+        backend.copy_out(ws.prefix, tmp_path / "install")
+        facts = backend.facts()
+    return facts, tmp_path / "install", seconds
+
+
+def test_bookworm_cell_builds_then_rebuilds_from_image_and_ccache(
+    client: Any, cell: Cell, source: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    assert cell.suite == "bookworm"
+    first, install, _ = build_engine(client, cell, source, tmp_path_factory.mktemp("first"))
+    assert first["container_versions"]["cxx"].startswith(f"g++-{cell.gcc} (Debian {cell.gcc}.")
+    assert first["container_versions"]["python"] == "Python 3.11.2"
+    assert first["container_versions"]["numpy"].startswith(f"{cell.numpy}.")
+    assert (REPO / first["image"]["lock"]).is_file()
+    libs = [p.name for p in (install / "lib").iterdir()]
+    assert any(name.startswith("libember_framework") for name in libs), libs
+    assert (install / "include" / "ember" / "status.h").is_file()
+
+    second, _, _ = build_engine(client, cell, source, tmp_path_factory.mktemp("second"))
+    assert second["image"]["built_now"] is False, "an unchanged image must not be rebuilt"
+    assert second["image"]["id"] == first["image"]["id"]
+    assert second["ccache"]["hit_rate"] is not None and second["ccache"]["hit_rate"] >= 0.95, second["ccache"]
+
+
+def probe(backend: DockerBackend, script: str) -> tuple[int, str]:
+    code, out = backend._exec(["python3", "-c", script])
+    return code, out.decode(errors="replace")
+
+
+def test_build_container_has_no_network_readonly_source_and_no_root(
+    client: Any, cell: Cell, source: Path, tmp_path: Path
+) -> None:
+    backend = DockerBackend(client)
+    with backend:
+        backend.prepare(cell, host_ws(source, tmp_path))
+        code, out = probe(backend, "import socket; socket.create_connection(('deb.debian.org', 80), timeout=5)")
+        assert code != 0 and ("gaierror" in out or "unreachable" in out or "Errno" in out), out
+        code, out = probe(backend, "import os; print(sorted(os.listdir('/sys/class/net')))")
+        assert out.strip() == "['lo']", out
+        code, out = probe(backend, "import os; print(os.getuid())")
+        assert out.strip() != "0"
+        code, out = probe(backend, "open('/src/forge-write-probe', 'w')")
+        assert code != 0 and "Read-only file system" in out, out
+
+
+def forge_objects(client: Any, session: int) -> list[str]:
+    label = f"{SESSION_LABEL}={session}"
+    containers = [c.name for c in client.containers.list(all=True, filters={"label": label})]
+    return containers + [v.name for v in client.volumes.list(filters={"label": label})]
+
+
+CHILD = """
+import sys
+from pathlib import Path, PurePosixPath
+from forge.backends.base import Workspace
+from forge.backends.docker import DockerBackend
+from forge.matrix import Cell
+cell = Cell(**{k: (v or None) for k, v in (a.split("=", 1) for a in sys.argv[2:])})
+src, logs = Path(sys.argv[1]), Path(sys.argv[1]) / "logs"
+ws = Workspace(*(PurePosixPath(src / n) for n in ("", "b", "s", "v")))
+backend = DockerBackend()
+with backend:
+    inside = backend.prepare(cell, ws)
+    print("container ready", flush=True)
+    backend.run(["sleep", "600"], cwd=inside.build, env={}, log_path=logs / "sleep.log")
+"""
+
+
+@pytest.fixture
+def interrupted_build(cell: Cell, source: Path) -> Iterator[subprocess.Popen[str]]:
+    """A forge process holding a build container, in the middle of a long command."""
+    env = {k: v for k, v in os.environ.items() if k != "FORGE_KEEP_CONTAINER"}
+    env["PYTHONPATH"] = str(REPO)
+    fields = [f"{k}={v or ''}" for k, v in cell.as_dict().items() if k != "id"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(source), *fields],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_interrupted_build_leaves_no_container_or_volume(client: Any, interrupted_build: subprocess.Popen[str]) -> None:
+    assert interrupted_build.stdout is not None
+    seen = []
+    for line in interrupted_build.stdout:  # ends when the child exits; the child prints once ready
+        seen.append(line)
+        if line.startswith("container ready"):
+            break
+    assert seen and seen[-1].startswith("container ready"), "".join(seen)[-3000:]
+    assert any(name.startswith("forge-linux-x86_64") for name in forge_objects(client, interrupted_build.pid))
+    interrupted_build.send_signal(signal.SIGINT)
+    output, _ = interrupted_build.communicate(timeout=120)
+    assert "BuildInterrupted" in output, output[-3000:]
+    assert forge_objects(client, interrupted_build.pid) == []
+
+
+def test_invoke_build_records_image_lock_and_inside_versions(client: Any, cell: Cell) -> None:
+    argv = [sys.executable, "-m", "invoke", "build", "--target", "linux-x86_64", "--python", "3.11"]
+    proc = subprocess.run([*argv, "--backend", "docker"], cwd=REPO, capture_output=True, text=True)
+    cfg, _ = cli.setup({"backend": "docker"})
+    manifest_path = cfg.dist / cell.id / "manifest.json"
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["backend"] == "docker"
+    assert manifest["image"]["id"].startswith("sha256:")
+    assert manifest["image"]["lock"].startswith("toolchains/locks/")
+    assert manifest["container_versions"]["cxx"].startswith(f"g++-{cell.gcc} ")
+    assert manifest["ccache"]["hit_rate"] is not None
+    assert host_workspace(cfg, cell).source == PurePosixPath(REPO)
