@@ -263,6 +263,9 @@ def start_test_services(env: Mapping[str, str]) -> None:
 
     The docker backend's owner starts dockerd here (forge.daemon); nothing else needs a service.
     """
+    from forge import daemon
+
+    daemon.run_start(env)  # integration tests build in containers; a missing engine fails here, loudly
 
 
 def cxx_sources(repo: Path) -> list[str]:
