@@ -265,7 +265,10 @@ def start_test_services(env: Mapping[str, str]) -> None:
     """
     from forge import daemon
 
-    daemon.run_start(env)  # integration tests build in containers; a missing engine fails here, loudly
+    try:
+        daemon.run_start(env)
+    except ForgeError as exc:  # unit tests need no engine; the docker integration tests fail on this, loudly
+        console().print(f"[yellow]no container engine: docker integration tests will fail[/]\n{exc.render()}")
 
 
 def cxx_sources(repo: Path) -> list[str]:
