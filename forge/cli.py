@@ -180,8 +180,11 @@ def run_build(
     target: str | None, matrix: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]
 ) -> None:
     """Build one cell (or every scheduled cell of a matrix); end with the summary table."""
+    from forge import daemon
+
     cfg, data = setup(cli)
     out = console()
+    cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
     progress = Progress(out, cfg.ci)
     results: list[BuildResult] = []
     items = requests_from(target, matrix, pins, data)

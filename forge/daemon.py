@@ -15,12 +15,14 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import docker
 import docker.errors
 
-from forge.errors import BackendError, ToolMissingError
+from forge.config import Config
+from forge.errors import BackendError, ForgeError, ToolMissingError
 
 DOCKERD_FLAGS: tuple[str, ...] = ("--iptables=false", "--bridge=none", "--storage-driver=overlay2")
 """Flags that let dockerd run on a CI VM without netfilter privileges or a bridge."""
@@ -149,3 +151,19 @@ def run_start(env: Mapping[str, str]) -> None:
     print(
         f"container engine ready: {version.get('Platform', {}).get('Name', 'docker')} {version['Version']} at {where}"
     )
+
+
+def default_backend(cfg: Config, env: Mapping[str, str], notify: Callable[[str], None]) -> Config:
+    """When no backend was chosen: docker if an engine can be had (started here), else the host.
+
+    Only the `host` target can fall back (other targets need their toolchain image), so the
+    config keeps backend None then and `backend_for` still sends them to docker, which says why.
+    """
+    if cfg.backend is not None:
+        return cfg
+    try:
+        ensure_daemon(env)
+    except ForgeError as exc:
+        notify(f"forge: no container engine ({exc.what}); the host target builds with the local backend")
+        return cfg
+    return replace(cfg, backend="docker")
