@@ -1,0 +1,241 @@
+// ember-benchmark: single-threaded fp32 MatMul (512^3, 1024^3) and Conv2D (1x56x56x64 -> 64,
+// 3x3 SAME) through the registered CPU kernels, and Session::Run overhead on a 10-node
+// elementwise graph of tiny tensors.
+//
+//   ember-benchmark [--json] [--min-time SECONDS]
+//
+// Each figure is the best of repeated runs lasting at least --min-time (default 1 s).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/op_kernel.h"
+#include "core/resource_mgr.h"
+#include "ember/graph_def.h"
+#include "ember/tensor.h"
+#include "kernels/cpu/gemm.h"
+
+#if __has_include("ember/session.h")
+#include "ember/session.h"
+#define EMBER_BENCH_SESSION 1
+#endif
+
+namespace {
+
+using ember::AttrValue;
+using ember::DataType;
+using ember::NodeDef;
+using ember::Status;
+using ember::Tensor;
+using ember::TensorShape;
+
+struct Figure {
+  std::string name;
+  double seconds;     // best time of one call
+  double gflops;      // 0 when not a FLOP-bound figure
+  std::string extra;  // free-form note
+};
+
+// Best wall time of `fn` over repetitions lasting at least `min_time` seconds (after one warm-up).
+double BestTime(const std::function<void()>& fn, double min_time) {
+  fn();
+  double best = 1e30, total = 0;
+  int reps = 0;
+  while (total < min_time || reps < 3) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+    ++reps;
+  }
+  return best;
+}
+
+Tensor Random(const TensorShape& shape, unsigned seed) {
+  Tensor t(DataType::kFloat, shape);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = dist(gen);
+  return t;
+}
+
+AttrValue TypeAttr(DataType dt) {
+  AttrValue v;
+  v.kind = AttrValue::Kind::kType;
+  v.type = dt;
+  return v;
+}
+
+// Runs one kernel (no session, no intra-op pool: one thread) and fails loudly on error.
+class KernelRunner {
+ public:
+  explicit KernelRunner(NodeDef node) : node_(std::move(node)) {
+    Status s = ember::KernelRegistry::Global()->CreateKernel(node_, "CPU", &kernel_);
+    if (!s.ok()) Die(s);
+  }
+  void Run(const std::vector<const Tensor*>& inputs) {
+    ember::OpKernelContext::Params p;
+    p.node = &node_;
+    p.inputs = inputs;
+    p.output_types = {DataType::kFloat};
+    p.resources = &resources_;
+    ember::OpKernelContext ctx(std::move(p));
+    kernel_->Compute(&ctx);
+    if (!ctx.status().ok()) Die(ctx.status());
+  }
+
+ private:
+  static void Die(const Status& s) {
+    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+  NodeDef node_;
+  std::unique_ptr<ember::OpKernel> kernel_;
+  ember::ResourceMgr resources_;
+};
+
+Figure BenchMatMul(int64_t n, double min_time) {
+  NodeDef node;
+  node.name = "matmul";
+  node.op = "MatMul";
+  node.attr["T"] = TypeAttr(DataType::kFloat);
+  KernelRunner runner(node);
+  Tensor a = Random({n, n}, 1), b = Random({n, n}, 2);
+  double s = BestTime([&] { runner.Run({&a, &b}); }, min_time);
+  double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  return {"matmul_" + std::to_string(n), s, flops / s / 1e9, ""};
+}
+
+Figure BenchConv(double min_time) {
+  NodeDef node;
+  node.name = "conv";
+  node.op = "Conv2D";
+  node.attr["T"] = TypeAttr(DataType::kFloat);
+  AttrValue strides;
+  strides.kind = AttrValue::Kind::kList;
+  strides.list.i = {1, 1, 1, 1};
+  node.attr["strides"] = strides;
+  AttrValue padding;
+  padding.kind = AttrValue::Kind::kS;
+  padding.s = "SAME";
+  node.attr["padding"] = padding;
+  KernelRunner runner(node);
+  Tensor x = Random({1, 56, 56, 64}, 3), f = Random({3, 3, 64, 64}, 4);
+  double s = BestTime([&] { runner.Run({&x, &f}); }, min_time);
+  double flops = 2.0 * 56 * 56 * 64 * 3 * 3 * 64;
+  return {"conv2d_1x56x56x64_3x3x64", s, flops / s / 1e9, ""};
+}
+
+#ifdef EMBER_BENCH_SESSION
+// x -> 10 elementwise nodes (AddV2 / Mul with constants, Neg, Square, Relu) on a [4] tensor.
+ember::GraphDef ElementwiseGraph() {
+  ember::GraphDef g;
+  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> in) {
+    NodeDef n;
+    n.name = name;
+    n.op = op;
+    n.input = std::move(in);
+    n.attr[op == "Placeholder" || op == "Const" ? "dtype" : "T"] = TypeAttr(DataType::kFloat);
+    g.node.push_back(n);
+    return &g.node.back();
+  };
+  add("x", "Placeholder", {});
+  NodeDef* c = add("c", "Const", {});
+  AttrValue value;
+  value.kind = AttrValue::Kind::kTensor;
+  value.tensor = Tensor::From<float>({4}, {0.5f, 0.25f, 2.f, 1.f});
+  c->attr["value"] = value;
+  const char* ops[] = {"AddV2", "Mul", "Neg", "Square", "AddV2",
+                       "Relu",  "Mul", "Sub", "Neg",    "AddV2"};
+  std::string prev = "x";
+  for (int i = 0; i < 10; ++i) {
+    std::string op = ops[i];
+    bool unary = op == "Neg" || op == "Square" || op == "Relu";
+    std::string name = "n" + std::to_string(i);
+    add(name, op, unary ? std::vector<std::string>{prev} : std::vector<std::string>{prev, "c"});
+    prev = name;
+  }
+  return g;
+}
+
+Figure BenchSession(int inter_op_threads, double min_time) {
+  ember::SessionOptions options;
+  options.inter_op_parallelism_threads = inter_op_threads;
+  options.intra_op_parallelism_threads = 1;
+  std::unique_ptr<ember::Session> session = ember::NewSession(options);
+  Status s = session ? session->Create(ElementwiseGraph()) : ember::errors::Internal("no session");
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+  std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"x", Tensor::From<float>({4}, {1, 2, 3, 4})}};
+  std::vector<Tensor> out;
+  const int kSteps = 1000;
+  double t = BestTime(
+      [&] {
+        for (int i = 0; i < kSteps; ++i) {
+          Status st = session->Run(feeds, {"n9"}, {}, &out);
+          if (!st.ok()) {
+            std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+            std::exit(1);
+          }
+        }
+      },
+      min_time);
+  std::string mode = inter_op_threads < 0 ? "inline" : "pool";
+  return {"session_run_10_nodes_" + mode, t / kSteps, 0, "per step"};
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool json = false;
+  double min_time = 1.0;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) {
+      min_time = std::atof(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: ember-benchmark [--json] [--min-time SECONDS]\n");
+      return 2;
+    }
+  }
+  std::vector<Figure> figures;
+  figures.push_back(BenchMatMul(512, min_time));
+  figures.push_back(BenchMatMul(1024, min_time));
+  figures.push_back(BenchConv(min_time));
+#ifdef EMBER_BENCH_SESSION
+  figures.push_back(BenchSession(-1, min_time));
+  figures.push_back(BenchSession(0, min_time));
+#endif
+  if (json) {
+    std::printf("{\"gemm_kernel\": \"%s\", \"figures\": [", ember::kernels::SgemmKernelName());
+    for (size_t i = 0; i < figures.size(); ++i) {
+      const Figure& f = figures[i];
+      std::printf("%s{\"name\": \"%s\", \"seconds\": %.9g, \"gflops\": %.6g}", i ? ", " : "",
+                  f.name.c_str(), f.seconds, f.gflops);
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("gemm micro-kernel: %s (one thread)\n", ember::kernels::SgemmKernelName());
+  for (const Figure& f : figures) {
+    if (f.gflops > 0) {
+      std::printf("%-32s %10.3f ms  %8.1f GFLOP/s\n", f.name.c_str(), f.seconds * 1e3, f.gflops);
+    } else {
+      std::printf("%-32s %10.2f us  %s\n", f.name.c_str(), f.seconds * 1e6, f.extra.c_str());
+    }
+  }
+  return 0;
+}
