@@ -147,7 +147,11 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
 }
 
 inline int8_t Requantize(const NodeState& node, int32_t acc, size_t c) {
-  int32_t v = MultiplyByQuantizedMultiplier(acc, node.multipliers[c], node.shifts[c]) + node.out_zp;
+  int32_t v = (node.left_shift == 1 ? MultiplyByQuantizedMultiplierSingleRounding(
+                                          acc, node.multipliers[c], node.shifts[c])
+                                    : MultiplyByQuantizedMultiplier(acc, node.multipliers[c],
+                                                                    node.shifts[c])) +
+              node.out_zp;
   v = std::max(node.act_min, std::min(node.act_max, v));
   return static_cast<int8_t>(v);
 }
@@ -221,6 +225,9 @@ Status PrepareFullyConnected(NodeState* node) {
   }
   EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], expect, "output"));
   EMBER_RETURN_IF_ERROR(PrepareWeighted(node, n, k, true));
+  // LiteRT's per-channel FULLY_CONNECTED requantizes with single rounding; `left_shift`
+  // flags it (it is otherwise unused by weighted ops).
+  node->left_shift = w.quant.scale.size() > 1 ? 1 : 0;
   if (in.type == TensorType::kFloat32) {
     node->scratchf = Transpose(reinterpret_cast<const float*>(w.data), n, k);
     node->eval = EvalFullyConnectedF32;

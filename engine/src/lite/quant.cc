@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <climits>
 #include <limits>
 
 namespace ember {
@@ -123,6 +124,15 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) 
   const int32_t shifted =
       static_cast<int32_t>(static_cast<uint32_t>(x) * (static_cast<uint32_t>(1) << left));
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right);
+}
+
+int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplier, int shift) {
+  if (shift > 30) shift = 30;
+  const int total = 31 - shift;
+  if (total > 62) return 0;
+  const int64_t r =
+      (static_cast<int64_t>(x) * multiplier + (int64_t{1} << (total - 1))) >> total;
+  return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(r, INT32_MIN), INT32_MAX));
 }
 
 void ActivationRangeInt8(int activation, float scale, int32_t zero_point, int32_t* act_min,

@@ -40,6 +40,10 @@ int32_t RoundingDivideByPOT(int32_t x, int exponent);
 // Double-rounding MultiplyByQuantizedMultiplier (TFLite's default build).
 int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift);
 
+// Single-rounding variant: (x * multiplier + 2^(30 - shift)) >> (31 - shift). LiteRT 2.3's
+// reference FULLY_CONNECTED with per-channel weights rounds this way (measured).
+int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplier, int shift);
+
 // Clamp range for a fused activation on an output with (scale, zero_point), int8.
 void ActivationRangeInt8(int activation, float scale, int32_t zero_point, int32_t* act_min,
                          int32_t* act_max);
