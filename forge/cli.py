@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from forge import doctor, report
+from forge import doctor, images, report
 from forge.backends.base import CONTAINER_WORKSPACE, Workspace
 from forge.build import BuildResult, build_cell, host_workspace, resolve_for, verify_dist
 from forge.config import Config, Data, backend_for, load_config, load_data
@@ -109,7 +109,9 @@ def _plan_entry(item: Request | Excluded, data: Data, cfg: Config, strict: bool)
             "status": "skipped",
             "reason": "; ".join(filter(None, [*exc.why.splitlines(), exc.fix])) or exc.what,
         }
-    return {**entry, "status": "scheduled", "id": plan.cell.id, "sources": resolution.sources, **plan.as_dict()}
+    lock = images.cell_lock(plan.cell, data.toolchains.targets[plan.cell.target]) if plan.backend == "docker" else None
+    entry = {**entry, "status": "scheduled", "id": plan.cell.id, "sources": resolution.sources, **plan.as_dict()}
+    return {**entry, "lock": lock} if lock else entry
 
 
 def plan_entries(
@@ -139,7 +141,8 @@ def print_plan(entries: list[dict[str, Any]], out: Console) -> None:
         table.add_column(column, overflow="fold")
     for entry in entries:
         if entry["status"] == "scheduled":
-            table.add_row(entry["id"], "[green]scheduled[/]", f"{entry['request']} ({entry['backend']})")
+            lock = f", lock {entry['lock']}" if entry.get("lock") else ""
+            table.add_row(entry["id"], "[green]scheduled[/]", f"{entry['request']} ({entry['backend']}{lock})")
         else:
             table.add_row("-", "[yellow]skipped[/]", f"{entry['request']} ({entry['origin']}): {entry['reason']}")
     out.print(table)
@@ -153,6 +156,8 @@ def _print_one_plan(entry: dict[str, Any], out: Console) -> None:
         if axis != "id":
             table.add_row(axis, str(value if value is not None else "-"), entry["sources"].get(axis, "requested"))
     out.print(table)
+    if entry.get("lock"):
+        out.print(f"toolchain lock: {entry['lock']}", markup=False)
     for number, step in enumerate(entry["steps"], 1):
         out.print(f"[bold]{number}. {step['name']}[/]: {step['description']}")
         if step["argv"]:

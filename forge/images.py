@@ -505,3 +505,16 @@ def expected_tags(client: docker.DockerClient, spec: ToolchainSpec, mirror: str)
     ca = {f"ca/{n}": d for n, d in host_ca_certificates().items()}
     key = image_key(template, toolchain_args(spec, base_tag), base.id, spec.pip_requirements(), ca)
     return base_tag, toolchain_tag(spec, key)
+
+
+def cell_lock(cell: Any, target: Target | None) -> str | None:
+    """The toolchain lock a docker build of `cell` uses (None for cells without a Debian image)."""
+    from forge import locks
+
+    if cell.gcc is None:
+        return None
+    try:
+        spec = ToolchainSpec.from_cell(cell, target=target)
+    except ConfigError as exc:
+        return f"none ({exc.what})"
+    return locks.describe_lock(locks.lock_path(spec.name))

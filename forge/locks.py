@@ -136,3 +136,9 @@ def collect_lock(client: Any, image_tag: str, name: str) -> Lock:
     if not any(key.startswith("deb ") for key in packages):
         raise BackendError(f"no Debian packages found in {image_tag}", why=output[-2000:])
     return Lock(name=name, packages=packages)
+
+
+def describe_lock(path: Path) -> str:
+    """How `invoke plan` names a cell's lock: its path, and whether it exists yet."""
+    shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+    return f"{shown}" if path.exists() else f"{shown} (written when the image is first built)"
