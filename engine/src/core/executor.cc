@@ -334,11 +334,12 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
     }
     step->cv.wait(lock, [&] { return step->done; });
   }
+  // A cancelled step reports why it was cancelled (deadline, Close), not a kernel's reaction.
+  if (step->cancellation->cancelled()) return step->cancellation->reason();
   {
     std::lock_guard<std::mutex> lock(step->mu);
     if (!step->status.ok()) return step->status;
   }
-  if (step->cancellation->cancelled()) return step->cancellation->reason();
   fetches->clear();
   fetches->reserve(fetch_slots_.size());
   for (const Source& s : fetch_slots_) {
