@@ -132,6 +132,58 @@ def quantize_input(model: bytes, i: int, x: np.ndarray) -> np.ndarray:
     return np.clip(np.round(x / scale) + zp, -128, 127).astype(np.int8)
 
 
+def graph_models() -> dict[str, tuple[Callable[..., tf.Tensor], tuple[int, ...]]]:
+    """Frozen GraphDefs for ember-convert (one input named `x`, output node `out`)."""
+    w1 = const((3, 3, 3, 8), 0.3)
+    b1 = const((8,), 0.1)
+    w2 = const((3, 3, 8, 1), 0.3)
+    b2 = const((8,), 0.1)
+    w3 = const((32, 10), 0.2)
+    b3 = const((10,), 0.1)
+    c = const((1, 1, 1, 8), 0.5)
+
+    def cnn(x: tf.Tensor) -> tf.Tensor:
+        y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w1, 1, "SAME"), b1))
+        y = tf.nn.relu6(tf.nn.depthwise_conv2d(y, w2, [1, 2, 2, 1], "SAME") + b2)
+        y = tf.nn.avg_pool2d(y, 2, 2, "VALID")
+        y = tf.reshape(y, (1, 32))
+        return tf.nn.softmax(tf.matmul(y, w3) + b3)
+
+    def branches(x: tf.Tensor) -> tf.Tensor:
+        a = tf.nn.relu(tf.nn.conv2d(x, w1, 1, "SAME") + b1)
+        b = tf.nn.max_pool2d(a, 2, 1, "SAME") * c
+        y = tf.concat([a, b + a], axis=3)
+        return tf.reduce_mean(y, axis=[1, 2], keepdims=True)
+
+    return {"convert_cnn": (cnn, (1, 8, 8, 3)), "convert_branches": (branches, (1, 6, 6, 3))}
+
+
+def write_graphs() -> None:
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2,
+    )
+
+    gdir = OUT / "graphs"
+    gdir.mkdir(exist_ok=True)
+    for old in gdir.rglob("*.npy"):
+        old.unlink()
+    for name, (fn, shape) in graph_models().items():
+        def named(x: tf.Tensor, fn: Callable[..., tf.Tensor] = fn) -> tf.Tensor:
+            return tf.identity(fn(x), name="out")
+
+        concrete = tf.function(named).get_concrete_function(tf.TensorSpec(shape, tf.float32, name="x"))
+        frozen = convert_variables_to_constants_v2(concrete)
+        (gdir / f"{name}.pb").write_bytes(frozen.graph.as_graph_def().SerializeToString())
+        calib = gdir / f"{name}_calibration"
+        calib.mkdir(exist_ok=True)
+        for k in range(8):
+            np.save(calib / f"sample_{k}.npy", RNG.normal(0.0, 1.0, size=shape).astype(np.float32))
+        x = RNG.normal(0.0, 1.0, size=shape).astype(np.float32)
+        np.save(gdir / f"{name}.input.npy", x)
+        np.save(gdir / f"{name}.tf_output.npy", frozen(tf.constant(x))[0].numpy())
+        print(f"{name}.pb: {len(frozen.graph.as_graph_def().node)} nodes")
+
+
 def main() -> None:
     for old in OUT.glob("*.npy"):
         old.unlink()
@@ -152,6 +204,7 @@ def main() -> None:
             for i, y in enumerate(reference_outputs(model, inputs)):
                 np.save(OUT / f"{tag}.expected_{i}.npy", y)
             print(f"{tag}: {len(model)} bytes")
+    write_graphs()
 
 
 if __name__ == "__main__":
