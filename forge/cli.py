@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from forge import doctor, images, report
+from forge import doctor, report
 from forge.backends.base import CONTAINER_WORKSPACE, Workspace
 from forge.build import BuildResult, build_cell, host_workspace, resolve_for, verify_dist
 from forge.config import Config, Data, backend_for, load_config, load_data
@@ -109,7 +109,11 @@ def _plan_entry(item: Request | Excluded, data: Data, cfg: Config, strict: bool)
             "status": "skipped",
             "reason": "; ".join(filter(None, [*exc.why.splitlines(), exc.fix])) or exc.what,
         }
-    lock = images.cell_lock(plan.cell, data.toolchains.targets[plan.cell.target]) if plan.backend == "docker" else None
+    lock = None
+    if plan.backend == "docker":
+        from forge import images  # imports the docker SDK: only when a docker plan needs its lock
+
+        lock = images.cell_lock(plan.cell, data.toolchains.targets[plan.cell.target])
     entry = {**entry, "status": "scheduled", "id": plan.cell.id, "sources": resolution.sources, **plan.as_dict()}
     return {**entry, "lock": lock} if lock else entry
 
@@ -168,11 +172,18 @@ def run_plan(
     target: str | None, matrix: str | None, pins: Mapping[str, str | None], as_json: bool, cli: Mapping[str, object]
 ) -> None:
     cfg, data = setup(cli)
+    fallback = cfg.backend is None
+    if fallback:  # what `invoke build` tries first (forge.daemon.default_backend); planning starts nothing
+        cfg = replace(cfg, backend="docker")
     entries = plan_entries(target, matrix, pins, cfg, data)
     if as_json:
         sys.stdout.write(json.dumps({"cells": entries}, indent=2) + "\n")
-    else:
-        print_plan(entries, console())
+        return
+    print_plan(entries, console())
+    if fallback and any(e.get("cell", {}).get("target") == "host" for e in entries):
+        console().print(
+            "note: no --backend given; where no container engine can be started, `invoke build` builds the host target with the local backend (`invoke plan --backend local` shows that plan)"
+        )
 
 
 def _row(result: BuildResult) -> SummaryRow:
