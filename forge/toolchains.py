@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -176,7 +177,13 @@ def _load_target(name: str, entry: LocDict) -> Target:
 
 
 def load_toolchains(root: Path) -> Toolchains:
-    """Load and validate toolchains/{debian,cuda,numpy,targets}.yaml under `root`."""
+    """Load and validate toolchains/{debian,cuda,numpy,targets}.yaml under `root` (cached per content)."""
+    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(root.glob("*.yaml")))
+    return _load_toolchains(root, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_toolchains(root: Path, stamp: tuple[tuple[str, int, int], ...]) -> Toolchains:
     suites = _load_suites(root / "debian.yaml")
     cuda = _load_cuda(root / "cuda.yaml", [s.name for s in suites])
     data = load_yaml(root / "targets.yaml")
