@@ -147,16 +147,22 @@ def _docker_start(c: Context, debug: bool = False) -> None:
         "matrix": "the matrix whose cells' images to show/build/keep (default matrix/ci.yaml)",
         "build": "build every image the matrix needs (missing ones only)",
         "prune": "remove forge images no cell of the matrix uses",
+        "update-locks": "accept package versions that differ from toolchains/locks/ (rewrites the locks)",
         "debug": AXIS_HELP["debug"],
     }
 )
 def images(
-    c: Context, matrix: str | None = None, build: bool = False, prune: bool = False, debug: bool = False
+    c: Context,
+    matrix: str | None = None,
+    build: bool = False,
+    prune: bool = False,
+    update_locks: bool = False,
+    debug: bool = False,
 ) -> None:
     """List forge's toolchain images with their cells and sizes; --build what a matrix needs, --prune the rest."""
     from forge import images as forge_images
 
-    _guarded(debug, lambda: forge_images.run_images(matrix, build, prune, os.environ))
+    _guarded(debug, lambda: forge_images.run_images(matrix, build, prune, os.environ, update_locks))
 
 
 ns = Collection.from_module(sys.modules[__name__])

@@ -25,6 +25,7 @@ import docker
 import docker.errors
 from packaging.version import Version
 
+from forge import locks
 from forge.errors import BackendError, ConfigError, StepFailedError, ToolMissingError
 from forge.toolchains import Suite, Target, load_toolchains
 
@@ -464,7 +465,9 @@ def matrix_specs(matrix: str | None, env: Mapping[str, str]) -> dict[str, tuple[
     return wanted
 
 
-def run_images(matrix: str | None, build: bool, prune: bool, env: Mapping[str, str]) -> None:
+def run_images(
+    matrix: str | None, build: bool, prune: bool, env: Mapping[str, str], update_locks: bool = False
+) -> None:
     """List forge's images (with the matrix cells using them); build what is missing; prune the rest."""
     from forge.daemon import ensure_daemon
 
@@ -476,8 +479,9 @@ def run_images(matrix: str | None, build: bool, prune: bool, env: Mapping[str, s
         for name, (spec, _) in sorted(wanted.items()):
             if build:
                 base, image = ensure_toolchain_image(client, spec, mirror)
+                lock, status = locks.check_image_lock(client, image.tag, spec.name, image.built, update_locks)
                 verb = f"built in {image.seconds:.0f} s" if image.built else "up to date"
-                print(f"{name}: {image.tag} {verb}")
+                print(f"{name}: {image.tag} {verb}; lock {lock.name} {status}")
                 keep |= {base.tag, image.tag}
             else:
                 base_tag, tag = expected_tags(client, spec, mirror)
@@ -509,8 +513,6 @@ def expected_tags(client: docker.DockerClient, spec: ToolchainSpec, mirror: str)
 
 def cell_lock(cell: Any, target: Target | None) -> str | None:
     """The toolchain lock a docker build of `cell` uses (None for cells without a Debian image)."""
-    from forge import locks
-
     if cell.gcc is None:
         return None
     try:

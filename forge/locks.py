@@ -142,3 +142,22 @@ def describe_lock(path: Path) -> str:
     """How `invoke plan` names a cell's lock: its path, and whether it exists yet."""
     shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
     return f"{shown}" if path.exists() else f"{shown} (written when the image is first built)"
+
+
+def check_image_lock(
+    client: Any, image_tag: str, name: str, built: bool, update: bool, lock_dir: Path = LOCK_DIR
+) -> tuple[Path, str]:
+    """Reconcile a toolchain image with its lock: (lock path, 'created'|'unchanged'|'updated'|'reused').
+
+    Freshly built images are always checked; a drifted one loses its tag, so no build uses a
+    toolchain whose versions nobody accepted.
+    """
+    path = lock_path(name, lock_dir)
+    if not built and path.exists():
+        return path, "reused"
+    found = collect_lock(client, image_tag, name)
+    try:
+        return path, reconcile(path, found, update=update)
+    except LockMismatchError:
+        client.images.remove(image_tag, force=True)
+        raise

@@ -154,16 +154,9 @@ class DockerBackend(Backend):
         """Find or build the cell's toolchain image and reconcile its lock."""
         spec = toolchain_spec(cell)
         base, image = images.ensure_toolchain_image(self.client, spec, self._mirror or images.debian_mirror(self._env))
-        path = locks.lock_path(spec.name, self._lock_dir)
-        status = "reused"
-        if image.built or not path.exists():
-            found = locks.collect_lock(self.client, image.tag, spec.name)
-            try:
-                status = locks.reconcile(path, found, update=self._update_locks)
-            except locks.LockMismatchError:
-                # The tag must not claim a toolchain whose versions nobody accepted.
-                self.client.images.remove(image.tag, force=True)
-                raise
+        path, status = locks.check_image_lock(
+            self.client, image.tag, spec.name, image.built, self._update_locks, self._lock_dir
+        )
         lock_sha = locks.Lock(spec.name, locks.parse_lock(path.read_text(), spec.name, str(path)).packages).digest()
         return ImageChoice(
             tag=image.tag,
