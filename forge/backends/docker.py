@@ -18,7 +18,7 @@ import shlex
 import tarfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -140,6 +140,9 @@ class DockerBackend(Backend):
         self._container: Any | None = None
         self._volume: Any | None = None
         self.image: ImageChoice | None = None
+        # forge.repro varies these between its two builds; an ordinary build leaves them unset.
+        self._hostname = self._env.get("FORGE_CONTAINER_HOSTNAME") or None
+        self._build_dir = PurePosixPath(self._env.get("FORGE_CONTAINER_BUILD_DIR") or str(INSIDE.build))
 
     @property
     def client(self) -> Any:
@@ -192,6 +195,7 @@ class DockerBackend(Backend):
                 init=True,
                 network_mode="none",
                 user="forge",
+                hostname=self._hostname,
                 working_dir=str(INSIDE.build),
                 labels=session,
                 mounts=[
@@ -212,6 +216,9 @@ class DockerBackend(Backend):
                 fix=f"make the tree world-readable (chmod -R o+rX {host.source}) or build from a copy that is",
             )
         self._exec(["ccache", "--zero-stats"])
+        if self._build_dir != INSIDE.build:  # a path inside the build volume, so the forge user may write it
+            self._exec(["mkdir", "-p", str(self._build_dir)])
+            return replace(INSIDE, build=self._build_dir)
         return INSIDE
 
     def _exec(self, argv: Sequence[str]) -> tuple[int, bytes]:

@@ -1,0 +1,413 @@
+"""Prove a build is reproducible: build twice with variations, compare every artifact's sha256.
+
+The two builds differ in everything a reproducible build must not depend on (see `Variation`):
+build directory path, umask, TZ, LANG/LC_ALL, environment variable order, user name, hostname
+inside the container, the number of parallel jobs, and the wall clock (the second build simply
+runs later; no faketime is available to move it further). The second build never uses the
+compiler cache, so a cached object cannot hide a difference. Any differing artifact fails the
+check and writes `repro-report.txt`/`.json` next to the cell's manifest, with a diffoscope text
+diff per differing file (diffoscope comes from PyPI, installed on demand into .cache/).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from forge import manifest
+from forge.config import Config, Data, backend_for
+from forge.errors import ForgeError, ToolMissingError
+from forge.log import Progress
+from forge.matrix import Excluded, Request
+
+REPORT_TXT = "repro-report.txt"
+REPORT_JSON = "repro-report.json"
+DIFFS_DIR = "repro-diffs"
+DIFFOSCOPE_MAX_SECONDS = 300
+
+
+class ReproDifferentError(ForgeError):
+    """Two builds of the same inputs produced different bytes."""
+
+    exit_code = 9
+
+
+@dataclass(frozen=True)
+class Variation:
+    """What one of the two builds looks like from the outside.
+
+    `label` names it in reports; `root` is where its build directories live (the path differs
+    between the builds); the rest is the process environment it runs with.
+    """
+
+    label: str
+    root: Path
+    umask: int
+    tz: str
+    lang: str
+    user: str
+    hostname: str
+    jobs: int
+    reverse_env: bool
+    ccache: bool
+    container_build: str = "/build"
+
+    def describe(self) -> str:
+        return (
+            f"{self.label}: dir {self.root}, umask {self.umask:04o}, TZ={self.tz}, LANG={self.lang}, "
+            f"USER={self.user}, hostname {self.hostname}, -j{self.jobs}, "
+            f"env {'reversed' if self.reverse_env else 'as is'}, ccache {'on' if self.ccache else 'off'}, "
+            f"container build dir {self.container_build}"
+        )
+
+
+NOT_VARIED = (
+    "wall clock: only by the time between the two builds (faketime/libfaketime is not available here)",
+    "kernel, CPU model and filesystem: both builds run on the same machine",
+    "uid of the build user: the container user (docker) or the invoking user (local) is the same",
+)
+
+
+def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tuple[Variation, Variation]:
+    """The first build looks like an ordinary one (in `first`); the second changes all it can."""
+    a = Variation("a", first, 0o022, "UTC", "C.UTF-8", "forge", "forge-a", jobs, False, ccache)
+    b = Variation(
+        "b", second, 0o077, "Pacific/Kiritimati", "fr_FR.UTF-8", "reprob", "forge-b-host",
+        1 if jobs > 1 else 2, True, False, "/build/variant-b/deeper",
+    )  # fmt: skip
+    return a, b
+
+
+def varied_env(base: Mapping[str, str], v: Variation) -> dict[str, str]:
+    """`base` with the variation's locale, zone and user, in the variation's key order."""
+    env = {k: val for k, val in base.items() if not k.startswith("LC_")}
+    env.update(TZ=v.tz, LANG=v.lang, LC_ALL=v.lang, USER=v.user, LOGNAME=v.user, HOSTNAME=v.hostname)
+    env["FORGE_CONTAINER_HOSTNAME"] = v.hostname
+    env["FORGE_CONTAINER_BUILD_DIR"] = v.container_build
+    keys = sorted(env, reverse=v.reverse_env)
+    return {k: env[k] for k in keys}
+
+
+@contextlib.contextmanager
+def applied(v: Variation) -> Iterator[None]:
+    """Run the body with the variation's umask and environment (this process), restored after."""
+    saved = dict(os.environ)
+    old_umask = os.umask(v.umask)
+    try:
+        os.environ.clear()
+        os.environ.update(varied_env(saved, v))
+        yield
+    finally:
+        os.umask(old_umask)
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+class Outcome(Enum):
+    IDENTICAL = "identical"
+    DIFFERENT = "different"
+    ONLY_FIRST = "only in first build"
+    ONLY_SECOND = "only in second build"
+
+
+@dataclass(frozen=True)
+class FileComparison:
+    path: str
+    outcome: Outcome
+    first: str | None
+    second: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "outcome": self.outcome.value, "first": self.first, "second": self.second}
+
+
+def _digest(record: Mapping[str, Any] | None) -> str | None:
+    if record is None:
+        return None
+    return f"link:{record['link']}" if "link" in record else str(record["sha256"])
+
+
+def compare_records(first: Mapping[str, Any], second: Mapping[str, Any]) -> list[FileComparison]:
+    """Per path (sorted): identical, different, or present in one build only."""
+    result = []
+    for path in sorted(set(first) | set(second)):
+        a, b = _digest(first.get(path)), _digest(second.get(path))
+        if a is None:
+            outcome = Outcome.ONLY_SECOND
+        elif b is None:
+            outcome = Outcome.ONLY_FIRST
+        else:
+            outcome = Outcome.IDENTICAL if a == b else Outcome.DIFFERENT
+        result.append(FileComparison(path, outcome, a, b))
+    return result
+
+
+@dataclass
+class ReproResult:
+    """What `repro` found for one cell (or project)."""
+
+    name: str
+    comparisons: list[FileComparison]
+    variations: tuple[Variation, Variation]
+    seconds: list[float] = field(default_factory=list)
+    report: Path | None = None
+
+    @property
+    def identical(self) -> int:
+        return sum(c.outcome is Outcome.IDENTICAL for c in self.comparisons)
+
+    @property
+    def differing(self) -> list[FileComparison]:
+        return [c for c in self.comparisons if c.outcome is not Outcome.IDENTICAL]
+
+    @property
+    def ratio(self) -> float | None:
+        """Repro time over one (the first) build: about 2 when both builds cost the same."""
+        return sum(self.seconds) / self.seconds[0] if len(self.seconds) == 2 and self.seconds[0] > 0 else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "reproducible": not self.differing,
+            "compared": len(self.comparisons),
+            "identical": self.identical,
+            "build_seconds": [round(s, 1) for s in self.seconds],
+            "ratio_vs_one_build": round(self.ratio, 2) if self.ratio else None,
+            "variations": [v.describe() for v in self.variations],
+            "not_varied": list(NOT_VARIED),
+            "files": [c.as_dict() for c in self.comparisons],
+        }
+
+
+def render_text(result: ReproResult) -> str:
+    lines = [
+        f"repro of {result.name}: {result.identical}/{len(result.comparisons)} artifacts identical",
+        *(f"  build {v.describe()}" for v in result.variations),
+        *(f"  not varied: {n}" for n in NOT_VARIED),
+        "",
+    ]
+    lines += [f"{c.outcome.value:>22}  {c.path}" for c in result.comparisons]
+    return "\n".join(lines) + "\n"
+
+
+# --- diffoscope --------------------------------------------------------------------------------
+
+
+def diffoscope_path(tools: Path, install: bool = True, log: Callable[[str], None] = print) -> Path:
+    """diffoscope from a venv under `tools` (created and filled from PyPI on first use)."""
+    found = shutil.which("diffoscope")
+    if found:
+        return Path(found)
+    venv = tools / "diffoscope"
+    exe = venv / "bin" / "diffoscope"
+    if exe.is_file():
+        return exe
+    if not install:
+        raise ToolMissingError("diffoscope is not installed", "", f"{sys.executable} -m pip install diffoscope")
+    log(f"installing diffoscope from PyPI into {venv} (once)")
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", "diffoscope"], check=True, capture_output=True, timeout=600
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        shutil.rmtree(venv, ignore_errors=True)
+        detail = getattr(exc, "stderr", b"") or b""
+        raise ToolMissingError(
+            "could not install diffoscope from PyPI",
+            (detail.decode(errors="replace") if isinstance(detail, bytes) else str(detail))[-2000:] or str(exc),
+            f"{sys.executable} -m pip install diffoscope (the report lists the differing files without it)",
+        ) from exc
+    return exe
+
+
+def diffoscope_text(tool: Path, first: Path, second: Path) -> str:
+    """diffoscope's text diff of two files (exit 1 means "they differ", not an error)."""
+    try:
+        proc = subprocess.run(
+            [str(tool), "--text", "-", "--no-progress", "--exclude-directory-metadata=yes", str(first), str(second)],
+            capture_output=True,
+            text=True,
+            timeout=DIFFOSCOPE_MAX_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"diffoscope took more than {DIFFOSCOPE_MAX_SECONDS} s on {first.name}\n"
+    return proc.stdout + (proc.stderr if proc.returncode not in (0, 1) else "")
+
+
+def write_report(
+    result: ReproResult,
+    out_dir: Path,
+    trees: tuple[Path, Path],
+    tools: Path,
+    log: Callable[[str], None] = print,
+) -> Path:
+    """repro-report.txt/.json in out_dir; on a difference, repro-diffs/<path>.txt from diffoscope."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out_dir / DIFFS_DIR, ignore_errors=True)
+    data = result.as_dict()
+    changed = [c for c in result.differing if c.outcome is Outcome.DIFFERENT]
+    if changed:
+        try:
+            tool: Path | None = diffoscope_path(tools, log=log)
+        except ToolMissingError as exc:
+            log(exc.render())
+            data["diffoscope"], tool = exc.what, None
+        for comp in changed:
+            a, b = trees[0] / comp.path, trees[1] / comp.path
+            text = diffoscope_text(tool, a, b) if tool else _byte_diff(a, b)
+            diff_file = out_dir / DIFFS_DIR / f"{comp.path}.txt"
+            diff_file.parent.mkdir(parents=True, exist_ok=True)
+            diff_file.write_text(text)
+    if result.differing:
+        data["diffs"] = {c.path: f"{DIFFS_DIR}/{c.path}.txt" for c in changed}
+    manifest.write_json(out_dir / REPORT_JSON, data)
+    text = render_text(result)
+    if changed:
+        text += "\n" + "\n".join(f"diff of {c.path}: {out_dir / DIFFS_DIR / c.path}.txt" for c in changed) + "\n"
+    (out_dir / REPORT_TXT).write_text(text)
+    result.report = out_dir / REPORT_TXT
+    return out_dir / REPORT_TXT
+
+
+def _byte_diff(first: Path, second: Path) -> str:
+    """Without diffoscope: the offset of the first differing byte and 64 bytes around it."""
+    a, b = first.read_bytes(), second.read_bytes()
+    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    lo = max(0, at - 16)
+    return f"sizes {len(a)} and {len(b)}; first difference at byte {at}\n- {a[lo : lo + 64]!r}\n+ {b[lo : lo + 64]!r}\n"
+
+
+# --- drivers -----------------------------------------------------------------------------------
+
+
+def compare_trees(name: str, trees: tuple[Path, Path], variations: tuple[Variation, Variation]) -> ReproResult:
+    return ReproResult(
+        name, compare_records(manifest.file_records(trees[0]), manifest.file_records(trees[1])), variations
+    )
+
+
+def repro_project(
+    name: str,
+    build: Callable[[Variation], Path],
+    variations: tuple[Variation, Variation],
+    report_dir: Path | None,
+    tools: Path,
+    log: Callable[[str], None] = print,
+) -> ReproResult:
+    """Run `build` (returns its installed tree) under each variation, compare, write the report.
+
+    The report goes to `report_dir`, or next to the first build's tree when None.
+    """
+    trees, seconds = run_builds(build, variations)
+    result = compare_trees(name, trees, variations)
+    result.seconds = seconds
+    write_report(result, report_dir or trees[0].parent, trees, tools, log)
+    return result
+
+
+def run_builds(
+    build: Callable[[Variation], Path], variations: tuple[Variation, Variation]
+) -> tuple[tuple[Path, Path], list[float]]:
+    """Each build's installed tree and its wall time, each run under its variation."""
+    trees: list[Path] = []
+    seconds: list[float] = []
+    for v in variations:
+        start = time.monotonic()
+        with applied(v):
+            trees.append(build(v))
+        seconds.append(time.monotonic() - start)
+    return (trees[0], trees[1]), seconds
+
+
+def raise_for(results: list[ReproResult]) -> None:
+    bad = [r for r in results if r.differing]
+    if bad:
+        details = "; ".join(f"{r.name}: {', '.join(c.path for c in r.differing[:8])}" for r in bad)
+        raise ReproDifferentError(
+            f"{len(bad)} of {len(results)} builds are not reproducible",
+            details,
+            "read " + ", ".join(str(r.report) for r in bad) + " (diffoscope diffs in repro-diffs/ next to it)",
+        )
+
+
+def json_summary(results: list[ReproResult]) -> str:
+    return json.dumps([{k: v for k, v in r.as_dict().items() if k != "files"} for r in results], indent=2)
+
+
+def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> ReproResult:
+    """Build a cell into dist/<cell-id>/ (build a), again under variation b, and compare installs."""
+    from forge.build import build_cell  # build imports the backends; keep `invoke --list` light
+
+    variations = default_variations(cfg.cache, cfg.cache / "repro" / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
+    names: list[str] = []
+
+    def build(v: Variation) -> Path:
+        progress.info(f"[bold]repro build {v.describe()}[/]")
+        dist = cfg.dist if v.label == "a" else v.root / "dist"
+        vcfg = replace(cfg, cache=v.root, dist=dist, force=True, jobs=v.jobs, ccache=v.ccache)
+        built = build_cell(request, data, vcfg, progress)
+        assert built.dist is not None
+        names.append(built.cell_id)
+        return built.dist / "install"
+
+    trees, seconds = run_builds(build, variations)
+    result = compare_trees(names[0], trees, variations)
+    result.seconds = seconds
+    write_report(result, trees[0].parent, trees, cfg.cache / "tools", progress.info)
+    return result
+
+
+def repro_table(results: list[ReproResult]) -> Table:
+    table = Table(title="repro summary")
+    for column in ("cell", "artifacts", "identical", "different", "builds (s)", "ratio", "report"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        colour = "green" if not r.differing else "red"
+        table.add_row(
+            r.name,
+            str(len(r.comparisons)),
+            f"[{colour}]{r.identical}[/]",
+            str(len(r.differing)),
+            " + ".join(f"{s:.0f}" for s in r.seconds),
+            f"{r.ratio:.2f}x" if r.ratio else "-",
+            str(r.report or "-"),
+        )
+    return table
+
+
+def run_repro(
+    target: str | None, matrix: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]
+) -> None:
+    """`invoke repro`: repro every requested cell, print per-file results and the summary table."""
+    from forge import cli as forge_cli
+    from forge import daemon
+
+    cfg, data = forge_cli.setup(cli)
+    out = forge_cli.console()
+    cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
+    progress = Progress(out, cfg.ci)
+    results = []
+    for item in forge_cli.requests_from(target, matrix, pins, data):
+        if isinstance(item, Excluded):
+            continue
+        result = repro_cell(item, data, backend_for(cfg, item.target), progress)
+        for comp in result.comparisons:
+            style = "green" if comp.outcome is Outcome.IDENTICAL else "red"
+            out.print(f"  [{style}]{comp.outcome.value:>20}[/]  {comp.path}")
+        results.append(result)
+    out.print(repro_table(results))
+    raise_for(results)
