@@ -84,6 +84,10 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
     if env.get("FORGE_NO_CCACHE"):
         values["ccache"] = False
     values.update({key: value for key, value in cli.items() if value is not None})
+    if env.get("FORGE_ROOT"):  # build another checkout (tests build a snapshot of this one)
+        repo = Path(env["FORGE_ROOT"]).resolve()
+        if not (repo / "toolchains").is_dir():
+            raise ConfigError(f"FORGE_ROOT={repo} is not a forge checkout", "it has no toolchains/", "unset FORGE_ROOT")
     if values["backend"] is not None and values["backend"] not in BACKENDS:
         from forge.yamlio import unknown
 
