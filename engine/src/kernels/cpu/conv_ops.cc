@@ -137,7 +137,7 @@ class Conv2DOp : public ConvBase {
     // Patch rows in chunks of ~4 MiB so the buffer stays cache-friendly and chunks run in parallel.
     const int64_t rows = g.oh * g.ow;
     const int64_t chunk =
-        std::max<int64_t>(16, std::min<int64_t>(rows, (1 << 20) / std::max<int64_t>(cols, 1)));
+        std::max<int64_t>(16, std::min<int64_t>(rows, (1 << 18) / std::max<int64_t>(cols, 1)));
     const int64_t chunks_per_image = (rows + chunk - 1) / chunk;
     const int64_t tasks = g.n * chunks_per_image;
     ParallelFor(ctx->intra_op_pool(), tasks, chunk * cols * oc * 2, [&](int64_t t0, int64_t t1) {

@@ -109,6 +109,11 @@ class SoftmaxOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
+    if (x.dtype() != dtype_) {
+      ctx->SetStatus(InvalidArg(ctx->node(), "input is " + DataTypeString(x.dtype()) +
+                                                 ", but T is " + DataTypeString(dtype_)));
+      return;
+    }
     if (x.dims() < 1) {
       ctx->SetStatus(InvalidArg(ctx->node(),
                                 "logits must have >= 1 dimension, got " + x.shape().DebugString()));
@@ -164,6 +169,11 @@ class PoolOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
+    if (x.dtype() != dtype_) {
+      ctx->SetStatus(InvalidArg(ctx->node(), "input is " + DataTypeString(x.dtype()) +
+                                                 ", but T is " + DataTypeString(dtype_)));
+      return;
+    }
     if (x.dims() != 4) {
       ctx->SetStatus(
           InvalidArg(ctx->node(), "input must be 4-dimensional, got " + x.shape().DebugString()));

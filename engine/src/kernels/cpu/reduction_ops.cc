@@ -25,6 +25,11 @@ class ReductionOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
+    if (in.dtype() != dtype_) {
+      ctx->SetStatus(InvalidArg(ctx->node(), "input is " + DataTypeString(in.dtype()) +
+                                                 ", but T is " + DataTypeString(dtype_)));
+      return;
+    }
     std::vector<int64_t> axes;
     Status s = ReadIndexVector(ctx->node(), ctx->input(1), "reduction_indices", &axes);
     if (!s.ok()) {
