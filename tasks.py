@@ -165,5 +165,42 @@ def images(
     _guarded(debug, lambda: forge_images.run_images(matrix, build, prune, os.environ, update_locks))
 
 
+# --- reproducibility (forge/repro.py, forge/provenance.py) -------------------------------------
+
+
+@task(
+    help={
+        **_help("target", "python", "numpy", "gcc", "cuda", "backend", "matrix", "debug"),
+        "jobs": "parallel jobs of the first build (the second uses another count)",
+    }
+)
+def repro(
+    c: Context,
+    target: str | None = None,
+    python: str | None = None,
+    numpy: str | None = None,
+    gcc: str | None = None,
+    cuda: str | None = None,
+    matrix: str | None = None,
+    backend: str | None = None,
+    jobs: int | None = None,
+    debug: bool = False,
+) -> None:
+    """Build a cell twice with variations (path, umask, TZ, locale, env order, jobs, ...) and compare every artifact."""
+    from forge import repro as forge_repro
+
+    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
+    options = {"backend": backend, "jobs": jobs, "debug": debug}
+    _guarded(debug, lambda: forge_repro.run_repro(target, matrix, pins, options))
+
+
+@task(help={"manifest": "dist/<cell-id>/manifest.json of the build to reproduce", "debug": AXIS_HELP["debug"]})
+def rebuild(c: Context, manifest: str, debug: bool = False) -> None:
+    """Rebuild a cell from its manifest alone (same sources, epoch, image lock) and check the bytes match."""
+    from forge import provenance
+
+    _guarded(debug, lambda: provenance.run_rebuild(manifest, {"debug": debug}))
+
+
 ns = Collection.from_module(sys.modules[__name__])
 ns.add_collection(Collection("docker", start=task(_docker_start, help={"debug": AXIS_HELP["debug"]})))

@@ -11,17 +11,18 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, manifest
+from forge import __version__, manifest, provenance
 from forge.backends.base import Backend, Workspace
 from forge.config import Config, Data
-from forge.errors import BackendError, BuildInterrupted, ConfigError, ForgeError, StepFailedError
+from forge.errors import BackendError, BuildInterrupted, ConfigError, ForgeError, StepFailedError, ToolMissingError
 from forge.host import ensure_host_tools, probe_host_facts
 from forge.log import Progress
 from forge.matrix import Cell, Request
 from forge.plan import BuildOptions, Plan, Step, StepKind, plan_build, verify_steps
 from forge.resolve import Resolution, resolve
+from forge.targets import cross
 from forge.toolchains import Target
-from forge.verify import SuiteResult, check_macho_tree, parse_ctest
+from forge.verify import SuiteResult, parse_ctest
 
 SOURCE_SUBDIRS = ("engine", "verify", "toolchains/cmake")
 
@@ -54,14 +55,6 @@ def make_backend(name: str | None) -> Backend:
 def resolve_for(request: Request, data: Data, cfg: Config) -> Resolution:
     """Local builds use the host toolchain, so they resolve pinned to the host's facts."""
     host = probe_host_facts() if cfg.backend == "local" else None
-    if host is not None and request.target not in ("host", f"linux-{host.arch}"):
-        target = data.toolchains.targets.get(request.target)
-        if target is not None and target.os != "linux":
-            raise BackendError(
-                f"the local backend cannot build {request.target} on this {host.arch} Linux host",
-                "it would need zig's macOS cross toolchain on the host",
-                f"use --backend docker --target {request.target}",
-            )
     return resolve(request, data.toolchains, data.supported, host)
 
 
@@ -114,19 +107,39 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
     """Run one COMMAND/CTEST/MACHO step; returns suite results for verify steps."""
     log_path = logs / f"{step.name}.log"
     if step.kind is StepKind.MACHO:
-        return check_macho_tree(Path(host_ws.prefix), target.arch)
+        return check_macho(host_ws, target)
     if step.name == "install":
         _reset(host_ws.prefix)
     assert step.cwd is not None
     try:
         backend.run(step.argv, cwd=step.cwd, env=dict(step.env), log_path=log_path)
-    except StepFailedError:
+    except StepFailedError as exc:
+        if step.name == "emulator":
+            raise emulator_error(target, exc) from exc
         if step.kind is not StepKind.CTEST:
             raise
     if step.kind is StepKind.CTEST:
         suites = parse_ctest(log_path.read_text(errors="replace"))
         return suites or [SuiteResult("verify (no tests found)", "not run", 0.0)]
     return []
+
+
+def check_macho(ws: Workspace, target: Target) -> list[SuiteResult]:
+    """Structure checks of a macOS cell's installed tree and of the verify programs linked to it."""
+    from forge.checks import tree
+
+    prefix = Path(ws.prefix)
+    return [*tree.check_macho_tree(prefix, target.arch, target.min_os), tree.check_consumer(Path(ws.verify_build), target.arch)]
+
+
+def emulator_error(target: Target, exc: StepFailedError) -> ToolMissingError:
+    argv = cross.emulator_probe(target)
+    return ToolMissingError(
+        f"the emulator for {target.name} does not start: {' '.join(argv)}",
+        f"ctest would run every verify suite through it, so nothing was run ({exc.what})",
+        f"install {cross.EMULATOR_PACKAGE} and the cross compiler package (its libc is the sysroot /usr/{target.triple}); "
+        f"see {' '.join(argv[:1])}'s output in the emulator log",
+    )
 
 
 def manifest_data(
@@ -157,6 +170,7 @@ def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path,
         data["files"] = manifest.file_records(tmp / "install")
         data["steps"].append({"name": "record", "seconds": 0.0, "status": "ok"})
         manifest.write_json(tmp / manifest.MANIFEST, data)
+        provenance.write_provenance(tmp, data)
         return manifest.publish(tmp, cfg.dist, plan.cell.id)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -207,10 +221,12 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)
+        source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
+        cfg = provenance.settle_epoch(cfg, source_hash, commit)
         opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and toolchain["ccache"] is not None)
         plan = plan_build(cell, target, ws, backend.name, opts)
         inputs = {
-            "source_tree_hash": manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS),
+            "source_tree_hash": source_hash,
             "cell": cell.as_dict(),
             "toolchain": toolchain,
             "plan": plan.as_dict(),
@@ -228,6 +244,7 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
                 suites += run_step(step, backend, logs, host_ws, target)
         with progress.step("record", f"dist/{cell.id}/"):
             recorded = {**manifest_data(plan, cfg, inputs, progress, suites), **backend.facts()}
+            recorded.update(provenance.manifest_extras(commit, plan, backend))
             path = record(plan, backend, ws, cfg, logs, recorded)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):

@@ -160,7 +160,7 @@ class ReproResult:
 
     name: str
     comparisons: list[FileComparison]
-    variations: tuple[Variation, Variation]
+    variations: tuple[Variation, ...]
     seconds: list[float] = field(default_factory=list)
     report: Path | None = None
 
@@ -268,7 +268,10 @@ def write_report(
             data["diffoscope"], tool = exc.what, None
         for comp in changed:
             a, b = trees[0] / comp.path, trees[1] / comp.path
-            text = diffoscope_text(tool, a, b) if tool else _byte_diff(a, b)
+            if not (a.is_file() and b.is_file()):
+                text = f"no diff: {a if not a.is_file() else b} is not there to compare\n"
+            else:
+                text = diffoscope_text(tool, a, b) if tool else _byte_diff(a, b)
             diff_file = out_dir / DIFFS_DIR / f"{comp.path}.txt"
             diff_file.parent.mkdir(parents=True, exist_ok=True)
             diff_file.write_text(text)
