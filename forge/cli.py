@@ -196,11 +196,12 @@ def run_build(
     target: str | None, matrix: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]
 ) -> None:
     """Build one cell (or every scheduled cell of a matrix); end with the summary table."""
-    from forge import daemon
-
     cfg, data = setup(cli)
     out = console()
-    cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
+    if cfg.backend is None:  # forge.daemon imports the docker SDK (~0.3 s): only when it may be used
+        from forge import daemon
+
+        cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
     progress = Progress(out, cfg.ci)
     results: list[BuildResult] = []
     items = requests_from(target, matrix, pins, data)

@@ -62,10 +62,7 @@ def probe_host_facts() -> HostFacts:
     """The host toolchain as a cell would describe it (gcc major, python minor, cmake minor)."""
     gcc = (proc.capture(["c++", "-dumpversion"]) or "0").strip().split(".")[0]
     cmake = first_version(proc.capture(["cmake", "--version"])) or "0"
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    python3 = first_version(proc.capture(["python3", "--version"]))
-    if python3:
-        python = ".".join(python3.split(".")[:2])
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"  # the interpreter running forge
     return HostFacts(
         suite=os_codename(),
         gcc=gcc,
