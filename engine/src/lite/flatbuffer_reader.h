@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace ember {
 namespace lite {
@@ -15,9 +16,13 @@ namespace fb {
 
 template <typename T>
 inline T LoadScalar(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;  // FlatBuffers are little-endian; every target ember supports is too.
+  if constexpr (std::is_same_v<T, bool>) {
+    return *p != 0;  // any non-zero byte is true; never load an invalid bool
+  } else {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;  // FlatBuffers are little-endian; every target ember supports is too.
+  }
 }
 
 // A vector's location: `count` elements of `elem_size` bytes starting at `pos`.

@@ -147,11 +147,11 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
 }
 
 inline int8_t Requantize(const NodeState& node, int32_t acc, size_t c) {
-  int32_t v = (node.left_shift == 1 ? MultiplyByQuantizedMultiplierSingleRounding(
-                                          acc, node.multipliers[c], node.shifts[c])
-                                    : MultiplyByQuantizedMultiplier(acc, node.multipliers[c],
-                                                                    node.shifts[c])) +
-              node.out_zp;
+  int32_t v = WrappingAdd(
+      node.left_shift == 1
+          ? MultiplyByQuantizedMultiplierSingleRounding(acc, node.multipliers[c], node.shifts[c])
+          : MultiplyByQuantizedMultiplier(acc, node.multipliers[c], node.shifts[c]),
+      node.out_zp);
   v = std::max(node.act_min, std::min(node.act_max, v));
   return static_cast<int8_t>(v);
 }
@@ -421,7 +421,7 @@ void EmitF32(const NodeState& node, float* y, size_t at, int oc, int32_t, float 
 
 void EmitI8(const NodeState& node, int8_t* y, size_t at, int oc, int32_t acc, float) {
   const int32_t* b = node.t.in.size() > 2 && node.t.in[2] ? node.t.In<int32_t>(2) : nullptr;
-  if (b) acc += b[oc];
+  if (b) acc = WrappingAdd(acc, b[oc]);
   y[at] = Requantize(node, acc, static_cast<size_t>(oc));
 }
 

@@ -92,8 +92,8 @@ Status EvalAddI8(NodeState* node) {
   Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
     const int32_t x1 = (a[ia] - p.in_zp) * (1 << p.left_shift);
     const int32_t x2 = (b[ib] - p.in2_zp) * (1 << p.left_shift);
-    const int32_t sum = MulSmallerThanOne(x1, p.m1, p.s1) + MulSmallerThanOne(x2, p.m2, p.s2);
-    int32_t out = MulSmallerThanOne(sum, p.multiplier, p.shift) + p.out_zp;
+    const int32_t sum = WrappingAdd(MulSmallerThanOne(x1, p.m1, p.s1), MulSmallerThanOne(x2, p.m2, p.s2));
+    int32_t out = WrappingAdd(MulSmallerThanOne(sum, p.multiplier, p.shift), p.out_zp);
     out = std::min(p.act_max, std::max(p.act_min, out));
     y[i] = static_cast<int8_t>(out);
   });
@@ -107,7 +107,7 @@ Status EvalMulI8(NodeState* node) {
   const NodeState& p = *node;
   Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
     const int32_t prod = (a[ia] - p.in_zp) * (b[ib] - p.in2_zp);
-    int32_t out = MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift) + p.out_zp;
+    int32_t out = WrappingAdd(MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
     out = std::min(p.act_max, std::max(p.act_min, out));
     y[i] = static_cast<int8_t>(out);
   });
@@ -197,8 +197,8 @@ Status EvalReluI8(NodeState* node) {
   int8_t* y = node->t.Out<int8_t>(0);
   const size_t n = node->t.in[0]->num_elements;
   for (size_t i = 0; i < n; ++i) {
-    int32_t v = node->out_zp + MultiplyByQuantizedMultiplier(x[i] - node->in_zp, node->multiplier,
-                                                             node->shift);
+    int32_t v = WrappingAdd(node->out_zp, MultiplyByQuantizedMultiplier(x[i] - node->in_zp,
+                                                                         node->multiplier, node->shift));
     v = std::min(node->act_max, std::max(node->act_min, v));
     y[i] = static_cast<int8_t>(v);
   }
@@ -231,9 +231,9 @@ Status PrepareActivation(NodeState* node) {
   const float so = out.quant.scale[0];
   QuantizeMultiplier(static_cast<double>(in.quant.scale[0]) / static_cast<double>(so),
                      &node->multiplier, &node->shift);
-  node->act_min = std::max(-128, node->out_zp + static_cast<int32_t>(std::round(0.0f / so)));
+  node->act_min = std::max(-128, WrappingAdd(node->out_zp, SaturatingRound(0.0f / so)));
   node->act_max = node->op->op == BuiltinOp::kRelu6
-                      ? std::min(127, node->out_zp + static_cast<int32_t>(std::round(6.0f / so)))
+                      ? std::min(127, WrappingAdd(node->out_zp, SaturatingRound(6.0f / so)))
                       : 127;
   node->eval = EvalReluI8;
   return Status::OK();
@@ -255,8 +255,8 @@ Status EvalRequantizeI8(NodeState* node) {
   int8_t* y = node->t.Out<int8_t>(0);
   const size_t n = node->t.in[0]->num_elements;
   for (size_t i = 0; i < n; ++i) {
-    int32_t v = MultiplyByQuantizedMultiplier(x[i] - node->in_zp, node->multiplier, node->shift) +
-                node->out_zp;
+    int32_t v = WrappingAdd(
+        MultiplyByQuantizedMultiplier(x[i] - node->in_zp, node->multiplier, node->shift), node->out_zp);
     y[i] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
   }
   return Status::OK();

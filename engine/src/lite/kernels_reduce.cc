@@ -350,7 +350,8 @@ Status EvalMean(NodeState* node) {
   for (size_t i = 0; i < nout; ++i) {
     const int32_t shifted = static_cast<int32_t>(
         static_cast<uint32_t>(acc[i]) - static_cast<uint32_t>(node->in_zp) * static_cast<uint32_t>(count));
-    const int32_t v = MultiplyByQuantizedMultiplier(shifted, node->multiplier, node->shift) + node->out_zp;
+    const int32_t v =
+        WrappingAdd(MultiplyByQuantizedMultiplier(shifted, node->multiplier, node->shift), node->out_zp);
     y[i] = static_cast<int8_t>(std::max(-128, std::min(127, v)));
   }
   return Status::OK();

@@ -111,6 +111,8 @@ int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
 }
 
 int32_t RoundingDivideByPOT(int32_t x, int exponent) {
+  if (exponent <= 0) return x;
+  if (exponent > 31) exponent = 31;
   const int32_t mask = static_cast<int32_t>((1LL << exponent) - 1);
   const int32_t remainder = x & mask;
   const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
@@ -122,7 +124,8 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) 
   const int right = shift > 0 ? 0 : -shift;
   // Wrapping multiply, as the reference's int32 arithmetic behaves on every target.
   const int32_t shifted =
-      static_cast<int32_t>(static_cast<uint32_t>(x) * (static_cast<uint32_t>(1) << left));
+      left >= 32 ? 0
+                 : static_cast<int32_t>(static_cast<uint32_t>(x) * (static_cast<uint32_t>(1) << left));
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right);
 }
 
@@ -135,12 +138,18 @@ int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplie
   return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(r, INT32_MIN), INT32_MAX));
 }
 
+int32_t SaturatingRound(double v) {
+  if (std::isnan(v)) return 0;
+  const double r = std::round(v);
+  if (r >= 2147483647.0) return INT32_MAX;
+  if (r <= -2147483648.0) return INT32_MIN;
+  return static_cast<int32_t>(r);
+}
+
 void ActivationRangeInt8(int activation, float scale, int32_t zero_point, int32_t* act_min,
                          int32_t* act_max) {
   const int32_t qmin = -128, qmax = 127;
-  auto quantize = [&](float f) {
-    return zero_point + static_cast<int32_t>(std::round(f / scale));
-  };
+  auto quantize = [&](float f) { return WrappingAdd(zero_point, SaturatingRound(f / scale)); };
   switch (activation) {
     case 1:  // RELU
       *act_min = std::max(qmin, quantize(0.0f));

@@ -44,6 +44,14 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift);
 // reference FULLY_CONNECTED with per-channel weights rounds this way (measured).
 int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplier, int shift);
 
+// round(v) as int32, saturated (a hostile scale must not make the cast undefined).
+int32_t SaturatingRound(double v);
+
+// a + b with two's-complement wrap-around (no undefined behaviour on hostile models).
+inline int32_t WrappingAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
 // Clamp range for a fused activation on an output with (scale, zero_point), int8.
 void ActivationRangeInt8(int activation, float scale, int32_t zero_point, int32_t* act_min,
                          int32_t* act_max);
