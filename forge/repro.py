@@ -355,7 +355,8 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
     """Build a cell into dist/<cell-id>/ (build a), again under variation b, and compare installs."""
     from forge.build import build_cell  # build imports the backends; keep `invoke --list` light
 
-    variations = default_variations(cfg.cache, cfg.cache / "repro" / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
+    base = cfg.cache / "repro"  # apart from `invoke build`'s directories, which may be in use
+    variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
     names: list[str] = []
 
     def build(v: Variation) -> Path:
