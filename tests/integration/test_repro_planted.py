@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def _need_tools() -> None:
         pytest.fail(f"these tests build C++: install {', '.join(missing)} (apt-get install cmake ninja-build g++)")
 
 
-def fixture_builder(options: list[str]):  # type: ignore[no-untyped-def]
+def fixture_builder(options: list[str]) -> Callable[[repro.Variation], Path]:
     """A build function for repro_project: configure, build and install the fixture under v.root."""
 
     def build(v: repro.Variation) -> Path:
