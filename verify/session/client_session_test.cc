@@ -1,7 +1,8 @@
 // tensorflow/cc/client/client_session_test.cc, against ember's installed C++ API.
+#include "ember/cc/client_session.h"
+
 #include <thread>
 
-#include "ember/cc/client_session.h"
 #include "ember/cc/ops.h"
 #include "ember/core/thread_pool.h"
 #include "ember/testing/ember_test.h"
@@ -113,9 +114,9 @@ TEST(ClientSession, CallableWithCustomThreadPool) {
   pools.inter_op_threadpool = &inter;
   pools.intra_op_threadpool = &intra;
   std::vector<Tensor> outputs;
-  ASSERT_OK(session.RunCallable(handle,
-                                {Tensor::From<float>({1, 1}, {2}), Tensor::From<float>({1, 1}, {10})},
-                                &outputs, nullptr, pools));
+  ASSERT_OK(session.RunCallable(
+      handle, {Tensor::From<float>({1, 1}, {2}), Tensor::From<float>({1, 1}, {10})}, &outputs,
+      nullptr, pools));
   EXPECT_TRUE(outputs[0].shape() == TensorShape({1, 1}));
   EXPECT_EQ(outputs[0].data<float>()[0], 20.0f);
   EXPECT_TRUE(inter.NumScheduled() > 0);

@@ -22,8 +22,8 @@ struct MinusAX {
   std::string a, x, y, y_neg, z;
   explicit MinusAX(std::vector<float> a_values) {
     Scope root = Scope::NewRootScope();
-    auto A = Const(root.WithOpName("A").WithDevice("/cpu:0"),
-                   Tensor::From<float>({2, 2}, a_values));
+    auto A =
+        Const(root.WithOpName("A").WithDevice("/cpu:0"), Tensor::From<float>({2, 2}, a_values));
     auto X = Const(root.WithOpName("x").WithDevice("/cpu:1"), {{1.0f}, {1.0f}});
     auto Y = MatMul(root.WithOpName("y").WithDevice("/cpu:0"), A, X);
     auto Yneg = Neg(root.WithOpName("y_neg").WithDevice("/cpu:1"), Y);
@@ -52,7 +52,9 @@ std::unique_ptr<Session> Created(const GraphDef& g, SessionOptions o = TwoCpus()
 
 bool Has(const Status& s, Code code, const std::string& fragment) {
   bool ok = s.code() == code && s.message().find(fragment) != std::string::npos;
-  if (!ok) std::fprintf(stderr, "  got %s, want %s containing \"%s\"\n", s.ToString().c_str(), CodeName(code), fragment.c_str());
+  if (!ok)
+    std::fprintf(stderr, "  got %s, want %s containing \"%s\"\n", s.ToString().c_str(),
+                 CodeName(code), fragment.c_str());
   return ok;
 }
 
@@ -139,7 +141,8 @@ TEST(DirectSession, FinalizeWithCallablesAndRun) {
   ASSERT_OK(session->Run({}, {m.y}, {}, &outputs));  // a signature seen before
   EXPECT_TRUE(Has(session->Run({}, {m.z}, {}, &outputs), Code::kFailedPrecondition,
                   "Session has been finalized."));
-  EXPECT_TRUE(Has(session->MakeCallable(o, &h), Code::kFailedPrecondition, "Session has been finalized."));
+  EXPECT_TRUE(
+      Has(session->MakeCallable(o, &h), Code::kFailedPrecondition, "Session has been finalized."));
 }
 
 TEST(DirectSession, TestFeed) {
@@ -246,7 +249,8 @@ TEST(DirectSession, InvalidDevice) {
   GraphDef g;
   ASSERT_OK(root.ToGraphDef(&g));
   auto session = NewSession(TwoCpus());
-  EXPECT_TRUE(Has(session->Create(g), Code::kInvalidArgument, "Cannot assign a device for operation b"));
+  EXPECT_TRUE(
+      Has(session->Create(g), Code::kInvalidArgument, "Cannot assign a device for operation b"));
 }
 
 TEST(DirectSession, PlacePrunedGraph) {
@@ -294,16 +298,16 @@ TEST(DirectSession, MultipleFeedTest) {
     ASSERT_OK(session->Run(ro, {}, {"second_identity:0", "first_identity:0"}, {}, &out, nullptr));
     EXPECT_EQ(F(out[0]), 2.0f);
     EXPECT_EQ(F(out[1]), 1.0f);
-    ASSERT_OK(session->Run(ro,
-                           {{"first_const", Tensor::Scalar<float>(11)},
-                            {"second_const", Tensor::Scalar<float>(22)}},
-                           {"first_identity:0", "second_identity:0"}, {}, &out, nullptr));
+    ASSERT_OK(session->Run(
+        ro,
+        {{"first_const", Tensor::Scalar<float>(11)}, {"second_const", Tensor::Scalar<float>(22)}},
+        {"first_identity:0", "second_identity:0"}, {}, &out, nullptr));
     EXPECT_EQ(F(out[0]), 11.0f);
     EXPECT_EQ(F(out[1]), 22.0f);
-    ASSERT_OK(session->Run(ro,
-                           {{"second_const", Tensor::Scalar<float>(22)},
-                            {"first_const", Tensor::Scalar<float>(11)}},
-                           {"first_identity:0", "second_identity:0"}, {}, &out, nullptr));
+    ASSERT_OK(session->Run(
+        ro,
+        {{"second_const", Tensor::Scalar<float>(22)}, {"first_const", Tensor::Scalar<float>(11)}},
+        {"first_identity:0", "second_identity:0"}, {}, &out, nullptr));
     EXPECT_EQ(F(out[0]), 11.0f);
     EXPECT_EQ(F(out[1]), 22.0f);
     EXPECT_TRUE(Has(session->Run(ro,
@@ -323,7 +327,8 @@ TEST(DirectSession, MultipleFeedTest_Callable) {
   Session::CallableHandle h;
   ASSERT_OK(session->MakeCallable(o, &h));
   std::vector<Tensor> out;
-  ASSERT_OK(session->RunCallable(h, {Tensor::Scalar<float>(22), Tensor::Scalar<float>(11)}, &out, nullptr));
+  ASSERT_OK(session->RunCallable(h, {Tensor::Scalar<float>(22), Tensor::Scalar<float>(11)}, &out,
+                                 nullptr));
   EXPECT_EQ(F(out[0]), 11.0f);
   EXPECT_EQ(F(out[1]), 22.0f);
   o.feed = {"first_const", "first_const"};
@@ -409,7 +414,8 @@ TEST(DirectSession, PartialRunTest) {
   std::vector<Tensor> out;
   ASSERT_OK(session->PRun(handle, {{"c1:0", Tensor::Scalar<float>(11)}}, {"i1:0"}, &out));
   EXPECT_EQ(F(out[0]), 11.0f);
-  ASSERT_OK(session->PRun(handle, {{"c2:0", Tensor::Scalar<float>(22)}}, {"i2:0", "third:0"}, &out));
+  ASSERT_OK(
+      session->PRun(handle, {{"c2:0", Tensor::Scalar<float>(22)}}, {"i2:0", "third:0"}, &out));
   EXPECT_EQ(F(out[0]), 22.0f);
   EXPECT_EQ(F(out[1]), 33.0f);
   EXPECT_TRUE(Has(session->PRun(handle, {}, {"i1:0"}, &out), Code::kInvalidArgument,
@@ -420,7 +426,8 @@ TEST(DirectSession, PartialRunMissingFeed) {
   Scope root = Scope::NewRootScope();
   auto c1 = Const(root.WithOpName("c1"), 1.0f);
   auto c2 = Const(root.WithOpName("c2"), 2.0f);
-  Add(root.WithOpName("third"), Identity(root.WithOpName("i1"), c1), Identity(root.WithOpName("i2"), c2));
+  Add(root.WithOpName("third"), Identity(root.WithOpName("i1"), c1),
+      Identity(root.WithOpName("i2"), c2));
   GraphDef g;
   ASSERT_OK(root.ToGraphDef(&g));
   auto session = Created(g);
@@ -428,7 +435,8 @@ TEST(DirectSession, PartialRunMissingFeed) {
   ASSERT_OK(session->PRunSetup({"c1:0", "c2:0"}, {"third:0"}, {}, &handle));
   std::vector<Tensor> out;
   EXPECT_TRUE(Has(session->PRun(handle, {{"c1:0", Tensor::Scalar<float>(11)}}, {"third:0"}, &out),
-                  Code::kInvalidArgument, "can't be computed from the feeds that have been fed so far"));
+                  Code::kInvalidArgument,
+                  "can't be computed from the feeds that have been fed so far"));
   EXPECT_TRUE(Has(session->PRun(handle, {{"c1:0", Tensor::Scalar<float>(1)}}, {}, &out),
                   Code::kInvalidArgument, "has already been fed"));
   EXPECT_TRUE(Has(session->PRun(handle, {{"zz:0", Tensor::Scalar<float>(1)}}, {}, &out),
@@ -466,7 +474,8 @@ TEST(DirectSession, TestTimeoutCleanShutdown) {
     ro.timeout_in_ms = 20;
     ro.inter_op_thread_pool = pool;
     std::vector<Tensor> out;
-    EXPECT_TRUE(session->Run(ro, {}, {"block:0"}, {}, &out, nullptr).code() == Code::kDeadlineExceeded);
+    EXPECT_TRUE(session->Run(ro, {}, {"block:0"}, {}, &out, nullptr).code() ==
+                Code::kDeadlineExceeded);
     EXPECT_OK(session->Close());
   }
 }
@@ -565,7 +574,8 @@ TEST(DirectSession, TestStatefulOutputRequiredOp) {
   GraphDef g;
   ASSERT_OK(root.ToGraphDef(&g));
   std::vector<Output> ids;
-  for (int k = 0; k < 5; ++k) ids.push_back(Identity(root.WithOpName("id" + std::to_string(k)), counter));
+  for (int k = 0; k < 5; ++k)
+    ids.push_back(Identity(root.WithOpName("id" + std::to_string(k)), counter));
   ASSERT_OK(root.ToGraphDef(&g));
   auto session = Created(g);
   for (int k = 0; k < 5; ++k) {
@@ -647,10 +657,12 @@ TEST(Errors, PlaceholderNotFed) {
   auto session = Created(g);
   std::vector<Tensor> out;
   Status s = session->Run({}, {"np:0"}, {}, &out);
-  EXPECT_TRUE(Has(s, Code::kInvalidArgument,
-                  "You must feed a value for placeholder tensor 'x' with dtype float and shape [2]"));
+  EXPECT_TRUE(
+      Has(s, Code::kInvalidArgument,
+          "You must feed a value for placeholder tensor 'x' with dtype float and shape [2]"));
   s = session->Run({}, {"nq:0"}, {}, &out);
-  EXPECT_TRUE(Has(s, Code::kInvalidArgument, "You must feed a value for placeholder tensor 's' with dtype float"));
+  EXPECT_TRUE(Has(s, Code::kInvalidArgument,
+                  "You must feed a value for placeholder tensor 's' with dtype float"));
   EXPECT_TRUE(s.message().find("shape") == std::string::npos);
 }
 
@@ -677,7 +689,8 @@ TEST(Errors, CycleInGraphDef) {
     n.attr["T"] = TypeAttr(DT_FLOAT);
     g.node.push_back(n);
   }
-  EXPECT_TRUE(Has(NewSession(SessionOptions())->Create(g), Code::kInvalidArgument, "2 nodes in a cycle"));
+  EXPECT_TRUE(
+      Has(NewSession(SessionOptions())->Create(g), Code::kInvalidArgument, "2 nodes in a cycle"));
 }
 
 TEST(Errors, EdgeDtypeMismatch) {
@@ -692,7 +705,8 @@ TEST(Errors, EdgeDtypeMismatch) {
   y.attr["T"] = TypeAttr(DT_INT32);
   g.node.push_back(y);
   EXPECT_EQ(NewSession(SessionOptions())->Create(g),
-            errors::InvalidArgument("Input 0 of node y was passed float from x:0 incompatible with expected int32."));
+            errors::InvalidArgument(
+                "Input 0 of node y was passed float from x:0 incompatible with expected int32."));
 }
 
 TEST(Errors, UnknownOpNamesNodeAndOp) {

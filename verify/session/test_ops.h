@@ -80,7 +80,9 @@ inline std::atomic<int>& CountingConstructions() {
 }
 class CountingIdentityKernel : public OpKernel {
  public:
-  explicit CountingIdentityKernel(OpKernelConstruction* c) : OpKernel(c) { ++CountingConstructions(); }
+  explicit CountingIdentityKernel(OpKernelConstruction* c) : OpKernel(c) {
+    ++CountingConstructions();
+  }
   void Compute(OpKernelContext* ctx) override { ctx->set_output(0, ctx->input(0)); }
 };
 
@@ -121,10 +123,13 @@ inline bool RegisterTestOps() {
                                      Factory<BlockUntilCancelledKernel>());
   OpRegistry::Global()->Register(TestOp("TestThreadId", {}, {FloatArg("out")}));
   KernelRegistry::Global()->Register("TestThreadId", "CPU", Factory<ThreadIdKernel>());
-  OpRegistry::Global()->Register(TestOp("TestCountingIdentity", {FloatArg("in")}, {FloatArg("out")}));
-  KernelRegistry::Global()->Register("TestCountingIdentity", "CPU", Factory<CountingIdentityKernel>());
+  OpRegistry::Global()->Register(
+      TestOp("TestCountingIdentity", {FloatArg("in")}, {FloatArg("out")}));
+  KernelRegistry::Global()->Register("TestCountingIdentity", "CPU",
+                                     Factory<CountingIdentityKernel>());
   OpRegistry::Global()->Register(TestOp("TestStatefulCounter", {}, {FloatArg("out")}, true));
-  KernelRegistry::Global()->Register("TestStatefulCounter", "CPU", Factory<StatefulCounterKernel>());
+  KernelRegistry::Global()->Register("TestStatefulCounter", "CPU",
+                                     Factory<StatefulCounterKernel>());
   return true;
 }
 

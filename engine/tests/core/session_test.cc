@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "core/graph.h"
@@ -74,6 +76,69 @@ TEST(Session, ClientSessionBasicAndFeed) {
   EXPECT_EQ(out[0].data<int32_t>()[1], 1);
   ASSERT_OK(session.Run({{a, 1}, {b, 41}}, {sum}, &out));
   EXPECT_EQ(out[0].data<int32_t>()[0], 42);
+}
+
+namespace {
+// Waits (up to 10 s) until `kParties` instances are inside Compute at the same time: only an
+// executor that runs independent nodes in parallel lets every instance finish.
+constexpr int kParties = 2;
+std::mutex barrier_mu;
+std::condition_variable barrier_cv;
+int barrier_arrived = 0;
+class BarrierKernel : public OpKernel {
+ public:
+  explicit BarrierKernel(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* ctx) override {
+    std::unique_lock<std::mutex> lock(barrier_mu);
+    int generation_target = (barrier_arrived / kParties + 1) * kParties;
+    ++barrier_arrived;
+    barrier_cv.notify_all();
+    if (!barrier_cv.wait_for(lock, std::chrono::seconds(10),
+                             [&] { return barrier_arrived >= generation_target; })) {
+      ctx->SetStatus(errors::DeadlineExceeded("barrier: the other branch never ran concurrently"));
+      return;
+    }
+    Tensor* out;
+    ctx->SetStatus(ctx->allocate_output(0, TensorShape(), &out));
+  }
+};
+OpDef BarrierDef() {
+  OpDef d;
+  d.name = "TestBarrier";
+  ArgDef out;
+  out.name = "out";
+  out.type = DataType::kFloat;
+  d.outputs = {out};
+  return d;
+}
+EMBER_REGISTER_OP(BarrierDef());
+EMBER_REGISTER_KERNEL("TestBarrier", "CPU",
+                      [](OpKernelConstruction* c) { return std::make_unique<BarrierKernel>(c); });
+}  // namespace
+
+TEST(Executor, IndependentNodesRunInParallel) {
+  GraphDef g;
+  g.node = {MakeNode("b1", "TestBarrier", {}), MakeNode("b2", "TestBarrier", {})};
+  SessionOptions opts;
+  opts.inter_op_parallelism_threads = 2;
+  auto session = NewSession(opts);
+  ASSERT_OK(session->Create(g));
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({}, {"b1:0", "b2:0"}, {}, &out));
+  EXPECT_EQ(out.size(), 2u);
+}
+
+TEST(Executor, AnErrorStopsTheStep) {
+  // bad fails (unfed placeholder); its consumer never runs and the error names the node.
+  Scope root = Scope::NewRootScope();
+  auto p = Placeholder(root.WithOpName("bad"), DT_FLOAT);
+  auto n = Neg(root.WithOpName("after"), p);
+  ClientSession session(root);
+  std::vector<Tensor> out;
+  Status s = session.Run({n}, &out);
+  EXPECT_TRUE(s.code() == Code::kInvalidArgument);
+  EXPECT_TRUE(s.message().find("'bad'") != std::string::npos);
+  EXPECT_TRUE(out.empty());
 }
 
 TEST(Session, ParallelExecutionUsesThePool) {
