@@ -7,7 +7,9 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -40,7 +42,11 @@ class CliExit(Exception):
 
 @contextlib.contextmanager
 def guard(debug: bool) -> Iterator[None]:
-    """One clear message and the error's exit code; the traceback only with --debug."""
+    """One clear message and the error's exit code; the traceback only with --debug.
+
+    SIGTERM (CI cancelling a job) is treated like Ctrl-C: children ended, dist/ untouched, 130.
+    """
+    _terminate_as_interrupt()
     try:
         yield
     except ForgeError as exc:
@@ -51,6 +57,15 @@ def guard(debug: bool) -> Iterator[None]:
         if debug:
             traceback.print_exc()
         raise CliExit("interrupted", BuildInterrupted.exit_code) from None
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _terminate_as_interrupt() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_interrupt)
 
 
 def console() -> Console:
