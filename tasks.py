@@ -194,12 +194,18 @@ def repro(
     _guarded(debug, lambda: forge_repro.run_repro(target, matrix, pins, options))
 
 
-@task(help={"manifest": "dist/<cell-id>/manifest.json of the build to reproduce", "debug": AXIS_HELP["debug"]})
-def rebuild(c: Context, manifest: str, debug: bool = False) -> None:
+@task(
+    help={
+        "manifest": "dist/<cell-id>/manifest.json of the build to reproduce",
+        "ccache": "let the rebuild use the compiler cache (faster; by default every object is compiled again)",
+        "debug": AXIS_HELP["debug"],
+    }
+)
+def rebuild(c: Context, manifest: str, ccache: bool = False, debug: bool = False) -> None:
     """Rebuild a cell from its manifest alone (same sources, epoch, image lock) and check the bytes match."""
     from forge import provenance
 
-    _guarded(debug, lambda: provenance.run_rebuild(manifest, {"debug": debug}))
+    _guarded(debug, lambda: provenance.run_rebuild(manifest, {"ccache": ccache, "debug": debug}))
 
 
 ns = Collection.from_module(sys.modules[__name__])

@@ -234,7 +234,8 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
         else:
             out.print("toolchain lock: same packages as the manifest's")
     root = cfg.cache / "rebuild"
-    rcfg = replace(cfg, cache=root, dist=root / "dist", force=True, ccache=False)
+    # No compiler cache unless asked: a cached object must not stand in for a compile.
+    rcfg = replace(cfg, cache=root, dist=root / "dist", force=True, ccache=bool(cli.get("ccache", False)))
     start = time.monotonic()
     built = build_cell(rebuild_request(data["cell"]), tdata, rcfg, Progress(out, cfg.ci))
     if built.cell_id != data["cell"].get("id"):

@@ -81,11 +81,12 @@ NOT_VARIED = (
 
 
 def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tuple[Variation, Variation]:
-    """The first build looks like an ordinary one (in `first`); the second changes all it can."""
-    a = Variation("a", first, 0o022, "UTC", "C.UTF-8", "forge", "forge-a", jobs, False, ccache)
+    """The first build is an ordinary one (in `first`, compiler cache as configured, half the
+    jobs); the second changes all it can and compiles everything itself with all `jobs`."""
+    a = Variation("a", first, 0o022, "UTC", "C.UTF-8", "forge", "forge-a", max(1, jobs // 2), False, ccache)
     b = Variation(
         "b", second, 0o077, "Pacific/Kiritimati", "fr_FR.UTF-8", "reprob", "forge-b-host",
-        1 if jobs > 1 else 2, True, False, "/build/variant-b/deeper",
+        jobs if jobs > 1 else 2, True, False, "/build/variant-b/deeper",
     )  # fmt: skip
     return a, b
 
@@ -355,8 +356,8 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
     """Build a cell into dist/<cell-id>/ (build a), again under variation b, and compare installs."""
     from forge.build import build_cell  # build imports the backends; keep `invoke --list` light
 
-    base = cfg.cache / "repro"  # apart from `invoke build`'s directories, which may be in use
-    variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
+    # a: `invoke build`'s own directories and compiler cache; b: elsewhere, nothing cached.
+    variations = default_variations(cfg.cache, cfg.cache / "repro" / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
     names: list[str] = []
 
     def build(v: Variation) -> Path:
