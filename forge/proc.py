@@ -74,8 +74,9 @@ def run_logged(
             end_process_group(proc)
             raise BuildInterrupted("interrupted", f"while running: {command}") from None
     if code != 0:
+        short = command if len(command) <= 160 else command[:157] + "..."
         raise StepFailedError(
-            f"command exited with {code}: {command}",
+            f"command exited with {code}: {short}",
             f"last lines of {log_path}:\n{tail(log_path)}",
             f"read the full log: {log_path}",
         )

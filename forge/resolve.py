@@ -17,7 +17,7 @@ from packaging.version import Version
 from forge.errors import InfeasibleError
 from forge.matrix import Cell, Request, Supported
 from forge.toolchains import Suite, Target, Toolchains
-from forge.yamlio import did_you_mean, unknown
+from forge.yamlio import unknown
 
 VERSION_AXES = ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
 
@@ -261,6 +261,3 @@ def nearest_alternatives(request: Request, data: Toolchains, supported: Supporte
         new = getattr(cell, axis, None) or "none"
         out.append(f"{axis} {new} instead of {value} -> {cell.id}")
     return list(dict.fromkeys(out))
-
-
-__all__ = ["HostFacts", "Resolution", "did_you_mean", "nearest_alternatives", "pin_spec", "resolve"]
