@@ -234,8 +234,13 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
         else:
             out.print("toolchain lock: same packages as the manifest's")
     root = cfg.cache / "rebuild"
-    # No compiler cache unless asked: a cached object must not stand in for a compile.
-    rcfg = replace(cfg, cache=root, dist=root / "dist", force=True, ccache=bool(cli.get("ccache", False)))
+    # No compiler cache unless asked (then `invoke build`'s): a cached object must not stand in for a compile.
+    use_ccache = bool(cli.get("ccache", False))
+    if use_ccache and not (root / "ccache").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
+        (root / "ccache").symlink_to(cfg.cache / "ccache", target_is_directory=True)
+    rcfg = replace(cfg, cache=root, dist=root / "dist", force=True, ccache=use_ccache)
     start = time.monotonic()
     built = build_cell(rebuild_request(data["cell"]), tdata, rcfg, Progress(out, cfg.ci))
     if built.cell_id != data["cell"].get("id"):
