@@ -129,7 +129,10 @@ def check_macho(ws: Workspace, target: Target) -> list[SuiteResult]:
     from forge.checks import tree
 
     prefix = Path(ws.prefix)
-    return [*tree.check_macho_tree(prefix, target.arch, target.min_os), tree.check_consumer(Path(ws.verify_build), target.arch)]
+    return [
+        *tree.check_macho_tree(prefix, target.arch, target.min_os),
+        tree.check_consumer(Path(ws.verify_build), target.arch),
+    ]
 
 
 def emulator_error(target: Target, exc: StepFailedError) -> ToolMissingError:
@@ -214,9 +217,11 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
     manifest.recover(cfg.dist, cell.id)
+    reference = ensure_reference(request, cell, data, cfg, progress)
     progress.timings.clear()
     if cfg.backend == "local":
         ensure_host_tools(dict(os.environ), logs / "host-tools.log", cfg.install_tools)
+        cross.ensure_target_tools(cell, target, os.environ, logs / "host-tools.log", cfg.install_tools)
     with make_backend(cfg.backend) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
@@ -242,14 +247,41 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
                 continue
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 suites += run_step(step, backend, logs, host_ws, target)
+        if cell.target not in cross.REFERENCE_TARGETS:
+            with progress.step("parity", f"compare {cell.id} with the native build"):
+                suites += cross.parity_checks(target, Path(host_ws.prefix), suites, reference)
         with progress.step("record", f"dist/{cell.id}/"):
             recorded = {**manifest_data(plan, cfg, inputs, progress, suites), **backend.facts()}
+            recorded["verify"].update(
+                mode=cross.verify_mode(target), reference=reference[0].name if reference else None
+            )
             recorded.update(provenance.manifest_extras(commit, plan, backend))
             path = record(plan, backend, ws, cfg, logs, recorded)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):
         result.result = "verify-failed"
     return result
+
+
+def ensure_reference(
+    request: Request, cell: Cell, data: Data, cfg: Config, progress: Progress
+) -> tuple[Path, dict[str, Any]] | None:
+    """For a cross cell: the native build it is compared with, built first when dist/ lacks it.
+
+    None for native cells (nothing to compare) and when the reference could not be built.
+    """
+    if cell.target in cross.REFERENCE_TARGETS:
+        return None
+    source_hash = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS)
+    found = cross.find_reference(cfg.dist, source_hash, cell.id)
+    if found is None:
+        progress.info(f"[cyan]{cell.id}[/]: building the native reference first (its symbols and results are compared)")
+        try:
+            _build_cell(cross.reference_request(request), data, cfg, progress, time.monotonic())
+        except ForgeError as exc:
+            progress.info(f"native reference build failed: {exc.what}")
+        found = cross.find_reference(cfg.dist, source_hash, cell.id)
+    return found
 
 
 def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -> list[SuiteResult]:

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 
 from forge.backends.base import Workspace
 from forge.matrix import Cell
+from forge.targets.cross import emulator_probe, zig_cache_env
 from forge.toolchains import Checker, Target
 
 
@@ -75,6 +76,14 @@ def step_env(ws: Workspace, opts: BuildOptions) -> tuple[tuple[str, str], ...]:
     return tuple(env)
 
 
+def target_env(target: Target, ws: Workspace, opts: BuildOptions) -> tuple[tuple[str, str], ...]:
+    """step_env plus what the target's compiler needs (zig's cache, kept with the compiler cache)."""
+    env = step_env(ws, opts)
+    if target.compiler_provider == "pypi" and ws.ccache is not None:
+        env += zig_cache_env(str(ws.ccache))
+    return env
+
+
 def toolchain_args(cell: Cell, target: Target, ws: Workspace) -> list[str]:
     """CMake flags selecting the cell's compiler for the target."""
     args = []
@@ -113,7 +122,7 @@ def configure_args(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions
 
 def verify_steps(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions) -> list[Step]:
     """Build verify/ against the installed prefix and run (or structurally check) its suites."""
-    env = step_env(ws, opts)
+    env = target_env(target, ws, opts)
     configure = [
         "cmake",
         "-S",
@@ -145,17 +154,25 @@ def verify_steps(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions) 
         ),
     ]
     if target.checker is Checker.MACHO:
-        steps.append(Step("verify-run", StepKind.MACHO, "check Mach-O architecture of every installed binary"))
-    else:
-        how = "under qemu-user" if target.checker is Checker.QEMU else "natively"
-        ctest = ("ctest", "--output-on-failure", "-j", str(opts.jobs))
-        steps.append(Step("verify-run", StepKind.CTEST, f"run the verify suites {how}", ctest, ws.verify_build, env))
+        what = "check the Mach-O files (CPU type, minimum macOS, install names, exported symbols); not run"
+        steps.append(Step("verify-run", StepKind.MACHO, what))
+        return steps
+    if target.checker is Checker.QEMU:
+        probe = tuple(emulator_probe(target))
+        steps.append(
+            Step(
+                "emulator", StepKind.COMMAND, f"start {probe[0]} on the target's dynamic loader", probe, ws.source, env
+            )
+        )
+    how = "under qemu-user" if target.checker is Checker.QEMU else "natively"
+    ctest = ("ctest", "--output-on-failure", "-j", str(opts.jobs))
+    steps.append(Step("verify-run", StepKind.CTEST, f"run the verify suites {how}", ctest, ws.verify_build, env))
     return steps
 
 
 def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: BuildOptions) -> Plan:
     """The ordered steps that build, install, verify and record one cell."""
-    env = step_env(ws, opts)
+    env = target_env(target, ws, opts)
     build = ("cmake", "--build", str(ws.build), "-j", str(opts.jobs))
     install = ("cmake", "--install", str(ws.build))
     steps = [

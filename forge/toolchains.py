@@ -55,6 +55,7 @@ class Target:
     emulator: str | None
     checker: Checker
     cuda: bool
+    min_os: str | None = None  # the minimum OS version binaries must declare (macOS LC_BUILD_VERSION)
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ def _load_numpy(path: Path) -> tuple[tuple[str, SpecifierSet], ...]:
 
 
 def _load_target(name: str, entry: LocDict) -> Target:
-    check_keys(entry, ["triple", "os", "arch", "compiler", "toolchain_file", "emulator", "checker", "cuda"])
+    check_keys(entry, ["triple", "os", "arch", "compiler", "toolchain_file", "emulator", "checker", "cuda", "min_os"])
     compiler = require(entry, "compiler", LocDict)
     check_keys(compiler, ["provider", "package"])
     checker = require(entry, "checker", str)
@@ -173,6 +174,7 @@ def _load_target(name: str, entry: LocDict) -> Target:
         emulator=require(entry, "emulator", (str, type(None))),
         checker=Checker(checker),
         cuda=require(entry, "cuda", bool),
+        min_os=version_str(entry, "min_os") if "min_os" in entry else None,
     )
 
 

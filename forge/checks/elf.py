@@ -1,0 +1,128 @@
+"""Read the parts of an ELF file forge checks: machine, ARM float ABI, SONAME, dynamic exports.
+
+Layouts follow the System V gABI (<elf.h>); both ELF classes, little-endian only (every target
+forge builds is little-endian).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ELF_MAGIC = b"\x7fELF"
+MACHINES = {0x3E: "x86_64", 0xB7: "aarch64", 0x28: "arm", 0x03: "i386"}
+FILE_TYPES = {1: "relocatable", 2: "executable", 3: "shared"}
+EF_ARM_ABI_FLOAT_HARD = 0x400
+SHT_DYNSYM = 11
+SHT_DYNAMIC = 6
+DT_NEEDED = 1
+DT_SONAME = 14
+STB_GLOBAL = 1
+STV_DEFAULT, STV_PROTECTED = 0, 3
+STT_EXPORTED = {1, 2, 6}  # OBJECT, FUNC, TLS (not SECTION/FILE/NOTYPE)
+
+
+class ElfError(ValueError):
+    """The file is not a (readable) ELF file; the message says what is wrong."""
+
+
+@dataclass(frozen=True)
+class Elf:
+    path: Path
+    bits: int  # 32 | 64
+    machine: str  # x86_64 | aarch64 | arm | machine 0x...
+    filetype: str  # executable | shared | relocatable (PIE executables read as shared)
+    hard_float: bool | None  # ARM only: EF_ARM_ABI_FLOAT_HARD
+    soname: str | None
+    needed: tuple[str, ...] = field(default=())
+    exports: frozenset[str] = field(default=frozenset())  # strong global defined dynamic symbols
+
+
+def is_elf(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4) == ELF_MAGIC
+    except OSError:
+        return False
+
+
+def _cstr(data: bytes, offset: int) -> str:
+    end = data.find(b"\0", offset)
+    return data[offset : end if end >= 0 else len(data)].decode("utf-8", "replace")
+
+
+def read_elf(path: Path) -> Elf:
+    """Parse the ELF header, the dynamic section and .dynsym of `path`."""
+    data = path.read_bytes()
+    if len(data) < 52 or data[:4] != ELF_MAGIC:
+        raise ElfError(f"{path}: not an ELF file (magic {data[:4].hex() or 'empty'})")
+    bits = {1: 32, 2: 64}.get(data[4])
+    if bits is None or data[5] != 1:
+        raise ElfError(f"{path}: unsupported ELF class {data[4]} / data encoding {data[5]} (want little-endian)")
+    if bits == 64:
+        etype, machine, _, _, _, shoff, flags, _, _, _, shentsize, shnum, _ = struct.unpack_from(
+            "<HHIQQQIHHHHHH", data, 16
+        )
+    else:
+        etype, machine, _, _, _, shoff, flags, _, _, _, shentsize, shnum, _ = struct.unpack_from(
+            "<HHIIIIIHHHHHH", data, 16
+        )
+    if shoff + shentsize * shnum > len(data):
+        raise ElfError(f"{path}: section headers run past the end of the file")
+    sections = [_section(data, bits, shoff + i * shentsize) for i in range(shnum)]
+    soname, needed, exports = None, [], frozenset[str]()
+    for stype, offset, size, link, entsize in sections:
+        if offset + size > len(data) or link >= len(sections):
+            continue
+        strtab = sections[link][1]
+        if stype == SHT_DYNSYM:
+            exports = _exports(data, bits, offset, size, entsize, strtab)
+        elif stype == SHT_DYNAMIC:
+            for tag, value in _dynamic(data, bits, offset, size):
+                if tag == DT_SONAME:
+                    soname = _cstr(data, strtab + value)
+                elif tag == DT_NEEDED:
+                    needed.append(_cstr(data, strtab + value))
+    name = MACHINES.get(machine, f"machine 0x{machine:x}")
+    return Elf(
+        path=path,
+        bits=bits,
+        machine=name,
+        filetype=FILE_TYPES.get(etype, f"type {etype}"),
+        hard_float=bool(flags & EF_ARM_ABI_FLOAT_HARD) if name == "arm" else None,
+        soname=soname,
+        needed=tuple(needed),
+        exports=exports,
+    )
+
+
+def _section(data: bytes, bits: int, at: int) -> tuple[int, int, int, int, int]:
+    """(type, offset, size, link, entsize) of the section header at `at`."""
+    if bits == 64:
+        _, stype, _, _, offset, size, link, _, _, entsize = struct.unpack_from("<IIQQQQIIQQ", data, at)
+    else:
+        _, stype, _, _, offset, size, link, _, _, entsize = struct.unpack_from("<IIIIIIIIII", data, at)
+    return stype, offset, size, link, entsize
+
+
+def _dynamic(data: bytes, bits: int, offset: int, size: int) -> list[tuple[int, int]]:
+    fmt, step = ("<qQ", 16) if bits == 64 else ("<iI", 8)
+    return [struct.unpack_from(fmt, data, at) for at in range(offset, offset + size - step + 1, step)]
+
+
+def _exports(data: bytes, bits: int, offset: int, size: int, entsize: int, strtab: int) -> frozenset[str]:
+    """Global (not weak), defined, default/protected-visibility FUNC/OBJECT/TLS symbols."""
+    names = set()
+    step = entsize or (24 if bits == 64 else 16)
+    for at in range(offset + step, offset + size - step + 1, step):  # entry 0 is the null symbol
+        if bits == 64:
+            name, info, other, shndx = struct.unpack_from("<IBBH", data, at)
+        else:
+            name, _, _, info, other, shndx = struct.unpack_from("<IIIBBH", data, at)
+        if info >> 4 != STB_GLOBAL or info & 0xF not in STT_EXPORTED or shndx == 0:
+            continue
+        if other & 0x3 not in (STV_DEFAULT, STV_PROTECTED):
+            continue
+        names.add(_cstr(data, strtab + name).split("@", 1)[0])
+    return frozenset(names)

@@ -1,0 +1,148 @@
+"""What a cross target needs beyond the native build: its tools, a working emulator, a reference.
+
+- Tools: the Debian cross g++ and qemu-user for Linux ARM, zig (PyPI `ziglang`) for macOS; the
+  local backend installs them on the host when missing, the docker backend bakes them into
+  the image.
+- Emulator: before ctest runs foreign binaries, the target's dynamic loader is started under
+  qemu, so a missing or broken emulator is reported as such and not as failing engine tests.
+- Reference: cross cells are compared with the native Linux x86_64 build of the same sources
+  (headers, exported symbols, verify results); `find_reference` picks it from dist/.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from forge import manifest, proc
+from forge.errors import ToolMissingError
+from forge.host import HostTool, ensure_host_tools
+from forge.matrix import Cell, Request
+from forge.toolchains import Checker, Target
+from forge.verify import SuiteResult
+
+REFERENCE_TARGETS = ("linux-x86_64", "host")
+DYNAMIC_LOADERS = {"aarch64-linux-gnu": "ld-linux-aarch64.so.1", "arm-linux-gnueabihf": "ld-linux-armhf.so.3"}
+EMULATOR_PACKAGE = "qemu-user"
+ZIG_CACHE = "zig"  # under the compiler cache directory, so the docker ccache volume keeps it too
+
+
+def verify_mode(target: Target) -> str:
+    """What the manifest and report say about how a cell was verified."""
+    if target.checker is Checker.MACHO:
+        return "built and checked, not run"
+    if target.checker is Checker.QEMU:
+        return f"emulated ({emulator_argv(target)[0]})"
+    return "native"
+
+
+def emulator_argv(target: Target) -> list[str]:
+    return shlex.split(target.emulator or "")
+
+
+def emulator_probe(target: Target) -> list[str]:
+    """argv that starts the target's dynamic loader under the emulator (prints its version)."""
+    argv = emulator_argv(target)
+    sysroot = argv[argv.index("-L") + 1] if "-L" in argv[:-1] else f"/usr/{target.triple}"
+    loader = DYNAMIC_LOADERS.get(target.triple, "ld.so")
+    return [*argv, f"{sysroot}/lib/{loader}", "--version"]
+
+
+def _cross_compiler(cell: Cell, target: Target) -> str:
+    return f"{target.triple}-g++-{cell.gcc}"
+
+
+def target_tools(cell: Cell, target: Target) -> tuple[HostTool, ...]:
+    """Debian packages the host needs to build `target` locally (zig is handled by `ensure_zig`)."""
+    if target.compiler_provider != "debian" or not target.emulator:
+        return ()
+    compiler = _cross_compiler(cell, target)
+    emulator = emulator_argv(target)[0]
+    return (
+        HostTool(compiler, target.compiler_package.format(gcc=cell.gcc), lambda: shutil.which(compiler) is not None),
+        HostTool(emulator, EMULATOR_PACKAGE, lambda: shutil.which(emulator) is not None),
+    )
+
+
+def zig_present(python: str = sys.executable) -> bool:
+    return proc.capture([python, "-m", "ziglang", "version"]) is not None
+
+
+def ensure_zig(target: Target, env: Mapping[str, str], log_path: Path, install: bool) -> list[str]:
+    """pip-install the pinned `ziglang` for macOS targets when python3 cannot run it."""
+    if target.compiler_provider != "pypi":
+        return []
+    python = shutil.which("python3") or sys.executable  # the toolchain wrappers run `python3 -m ziglang`
+    if zig_present(python):
+        return []
+    command = [python, "-m", "pip", "install", "--disable-pip-version-check", target.compiler_package]
+    if not install:
+        raise ToolMissingError(
+            f"zig is missing (target {target.name} is compiled with {target.compiler_package})",
+            f"{python} -m ziglang does not run",
+            " ".join(command),
+        )
+    proc.run_logged(command, cwd=Path("/"), env=dict(env), log_path=log_path)
+    return [target.compiler_package]
+
+
+def ensure_target_tools(cell: Cell, target: Target, env: Mapping[str, str], log_path: Path, install: bool) -> list[str]:
+    """Install what a local build of a cross target needs; returns the packages installed."""
+    packages = (
+        ensure_host_tools(env, log_path, install, target_tools(cell, target)) if target_tools(cell, target) else []
+    )
+    return packages + ensure_zig(target, env, log_path, install)
+
+
+def zig_cache_env(ccache: str | None) -> tuple[tuple[str, str], ...]:
+    """ZIG_GLOBAL_CACHE_DIR inside the compiler cache: zig builds libc++ once per target there."""
+    if ccache is None:
+        return ()
+    return (("ZIG_GLOBAL_CACHE_DIR", f"{ccache}/{ZIG_CACHE}"), ("ZIG_LOCAL_CACHE_DIR", f"{ccache}/{ZIG_CACHE}"))
+
+
+def find_reference(dist: Path, source_tree_hash: str, exclude: str) -> tuple[Path, dict[str, Any]] | None:
+    """The recorded native Linux build of the same sources (linux-x86_64 first, then host)."""
+    found: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for cell_dir in sorted(dist.iterdir()) if dist.is_dir() else []:
+        data = manifest.read_manifest(cell_dir) if cell_dir.is_dir() and cell_dir.name != exclude else None
+        if not data or data.get("source_tree_hash") != source_tree_hash:
+            continue
+        target = (data.get("cell") or {}).get("target")
+        if target in REFERENCE_TARGETS and target not in found and (cell_dir / "install").is_dir():
+            found[target] = (cell_dir, data)
+    return next((found[t] for t in REFERENCE_TARGETS if t in found), None)
+
+
+def reference_request(request: Request) -> Request:
+    """The native Linux x86_64 build a cross cell is compared with: same Python/NumPy pins."""
+    pins = tuple(p for p in request.pins if p[0] in ("python", "numpy", "suite"))
+    return Request("linux-x86_64", pins, f"native reference for {request.target}")
+
+
+def parity_checks(
+    target: Target, prefix: Path, suites: list[SuiteResult], reference: tuple[Path, dict[str, Any]] | None
+) -> list[SuiteResult]:
+    """A cross cell's extra verify results: binary structure (Linux) and parity with the reference."""
+    from forge.checks import tree
+
+    results = []
+    if target.os == "linux":
+        machine = {"armv7": "arm"}.get(target.arch, target.arch)
+        results.append(tree.check_elf_tree(prefix, machine, True if machine == "arm" else None))
+    if reference is None:
+        missing = "failed: no native linux-x86_64 build of these sources in dist/ to compare with"
+        return [*results, *(SuiteResult(f"parity:{n}", missing, 0.0) for n in ("headers", "symbols"))]
+    ref_dir, ref_data = reference
+    results += [tree.check_headers(prefix, ref_dir / "install"), tree.check_symbols(prefix, ref_dir / "install")]
+    if target.checker is Checker.QEMU:
+        recorded = [SuiteResult(s["name"], s["status"], s["seconds"]) for s in ref_data["verify"]["suites"]]
+        ran = [s for s in suites if not s.name.startswith(("parity:", "elf:", "macho:"))]
+        results.append(
+            tree.check_verify_results(ran, [s for s in recorded if not s.name.startswith(("parity:", "elf:"))])
+        )
+    return results
