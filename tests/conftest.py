@@ -49,3 +49,11 @@ def ember_install() -> Path:
     _run(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)], REPO)
     _run(["cmake", "--install", str(build)], REPO)
     return prefix
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark everything under tests/integration as `integration` (select with -m, skip with -m 'not ...')."""
+    integration = REPO / "tests" / "integration"
+    for item in items:
+        if integration in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.integration)
