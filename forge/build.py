@@ -171,6 +171,7 @@ def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path,
         backend.copy_out(ws.prefix, tmp / "install")
         shutil.copytree(logs, tmp / "logs")
         data["files"] = manifest.file_records(tmp / "install")
+        data["package"] = provenance.package_record(tmp, plan.cell.id, cfg.source_date_epoch)
         data["steps"].append({"name": "record", "seconds": 0.0, "status": "ok"})
         manifest.write_json(tmp / manifest.MANIFEST, data)
         provenance.write_provenance(tmp, data)

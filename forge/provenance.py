@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from forge import __version__, manifest
+from forge import __version__, archive, manifest
 from forge.config import Config
 from forge.errors import ConfigError, ForgeError
 from forge.matrix import REQUEST_AXES, Request
@@ -74,6 +74,12 @@ def lock_packages(backend: Any) -> dict[str, str] | None:
     return dict(locks.parse_lock(Path(lock_path).read_text(), Path(lock_path).stem, str(lock_path)).packages)
 
 
+def package_record(cell_dir: Path, cell_id: str, epoch: int) -> dict[str, Any]:
+    """Pack cell_dir/install as a reproducible <cell-id>.tar.gz next to it; its manifest record."""
+    path = archive.write_tar_gz(cell_dir / "install", cell_dir / f"{cell_id}.tar.gz", epoch, prefix=cell_id)
+    return {"name": path.name, "sha256": manifest.sha256_file(path), "size": path.stat().st_size}
+
+
 def manifest_extras(commit: str | None, plan: Plan, backend: Any) -> dict[str, Any]:
     """What build.py adds to a manifest so `rebuild` needs nothing else."""
     extras: dict[str, Any] = {"source_commit": commit, "commands": plan.as_dict()["steps"]}
@@ -90,6 +96,9 @@ def statement(data: Mapping[str, Any], started: float | None = None) -> dict[str
         for path, rec in sorted(data.get("files", {}).items())
         if "sha256" in rec
     ]
+    package = data.get("package")
+    if isinstance(package, dict):
+        subjects.append({"name": package["name"], "digest": {"sha256": package["sha256"]}})
     deps: list[dict[str, Any]] = [
         {
             "uri": "git+file:source" + (f"@{data['source_commit']}" if data.get("source_commit") else ""),
@@ -210,6 +219,15 @@ def check_sources(data: Mapping[str, Any], now_hash: str) -> None:
         )
 
 
+def _dist_records(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A manifest's artifacts as paths relative to dist/<cell-id>/: install/** and the package."""
+    records = {f"install/{p}": r for p, r in data.get("files", {}).items()}
+    package = data.get("package")
+    if isinstance(package, dict):
+        records[str(package["name"])] = package
+    return records
+
+
 def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
     """`invoke rebuild dist/<cell>/manifest.json`: drift check, rebuild, byte comparison."""
     from forge import cli as forge_cli
@@ -250,9 +268,9 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
             "rebuild from the commit the manifest names",
         )
     assert built.dist is not None
-    comparisons = repro.compare_records(data["files"], manifest.file_records(built.dist / "install"))
+    comparisons = repro.compare_records(_dist_records(data), _dist_records(manifest.read_manifest(built.dist) or {}))
     result = repro.ReproResult(f"rebuild of {built.cell_id}", comparisons, (), [time.monotonic() - start])
-    trees = (path.parent / "install", built.dist / "install")
+    trees = (path.parent, built.dist)
     repro.write_report(result, path.parent / "rebuild", trees, cfg.cache / "tools", out.print)
     for comp in result.differing:
         out.print(f"  [red]{comp.outcome.value:>20}[/]  {comp.path}")

@@ -298,10 +298,24 @@ def _byte_diff(first: Path, second: Path) -> str:
 # --- drivers -----------------------------------------------------------------------------------
 
 
-def compare_trees(name: str, trees: tuple[Path, Path], variations: tuple[Variation, Variation]) -> ReproResult:
-    return ReproResult(
-        name, compare_records(manifest.file_records(trees[0]), manifest.file_records(trees[1])), variations
-    )
+def artifact_records(tree: Path, only: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """file_records of tree, restricted to the paths `only` accepts."""
+    return {p: r for p, r in manifest.file_records(tree).items() if only is None or only(p)}
+
+
+def is_cell_artifact(path: str) -> bool:
+    """In dist/<cell-id>/: the installed tree and the package are artifacts; logs and records are not."""
+    return path.startswith("install/") or ("/" not in path and path.endswith(".tar.gz"))
+
+
+def compare_trees(
+    name: str,
+    trees: tuple[Path, Path],
+    variations: tuple[Variation, Variation],
+    only: Callable[[str], bool] | None = None,
+) -> ReproResult:
+    first, second = artifact_records(trees[0], only), artifact_records(trees[1], only)
+    return ReproResult(name, compare_records(first, second), variations)
 
 
 def repro_project(
@@ -367,12 +381,12 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
         built = build_cell(request, data, vcfg, progress)
         assert built.dist is not None
         names.append(built.cell_id)
-        return built.dist / "install"
+        return built.dist
 
     trees, seconds = run_builds(build, variations)
-    result = compare_trees(names[0], trees, variations)
+    result = compare_trees(names[0], trees, variations, is_cell_artifact)
     result.seconds = seconds
-    write_report(result, trees[0].parent, trees, cfg.cache / "tools", progress.info)
+    write_report(result, trees[0], trees, cfg.cache / "tools", progress.info)
     return result
 
 

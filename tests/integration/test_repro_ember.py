@@ -40,8 +40,9 @@ def test_ember_host_cell_is_reproducible_and_rebuilds_from_its_manifest(tmp_path
     assert not result.differing, report
     paths = {c.path for c in result.comparisons}
     for lib in ("ember_framework", "ember_cc", "ember_lite"):
-        assert f"lib/lib{lib}.a" in paths and f"lib/lib{lib}.so.0.1.0" in paths
-    assert "bin/ember-run" in paths and "lib/pkgconfig/ember_cc.pc" in paths
+        assert f"install/lib/lib{lib}.a" in paths and f"install/lib/lib{lib}.so.0.1.0" in paths
+    assert "install/bin/ember-run" in paths and "install/lib/pkgconfig/ember_cc.pc" in paths
+    assert f"{result.name}.tar.gz" in paths
     assert result.identical == len(result.comparisons) >= 30
     assert len(result.seconds) == 2 and all(s > 0 for s in result.seconds)
     print(f"\nrepro {result.name}: {result.identical}/{len(result.comparisons)} identical, builds {result.seconds}")
@@ -59,8 +60,8 @@ def test_ember_host_cell_is_reproducible_and_rebuilds_from_its_manifest(tmp_path
     statement = json.loads((manifest_path.parent / provenance.PROVENANCE).read_text())
     subjects = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
     files = {f"install/{p}": r["sha256"] for p, r in data["files"].items() if "sha256" in r}
-    assert subjects == files
+    assert subjects == {**files, data["package"]["name"]: data["package"]["sha256"]}
 
     provenance.run_rebuild(str(manifest_path), {"ccache": True})  # raises when a byte differs
     rebuilt = json.loads((manifest_path.parent / "rebuild" / repro.REPORT_JSON).read_text())
-    assert rebuilt["reproducible"] is True and rebuilt["identical"] == len(data["files"])
+    assert rebuilt["reproducible"] is True and rebuilt["identical"] == len(data["files"]) + 1
