@@ -78,11 +78,9 @@ def test_build_records_dist_and_is_then_up_to_date(project: Path) -> None:
     assert result == "passed"
     manifest = json.loads((dist / "manifest.json").read_text())
     assert manifest["cell"]["target"] == "host" and manifest["source_date_epoch"] == 1700000000
-    assert manifest["verify"] == {
-        "suites": [{"name": "smoke", "status": "passed", "seconds": manifest["verify"]["suites"][0]["seconds"]}],
-        "passed": 1,
-        "failed": 0,
-    }
+    verify = manifest["verify"]
+    assert (verify["passed"], verify["failed"]) == (1, 0)
+    assert [(v["name"], v["status"]) for v in verify["suites"]] == [("smoke", "passed")]
     assert [s["name"] for s in manifest["steps"]] == [
         "prepare",
         "configure",
