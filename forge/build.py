@@ -37,6 +37,7 @@ class BuildResult:
     files: int = 0
     suites: list[SuiteResult] = field(default_factory=list)
     error: ForgeError | None = None
+    mode: str = "native"  # how verify ran: native | emulated (qemu-...) | built and checked, not run
 
 
 def make_backend(name: str | None) -> Backend:
@@ -186,7 +187,8 @@ def _result_from_dist(cell_id: str, path: Path, result: str, seconds: float) -> 
     files = data.get("files", {})
     suites = [SuiteResult(s["name"], s["status"], s["seconds"]) for s in data.get("verify", {}).get("suites", [])]
     size = sum(r.get("size", 0) for r in files.values())
-    return BuildResult(cell_id, result, seconds, path, size, len(files), suites)
+    mode = str(data.get("verify", {}).get("mode") or "native")
+    return BuildResult(cell_id, result, seconds, path, size, len(files), suites, mode=mode)
 
 
 def build_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> BuildResult:

@@ -204,6 +204,7 @@ def run_plan(
 def _row(result: BuildResult) -> SummaryRow:
     failed = sum(not s.passed for s in result.suites)
     suites = f"{len(result.suites) - failed}/{len(result.suites)} passed" if result.suites else "-"
+    suites += f" ({result.mode})" if result.mode != "native" else ""
     return SummaryRow(result.cell_id, result.result, result.seconds, result.size, result.files, suites)
 
 

@@ -155,6 +155,7 @@ def _located(values: dict[str, object], path: Path, line: int) -> LocDict:
 
 
 def _entries(data: LocDict, key: str, targets: tuple[str, ...]) -> list[tuple[dict[str, str], str]]:
+    """(pins, where) per entry; an exclude entry's `reason:` is appended to where (after " -- ")."""
     if key not in data:
         return []
     items = require(data, key, LocList)
@@ -162,7 +163,8 @@ def _entries(data: LocDict, key: str, targets: tuple[str, ...]) -> list[tuple[di
     for i, entry in enumerate(items):
         if not isinstance(entry, LocDict):
             raise ConfigError(f"{items.where(i)}: each `{key}` entry must be a mapping of axis: value")
-        result.append((_entry_pins(entry, targets), items.where(i)))
+        reason = entry.pop("reason", None) if key == "exclude" else None
+        result.append((_entry_pins(entry, targets), items.where(i) + (f" -- {reason}" if reason else "")))
     return result
 
 
@@ -185,6 +187,11 @@ def expand_matrix(path: Path, targets: tuple[str, ...]) -> list[Request | Exclud
             (where for pattern, where in excludes if _matches({"target": request.target, **pins}, pattern)), None
         )
         result.append(Excluded(request, f"excluded by {rule}") if rule else request)
+    used = {r.reason for r in result if isinstance(r, Excluded)}
+    for pattern, where in excludes:  # combinations the axes never produce, listed with their reason
+        if f"excluded by {where}" not in used and "target" in pattern:
+            pins = dict(pattern)
+            result.append(Excluded(Request.make(pins.pop("target"), pins, str(path)), f"excluded by {where}"))
     for pins, where in _entries(data, "include", targets):
         if "target" not in pins:
             raise ConfigError(f"{where}: include entry needs a `target`", "", "add `target: linux-x86_64`")

@@ -30,7 +30,9 @@ def collect(dist: Path) -> list[ReportRow]:
             continue
         suites = {s["name"]: s["status"] for s in data.get("verify", {}).get("suites", [])}
         compiler = (data.get("toolchain") or {}).get("c++") or "?"
-        rows.append(ReportRow(cell_dir.name, str(data.get("result", "?")), compiler, suites))
+        mode = data.get("verify", {}).get("mode") or "native"  # cross cells: emulated, or checked but not run
+        result = str(data.get("result", "?")) + (f" ({mode})" if mode != "native" else "")
+        rows.append(ReportRow(cell_dir.name, result, compiler, suites))
     return rows
 
 
@@ -61,7 +63,10 @@ def render_html(rows: list[ReportRow]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in ["cell", "result", *suites])
     body = []
     for row in rows:
-        cells = [f"<td>{html.escape(row.cell)}</td>", f'<td class="{_css(row.result)}">{html.escape(row.result)}</td>']
+        cells = [
+            f"<td>{html.escape(row.cell)}</td>",
+            f'<td class="{_css(row.result.split(" (")[0])}">{html.escape(row.result)}</td>',
+        ]
         for suite in suites:
             status = row.suites.get(suite)
             cells.append(f'<td class="{_css(status)}">{html.escape(_cell(status))}</td>')

@@ -263,3 +263,34 @@ def test_find_reference_prefers_linux_x86_64_of_the_same_sources(tmp_path: Path)
     assert [r.name for r in missing] == ["parity:headers", "parity:symbols"]
     assert all("no native linux-x86_64 build" in r.status for r in missing)
     assert cross.reference_request(Request.make("macos-arm64", {"python": "3.13"})).pins == (("python", "3.13"),)
+
+
+def test_release_matrix_covers_five_targets_and_lists_exclusions_with_reasons() -> None:
+    from forge.matrix import Excluded, expand_matrix
+
+    items = expand_matrix(REPO / "matrix/release.yaml", _targets())
+    built = {i.target for i in items if not isinstance(i, Excluded)}
+    assert built == {"linux-x86_64", "linux-aarch64", "linux-armv7", "macos-x86_64", "macos-arm64"}
+    reasons = {i.request.describe(): i.reason for i in items if isinstance(i, Excluded)}
+    assert "macOS has no CUDA" in reasons["target macos-*, cuda *"]
+    assert "x86_64 Linux only" in reasons["target linux-a*, cuda *"]
+    assert "end of life" in reasons["target macos-arm64, python 3.9"]
+
+
+def _targets() -> tuple[str, ...]:
+    from forge.config import load_data
+
+    return load_data(REPO).supported.targets
+
+
+def test_report_says_how_cross_cells_were_verified(tmp_path: Path) -> None:
+    from forge import report
+
+    for name, mode in (("macos-arm64-x", "built and checked, not run"), ("linux-aarch64-x", "emulated (qemu-aarch64)")):
+        (tmp_path / name).mkdir()
+        data = {"schema": manifest.SCHEMA, "result": "passed", "verify": {"suites": [], "mode": mode}}
+        (tmp_path / name / "manifest.json").write_text(json.dumps(data))
+    text = report.render_markdown(report.collect(tmp_path))
+    assert "| macos-arm64-x | passed (built and checked, not run) |" in text
+    assert "| linux-aarch64-x | passed (emulated (qemu-aarch64)) |" in text
+    assert '<td class="pass">passed (built and checked, not run)</td>' in report.render_html(report.collect(tmp_path))
