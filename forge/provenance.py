@@ -31,8 +31,13 @@ EPOCH_FLOOR = 946684800  # 2000-01-01: epochs made from a tree hash land after i
 EPOCH_SPAN = 20 * 365 * 86400
 
 
+COMMIT_FILE = ".forge-source-commit"  # in a source snapshot: the commit it was copied from
+
+
 def git_commit(repo: Path) -> str | None:
-    """HEAD's commit id, or None outside a git checkout."""
+    """HEAD's commit id (or a snapshot's recorded one), or None outside a git checkout."""
+    if (repo / COMMIT_FILE).is_file():
+        return (repo / COMMIT_FILE).read_text().strip() or None
     try:
         out = subprocess.run(
             ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False

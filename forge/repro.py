@@ -26,7 +26,7 @@ from typing import Any
 
 from rich.table import Table
 
-from forge import manifest
+from forge import manifest, provenance
 from forge.config import Config, Data, backend_for
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
@@ -366,16 +366,41 @@ def json_summary(results: list[ReproResult]) -> str:
     return json.dumps([{k: v for k, v in r.as_dict().items() if k != "files"} for r in results], indent=2)
 
 
+SNAPSHOT_PARTS = ("engine", "verify", "toolchains", "matrix")
+
+
+def snapshot_sources(repo: Path, dest: Path) -> Path:
+    """Copy what a cell build reads into dest, so edits to the tree during a repro cannot make the
+    two builds differ; build and cache directories are left out, the commit is noted."""
+    shutil.rmtree(dest, ignore_errors=True)
+    skip = shutil.ignore_patterns("build*", *manifest.SKIP_DIRS)
+    for part in SNAPSHOT_PARTS:
+        shutil.copytree(repo / part, dest / part, symlinks=True, ignore=skip)
+    commit = provenance.git_commit(repo)
+    if commit:
+        (dest / provenance.COMMIT_FILE).write_text(commit + "\n")
+    return dest
+
+
 def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> ReproResult:
     """Build a cell into dist/<cell-id>/ (build a), again under variation b, and compare installs."""
-    from forge.build import build_cell  # build imports the backends; keep `invoke --list` light
+    from forge.build import build_cell, resolve_for  # build imports the backends; keep `invoke --list` light
 
-    # a: `invoke build`'s own directories and compiler cache; b: elsewhere, nothing cached.
-    variations = default_variations(cfg.cache, cfg.cache / "repro" / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
+    cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
+    progress.info(f"repro of {cell.id}: sources copied to {cfg.cache / 'repro' / 'src'}")
+    cfg = replace(cfg, repo=snapshot_sources(cfg.repo, cfg.cache / "repro" / "src"))
+    # a: fresh directories and `invoke build`'s compiler cache; b: elsewhere, nothing cached.
+    base = cfg.cache / "repro"
+    variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
+    (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
+    if not (base / "a" / "ccache").exists():
+        (base / "a").mkdir(parents=True, exist_ok=True)
+        (base / "a" / "ccache").symlink_to(cfg.cache / "ccache", target_is_directory=True)
     names: list[str] = []
 
     def build(v: Variation) -> Path:
         progress.info(f"[bold]repro build {v.describe()}[/]")
+        shutil.rmtree(v.root / cell.id, ignore_errors=True)  # start from empty build directories
         dist = cfg.dist if v.label == "a" else v.root / "dist"
         vcfg = replace(cfg, cache=v.root, dist=dist, force=True, jobs=v.jobs, ccache=v.ccache)
         built = build_cell(request, data, vcfg, progress)
