@@ -138,3 +138,32 @@ def test_check_sources_says_which_commit_to_check_out() -> None:
     with pytest.raises(provenance.SourceMismatchError) as caught:
         provenance.check_sources(_manifest(), "00" * 32)
     assert "c" * 40 in caught.value.fix and "00" * 32 in caught.value.why
+
+
+def test_rebuild_names_drifted_packages_before_building(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from forge import build, manifest
+
+    lock = tmp_path / "bookworm-x.txt"
+    lock.write_text("# lock\ndeb gcc-12:amd64 12.2.0-15\npip numpy 2.4.0\n")
+    data = _manifest(
+        backend="local",
+        source_tree_hash=manifest.source_tree_hash(REPO, build.SOURCE_SUBDIRS),
+        lock_packages={"deb gcc-12:amd64": "12.2.0-14", "pip numpy": "2.4.0", "deb zlib1g:amd64": "1:1.2.13"},
+        image={"tag": "t", "id": "sha256:1", "lock": str(lock), "lock_sha256": "2"},
+    )
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(data))
+    calls: list[str] = []
+
+    def stop(request: Request, *args: object) -> None:
+        calls.append(capsys.readouterr().out)
+        raise ConfigError("stopped before building")
+
+    monkeypatch.setattr(build, "build_cell", stop)
+    with pytest.raises(ConfigError, match="stopped before building"):
+        provenance.run_rebuild(str(path), {})
+    (printed,) = calls
+    assert "toolchain lock drift since the manifest (2 packages)" in printed
+    assert "~ deb gcc-12:amd64 12.2.0-14 -> 12.2.0-15" in printed and "- deb zlib1g:amd64 1:1.2.13" in printed

@@ -113,3 +113,20 @@ def test_difference_fails_names_file_and_falls_back_to_a_byte_diff(
         repro.raise_for([result])
     assert "demo: lib/x.txt" in caught.value.why and caught.value.exit_code == 9
     assert "different  lib/x.txt" in (tmp_path / "report" / repro.REPORT_TXT).read_text()
+
+
+def test_snapshot_copies_sources_without_build_dirs_and_keeps_the_commit(tmp_path: Path) -> None:
+    from forge import manifest, provenance
+
+    repo = tmp_path / "repo"
+    for part in repro.SNAPSHOT_PARTS:
+        (repo / part / "build-x").mkdir(parents=True)
+        (repo / part / "build-x" / "junk.o").write_text("junk")
+        (repo / part / "CMakeLists.txt").write_text(part)
+    (repo / "engine" / "tool.sh").write_text("#!/bin/sh\n")
+    (repo / "engine" / "tool.sh").chmod(0o755)
+    snap = repro.snapshot_sources(repo, tmp_path / "snap")
+    assert not list(snap.rglob("junk.o")) and (snap / "verify" / "CMakeLists.txt").read_text() == "verify"
+    subdirs = ("engine", "verify", "toolchains")
+    assert manifest.source_tree_hash(snap, subdirs) == manifest.source_tree_hash(repo, subdirs)
+    assert provenance.git_commit(snap) is None  # repo is no git checkout: no commit to note
