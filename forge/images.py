@@ -133,18 +133,22 @@ class ToolchainSpec:
     @classmethod
     def from_cell(cls, cell: Any, pip: Iterable[str] = (), target: Target | None = None) -> ToolchainSpec:
         """The spec of a resolved `forge.cell.Cell` (checked against what its suite ships)."""
-        if cell.gcc is None:
+        cross: tuple[str, ...] = ()
+        arch = ""
+        gcc = cell.gcc
+        if gcc is None and target is not None and target.compiler_provider == "pypi":
+            # zig (a pinned wheel in the venv) compiles; the suite's gcc is only the image's host compiler
+            gcc, pip, arch = suite_facts(cell.suite).gcc[0], (*pip, target.compiler_package), "zig"
+        if gcc is None:
             raise ConfigError(
                 f"cell {cell.id} has no gcc", why="Debian toolchain images are gcc images", fix="use the zig path"
             )
-        cross: tuple[str, ...] = ()
-        arch = ""
         if target is not None and target.compiler_provider == "debian" and target.emulator:
             cross = (target.compiler_package.format(gcc=cell.gcc), "qemu-user")
             arch = target.arch
         spec = cls(
             suite=cell.suite,
-            gcc=str(cell.gcc),
+            gcc=str(gcc),
             python=str(cell.python),
             numpy=str(cell.numpy),
             cmake=str(cell.cmake),

@@ -294,3 +294,12 @@ def test_report_says_how_cross_cells_were_verified(tmp_path: Path) -> None:
     assert "| macos-arm64-x | passed (built and checked, not run) |" in text
     assert "| linux-aarch64-x | passed (emulated (qemu-aarch64)) |" in text
     assert '<td class="pass">passed (built and checked, not run)</td>' in report.render_html(report.collect(tmp_path))
+
+
+def test_macos_image_gets_the_pinned_zig_wheel(toolchains: Toolchains) -> None:
+    from forge.images import ToolchainSpec
+
+    spec = ToolchainSpec.from_cell(cell("macos-arm64", None), target=toolchains.targets["macos-arm64"])
+    assert "ziglang==0.15.1" in spec.pip_requirements() and spec.name.endswith("-zig")
+    aarch64 = ToolchainSpec.from_cell(cell("linux-aarch64"), target=toolchains.targets["linux-aarch64"])
+    assert {"g++-12-aarch64-linux-gnu", "qemu-user"} <= set(aarch64.apt_packages())
