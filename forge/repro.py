@@ -12,7 +12,6 @@ diff per differing file (diffoscope comes from PyPI, installed on demand into .c
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import subprocess
@@ -77,6 +76,7 @@ NOT_VARIED = (
     "wall clock: only by the time between the two builds (faketime/libfaketime is not available here)",
     "kernel, CPU model and filesystem: both builds run on the same machine",
     "uid of the build user: the container user (docker) or the invoking user (local) is the same",
+    "hostname with the local backend: only $HOSTNAME changes (the docker backend sets the container's)",
 )
 
 
@@ -360,10 +360,6 @@ def raise_for(results: list[ReproResult]) -> None:
             details,
             "read " + ", ".join(str(r.report) for r in bad) + " (diffoscope diffs in repro-diffs/ next to it)",
         )
-
-
-def json_summary(results: list[ReproResult]) -> str:
-    return json.dumps([{k: v for k, v in r.as_dict().items() if k != "files"} for r in results], indent=2)
 
 
 SNAPSHOT_PARTS = ("engine", "verify", "toolchains", "matrix")
