@@ -152,3 +152,38 @@ def test_base_key_changes_with_suite_and_mirror() -> None:
     assert key == images.base_key("bookworm", "http://m/debian", "debootstrap 1.0")
     assert key != images.base_key("trixie", "http://m/debian", "debootstrap 1.0")
     assert key != images.base_key("bookworm", "http://other/debian", "debootstrap 1.0")
+
+
+class FakeImage:
+    def __init__(self, tags: list[str], kind: str, name: str) -> None:
+        self.tags, self.id, self.short_id = tags, f"sha256:{len(tags)}{name}", name[:12]
+        self.labels = {images.MANAGED_LABEL: kind, "org.forge.name": name}
+        self.attrs = {"Size": 900_000_000, "Created": "2026-11-29T18:00:00.000Z"}
+
+
+class FakeImages:
+    def __init__(self, listed: list[FakeImage]) -> None:
+        self.listed, self.removed = listed, []  # type: list[FakeImage], list[str]
+
+    def list(self, filters: dict[str, str]) -> list[FakeImage]:
+        assert filters == {"label": images.MANAGED_LABEL}
+        return [i for i in self.listed if not set(i.tags) & set(self.removed) and i.id not in self.removed]
+
+    def remove(self, ref: str) -> None:
+        self.removed.append(ref)
+
+
+def test_prune_removes_every_forge_image_not_kept_including_dangling_layers() -> None:
+    fake = FakeImages(
+        [
+            FakeImage(["forge/toolchain:bookworm-gcc12-aaa"], "toolchain", "bookworm-gcc12"),
+            FakeImage(["forge/toolchain:trixie-gcc14-bbb"], "toolchain", "trixie-gcc14"),
+            FakeImage(["forge/base:bookworm-ccc"], "base", "bookworm"),
+            FakeImage([], "base", "left-over"),
+        ]
+    )
+    client = type("Client", (), {"images": fake})()
+    listed = images.list_images(client)
+    assert {i.kind for i in listed} == {"toolchain", "base", "dangling"}
+    removed = images.prune_images(client, {"forge/toolchain:bookworm-gcc12-aaa", "forge/base:bookworm-ccc"})
+    assert sorted(removed) == ["forge/toolchain:trixie-gcc14-bbb", "sha256:0left-over"]
