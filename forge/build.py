@@ -229,6 +229,7 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)
+        cross.require_compiler(toolchain["c++"], cell, target, backend.name)
         source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
         cfg = provenance.settle_epoch(cfg, source_hash, commit)
         opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and toolchain["ccache"] is not None)

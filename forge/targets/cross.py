@@ -146,3 +146,18 @@ def parity_checks(
             tree.check_verify_results(ran, [s for s in recorded if not s.name.startswith(("parity:", "elf:"))])
         )
     return results
+
+
+def require_compiler(found: str | None, cell: Cell, target: Target, backend: str) -> None:
+    """Fail before configuring when the target's compiler is not where the build runs."""
+    if found is not None or target.compiler_provider == "host":
+        return
+    package = target.compiler_package.format(gcc=cell.gcc)
+    where = "this host" if backend == "local" else f"the {backend} image of {cell.id}"
+    if target.compiler_provider == "pypi":
+        fix = f"pip install {package}" if backend == "local" else "rebuild the image: invoke images --build"
+        what = f"zig ({package}) is missing from {where}"
+    else:
+        fix = f"apt-get install {package}" if backend == "local" else "rebuild the image: invoke images --build"
+        what = f"{_cross_compiler(cell, target)} (Debian package {package}) is missing from {where}"
+    raise ToolMissingError(what, f"target {target.name} is compiled with it", fix)

@@ -303,3 +303,15 @@ def test_macos_image_gets_the_pinned_zig_wheel(toolchains: Toolchains) -> None:
     assert "ziglang==0.15.1" in spec.pip_requirements() and spec.name.endswith("-zig")
     aarch64 = ToolchainSpec.from_cell(cell("linux-aarch64"), target=toolchains.targets["linux-aarch64"])
     assert {"g++-12-aarch64-linux-gnu", "qemu-user"} <= set(aarch64.apt_packages())
+
+
+def test_missing_cross_compiler_names_the_package(toolchains: Toolchains) -> None:
+    target = toolchains.targets["linux-armv7"]
+    cross.require_compiler("arm-linux-gnueabihf-g++-12 (Debian 12.2.0-14) 12.2.0", cell("linux-armv7"), target, "local")
+    with pytest.raises(ToolMissingError) as info:
+        cross.require_compiler(None, cell("linux-armv7"), target, "local")
+    text = info.value.render()
+    assert "arm-linux-gnueabihf-g++-12 (Debian package g++-12-arm-linux-gnueabihf) is missing" in text
+    assert "apt-get install g++-12-arm-linux-gnueabihf" in text
+    with pytest.raises(ToolMissingError, match="invoke images --build"):
+        cross.require_compiler(None, cell("macos-x86_64", None), toolchains.targets["macos-x86_64"], "docker")
