@@ -93,7 +93,7 @@ def requests_from(
             raise ConfigError(
                 f"no matrix file {matrix}",
                 "",
-                f"pick one of: {', '.join(sorted(str(p) for p in (REPO / 'matrix').glob('*.yaml')))}",
+                f"pick one of: {', '.join(sorted(str(p) for p in (REPO / 'matrix').glob('*.yaml') if p.name != 'supported.yaml'))}",
             )
         return expand_matrix(path, data.supported.targets)
     return [Request.make(target or "host", pins)]

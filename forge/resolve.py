@@ -154,7 +154,7 @@ def _cuda_violations(cell: Cell, target: Target, data: Toolchains) -> list[str]:
     return out
 
 
-def _source_of(axis: str, request: Request, cell: Cell, host: HostFacts | None) -> str:
+def _source_of(axis: str, request: Request, cell: Cell, host: HostFacts | None, default_gcc: str | None) -> str:
     if request.pin(axis) is not None:
         return f"pinned ({request.pin(axis)})"
     if axis == "numpy":
@@ -165,7 +165,13 @@ def _source_of(axis: str, request: Request, cell: Cell, host: HostFacts | None) 
         return f"host toolchain ({cell.suite})"
     if axis == "gcc" and cell.gcc is None:
         return "zig c++ (clang) builds macOS targets"
-    return f"Debian {cell.suite}" + (" default" if axis == "gcc" else "")
+    if axis == "gcc":
+        return (
+            f"Debian {cell.suite} default"
+            if cell.gcc == default_gcc
+            else f"Debian {cell.suite} (newest gcc the constraints allow)"
+        )
+    return f"Debian {cell.suite}"
 
 
 def check_request(request: Request, data: Toolchains, supported: Supported) -> Target:
@@ -233,7 +239,8 @@ def resolve(request: Request, data: Toolchains, supported: Supported, host: Host
     check_request(request, data, supported)
     cell, violations = _feasible(request, data, supported, host)
     if cell is not None:
-        sources = {axis: _source_of(axis, request, cell, host) for axis in VERSION_AXES}
+        default_gcc = None if host else data.suite(cell.suite).gcc[0]
+        sources = {axis: _source_of(axis, request, cell, host, default_gcc) for axis in VERSION_AXES}
         sources["suite"] = (
             "host"
             if host
