@@ -46,8 +46,9 @@ def test_cuda_cells(data: tuple[Toolchains, Supported]) -> None:
     cell = resolve(Request.make("linux-x86_64", {"cuda": "11.8"}), *data).cell
     assert (cell.suite, cell.gcc, cell.cuda) == ("bookworm", "11", "11.8")
     assert cell.id.endswith("-gcc11-cu11.8")
-    cell = resolve(Request.make("linux-x86_64", {"cuda": "12.4"}), *data).cell
-    assert (cell.suite, cell.gcc) == ("trixie", "13")
+    resolution = resolve(Request.make("linux-x86_64", {"cuda": "12.4"}), *data)
+    assert (resolution.cell.suite, resolution.cell.gcc) == ("trixie", "13")
+    assert resolution.sources["gcc"] == "Debian trixie (newest gcc the constraints allow)"
     assert resolve(Request.make("linux-x86_64", {"cuda": "none"}), *data).cell.cuda is None
 
 
