@@ -15,13 +15,17 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forge import __version__, archive, manifest
-from forge.config import Config
+from forge.config import Config, Data
 from forge.errors import ConfigError, ForgeError
+from forge.log import Progress
 from forge.matrix import REQUEST_AXES, Request
 from forge.plan import Plan
+
+if TYPE_CHECKING:
+    from forge.build import BuildResult
 
 PROVENANCE = "provenance.intoto.json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -224,6 +228,24 @@ def check_sources(data: Mapping[str, Any], now_hash: str) -> None:
         )
 
 
+def rebuild_cell(recorded: Mapping[str, Any], data: Data, cfg: Config, progress: Progress) -> BuildResult:
+    """Build a manifest's cell again from what the manifest says (request, epoch, backend) into
+    cfg's directories; repro's second build and `invoke rebuild` both go through here."""
+    from forge.build import build_cell
+
+    rcfg = replace(
+        cfg, backend=str(recorded["backend"]), source_date_epoch=int(recorded["source_date_epoch"]), force=True
+    )
+    built = build_cell(rebuild_request(recorded["cell"]), data, rcfg, progress)
+    if built.cell_id != recorded["cell"].get("id"):
+        raise ConfigError(
+            f"the manifest's cell {recorded['cell'].get('id')} now resolves to {built.cell_id}",
+            "matrix/ or toolchains/ changed since",
+            "rebuild from the commit the manifest names",
+        )
+    return built
+
+
 def _dist_records(data: Mapping[str, Any]) -> dict[str, Any]:
     """A manifest's artifacts as paths relative to dist/<cell-id>/: install/** and the package."""
     records = {f"install/{p}": r for p, r in data.get("files", {}).items()}
@@ -237,8 +259,7 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
     """`invoke rebuild dist/<cell>/manifest.json`: drift check, rebuild, byte comparison."""
     from forge import cli as forge_cli
     from forge import repro
-    from forge.build import SOURCE_SUBDIRS, build_cell
-    from forge.log import Progress
+    from forge.build import SOURCE_SUBDIRS
 
     path = Path(manifest_arg).resolve()
     data = load_for_rebuild(path)
@@ -263,15 +284,9 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
         root.mkdir(parents=True, exist_ok=True)
         (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
         (root / "ccache").symlink_to(cfg.cache / "ccache", target_is_directory=True)
-    rcfg = replace(cfg, cache=root, dist=root / "dist", force=True, ccache=use_ccache)
+    rcfg = replace(cfg, cache=root, dist=root / "dist", ccache=use_ccache)
     start = time.monotonic()
-    built = build_cell(rebuild_request(data["cell"]), tdata, rcfg, Progress(out, cfg.ci))
-    if built.cell_id != data["cell"].get("id"):
-        raise ConfigError(
-            f"the manifest's cell {data['cell'].get('id')} now resolves to {built.cell_id}",
-            "matrix/ or toolchains/ changed since",
-            "rebuild from the commit the manifest names",
-        )
+    built = rebuild_cell(data, tdata, rcfg, Progress(out, cfg.ci))
     assert built.dist is not None
     comparisons = repro.compare_records(_dist_records(data), _dist_records(manifest.read_manifest(built.dist) or {}))
     result = repro.ReproResult(f"rebuild of {built.cell_id}", comparisons, (), [time.monotonic() - start])

@@ -379,7 +379,8 @@ def snapshot_sources(repo: Path, dest: Path) -> Path:
 
 
 def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> ReproResult:
-    """Build a cell into dist/<cell-id>/ (build a), again under variation b, and compare installs."""
+    """Build a cell into dist/<cell-id>/ (build a), rebuild it from that manifest under variation b,
+    and compare the artifacts (installed tree and package)."""
     from forge.build import build_cell, resolve_for  # build imports the backends; keep `invoke --list` light
 
     cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
@@ -399,7 +400,11 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
         shutil.rmtree(v.root / cell.id, ignore_errors=True)  # start from empty build directories
         dist = cfg.dist if v.label == "a" else v.root / "dist"
         vcfg = replace(cfg, cache=v.root, dist=dist, force=True, jobs=v.jobs, ccache=v.ccache)
-        built = build_cell(request, data, vcfg, progress)
+        first = manifest.read_manifest(cfg.dist / names[0]) if names else None
+        if first is None:
+            built = build_cell(request, data, vcfg, progress)
+        else:  # the second build takes everything from the first one's manifest, as `invoke rebuild` does
+            built = provenance.rebuild_cell(first, data, vcfg, progress)
         assert built.dist is not None
         names.append(built.cell_id)
         return built.dist
