@@ -384,8 +384,9 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
     from forge.build import build_cell, resolve_for  # build imports the backends; keep `invoke --list` light
 
     cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
-    progress.info(f"repro of {cell.id}: sources copied to {cfg.cache / 'repro' / 'src'}")
-    cfg = replace(cfg, repo=snapshot_sources(cfg.repo, cfg.cache / "repro" / "src"))
+    snapshot = cfg.cache / "repro" / f"src-{cell.id}"
+    progress.info(f"repro of {cell.id}: sources copied to {snapshot}")
+    cfg = replace(cfg, repo=snapshot_sources(cfg.repo, snapshot))
     # a: fresh directories and `invoke build`'s compiler cache; b: elsewhere, nothing cached.
     base = cfg.cache / "repro"
     variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
