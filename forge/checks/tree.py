@@ -181,8 +181,11 @@ def _install_name_problems(tree: Path, files: list[macho.MachO]) -> list[str]:
             problems.append(f"{lib.path.name}: install name {lib.install_name} names no file in lib/")
     for item in files:
         for ref in (*item.dylibs, *item.rpaths):
-            if _ABSOLUTE_BUILD_PATH.match(ref):
+            if _ABSOLUTE_BUILD_PATH.match(ref) or ref.startswith("$ORIGIN"):
                 problems.append(f"{item.path.name} refers to {ref}")
+        relative = [r for r in item.rpaths if r.startswith(("@loader_path", "@executable_path"))]
+        if item.filetype == "executable" and any(d.startswith("@rpath/") for d in item.dylibs) and not relative:
+            problems.append(f"{item.path.name} loads @rpath/ libraries but has no @loader_path rpath")
     return problems
 
 
@@ -213,7 +216,12 @@ def _static_lib_problems(tree: Path, arch: str) -> list[str]:
         if not path.is_file():
             problems.append(f"missing lib/{path.name}")
             continue
-        objects = [body for member, body in archive_members(path) if member.endswith(".o")]
+        members = archive_members(path)
+        if not any(member.startswith("__.SYMDEF") for member, _ in members):
+            problems.append(
+                f"lib/{path.name} has no __.SYMDEF index (Apple's ld rejects it; use an Apple-format ranlib)"
+            )
+        objects = [body for member, body in members if member.endswith(".o")]
         bad = [b for b in objects if len(b) < 8 or struct.unpack_from("<II", b) != (macho.MH_MAGIC_64, cpu)]
         if not objects or bad:
             problems.append(f"lib/{path.name}: {len(bad)} of {len(objects)} objects are not Mach-O {arch}")

@@ -172,3 +172,16 @@ def test_consumer_check(tmp_path: Path) -> None:
     (tmp_path / "static_test").write_bytes(build_macho(ARM64, EXECUTE, (13, 0), None))
     assert "static_test does not load @rpath/libember_cc" in tree.check_consumer(tmp_path, "arm64").status
     assert "no Mach-O executables" in tree.check_consumer(tmp_path / "missing", "arm64").status
+
+
+def test_programs_need_a_loader_path_rpath_and_archives_an_index(tmp_path: Path) -> None:
+    root = _macos_tree(tmp_path)
+    (root / "bin/ember-run").write_bytes(
+        build_macho(ARM64, EXECUTE, (13, 0), None, loads=("@rpath/libember_cc.0.dylib",), rpaths=("$ORIGIN/../lib",))
+    )
+    obj = build_macho(ARM64, OBJECT, (13, 0), None)
+    (root / "lib/libember_cc.a").write_bytes(_ar([("a.cc.o", obj)]))  # no __.SYMDEF (GNU ranlib's result)
+    results = {r.name: r.status for r in tree.check_macho_tree(root, "arm64", "13.0")}
+    assert "ember-run refers to $ORIGIN/../lib" in results["macho:install-names"]
+    assert "ember-run loads @rpath/ libraries but has no @loader_path rpath" in results["macho:install-names"]
+    assert "lib/libember_cc.a has no __.SYMDEF index" in results["macho:static-libs"]
