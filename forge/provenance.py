@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 PROVENANCE = "provenance.intoto.json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
-BUILD_TYPE = "https://github.com/forge-build/forge/cmake-cell/v1"
+BUILD_TYPE = "urn:forge:build-type:cmake-cell:v1"
 EPOCH_FLOOR = 946684800  # 2000-01-01: epochs made from a tree hash land after it
 EPOCH_SPAN = 20 * 365 * 86400
 
