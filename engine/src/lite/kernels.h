@@ -10,6 +10,7 @@
 #include "ember/lite/interpreter.h"
 #include "ember/lite/schema.h"
 #include "ember/status.h"
+#include "lite/gemm_int8.h"
 
 namespace ember {
 namespace lite {
@@ -48,6 +49,9 @@ struct Interpreter::NodeState {
   std::vector<int32_t> multipliers;
   std::vector<int> shifts;
   std::vector<int32_t> bias;      // int8 path: bias + input offset correction folded in
+  std::vector<int32_t> bias_u8;   // same for the VNNI path (activations offset by 128)
+  PackedWeights packed;           // VNNI-packed weights when the CPU has them
+  bool vnni = false;
   std::vector<int8_t> scratch8;   // im2col
   std::vector<float> scratchf;
   // Geometry (NHWC): batches, in_h, in_w, in_c, out_h, out_w, out_c, filter_h, filter_w.

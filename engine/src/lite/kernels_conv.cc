@@ -143,6 +143,21 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
     }
     node->bias[static_cast<size_t>(c)] = folded;
   }
+  if (rows_sum && HasVnni()) {
+    node->vnni = true;
+    // One pass over the activations per group: wide groups for the matrix-vector case.
+    const int blocks = (out_channels + 15) / 16;
+    const int nr = node->op->op == BuiltinOp::kFullyConnected ? std::min(8, blocks)
+                                                               : std::min(4, blocks);
+    PackWeightsVnni(wd, out_channels, k, nr == 3 ? 4 : (nr > 4 && nr < 8 ? 8 : nr), &node->packed);
+    node->bias_u8.assign(node->bias.begin(), node->bias.end());
+    for (int c = 0; c < out_channels; ++c) {
+      uint32_t sum = 0;
+      for (int i = 0; i < k; ++i) sum += static_cast<uint32_t>(static_cast<int32_t>(wd[static_cast<size_t>(c) * k + i]));
+      node->bias_u8[static_cast<size_t>(c)] =
+          static_cast<int32_t>(static_cast<uint32_t>(node->bias_u8[static_cast<size_t>(c)]) - 128u * sum);
+    }
+  }
   return Status::OK();
 }
 
@@ -177,6 +192,18 @@ Status EvalFullyConnectedI8(NodeState* node) {
   const int8_t* w = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
   const int k = static_cast<int>(node->inner), n = node->oc;
+  if (node->vnni) {
+    const PackedWeights& p = node->packed;
+    std::vector<uint8_t> xu(static_cast<size_t>(p.k4) * 4, 0);
+    std::vector<int32_t> acc(static_cast<size_t>(p.nb) * 16);
+    for (int64_t r = 0; r < node->outer; ++r) {
+      for (int i = 0; i < k; ++i) xu[static_cast<size_t>(i)] = static_cast<uint8_t>(x[r * k + i]) ^ 0x80u;
+      GemmVnni(xu.data(), 1, static_cast<int>(xu.size()), p, acc.data(), static_cast<int>(acc.size()));
+      RequantizeVnni(acc.data(), node->bias_u8.data(), node->multipliers.data(), node->shifts.data(), n,
+                     node->left_shift == 1, node->out_zp, node->act_min, node->act_max, y + r * n);
+    }
+    return Status::OK();
+  }
   std::vector<int32_t> acc(static_cast<size_t>(n));
   for (int64_t r = 0; r < node->outer; ++r) {
     DotRowsInt8(w, n, x + r * k, k, acc.data());
@@ -242,9 +269,10 @@ namespace {
 // Fills the im2col row block for output row `oy` of batch `b`: for each output column a
 // row of kh*kw*ic values in (ky, kx, c) order; padding gets `pad_value`.
 template <typename T>
-void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value, T* cols) {
+void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value, T* cols,
+               int stride = 0) {
   const OpOptions& o = node.op->options;
-  const int k = node.kh * node.kw * node.ic;
+  const int k = stride != 0 ? stride : node.kh * node.kw * node.ic;
   for (int ox = 0; ox < node.ow; ++ox) {
     T* dst = cols + static_cast<size_t>(ox) * k;
     const int iy0 = oy * o.stride_h - node.pad_h;
@@ -296,6 +324,30 @@ Status EvalConvI8(NodeState* node) {
   std::vector<int32_t> acc(static_cast<size_t>(node->oc));
   // Padding holds zp_in, whose (x - zp_in) contribution is 0 as in the reference.
   const int8_t pad = static_cast<int8_t>(node->in_zp);
+  if (node->vnni) {
+    const PackedWeights& p = node->packed;
+    const int stride = p.k4 * 4;
+    // Offset the whole input by 128 once; im2col then copies unsigned bytes.
+    const size_t in_bytes = node->t.in[0]->num_elements;
+    std::vector<int8_t> xu(in_bytes);
+    for (size_t i = 0; i < in_bytes; ++i) xu[i] = static_cast<int8_t>(static_cast<uint8_t>(x[i]) ^ 0x80u);
+    const int8_t pad_u = static_cast<int8_t>(static_cast<uint8_t>(pad) ^ 0x80u);
+    std::vector<int8_t> rows(static_cast<size_t>(node->ow) * stride, 0);
+    std::vector<int32_t> out(static_cast<size_t>(node->ow) * p.nb * 16);
+    for (int bi = 0; bi < node->n; ++bi) {
+      for (int oy = 0; oy < node->oh; ++oy) {
+        Im2ColRow<int8_t>(*node, xu.data(), bi, oy, pad_u, rows.data(), stride);
+        GemmVnni(reinterpret_cast<const uint8_t*>(rows.data()), node->ow, stride, p, out.data(), p.nb * 16);
+        for (int ox = 0; ox < node->ow; ++ox) {
+          int8_t* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
+          RequantizeVnni(out.data() + static_cast<size_t>(ox) * p.nb * 16, node->bias_u8.data(),
+                         node->multipliers.data(), node->shifts.data(), node->oc, node->left_shift == 1,
+                         node->out_zp, node->act_min, node->act_max, yo);
+        }
+      }
+    }
+    return Status::OK();
+  }
   for (int bi = 0; bi < node->n; ++bi) {
     for (int oy = 0; oy < node->oh; ++oy) {
       Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols.data());

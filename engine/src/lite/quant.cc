@@ -101,34 +101,6 @@ void QuantizeMultiplier(double real, int32_t* multiplier, int* shift) {
   *multiplier = static_cast<int32_t>(q_fixed);
 }
 
-int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
-  if (a == b && a == std::numeric_limits<int32_t>::min()) {
-    return std::numeric_limits<int32_t>::max();
-  }
-  const int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
-  const int64_t nudge = ab >= 0 ? (1LL << 30) : (1 - (1LL << 30));
-  return static_cast<int32_t>((ab + nudge) / (1LL << 31));
-}
-
-int32_t RoundingDivideByPOT(int32_t x, int exponent) {
-  if (exponent <= 0) return x;
-  if (exponent > 31) exponent = 31;
-  const int32_t mask = static_cast<int32_t>((1LL << exponent) - 1);
-  const int32_t remainder = x & mask;
-  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-  return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
-
-int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
-  const int left = shift > 0 ? shift : 0;
-  const int right = shift > 0 ? 0 : -shift;
-  // Wrapping multiply, as the reference's int32 arithmetic behaves on every target.
-  const int32_t shifted =
-      left >= 32 ? 0
-                 : static_cast<int32_t>(static_cast<uint32_t>(x) * (static_cast<uint32_t>(1) << left));
-  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right);
-}
-
 int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplier, int shift) {
   if (shift > 30) shift = 30;
   const int total = 31 - shift;

@@ -4,6 +4,7 @@
 #define EMBER_LITE_QUANT_H_
 
 #include <cstdint>
+#include <climits>
 #include <vector>
 
 #include "ember/status.h"
@@ -35,10 +36,33 @@ std::vector<int32_t> QuantizeBias(const float* bias, int n, float input_scale,
 // (multiplier, shift) with M = multiplier * 2^(shift - 31), multiplier in [2^30, 2^31).
 void QuantizeMultiplier(double real, int32_t* multiplier, int* shift);
 
-int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b);
-int32_t RoundingDivideByPOT(int32_t x, int exponent);
+// Inline: these run once per output element in the int8 kernels.
+inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
+  if (a == b && a == INT32_MIN) return INT32_MAX;
+  const int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
+  const int64_t nudge = ab >= 0 ? (int64_t{1} << 30) : (1 - (int64_t{1} << 30));
+  return static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));
+}
+
+inline int32_t RoundingDivideByPOT(int32_t x, int exponent) {
+  if (exponent <= 0) return x;
+  if (exponent > 31) exponent = 31;
+  const int32_t mask = static_cast<int32_t>((int64_t{1} << exponent) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
 // Double-rounding MultiplyByQuantizedMultiplier (TFLite's default build).
-int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift);
+inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  // Wrapping multiply, as the reference's int32 arithmetic behaves on every target.
+  const int32_t shifted =
+      left >= 32 ? 0
+                 : static_cast<int32_t>(static_cast<uint32_t>(x) * (static_cast<uint32_t>(1) << left));
+  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right);
+}
 
 // Single-rounding variant: (x * multiplier + 2^(30 - shift)) >> (31 - shift). LiteRT 2.3's
 // reference FULLY_CONNECTED with per-channel weights rounds this way (measured).

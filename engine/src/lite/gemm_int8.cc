@@ -1,0 +1,258 @@
+// int8 GEMM for FULLY_CONNECTED and CONV_2D on x86-64 CPUs with AVX-512 VNNI (selected at run
+// time). VPDPBUSD multiplies unsigned by signed bytes, so activations are offset by 128
+// (x ^ 0x80) and the caller folds -128 * sum(w) into the bias: the integer result is the
+// same as the reference kernel's.
+#include "lite/gemm_int8.h"
+
+#include <climits>
+#include <cstring>
+
+#include "ember/lite/quant.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define EMBER_LITE_X86 1
+#endif
+
+namespace ember {
+namespace lite {
+
+bool HasVnni() {
+#ifdef EMBER_LITE_X86
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vnni");
+  return has;
+#else
+  return false;
+#endif
+}
+
+void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out) {
+  out->n = n;
+  out->k = k;
+  out->k4 = (k + 3) / 4;
+  out->nr = nr;
+  out->nb = ((n + 15) / 16 + nr - 1) / nr * nr;
+  out->data.assign(static_cast<size_t>(out->k4) * out->nb * 64, 0);
+  for (int r = 0; r < n; ++r) {
+    const int b = r / 16, lane = r % 16, g = b / nr, j = b % nr;
+    for (int c = 0; c < k; ++c) {
+      const size_t at = ((static_cast<size_t>(g) * out->k4 + c / 4) * nr + j) * 64 + lane * 4 + c % 4;
+      out->data[at] = w[static_cast<size_t>(r) * k + c];
+    }
+  }
+}
+
+#ifdef EMBER_LITE_X86
+
+namespace {
+
+// MR rows of x against the NR 16-column blocks of group `g`.
+template <int MR, int NR>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro(
+    const uint8_t* x, int x_stride, const PackedWeights& p, int g, int32_t* acc, int acc_stride) {
+  const int b0 = g * NR;
+  __m512i c[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) c[i][j] = _mm512_setzero_si512();
+  const int8_t* wp = p.data.data() + static_cast<size_t>(g) * p.k4 * NR * 64;
+  constexpr size_t wstep = static_cast<size_t>(NR) * 64;
+  for (int k4 = 0; k4 < p.k4; ++k4) {
+    __m512i w[NR];
+    for (int j = 0; j < NR; ++j) w[j] = _mm512_loadu_si512(wp + j * 64);
+    for (int i = 0; i < MR; ++i) {
+      int32_t xv;
+      std::memcpy(&xv, x + static_cast<size_t>(i) * x_stride + 4 * k4, 4);
+      const __m512i xb = _mm512_set1_epi32(xv);
+      for (int j = 0; j < NR; ++j) c[i][j] = _mm512_dpbusd_epi32(c[i][j], xb, w[j]);
+    }
+    wp += wstep;
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j)
+      _mm512_storeu_si512(acc + static_cast<size_t>(i) * acc_stride + (b0 + j) * 16, c[i][j]);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro4x4(const uint8_t* x, int x_stride, const PackedWeights& p, int g,
+                                 int32_t* acc, int acc_stride) {
+  // Named accumulators: GCC keeps them in registers (an array costs a copy per update).
+  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c03 = c00;
+  __m512i c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+  __m512i c20 = c00, c21 = c00, c22 = c00, c23 = c00;
+  __m512i c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+  const int8_t* wp = p.data.data() + static_cast<size_t>(g) * p.k4 * 4 * 64;
+  const uint8_t* x0 = x;
+  const uint8_t* x1 = x + x_stride;
+  const uint8_t* x2 = x1 + x_stride;
+  const uint8_t* x3 = x2 + x_stride;
+  for (int k4 = 0; k4 < p.k4; ++k4, wp += 256) {
+    const __m512i w0 = _mm512_loadu_si512(wp);
+    const __m512i w1 = _mm512_loadu_si512(wp + 64);
+    const __m512i w2 = _mm512_loadu_si512(wp + 128);
+    const __m512i w3 = _mm512_loadu_si512(wp + 192);
+    int32_t v;
+    std::memcpy(&v, x0 + 4 * k4, 4);
+    __m512i b = _mm512_set1_epi32(v);
+    c00 = _mm512_dpbusd_epi32(c00, b, w0);
+    c01 = _mm512_dpbusd_epi32(c01, b, w1);
+    c02 = _mm512_dpbusd_epi32(c02, b, w2);
+    c03 = _mm512_dpbusd_epi32(c03, b, w3);
+    std::memcpy(&v, x1 + 4 * k4, 4);
+    b = _mm512_set1_epi32(v);
+    c10 = _mm512_dpbusd_epi32(c10, b, w0);
+    c11 = _mm512_dpbusd_epi32(c11, b, w1);
+    c12 = _mm512_dpbusd_epi32(c12, b, w2);
+    c13 = _mm512_dpbusd_epi32(c13, b, w3);
+    std::memcpy(&v, x2 + 4 * k4, 4);
+    b = _mm512_set1_epi32(v);
+    c20 = _mm512_dpbusd_epi32(c20, b, w0);
+    c21 = _mm512_dpbusd_epi32(c21, b, w1);
+    c22 = _mm512_dpbusd_epi32(c22, b, w2);
+    c23 = _mm512_dpbusd_epi32(c23, b, w3);
+    std::memcpy(&v, x3 + 4 * k4, 4);
+    b = _mm512_set1_epi32(v);
+    c30 = _mm512_dpbusd_epi32(c30, b, w0);
+    c31 = _mm512_dpbusd_epi32(c31, b, w1);
+    c32 = _mm512_dpbusd_epi32(c32, b, w2);
+    c33 = _mm512_dpbusd_epi32(c33, b, w3);
+  }
+  int32_t* a = acc + g * 64;
+  const size_t s = static_cast<size_t>(acc_stride);
+  _mm512_storeu_si512(a, c00);
+  _mm512_storeu_si512(a + 16, c01);
+  _mm512_storeu_si512(a + 32, c02);
+  _mm512_storeu_si512(a + 48, c03);
+  _mm512_storeu_si512(a + s, c10);
+  _mm512_storeu_si512(a + s + 16, c11);
+  _mm512_storeu_si512(a + s + 32, c12);
+  _mm512_storeu_si512(a + s + 48, c13);
+  _mm512_storeu_si512(a + 2 * s, c20);
+  _mm512_storeu_si512(a + 2 * s + 16, c21);
+  _mm512_storeu_si512(a + 2 * s + 32, c22);
+  _mm512_storeu_si512(a + 2 * s + 48, c23);
+  _mm512_storeu_si512(a + 3 * s, c30);
+  _mm512_storeu_si512(a + 3 * s + 16, c31);
+  _mm512_storeu_si512(a + 3 * s + 32, c32);
+  _mm512_storeu_si512(a + 3 * s + 48, c33);
+}
+
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void RowBlock(
+    const uint8_t* x, int x_stride, const PackedWeights& p, int32_t* acc, int acc_stride) {
+  const int groups = p.nb / p.nr;
+  for (int g = 0; g < groups; ++g) {
+    switch (p.nr) {
+      case 8: Micro<MR, 8>(x, x_stride, p, g, acc, acc_stride); break;
+      case 4:
+        if (MR == 4) {
+          Micro4x4(x, x_stride, p, g, acc, acc_stride);
+        } else {
+          Micro<MR, 4>(x, x_stride, p, g, acc, acc_stride);
+        }
+        break;
+      case 2: Micro<MR, 2>(x, x_stride, p, g, acc, acc_stride); break;
+      default: Micro<MR, 1>(x, x_stride, p, g, acc, acc_stride); break;
+    }
+  }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SingleHalf(__m512i xs, __m512i ms, __m512i t) {
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i prod = _mm512_mul_epi32(xs, ms);
+  const __m512i round = _mm512_sllv_epi64(one, _mm512_sub_epi64(t, one));
+  return _mm512_srav_epi64(_mm512_add_epi64(prod, round), t);
+}
+
+// SRDHM on the even 32-bit lanes: (x * m + nudge) / 2^31, truncating toward zero.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SrdhmHalf(__m512i xs, __m512i ms) {
+  const __m512i prod = _mm512_mul_epi32(xs, ms);
+  const __mmask8 neg = _mm512_cmplt_epi64_mask(prod, _mm512_setzero_si512());
+  const __m512i nudge = _mm512_mask_blend_epi64(neg, _mm512_set1_epi64(1LL << 30),
+                                                _mm512_set1_epi64(1 - (1LL << 30)));
+  __m512i v = _mm512_add_epi64(prod, nudge);
+  const __mmask8 vneg = _mm512_cmplt_epi64_mask(v, _mm512_setzero_si512());
+  v = _mm512_mask_add_epi64(v, vneg, v, _mm512_set1_epi64((1LL << 31) - 1));
+  return _mm512_srai_epi64(v, 31);
+}
+
+// Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i RequantLanes(
+    __m512i x, __m512i m, __m512i shift, bool single) {
+  const __m512i zero = _mm512_setzero_si512();
+  if (single) {
+    // (x * m + 2^(30 - s)) >> (31 - s) in 64-bit lanes.
+    const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), shift);
+    const __m512i tot_even = _mm512_and_si512(total, _mm512_set1_epi64(0xffffffff));
+    const __m512i tot_odd = _mm512_srli_epi64(total, 32);
+    const __m512i even = SingleHalf(x, m, tot_even);
+    const __m512i odd = SingleHalf(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32), tot_odd);
+    return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+  }
+  const __m512i left = _mm512_max_epi32(shift, zero);
+  const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+  x = _mm512_sllv_epi32(x, left);
+  const __m512i even = SrdhmHalf(x, m);
+  const __m512i odd = SrdhmHalf(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32));
+  __m512i r = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+  // Saturation case of SRDHM: x == m == INT32_MIN.
+  const __m512i mn = _mm512_set1_epi32(INT32_MIN);
+  const __mmask16 sat = _mm512_cmpeq_epi32_mask(x, mn) & _mm512_cmpeq_epi32_mask(m, mn);
+  r = _mm512_mask_mov_epi32(r, sat, _mm512_set1_epi32(INT32_MAX));
+  // RoundingDivideByPOT with per-lane exponents.
+  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), right), _mm512_set1_epi32(1));
+  const __m512i rem = _mm512_and_si512(r, mask);
+  const __mmask16 rneg = _mm512_cmplt_epi32_mask(r, zero);
+  const __m512i thr = _mm512_mask_add_epi32(_mm512_srai_epi32(mask, 1), rneg, _mm512_srai_epi32(mask, 1),
+                                            _mm512_set1_epi32(1));
+  const __mmask16 up = _mm512_cmpgt_epi32_mask(rem, thr);
+  r = _mm512_srav_epi32(r, right);
+  return _mm512_mask_add_epi32(r, up, r, _mm512_set1_epi32(1));
+}
+
+}  // namespace
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void RequantizeVnni(
+    const int32_t* acc, const int32_t* bias, const int32_t* mult, const int* shift, int n,
+    bool single_rounding, int32_t out_zp, int32_t act_min, int32_t act_max, int8_t* out) {
+  const __m512i zp = _mm512_set1_epi32(out_zp);
+  const __m512i lo = _mm512_set1_epi32(act_min), hi = _mm512_set1_epi32(act_max);
+  int c = 0;
+  for (; c + 16 <= n; c += 16) {
+    const __m512i a = _mm512_add_epi32(_mm512_loadu_si512(acc + c), _mm512_loadu_si512(bias + c));
+    __m512i v = RequantLanes(a, _mm512_loadu_si512(mult + c), _mm512_loadu_si512(shift + c),
+                             single_rounding);
+    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp), lo), hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), _mm512_cvtepi32_epi8(v));
+  }
+  for (; c < n; ++c) {
+    const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[c]) + static_cast<uint32_t>(bias[c]));
+    const int32_t v = single_rounding ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
+                                      : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
+    const int32_t w = static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(out_zp));
+    out[c] = static_cast<int8_t>(w < act_min ? act_min : (w > act_max ? act_max : w));
+  }
+}
+
+void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int32_t* acc,
+              int acc_stride) {
+  int r = 0;
+  for (; r + 4 <= m; r += 4) {
+    RowBlock<4>(x + static_cast<size_t>(r) * x_stride, x_stride, p,
+                acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+  }
+  for (; r < m; ++r) {
+    RowBlock<1>(x + static_cast<size_t>(r) * x_stride, x_stride, p,
+                acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+  }
+}
+
+#else
+
+void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
+void RequantizeVnni(const int32_t*, const int32_t*, const int32_t*, const int*, int, bool, int32_t,
+                    int32_t, int32_t, int8_t*) {}
+
+#endif
+
+}  // namespace lite
+}  // namespace ember

@@ -1,0 +1,34 @@
+// Run-time selected int8 GEMM kernels (x86-64 AVX-512 VNNI); see gemm_int8.cc.
+#ifndef EMBER_SRC_LITE_GEMM_INT8_H_
+#define EMBER_SRC_LITE_GEMM_INT8_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace ember {
+namespace lite {
+
+// Weights [n, k] repacked for streaming: groups of `nr` 16-column blocks, each group laid out
+// [ceil(k/4)][nr][16 lanes][4 bytes]; zero padded to nb = a multiple of nr blocks.
+struct PackedWeights {
+  int n = 0, k = 0, k4 = 0, nb = 0, nr = 1;
+  std::vector<int8_t> data;
+};
+
+bool HasVnni();
+void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out);
+// acc[r * acc_stride + c] = sum_k x[r * x_stride + k] * w[c][k] for r < m, c < 16 * nb.
+// x rows are unsigned bytes (int8 ^ 0x80) padded to 4 * k4; acc_stride >= 16 * nb.
+void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int32_t* acc,
+              int acc_stride);
+
+// out[c] = clamp(MBQM(acc[c] + bias[c], mult[c], shift[c]) + out_zp) for c < n, with
+// TFLite's double rounding or, when `single_rounding`, the single-rounding variant.
+void RequantizeVnni(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int* shift,
+                    int n, bool single_rounding, int32_t out_zp, int32_t act_min, int32_t act_max,
+                    int8_t* out);
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_SRC_LITE_GEMM_INT8_H_

@@ -1,0 +1,92 @@
+"""Time ember lite against LiteRT on the int8 benchmark models of issue 6.
+
+    /opt/oracle/bin/python engine/src/lite/tools/benchmark.py BUILD/ember-lite-run
+
+Makes FULLY_CONNECTED 1x1024->1024 and CONV_2D 1x56x56x64->64 3x3 int8 models with
+TensorFlow's converter, then reports the median time per invoke on one thread of: ember,
+LiteRT BUILTIN_REF (reference kernels) and LiteRT default (XNNPACK).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np
+import tensorflow as tf
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+
+def int8_model(fn, shape: tuple[int, ...]) -> bytes:  # type: ignore[no-untyped-def]
+    concrete = tf.function(fn).get_concrete_function(tf.TensorSpec(shape, tf.float32))
+    conv = tf.lite.TFLiteConverter.from_concrete_functions([concrete])
+    rng = np.random.default_rng(0)
+
+    def rep():  # type: ignore[no-untyped-def]
+        for _ in range(8):
+            yield [rng.normal(size=shape).astype(np.float32)]
+
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    conv.representative_dataset = rep
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    conv.inference_input_type = tf.int8
+    conv.inference_output_type = tf.int8
+    return bytes(conv.convert())
+
+
+def time_litert(path: Path, x: np.ndarray, resolver: OpResolverType, repeat: int) -> float:
+    interp = Interpreter(model_path=str(path), num_threads=1, experimental_op_resolver_type=resolver)
+    interp.allocate_tensors()
+    interp.set_tensor(interp.get_input_details()[0]["index"], x)
+    interp.invoke()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        interp.invoke()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)) * 1e6
+
+
+def time_ember(runner: str, path: Path, x: np.ndarray, repeat: int, tmp: Path) -> float:
+    np.save(tmp / "x.npy", x)
+    times = []
+    for _ in range(5):
+        out = subprocess.run(
+            [runner, str(path), str(tmp / "x.npy"), "--outdir", str(tmp), "--repeat", str(repeat)],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        times.append(float(re.search(r"invoke_us ([0-9.]+)", out).group(1)))  # type: ignore[union-attr]
+    return float(np.median(times))
+
+
+def main() -> None:
+    runner = sys.argv[1]
+    rng = np.random.default_rng(1)
+    w_fc = tf.constant(rng.normal(0, 0.05, size=(1024, 1024)).astype(np.float32))
+    w_conv = tf.constant(rng.normal(0, 0.05, size=(3, 3, 64, 64)).astype(np.float32))
+    cases = {
+        "FULLY_CONNECTED 1x1024->1024": (lambda x: tf.matmul(x, w_fc), (1, 1024), 200),
+        "CONV_2D 1x56x56x64->64 3x3": (lambda x: tf.nn.conv2d(x, w_conv, 1, "SAME"), (1, 56, 56, 64), 20),
+    }
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        print(f"{'model':32} {'ember us':>10} {'REF us':>10} {'XNNPACK us':>11} {'ember/XNN':>9} {'REF/ember':>9}")
+        for name, (fn, shape, repeat) in cases.items():
+            path = tmp / "m.tflite"
+            path.write_bytes(int8_model(fn, shape))
+            x = rng.integers(-128, 128, size=shape).astype(np.int8)
+            ref = time_litert(path, x, OpResolverType.BUILTIN_REF, max(3, repeat // 10))
+            xnn = time_litert(path, x, OpResolverType.AUTO, repeat)
+            ours = time_ember(runner, path, x, repeat, tmp)
+            print(f"{name:32} {ours:10.1f} {ref:10.1f} {xnn:11.1f} {ours / xnn:9.2f} {ref / ours:9.1f}")
+
+
+if __name__ == "__main__":
+    main()
