@@ -21,7 +21,7 @@ Status Corrupt(const std::string& where, const std::string& what) {
 // Reads a repeated scalar field that may be packed (wire type 2) or not.
 template <typename Fn>
 bool ReadRepeatedVarint(Reader* r, int wt, Fn add) {
-  uint64_t v;
+  uint64_t v = 0;
   if (wt == wire::kVarint) {
     if (!r->ReadVarint(&v)) return false;
     add(v);
@@ -40,7 +40,7 @@ bool ReadRepeatedVarint(Reader* r, int wt, Fn add) {
 }
 
 bool ReadRepeatedFloat(Reader* r, int wt, std::vector<float>* out) {
-  uint32_t bits;
+  uint32_t bits = 0;
   float f;
   if (wt == wire::kFixed32) {
     if (!r->ReadFixed32(&bits)) return false;
@@ -96,7 +96,7 @@ Status ParseShape(const uint8_t* data, size_t size, const std::string& where, Pa
         uint32_t f2;
         int wt2;
         if (!dim.ReadTag(&f2, &wt2)) return Corrupt(where, "bad tag in TensorShapeProto.Dim");
-        uint64_t v;
+        uint64_t v = 0;
         if (f2 == 1 && wt2 == wire::kVarint) {
           if (!dim.ReadVarint(&v)) return Corrupt(where, "truncated Dim.size");
           size_value = static_cast<int64_t>(v);
@@ -107,7 +107,7 @@ Status ParseShape(const uint8_t* data, size_t size, const std::string& where, Pa
       if (size_value < -1) return Corrupt(where, "dimension " + std::to_string(size_value));
       out->dims.push_back(size_value);
     } else if (field == 3 && wt == wire::kVarint) {
-      uint64_t v;
+      uint64_t v = 0;
       if (!r.ReadVarint(&v)) return Corrupt(where, "truncated unknown_rank");
       out->unknown_rank = v != 0;
     } else if (!r.Skip(wt)) {
@@ -125,7 +125,7 @@ Status ParseTensor(const uint8_t* data, size_t size, const std::string& where, T
     int wt;
     if (!r.ReadTag(&field, &wt)) return Corrupt(where, "bad tag in TensorProto");
     bool ok = true;
-    uint64_t v;
+    uint64_t v = 0;
     const uint8_t* d;
     size_t n;
     auto push = [](std::vector<int64_t>* vec) {
@@ -245,8 +245,8 @@ Status ParseAttrValue(const uint8_t* data, size_t size, const std::string& where
     int wt;
     if (!r.ReadTag(&field, &wt)) return Corrupt(where, "bad tag in AttrValue");
     bool ok = true;
-    uint64_t v;
-    uint32_t bits;
+    uint64_t v = 0;
+    uint32_t bits = 0;
     const uint8_t* d;
     size_t n;
     switch (field) {
@@ -430,7 +430,7 @@ std::string EncodeAttrValue(const AttrValue& v) {
       w.VarintField(3, static_cast<uint64_t>(v.i));
       break;
     case AttrValue::Kind::kF: {
-      uint32_t bits;
+      uint32_t bits = 0;
       std::memcpy(&bits, &v.f, 4);
       w.Fixed32Field(4, bits);
       break;
@@ -507,7 +507,7 @@ Status ParseGraphDefBinary(const void* data, size_t size, GraphDef* out) {
       while (!vr.done()) {
         uint32_t f2;
         int wt2;
-        uint64_t v;
+        uint64_t v = 0;
         if (!vr.ReadTag(&f2, &wt2)) return Corrupt("GraphDef.versions", "bad tag");
         if ((f2 == 1 || f2 == 2) && wt2 == wire::kVarint) {
           if (!vr.ReadVarint(&v)) return Corrupt("GraphDef.versions", "truncated");

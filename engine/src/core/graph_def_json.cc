@@ -438,7 +438,8 @@ Status ReadGraphDefFile(const std::string& path, GraphDef* out) {
          (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t'))
     ++i;
   Status s;
-  if (i < data.size() && data[i] == '{') {
+  bool json_name = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  if (json_name || (i < data.size() && (data[i] == '{' || data[i] == '['))) {
     s = ParseGraphDefJson(data, out);
   } else {
     s = ParseGraphDefBinary(data.data(), data.size(), out);

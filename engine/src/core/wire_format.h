@@ -68,7 +68,7 @@ class Reader {
     return true;
   }
   bool Skip(int wire_type) {
-    uint64_t v;
+    uint64_t v = 0;
     uint32_t f32;
     const uint8_t* d;
     size_t n;

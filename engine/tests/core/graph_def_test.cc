@@ -2,8 +2,12 @@
 // and malformed inputs that must fail cleanly.
 #include "ember/graph_def.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "core/wire_format.h"
@@ -241,6 +245,25 @@ TEST(GraphDefFile, MissingFileIsNotFound) {
   Status s = ReadGraphDefFile("/nonexistent/model.pb", &g);
   EXPECT_TRUE(s.code() == Code::kNotFound);
   EXPECT_TRUE(s.message().find("/nonexistent/model.pb") != std::string::npos);
+}
+
+TEST(GraphDefFile, ChoosesJsonByNameOrContent) {
+  std::string path = "/tmp/ember_graph_def_test_" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream f(path);
+    f << "[1, 2]";
+  }
+  GraphDef g;
+  Status s = ReadGraphDefFile(path, &g);
+  EXPECT_TRUE(s.code() == Code::kInvalidArgument);
+  EXPECT_TRUE(s.message().find("expected a GraphDef object, got array") != std::string::npos);
+  {
+    std::ofstream f(path);
+    f << R"(  {"node": [{"name": "n", "op": "NoOp"}]})";
+  }
+  ASSERT_OK(ReadGraphDefFile(path, &g));
+  EXPECT_EQ(g.node.size(), 1u);
+  std::remove(path.c_str());
 }
 
 EMBER_TEST_MAIN
