@@ -180,6 +180,21 @@ TEST(Conv2D, SameValidStridesDilationsOddSizes) {
   }
 }
 
+TEST(Conv2D, IntraOpPoolGivesTheSameResult) {
+  ember::ThreadPool pool("intra", 2);
+  Tensor x = RandomFloats({2, 40, 40, 8}, 7), f = RandomFloats({3, 3, 8, 24}, 8);
+  Node n = Node("Conv2D")
+               .Type("T", DataType::kFloat)
+               .Ints("strides", {1, 1, 1, 1})
+               .Str("padding", "SAME");
+  Result serial = Run(n, {x, f});
+  Result threaded = Run(n, {x, f}, nullptr, &pool);
+  ASSERT_OK(serial.status);
+  ASSERT_OK(threaded.status);
+  EXPECT_TRUE(Values<float>(serial.outputs[0]) == Values<float>(threaded.outputs[0]));
+  EXPECT_TRUE(pool.NumScheduled() > 0);
+}
+
 TEST(Conv2D, BadAttrsAndShapes) {
   Result r = Run(Node("Conv2D", "conv")
                      .Type("T", DataType::kFloat)
