@@ -45,6 +45,10 @@ __attribute__((visibility("hidden"))) int Internal() { return 7; }
 int counter = 3;
 namespace { int Hidden() { return 1; } }
 int CallHidden() { return Hidden() + Internal(); }
+#if defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))  // exported as a GNU IFUNC symbol
+#endif
+int Cloned(int x) { return x + 1; }
 }
 extern "C" const char* EMBER_Version() { return "0.1"; }
 extern "C" int unrelated_helper() { return 0; }
@@ -95,7 +99,7 @@ def test_elf_reader_keeps_strong_visible_definitions(tmp_path: Path) -> None:
     assert {"ember::UseTwice(int)", "ember::counter", "EMBER_Version", "unrelated_helper"} <= shown
     assert not any("Twice(int)" in n and "Use" not in n for n in shown)  # inline (weak): left out
     assert "ember::Internal()" not in shown and "ember::(anonymous namespace)::Hidden()" not in shown
-    assert "ember::CallHidden()" in shown
+    assert "ember::CallHidden()" in shown and "ember::Cloned(int)" in shown
 
 
 def test_arm_hard_float_flag_from_header_bytes(tmp_path: Path) -> None:
