@@ -46,7 +46,7 @@ def guard(debug: bool) -> Iterator[None]:
 
     SIGTERM (CI cancelling a job) is treated like Ctrl-C: children ended, dist/ untouched, 130.
     """
-    _terminate_as_interrupt()
+    previous = _terminate_as_interrupt()
     try:
         yield
     except ForgeError as exc:
@@ -57,15 +57,20 @@ def guard(debug: bool) -> Iterator[None]:
         if debug:
             traceback.print_exc()
         raise CliExit("interrupted", BuildInterrupted.exit_code) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _terminate_as_interrupt() -> None:
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+def _terminate_as_interrupt() -> Any:
+    """Install the SIGTERM handler (main thread only); returns the one it replaced, or None."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_interrupt)
 
 
 def console() -> Console:
