@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -161,3 +163,28 @@ def _alive(pid: int) -> bool:
         return False
     status = Path(f"/proc/{pid}/status")
     return status.exists() and "zombie" not in status.read_text()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_cli_exits_130_on_interrupt(project: Path, sig: signal.Signals) -> None:
+    """The whole `invoke build` path: Ctrl-C (or a CI's SIGTERM) ends ninja's children, leaves dist/, exits 130."""
+    _, dist = build(project)
+    before = (dist / "manifest.json").read_text()
+    pidfile = project / "child.pid"
+    (project / "engine/slow.sh").write_text(f"echo $$ > {pidfile}\nexec sleep 60\n")
+    (project / "engine/CMakeLists.txt").write_text(
+        ENGINE + "add_custom_target(slow ALL COMMAND sh ${CMAKE_SOURCE_DIR}/slow.sh)\n"
+    )
+    env = {**os.environ, "FORGE_ROOT": str(project), "SOURCE_DATE_EPOCH": "1700000000", "FORGE_NO_CCACHE": "1"}
+    argv = [sys.executable, "-m", "invoke", "build", "--target", "host", "--backend", "local"]
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not pidfile.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out
+    assert "error: interrupted" in out
+    assert not _alive(int(pidfile.read_text())), "the build's child process survived"
+    assert (dist / "manifest.json").read_text() == before
+    assert sorted(p.name for p in dist.parent.iterdir()) == [dist.name]
