@@ -125,6 +125,17 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
     return []
 
 
+def host_view(backend: Backend, ws: Workspace, host_ws: Workspace) -> Workspace:
+    """host_ws with the installed tree and verify build readable on the host (copied out of a container)."""
+    if backend.name == "local":
+        return host_ws
+    base = Path(host_ws.build).parent / "checked"
+    shutil.rmtree(base, ignore_errors=True)
+    backend.copy_out(ws.prefix, base / "stage")
+    backend.copy_out(ws.verify_build, base / "verify-build")
+    return Workspace(host_ws.source, host_ws.build, PurePosixPath(base / "stage"), PurePosixPath(base / "verify-build"))
+
+
 def check_macho(ws: Workspace, target: Target) -> list[SuiteResult]:
     """Structure checks of a macOS cell's installed tree and of the verify programs linked to it."""
     from forge.checks import tree
@@ -250,10 +261,12 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
             if step.kind in (StepKind.PREPARE, StepKind.RECORD):
                 continue
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
-                suites += run_step(step, backend, logs, host_ws, target)
+                view = host_view(backend, ws, host_ws) if step.kind is StepKind.MACHO else host_ws
+                suites += run_step(step, backend, logs, view, target)
         if cell.target not in cross.REFERENCE_TARGETS:
             with progress.step("parity", f"compare {cell.id} with the native build"):
-                suites += cross.parity_checks(target, Path(host_ws.prefix), suites, reference)
+                view = host_view(backend, ws, host_ws)
+                suites += cross.parity_checks(target, Path(view.prefix), suites, reference)
         with progress.step("record", f"dist/{cell.id}/"):
             recorded = {**manifest_data(plan, cfg, inputs, progress, suites), **backend.facts()}
             recorded["verify"].update(
