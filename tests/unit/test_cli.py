@@ -70,3 +70,19 @@ def test_config_precedence() -> None:
 def test_test_commands_cover_every_check() -> None:
     names = [name for name, _ in cli.test_commands(REPO, unit=False)]
     assert names == ["ruff check", "ruff format", "mypy", "clang-format", "pytest"]
+
+
+def test_clean_keeps_the_compiler_cache_unless_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    for part in ("matrix", "toolchains"):
+        shutil.copytree(REPO / part, tmp_path / part)
+    for path in ("dist/cell/manifest.json", ".cache/forge/cell/build/x.o", ".cache/forge/ccache/0/a"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x")
+    monkeypatch.setenv("FORGE_ROOT", str(tmp_path))
+    cli.run_clean(False, {})
+    assert not (tmp_path / "dist").exists() and not (tmp_path / ".cache/forge/cell").exists()
+    assert (tmp_path / ".cache/forge/ccache/0/a").exists()
+    cli.run_clean(True, {})
+    assert not (tmp_path / ".cache/forge/ccache").exists()
