@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ember_test.h"
@@ -187,6 +188,33 @@ TEST(Variables, ResourceVariable) {
   EXPECT_EQ(r.outputs[0].data<int32_t>()[0], 7);
   EXPECT_TRUE(Run(assign, {h.outputs[0], Floats({}, {1})}, &rm).status.code() ==
               Code::kInvalidArgument);
+}
+
+TEST(Variables, ConcurrentAssignAndRead) {
+  ember::ResourceMgr rm;
+  Node var = Node("VariableV2", "v").Type("dtype", DataType::kFloat).Shape("shape", {3});
+  Node assign = Node("Assign", "v/assign").Input("v").Input("x").Type("T", DataType::kFloat);
+  Node read = Node("Identity", "v/read").Input("v").Type("T", DataType::kFloat);
+  ASSERT_OK(Run(assign, {Run(var, {}, &rm).outputs[0], Floats({3}, {0, 0, 0})}, &rm).status);
+  std::vector<std::thread> threads;
+  std::vector<int> torn(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        if (t % 2 == 0) {
+          float v = static_cast<float>(i);
+          Run(assign, {Run(var, {}, &rm).outputs[0], Floats({3}, {v, v, v})}, &rm);
+        } else {
+          Result r = Run(read, {Run(var, {}, &rm).outputs[0]}, &rm);
+          const float* p = r.outputs[0].data<float>();
+          if (!r.status.ok() || p[0] != p[1] || p[1] != p[2])
+            ++torn[t];  // a value is never half-written
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(torn[t], 0);
 }
 
 EMBER_TEST_MAIN
