@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t b = 0; b < t.bytes; ++b) t.data[b] = static_cast<uint8_t>(b * 37 + i);
     if (t.type() == ember::lite::TensorType::kFloat32) {
       float* f = t.as<float>();
-      for (size_t k = 0; k < t.bytes / 4; ++k) f[k] = static_cast<float>(static_cast<int>(k % 17) - 8) * 0.25f;
+      for (size_t k = 0; k < t.bytes / 4; ++k)
+        f[k] = static_cast<float>(static_cast<int>(k % 17) - 8) * 0.25f;
     }
   }
   (void)(*interp)->Invoke();

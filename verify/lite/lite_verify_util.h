@@ -18,7 +18,8 @@ namespace verify_lite {
 // "" on success, else what went wrong.
 inline std::string RunAndCompare(std::shared_ptr<const ember::lite::Model> model,
                                  const std::vector<std::string>& inputs,
-                                 const std::vector<std::string>& expected, double rtol, double atol) {
+                                 const std::vector<std::string>& expected, double rtol,
+                                 double atol) {
   using namespace ember::lite;
   auto interp = Interpreter::Create(std::move(model));
   if (!interp.ok()) return interp.status().message();
@@ -46,8 +47,8 @@ inline std::string RunAndCompare(std::shared_ptr<const ember::lite::Model> model
       const float* b = reinterpret_cast<const float*>(exp->data.data());
       for (size_t i = 0; i < t.bytes / 4; ++i) {
         if (!(std::fabs(a[i] - b[i]) <= rtol * std::fabs(b[i]) + atol)) {
-          return "output " + std::to_string(o) + "[" + std::to_string(i) + "] = " + std::to_string(a[i]) +
-                 ", reference " + std::to_string(b[i]);
+          return "output " + std::to_string(o) + "[" + std::to_string(i) +
+                 "] = " + std::to_string(a[i]) + ", reference " + std::to_string(b[i]);
         }
       }
     } else if (std::memcmp(t.data, exp->data.data(), t.bytes) != 0) {

@@ -1,9 +1,10 @@
 // The quantization test vectors of ENGINE.md section 2, against the installed libember_lite.
+#include "ember/lite/quant.h"
+
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "ember/lite/quant.h"
 #include "ember/testing/ember_test.h"
 
 using namespace ember::lite;
@@ -30,14 +31,20 @@ TEST(VerifyQuant, PerChannelWeightsAndMultipliers) {
   const float w[] = {0.5f, -1.27f, 0.3f, 0.02f, 0.01f, -0.04f};
   const PerChannelWeights q = QuantizeWeightsPerChannel(w, {2, 3}, 0);
   const int expect[] = {50, -127, 30, 64, 32, -127};
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(static_cast<int>(q.values[static_cast<size_t>(i)]), expect[i]);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(static_cast<int>(q.values[static_cast<size_t>(i)]), expect[i]);
   EXPECT_NEAR(q.scales[1], 0.000314961, 1e-9);
   struct M {
     double m;
     int32_t q;
     int shift;
-  } ms[] = {{0.5, 1073741824, 0}, {1.0, 1073741824, 1}, {0.25, 1073741824, -1}, {0.75, 1610612736, 0},
-            {1.5, 1610612736, 1}, {0.1, 1717986918, -3}, {1 - std::ldexp(1.0, -40), 1073741824, 1},
+  } ms[] = {{0.5, 1073741824, 0},
+            {1.0, 1073741824, 1},
+            {0.25, 1073741824, -1},
+            {0.75, 1610612736, 0},
+            {1.5, 1610612736, 1},
+            {0.1, 1717986918, -3},
+            {1 - std::ldexp(1.0, -40), 1073741824, 1},
             {std::ldexp(1.0, -40), 0, 0}};
   for (const M& m : ms) {
     int32_t q;

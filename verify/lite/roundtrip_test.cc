@@ -13,8 +13,9 @@
 using namespace ember::lite;
 
 TEST(VerifyLite, WriteReadRunRoundTrip) {
-  const char* stems[] = {"small_cnn",     "small_cnn_int8",  "fully_connected_int8_fio", "concatenation_int8",
-                         "mean_last_int8", "softmax_int8",   "add_broadcast_relu_int8",  "depthwise_conv2d"};
+  const char* stems[] = {
+      "small_cnn",      "small_cnn_int8", "fully_connected_int8_fio", "concatenation_int8",
+      "mean_last_int8", "softmax_int8",   "add_broadcast_relu_int8",  "depthwise_conv2d"};
   for (const char* stem : stems) {
     const std::string base = std::string(EMBER_LITE_TESTDATA) + "/" + stem;
     auto model = Model::FromFile(base + ".tflite");
@@ -67,17 +68,19 @@ TEST(VerifyLite, ConvertedGraphRuns) {
     TensorView out = (*interp)->output(0);
     const float* wf = reinterpret_cast<const float*>(want->data.data());
     for (size_t i = 0; i < want->num_elements(); ++i) {
-      const float got = out.type() == TensorType::kFloat32
-                            ? out.as<float>()[i]
-                            : out.scale() * static_cast<float>(out.as<int8_t>()[i] - out.zero_point());
+      const float got =
+          out.type() == TensorType::kFloat32
+              ? out.as<float>()[i]
+              : out.scale() * static_cast<float>(out.as<int8_t>()[i] - out.zero_point());
       const double tol = out.type() == TensorType::kFloat32 ? 1e-4 : 4.0 * out.scale() + 0.01;
       EXPECT_NEAR(got, wf[i], tol);
     }
   }
   if (found == 0) {
-    std::printf("  SKIPPED ConvertedGraphRuns: no ember-convert output in %s (cross build, or the\n"
-                "  installed package has no ember-convert); the write/read round trip still ran\n",
-                EMBER_LITE_WORKDIR);
+    std::printf(
+        "  SKIPPED ConvertedGraphRuns: no ember-convert output in %s (cross build, or the\n"
+        "  installed package has no ember-convert); the write/read round trip still ran\n",
+        EMBER_LITE_WORKDIR);
   } else {
     std::printf("  %d converted models checked against TensorFlow\n", found);
   }

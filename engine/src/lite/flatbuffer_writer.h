@@ -79,7 +79,8 @@ class Builder {
     std::vector<uint16_t> vt(static_cast<size_t>(max_id + 1) + 2, 0);
     vt[0] = static_cast<uint16_t>(vt.size() * 2);
     vt[1] = static_cast<uint16_t>(table - table_start_);
-    for (const auto& f : fields_) vt[static_cast<size_t>(f.first) + 2] = static_cast<uint16_t>(table - f.second);
+    for (const auto& f : fields_)
+      vt[static_cast<size_t>(f.first) + 2] = static_cast<uint16_t>(table - f.second);
     for (size_t i = vt.size(); i-- > 0;) Push(vt[i]);
     const int32_t soff = static_cast<int32_t>(size_ - table);
     std::memcpy(At(table), &soff, 4);

@@ -9,6 +9,11 @@
 
 #include "ember/lite/quant.h"
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define EMBER_LITE_X86 1
@@ -37,7 +42,8 @@ void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out) 
   for (int r = 0; r < n; ++r) {
     const int b = r / 16, lane = r % 16, g = b / nr, j = b % nr;
     for (int c = 0; c < k; ++c) {
-      const size_t at = ((static_cast<size_t>(g) * out->k4 + c / 4) * nr + j) * 64 + lane * 4 + c % 4;
+      const size_t at =
+          ((static_cast<size_t>(g) * out->k4 + c / 4) * nr + j) * 64 + lane * 4 + c % 4;
       out->data[at] = w[static_cast<size_t>(r) * k + c];
     }
   }
@@ -73,8 +79,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro(
       _mm512_storeu_si512(acc + static_cast<size_t>(i) * acc_stride + (b0 + j) * 16, c[i][j]);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro4x4(const uint8_t* x, int x_stride, const PackedWeights& p, int g,
-                                 int32_t* acc, int acc_stride) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro4x4(
+    const uint8_t* x, int x_stride, const PackedWeights& p, int g, int32_t* acc, int acc_stride) {
   // Named accumulators: GCC keeps them in registers (an array costs a copy per update).
   __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c03 = c00;
   __m512i c10 = c00, c11 = c00, c12 = c00, c13 = c00;
@@ -137,12 +143,15 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro4x4(cons
 }
 
 template <int MR>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void RowBlock(
-    const uint8_t* x, int x_stride, const PackedWeights& p, int32_t* acc, int acc_stride) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void RowBlock(const uint8_t* x, int x_stride,
+                                                                     const PackedWeights& p,
+                                                                     int32_t* acc, int acc_stride) {
   const int groups = p.nb / p.nr;
   for (int g = 0; g < groups; ++g) {
     switch (p.nr) {
-      case 8: Micro<MR, 8>(x, x_stride, p, g, acc, acc_stride); break;
+      case 8:
+        Micro<MR, 8>(x, x_stride, p, g, acc, acc_stride);
+        break;
       case 4:
         if (MR == 4) {
           Micro4x4(x, x_stride, p, g, acc, acc_stride);
@@ -150,13 +159,19 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void RowBlock(
           Micro<MR, 4>(x, x_stride, p, g, acc, acc_stride);
         }
         break;
-      case 2: Micro<MR, 2>(x, x_stride, p, g, acc, acc_stride); break;
-      default: Micro<MR, 1>(x, x_stride, p, g, acc, acc_stride); break;
+      case 2:
+        Micro<MR, 2>(x, x_stride, p, g, acc, acc_stride);
+        break;
+      default:
+        Micro<MR, 1>(x, x_stride, p, g, acc, acc_stride);
+        break;
     }
   }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SingleHalf(__m512i xs, __m512i ms, __m512i t) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SingleHalf(__m512i xs,
+                                                                                 __m512i ms,
+                                                                                 __m512i t) {
   const __m512i one = _mm512_set1_epi64(1);
   const __m512i prod = _mm512_mul_epi32(xs, ms);
   const __m512i round = _mm512_sllv_epi64(one, _mm512_sub_epi64(t, one));
@@ -164,7 +179,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SingleHalf
 }
 
 // SRDHM on the even 32-bit lanes: (x * m + nudge) / 2^31, truncating toward zero.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SrdhmHalf(__m512i xs, __m512i ms) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SrdhmHalf(__m512i xs,
+                                                                                __m512i ms) {
   const __m512i prod = _mm512_mul_epi32(xs, ms);
   const __mmask8 neg = _mm512_cmplt_epi64_mask(prod, _mm512_setzero_si512());
   const __m512i nudge = _mm512_mask_blend_epi64(neg, _mm512_set1_epi64(1LL << 30),
@@ -176,8 +192,10 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SrdhmHalf(
 }
 
 // Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i RequantLanes(
-    __m512i x, __m512i m, __m512i shift, bool single) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i RequantLanes(__m512i x,
+                                                                                   __m512i m,
+                                                                                   __m512i shift,
+                                                                                   bool single) {
   const __m512i zero = _mm512_setzero_si512();
   if (single) {
     // (x * m + 2^(30 - s)) >> (31 - s) in 64-bit lanes.
@@ -199,11 +217,12 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i RequantLan
   const __mmask16 sat = _mm512_cmpeq_epi32_mask(x, mn) & _mm512_cmpeq_epi32_mask(m, mn);
   r = _mm512_mask_mov_epi32(r, sat, _mm512_set1_epi32(INT32_MAX));
   // RoundingDivideByPOT with per-lane exponents.
-  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), right), _mm512_set1_epi32(1));
+  const __m512i mask =
+      _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), right), _mm512_set1_epi32(1));
   const __m512i rem = _mm512_and_si512(r, mask);
   const __mmask16 rneg = _mm512_cmplt_epi32_mask(r, zero);
-  const __m512i thr = _mm512_mask_add_epi32(_mm512_srai_epi32(mask, 1), rneg, _mm512_srai_epi32(mask, 1),
-                                            _mm512_set1_epi32(1));
+  const __m512i thr = _mm512_mask_add_epi32(_mm512_srai_epi32(mask, 1), rneg,
+                                            _mm512_srai_epi32(mask, 1), _mm512_set1_epi32(1));
   const __mmask16 up = _mm512_cmpgt_epi32_mask(rem, thr);
   r = _mm512_srav_epi32(r, right);
   return _mm512_mask_add_epi32(r, up, r, _mm512_set1_epi32(1));
@@ -225,10 +244,13 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void RequantizeVnni(
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), _mm512_cvtepi32_epi8(v));
   }
   for (; c < n; ++c) {
-    const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[c]) + static_cast<uint32_t>(bias[c]));
-    const int32_t v = single_rounding ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
-                                      : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
-    const int32_t w = static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(out_zp));
+    const int32_t a =
+        static_cast<int32_t>(static_cast<uint32_t>(acc[c]) + static_cast<uint32_t>(bias[c]));
+    const int32_t v = single_rounding
+                          ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
+                          : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
+    const int32_t w =
+        static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(out_zp));
     out[c] = static_cast<int8_t>(w < act_min ? act_min : (w > act_max ? act_max : w));
   }
 }

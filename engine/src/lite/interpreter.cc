@@ -2,9 +2,9 @@
 #include "ember/lite/interpreter.h"
 
 #include <algorithm>
-#include <limits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "lite/kernels.h"
@@ -54,9 +54,8 @@ Status NeedQuant(const NodeState& node, const TensorDef& t, const char* role) {
   const int64_t hi = t.type == TensorType::kUInt8 ? 255 : 127;
   for (int64_t z : t.quant.zero_point) {
     if (z < lo || z > hi) {
-      return errors::InvalidArgument(node.what + ": " + role + " '" + t.name +
-                                     "' has zero point " + std::to_string(z) +
-                                     " outside the 8-bit range");
+      return errors::InvalidArgument(node.what + ": " + role + " '" + t.name + "' has zero point " +
+                                     std::to_string(z) + " outside the 8-bit range");
     }
   }
   return Status::OK();
@@ -97,21 +96,33 @@ int ComputePadding(int stride, int dilation, int in, int filter, int out) {
 
 Status PrepareNode(NodeState* node) {
   switch (node->op->op) {
-    case BuiltinOp::kFullyConnected: return PrepareFullyConnected(node);
-    case BuiltinOp::kConv2D: return PrepareConv2D(node);
-    case BuiltinOp::kDepthwiseConv2D: return PrepareDepthwiseConv2D(node);
+    case BuiltinOp::kFullyConnected:
+      return PrepareFullyConnected(node);
+    case BuiltinOp::kConv2D:
+      return PrepareConv2D(node);
+    case BuiltinOp::kDepthwiseConv2D:
+      return PrepareDepthwiseConv2D(node);
     case BuiltinOp::kAdd:
-    case BuiltinOp::kMul: return PrepareAddMul(node);
+    case BuiltinOp::kMul:
+      return PrepareAddMul(node);
     case BuiltinOp::kRelu:
-    case BuiltinOp::kRelu6: return PrepareActivation(node);
-    case BuiltinOp::kQuantize: return PrepareQuantize(node);
-    case BuiltinOp::kDequantize: return PrepareDequantize(node);
-    case BuiltinOp::kReshape: return PrepareReshape(node);
-    case BuiltinOp::kConcatenation: return PrepareConcatenation(node);
-    case BuiltinOp::kSoftmax: return PrepareSoftmax(node);
+    case BuiltinOp::kRelu6:
+      return PrepareActivation(node);
+    case BuiltinOp::kQuantize:
+      return PrepareQuantize(node);
+    case BuiltinOp::kDequantize:
+      return PrepareDequantize(node);
+    case BuiltinOp::kReshape:
+      return PrepareReshape(node);
+    case BuiltinOp::kConcatenation:
+      return PrepareConcatenation(node);
+    case BuiltinOp::kSoftmax:
+      return PrepareSoftmax(node);
     case BuiltinOp::kAveragePool2D:
-    case BuiltinOp::kMaxPool2D: return PreparePool(node);
-    case BuiltinOp::kMean: return PrepareMean(node);
+    case BuiltinOp::kMaxPool2D:
+      return PreparePool(node);
+    case BuiltinOp::kMean:
+      return PrepareMean(node);
   }
   return errors::Unimplemented(node->what + ": no kernel");
 }

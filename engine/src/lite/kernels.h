@@ -48,11 +48,11 @@ struct Interpreter::NodeState {
   int left_shift = 0;
   std::vector<int32_t> multipliers;
   std::vector<int> shifts;
-  std::vector<int32_t> bias;      // int8 path: bias + input offset correction folded in
-  std::vector<int32_t> bias_u8;   // same for the VNNI path (activations offset by 128)
-  PackedWeights packed;           // VNNI-packed weights when the CPU has them
+  std::vector<int32_t> bias;     // int8 path: bias + input offset correction folded in
+  std::vector<int32_t> bias_u8;  // same for the VNNI path (activations offset by 128)
+  PackedWeights packed;          // VNNI-packed weights when the CPU has them
   bool vnni = false;
-  std::vector<int8_t> scratch8;   // im2col
+  std::vector<int8_t> scratch8;  // im2col
   std::vector<float> scratchf;
   // Geometry (NHWC): batches, in_h, in_w, in_c, out_h, out_w, out_c, filter_h, filter_w.
   int n = 1, ih = 0, iw = 0, ic = 0, oh = 0, ow = 0, oc = 0, kh = 1, kw = 1;

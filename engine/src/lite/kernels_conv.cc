@@ -73,7 +73,8 @@ Status RequireConstant(const NodeState& node, const TensorDef* t, const char* ro
 std::vector<float> Transpose(const float* w, int o, int k) {
   std::vector<float> t(static_cast<size_t>(o) * k);
   for (int r = 0; r < o; ++r) {
-    for (int c = 0; c < k; ++c) t[static_cast<size_t>(c) * o + r] = w[static_cast<size_t>(r) * k + c];
+    for (int c = 0; c < k; ++c)
+      t[static_cast<size_t>(c) * o + r] = w[static_cast<size_t>(r) * k + c];
   }
   return t;
 }
@@ -93,7 +94,8 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
   EMBER_RETURN_IF_ERROR(CheckType(*node, out, in.type, "output"));
   if (b != nullptr) {
     EMBER_RETURN_IF_ERROR(RequireConstant(*node, b, "bias"));
-    EMBER_RETURN_IF_ERROR(CheckType(*node, *b, f32 ? TensorType::kFloat32 : TensorType::kInt32, "bias"));
+    EMBER_RETURN_IF_ERROR(
+        CheckType(*node, *b, f32 ? TensorType::kFloat32 : TensorType::kInt32, "bias"));
     if (b->num_elements != static_cast<size_t>(out_channels)) {
       return errors::InvalidArgument(node->what + ": bias '" + b->name + "' has " +
                                      std::to_string(b->num_elements) + " elements, expected " +
@@ -130,16 +132,17 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
   const int32_t* bd = b != nullptr ? reinterpret_cast<const int32_t*>(b->data) : nullptr;
   for (int c = 0; c < out_channels; ++c) {
     const double ws = w.quant.scale[nscales == 1 ? 0 : static_cast<size_t>(c)];
-    const double real = static_cast<double>(in.quant.scale[0]) * ws /
-                        static_cast<double>(out.quant.scale[0]);
+    const double real =
+        static_cast<double>(in.quant.scale[0]) * ws / static_cast<double>(out.quant.scale[0]);
     QuantizeMultiplier(real, &node->multipliers[static_cast<size_t>(c)],
                        &node->shifts[static_cast<size_t>(c)]);
     int32_t folded = bd != nullptr ? bd[c] : 0;
     if (rows_sum) {
       int32_t sum = 0;
       for (int i = 0; i < k; ++i) sum += wd[static_cast<size_t>(c) * k + i];
-      folded = static_cast<int32_t>(static_cast<uint32_t>(folded) -
-                                    static_cast<uint32_t>(node->in_zp) * static_cast<uint32_t>(sum));
+      folded =
+          static_cast<int32_t>(static_cast<uint32_t>(folded) -
+                               static_cast<uint32_t>(node->in_zp) * static_cast<uint32_t>(sum));
     }
     node->bias[static_cast<size_t>(c)] = folded;
   }
@@ -147,15 +150,16 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
     node->vnni = true;
     // One pass over the activations per group: wide groups for the matrix-vector case.
     const int blocks = (out_channels + 15) / 16;
-    const int nr = node->op->op == BuiltinOp::kFullyConnected ? std::min(8, blocks)
-                                                               : std::min(4, blocks);
+    const int nr =
+        node->op->op == BuiltinOp::kFullyConnected ? std::min(8, blocks) : std::min(4, blocks);
     PackWeightsVnni(wd, out_channels, k, nr == 3 ? 4 : (nr > 4 && nr < 8 ? 8 : nr), &node->packed);
     node->bias_u8.assign(node->bias.begin(), node->bias.end());
     for (int c = 0; c < out_channels; ++c) {
       uint32_t sum = 0;
-      for (int i = 0; i < k; ++i) sum += static_cast<uint32_t>(static_cast<int32_t>(wd[static_cast<size_t>(c) * k + i]));
-      node->bias_u8[static_cast<size_t>(c)] =
-          static_cast<int32_t>(static_cast<uint32_t>(node->bias_u8[static_cast<size_t>(c)]) - 128u * sum);
+      for (int i = 0; i < k; ++i)
+        sum += static_cast<uint32_t>(static_cast<int32_t>(wd[static_cast<size_t>(c) * k + i]));
+      node->bias_u8[static_cast<size_t>(c)] = static_cast<int32_t>(
+          static_cast<uint32_t>(node->bias_u8[static_cast<size_t>(c)]) - 128u * sum);
     }
   }
   return Status::OK();
@@ -197,10 +201,13 @@ Status EvalFullyConnectedI8(NodeState* node) {
     std::vector<uint8_t> xu(static_cast<size_t>(p.k4) * 4, 0);
     std::vector<int32_t> acc(static_cast<size_t>(p.nb) * 16);
     for (int64_t r = 0; r < node->outer; ++r) {
-      for (int i = 0; i < k; ++i) xu[static_cast<size_t>(i)] = static_cast<uint8_t>(x[r * k + i]) ^ 0x80u;
-      GemmVnni(xu.data(), 1, static_cast<int>(xu.size()), p, acc.data(), static_cast<int>(acc.size()));
-      RequantizeVnni(acc.data(), node->bias_u8.data(), node->multipliers.data(), node->shifts.data(), n,
-                     node->left_shift == 1, node->out_zp, node->act_min, node->act_max, y + r * n);
+      for (int i = 0; i < k; ++i)
+        xu[static_cast<size_t>(i)] = static_cast<uint8_t>(x[r * k + i]) ^ 0x80u;
+      GemmVnni(xu.data(), 1, static_cast<int>(xu.size()), p, acc.data(),
+               static_cast<int>(acc.size()));
+      RequantizeVnni(acc.data(), node->bias_u8.data(), node->multipliers.data(),
+                     node->shifts.data(), n, node->left_shift == 1, node->out_zp, node->act_min,
+                     node->act_max, y + r * n);
     }
     return Status::OK();
   }
@@ -208,8 +215,9 @@ Status EvalFullyConnectedI8(NodeState* node) {
   for (int64_t r = 0; r < node->outer; ++r) {
     DotRowsInt8(w, n, x + r * k, k, acc.data());
     for (int o = 0; o < n; ++o) {
-      const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(o)]) +
-                                             static_cast<uint32_t>(node->bias[static_cast<size_t>(o)]));
+      const int32_t a =
+          static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(o)]) +
+                               static_cast<uint32_t>(node->bias[static_cast<size_t>(o)]));
       y[r * n + o] = Requantize(*node, a, static_cast<size_t>(o));
     }
   }
@@ -222,14 +230,15 @@ Status PrepareFullyConnected(NodeState* node) {
   const OperatorDef& op = *node->op;
   if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
       node->t.in[0] == nullptr || node->t.in[1] == nullptr) {
-    return errors::InvalidArgument(node->what + ": expects inputs (input, weights[, bias]) and one output");
+    return errors::InvalidArgument(node->what +
+                                   ": expects inputs (input, weights[, bias]) and one output");
   }
   const TensorDef& in = *node->t.in[0];
   const TensorDef& w = *node->t.in[1];
   EMBER_RETURN_IF_ERROR(RequireConstant(*node, &w, "weights"));
   if (w.shape.size() != 2 || w.shape[1] == 0 || in.shape.empty()) {
-    return errors::InvalidArgument(node->what + ": weights '" + w.name + "' must be [units, depth], got " +
-                                   ShapeString(w.shape));
+    return errors::InvalidArgument(node->what + ": weights '" + w.name +
+                                   "' must be [units, depth], got " + ShapeString(w.shape));
   }
   const int k = w.shape[1], n = w.shape[0];
   if (in.num_elements % static_cast<size_t>(k) != 0) {
@@ -242,7 +251,8 @@ Status PrepareFullyConnected(NodeState* node) {
   std::vector<int32_t> expect;
   if (op.options.keep_num_dims) {
     if (in.shape.back() != k) {
-      return errors::InvalidArgument(node->what + ": keep_num_dims needs the input's last dimension to be " +
+      return errors::InvalidArgument(node->what +
+                                     ": keep_num_dims needs the input's last dimension to be " +
                                      std::to_string(k));
     }
     expect = in.shape;
@@ -330,19 +340,21 @@ Status EvalConvI8(NodeState* node) {
     // Offset the whole input by 128 once; im2col then copies unsigned bytes.
     const size_t in_bytes = node->t.in[0]->num_elements;
     std::vector<int8_t> xu(in_bytes);
-    for (size_t i = 0; i < in_bytes; ++i) xu[i] = static_cast<int8_t>(static_cast<uint8_t>(x[i]) ^ 0x80u);
+    for (size_t i = 0; i < in_bytes; ++i)
+      xu[i] = static_cast<int8_t>(static_cast<uint8_t>(x[i]) ^ 0x80u);
     const int8_t pad_u = static_cast<int8_t>(static_cast<uint8_t>(pad) ^ 0x80u);
     std::vector<int8_t> rows(static_cast<size_t>(node->ow) * stride, 0);
     std::vector<int32_t> out(static_cast<size_t>(node->ow) * p.nb * 16);
     for (int bi = 0; bi < node->n; ++bi) {
       for (int oy = 0; oy < node->oh; ++oy) {
         Im2ColRow<int8_t>(*node, xu.data(), bi, oy, pad_u, rows.data(), stride);
-        GemmVnni(reinterpret_cast<const uint8_t*>(rows.data()), node->ow, stride, p, out.data(), p.nb * 16);
+        GemmVnni(reinterpret_cast<const uint8_t*>(rows.data()), node->ow, stride, p, out.data(),
+                 p.nb * 16);
         for (int ox = 0; ox < node->ow; ++ox) {
           int8_t* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
           RequantizeVnni(out.data() + static_cast<size_t>(ox) * p.nb * 16, node->bias_u8.data(),
-                         node->multipliers.data(), node->shifts.data(), node->oc, node->left_shift == 1,
-                         node->out_zp, node->act_min, node->act_max, yo);
+                         node->multipliers.data(), node->shifts.data(), node->oc,
+                         node->left_shift == 1, node->out_zp, node->act_min, node->act_max, yo);
         }
       }
     }
@@ -355,8 +367,9 @@ Status EvalConvI8(NodeState* node) {
         int8_t* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
         DotRowsInt8(w, node->oc, cols.data() + static_cast<size_t>(ox) * k, k, acc.data());
         for (int c = 0; c < node->oc; ++c) {
-          const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(c)]) +
-                                                 static_cast<uint32_t>(node->bias[static_cast<size_t>(c)]));
+          const int32_t a =
+              static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(c)]) +
+                                   static_cast<uint32_t>(node->bias[static_cast<size_t>(c)]));
           yo[c] = Requantize(*node, a, static_cast<size_t>(c));
         }
       }
@@ -375,7 +388,8 @@ Status PrepareSpatial(NodeState* node, int filter_h, int filter_w, int out_c) {
   if (o.stride_w < 1 || o.stride_h < 1 || o.dilation_w < 1 || o.dilation_h < 1 || filter_h < 1 ||
       filter_w < 1 || o.stride_w > 4096 || o.stride_h > 4096 || o.dilation_w > 4096 ||
       o.dilation_h > 4096) {
-    return errors::InvalidArgument(node->what + ": strides, dilations and filter sizes must be >= 1");
+    return errors::InvalidArgument(node->what +
+                                   ": strides, dilations and filter sizes must be >= 1");
   }
   node->n = in.shape[0];
   node->ih = in.shape[1];
@@ -400,13 +414,14 @@ Status PrepareConv2D(NodeState* node) {
   const OperatorDef& op = *node->op;
   if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
       node->t.in[0] == nullptr || node->t.in[1] == nullptr) {
-    return errors::InvalidArgument(node->what + ": expects inputs (input, filter[, bias]) and one output");
+    return errors::InvalidArgument(node->what +
+                                   ": expects inputs (input, filter[, bias]) and one output");
   }
   const TensorDef& w = *node->t.in[1];
   EMBER_RETURN_IF_ERROR(RequireConstant(*node, &w, "filter"));
   if (w.shape.size() != 4) {
-    return errors::InvalidArgument(node->what + ": filter '" + w.name + "' must be [O, KH, KW, I], got " +
-                                   ShapeString(w.shape));
+    return errors::InvalidArgument(node->what + ": filter '" + w.name +
+                                   "' must be [O, KH, KW, I], got " + ShapeString(w.shape));
   }
   EMBER_RETURN_IF_ERROR(PrepareSpatial(node, w.shape[1], w.shape[2], w.shape[0]));
   if (w.shape[3] != node->ic) {
@@ -449,7 +464,8 @@ void DepthwiseLoop(const NodeState& node, const T* x, const T* w, T* y,
               for (int kx = 0; kx < node.kw; ++kx) {
                 const int ix = ix0 + kx * o.dilation_w;
                 if (ix < 0 || ix >= node.iw) continue;
-                const T xv = x[((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic + ic];
+                const T xv =
+                    x[((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic + ic];
                 const T wv = w[(static_cast<size_t>(ky) * node.kw + kx) * node.oc + oc];
                 if constexpr (sizeof(T) == 1) {
                   iacc += static_cast<int32_t>(wv) * (static_cast<int32_t>(xv) - node.in_zp);
@@ -484,8 +500,8 @@ Status EvalDepthwiseF32(NodeState* node) {
 }
 
 Status EvalDepthwiseI8(NodeState* node) {
-  DepthwiseLoop<int8_t>(*node, node->t.In<int8_t>(0), node->t.In<int8_t>(1),
-                        node->t.Out<int8_t>(0), EmitI8);
+  DepthwiseLoop<int8_t>(*node, node->t.In<int8_t>(0), node->t.In<int8_t>(1), node->t.Out<int8_t>(0),
+                        EmitI8);
   return Status::OK();
 }
 
@@ -495,13 +511,14 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
   const OperatorDef& op = *node->op;
   if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
       node->t.in[0] == nullptr || node->t.in[1] == nullptr) {
-    return errors::InvalidArgument(node->what + ": expects inputs (input, filter[, bias]) and one output");
+    return errors::InvalidArgument(node->what +
+                                   ": expects inputs (input, filter[, bias]) and one output");
   }
   const TensorDef& w = *node->t.in[1];
   EMBER_RETURN_IF_ERROR(RequireConstant(*node, &w, "filter"));
   if (w.shape.size() != 4 || w.shape[0] != 1) {
-    return errors::InvalidArgument(node->what + ": filter '" + w.name + "' must be [1, KH, KW, C*M], got " +
-                                   ShapeString(w.shape));
+    return errors::InvalidArgument(node->what + ": filter '" + w.name +
+                                   "' must be [1, KH, KW, C*M], got " + ShapeString(w.shape));
   }
   EMBER_RETURN_IF_ERROR(PrepareSpatial(node, w.shape[1], w.shape[2], w.shape[3]));
   const int dm = op.options.depth_multiplier;

@@ -92,7 +92,8 @@ Status EvalAddI8(NodeState* node) {
   Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
     const int32_t x1 = (a[ia] - p.in_zp) * (1 << p.left_shift);
     const int32_t x2 = (b[ib] - p.in2_zp) * (1 << p.left_shift);
-    const int32_t sum = WrappingAdd(MulSmallerThanOne(x1, p.m1, p.s1), MulSmallerThanOne(x2, p.m2, p.s2));
+    const int32_t sum =
+        WrappingAdd(MulSmallerThanOne(x1, p.m1, p.s1), MulSmallerThanOne(x2, p.m2, p.s2));
     int32_t out = WrappingAdd(MulSmallerThanOne(sum, p.multiplier, p.shift), p.out_zp);
     out = std::min(p.act_max, std::max(p.act_min, out));
     y[i] = static_cast<int8_t>(out);
@@ -139,7 +140,8 @@ Status PrepareAddMul(NodeState* node) {
     node->out_shape6[static_cast<size_t>(d)] = x == 1 ? z : x;
   }
   const size_t rank = std::max(a.shape.size(), b.shape.size());
-  std::vector<int32_t> expect(node->out_shape6.end() - static_cast<long>(rank), node->out_shape6.end());
+  std::vector<int32_t> expect(node->out_shape6.end() - static_cast<long>(rank),
+                              node->out_shape6.end());
   EMBER_RETURN_IF_ERROR(CheckShape(*node, out, expect, "output"));
   const Activation act = node->op->options.activation;
   const bool add = node->op->op == BuiltinOp::kAdd;
@@ -197,8 +199,8 @@ Status EvalReluI8(NodeState* node) {
   int8_t* y = node->t.Out<int8_t>(0);
   const size_t n = node->t.in[0]->num_elements;
   for (size_t i = 0; i < n; ++i) {
-    int32_t v = WrappingAdd(node->out_zp, MultiplyByQuantizedMultiplier(x[i] - node->in_zp,
-                                                                         node->multiplier, node->shift));
+    int32_t v = WrappingAdd(node->out_zp, MultiplyByQuantizedMultiplier(
+                                              x[i] - node->in_zp, node->multiplier, node->shift));
     v = std::min(node->act_max, std::max(node->act_min, v));
     y[i] = static_cast<int8_t>(v);
   }
@@ -222,7 +224,8 @@ Status PrepareActivation(NodeState* node) {
     return Status::OK();
   }
   if (in.type != TensorType::kInt8) {
-    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) +
+                                 " is not supported");
   }
   EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
   EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
@@ -256,7 +259,8 @@ Status EvalRequantizeI8(NodeState* node) {
   const size_t n = node->t.in[0]->num_elements;
   for (size_t i = 0; i < n; ++i) {
     int32_t v = WrappingAdd(
-        MultiplyByQuantizedMultiplier(x[i] - node->in_zp, node->multiplier, node->shift), node->out_zp);
+        MultiplyByQuantizedMultiplier(x[i] - node->in_zp, node->multiplier, node->shift),
+        node->out_zp);
     y[i] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
   }
   return Status::OK();
@@ -287,8 +291,9 @@ Status PrepareQuantize(NodeState* node) {
   EMBER_RETURN_IF_ERROR(CheckType(*node, in, TensorType::kInt8, "input"));
   EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
   node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
-  QuantizeMultiplier(static_cast<double>(in.quant.scale[0]) / static_cast<double>(out.quant.scale[0]),
-                     &node->multiplier, &node->shift);
+  QuantizeMultiplier(
+      static_cast<double>(in.quant.scale[0]) / static_cast<double>(out.quant.scale[0]),
+      &node->multiplier, &node->shift);
   node->eval = EvalRequantizeI8;
   return Status::OK();
 }
@@ -320,7 +325,8 @@ Status PrepareReshape(NodeState* node) {
   const TensorDef& out = *node->t.out[0];
   EMBER_RETURN_IF_ERROR(CheckType(*node, out, in.type, "output"));
   if (TensorTypeSize(in.type) == 0) {
-    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) +
+                                 " is not supported");
   }
   if (out.num_elements != in.num_elements) {
     return errors::InvalidArgument(node->what + ": cannot reshape " + ShapeString(in.shape) + " (" +
@@ -367,10 +373,12 @@ Status PrepareConcatenation(NodeState* node) {
                                    " is out of range for rank " + std::to_string(rank));
   }
   if (node->op->options.activation != Activation::kNone) {
-    return errors::Unimplemented(node->what + ": fused activations on CONCATENATION are not supported");
+    return errors::Unimplemented(node->what +
+                                 ": fused activations on CONCATENATION are not supported");
   }
   if (TensorTypeSize(first.type) == 0) {
-    return errors::Unimplemented(node->what + ": type " + TensorTypeName(first.type) + " is not supported");
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(first.type) +
+                                 " is not supported");
   }
   std::vector<int32_t> expect = first.shape;
   expect[static_cast<size_t>(axis)] = 0;
@@ -382,18 +390,21 @@ Status PrepareConcatenation(NodeState* node) {
     }
     for (int d = 0; d < rank; ++d) {
       if (d != axis && t.shape[static_cast<size_t>(d)] != first.shape[static_cast<size_t>(d)]) {
-        return errors::InvalidArgument(node->what + ": input '" + t.name + "' " + ShapeString(t.shape) +
-                                       " does not match " + ShapeString(first.shape) +
-                                       " outside the concatenation axis");
+        return errors::InvalidArgument(
+            node->what + ": input '" + t.name + "' " + ShapeString(t.shape) + " does not match " +
+            ShapeString(first.shape) + " outside the concatenation axis");
       }
     }
-    const int64_t sum = static_cast<int64_t>(expect[static_cast<size_t>(axis)]) + t.shape[static_cast<size_t>(axis)];
-    if (sum > (int64_t{1} << 31) - 1) return errors::InvalidArgument(node->what + ": output too large");
+    const int64_t sum = static_cast<int64_t>(expect[static_cast<size_t>(axis)]) +
+                        t.shape[static_cast<size_t>(axis)];
+    if (sum > (int64_t{1} << 31) - 1)
+      return errors::InvalidArgument(node->what + ": output too large");
     expect[static_cast<size_t>(axis)] = static_cast<int32_t>(sum);
     if (first.type == TensorType::kInt8) {
       EMBER_RETURN_IF_ERROR(NeedQuant(*node, t, "input"));
       EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
-      if (t.quant.scale[0] != out.quant.scale[0] || t.quant.zero_point[0] != out.quant.zero_point[0]) {
+      if (t.quant.scale[0] != out.quant.scale[0] ||
+          t.quant.zero_point[0] != out.quant.zero_point[0]) {
         return errors::InvalidArgument(node->what + ": int8 input '" + t.name +
                                        "' must have the output's scale and zero point");
       }

@@ -46,7 +46,8 @@ int32_t ExpOnNegativeValues(int32_t a) {
   const int32_t one_quarter = 1 << (kFractionalBits - 2);
   const int32_t mask = one_quarter - 1;
   const int32_t a_mod_quarter_minus_one_quarter = (a & mask) - one_quarter;
-  int32_t result = ExpOnIntervalQuarter(SatShiftLeft(a_mod_quarter_minus_one_quarter, kIntegerBits));
+  int32_t result =
+      ExpOnIntervalQuarter(SatShiftLeft(a_mod_quarter_minus_one_quarter, kIntegerBits));
   const int32_t remainder = a_mod_quarter_minus_one_quarter - a;
   // exp(-2^k) in Q0.31 for k = -2 .. 4.
   static const int32_t kMultipliers[] = {1672461947, 1302514674, 790015084, 290630308,
@@ -133,8 +134,9 @@ Status EvalSoftmaxI8(NodeState* node) {
     }
     const int headroom_plus_one = CountLeadingZeros(static_cast<uint32_t>(sum_of_exps));
     const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
-    const int32_t shifted_sum_minus_one = static_cast<int32_t>(
-        (static_cast<uint32_t>(sum_of_exps) << headroom_plus_one) - (static_cast<uint32_t>(1) << 31));
+    const int32_t shifted_sum_minus_one =
+        static_cast<int32_t>((static_cast<uint32_t>(sum_of_exps) << headroom_plus_one) -
+                             (static_cast<uint32_t>(1) << 31));
     const int32_t shifted_scale = OneOverOnePlusX(shifted_sum_minus_one);
     const int exponent = num_bits_over_unit + 31 - 8;
     for (int64_t c = 0; c < depth; ++c) {
@@ -170,7 +172,8 @@ Status PrepareSoftmax(NodeState* node) {
     return Status::OK();
   }
   if (in.type != TensorType::kInt8) {
-    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) +
+                                 " is not supported");
   }
   EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
   EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
@@ -213,7 +216,9 @@ void PoolLoop(const NodeState& node, const T* x, T* y) {
           int count = 0;
           for (int fy = fy0; fy < fy1; ++fy) {
             for (int fx = fx0; fx < fx1; ++fx) {
-              const T v = x[((static_cast<size_t>(b) * node.ih + y0 + fy) * node.iw + x0 + fx) * node.ic + c];
+              const T v =
+                  x[((static_cast<size_t>(b) * node.ih + y0 + fy) * node.iw + x0 + fx) * node.ic +
+                    c];
               if constexpr (sizeof(T) == 1) {
                 iv = kMax ? std::max<int32_t>(iv, v) : iv + v;
               } else {
@@ -264,7 +269,8 @@ Status PreparePool(NodeState* node) {
   const TensorDef& in = *node->t.in[0];
   const TensorDef& out = *node->t.out[0];
   if (in.shape.size() != 4) {
-    return errors::InvalidArgument(node->what + ": input must be NHWC, got " + ShapeString(in.shape));
+    return errors::InvalidArgument(node->what + ": input must be NHWC, got " +
+                                   ShapeString(in.shape));
   }
   if (o.stride_w < 1 || o.stride_h < 1 || o.filter_w < 1 || o.filter_h < 1) {
     return errors::InvalidArgument(node->what + ": strides and filter sizes must be >= 1");
@@ -289,13 +295,17 @@ Status PreparePool(NodeState* node) {
   } else if (in.type == TensorType::kInt8) {
     EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
     EMBER_RETURN_IF_ERROR(NeedQuant(*node, out, "output"));
-    if (in.quant.scale[0] != out.quant.scale[0] || in.quant.zero_point[0] != out.quant.zero_point[0]) {
-      return errors::InvalidArgument(node->what + ": int8 pooling needs equal input and output quantization");
+    if (in.quant.scale[0] != out.quant.scale[0] ||
+        in.quant.zero_point[0] != out.quant.zero_point[0]) {
+      return errors::InvalidArgument(node->what +
+                                     ": int8 pooling needs equal input and output quantization");
     }
     ActivationRangeInt8(static_cast<int>(o.activation), out.quant.scale[0],
-                        static_cast<int32_t>(out.quant.zero_point[0]), &node->act_min, &node->act_max);
+                        static_cast<int32_t>(out.quant.zero_point[0]), &node->act_min,
+                        &node->act_max);
   } else {
-    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) +
+                                 " is not supported");
   }
   node->eval = EvalPool;
   return Status::OK();
@@ -348,10 +358,11 @@ Status EvalMean(NodeState* node) {
   ReduceSum<int8_t, int32_t>(*node, node->t.In<int8_t>(0), &acc);
   int8_t* y = node->t.Out<int8_t>(0);
   for (size_t i = 0; i < nout; ++i) {
-    const int32_t shifted = static_cast<int32_t>(
-        static_cast<uint32_t>(acc[i]) - static_cast<uint32_t>(node->in_zp) * static_cast<uint32_t>(count));
-    const int32_t v =
-        WrappingAdd(MultiplyByQuantizedMultiplier(shifted, node->multiplier, node->shift), node->out_zp);
+    const int32_t shifted =
+        static_cast<int32_t>(static_cast<uint32_t>(acc[i]) -
+                             static_cast<uint32_t>(node->in_zp) * static_cast<uint32_t>(count));
+    const int32_t v = WrappingAdd(
+        MultiplyByQuantizedMultiplier(shifted, node->multiplier, node->shift), node->out_zp);
     y[i] = static_cast<int8_t>(std::max(-128, std::min(127, v)));
   }
   return Status::OK();
@@ -368,7 +379,8 @@ Status PrepareMean(NodeState* node) {
   const TensorDef& ax = *node->t.in[1];
   const TensorDef& out = *node->t.out[0];
   if (ax.type != TensorType::kInt32 || ax.data == nullptr) {
-    return errors::Unimplemented(node->what + ": axis '" + ax.name + "' must be a constant INT32 tensor");
+    return errors::Unimplemented(node->what + ": axis '" + ax.name +
+                                 "' must be a constant INT32 tensor");
   }
   const int rank = static_cast<int>(in.shape.size());
   const int32_t* axes = reinterpret_cast<const int32_t*>(ax.data);
@@ -404,7 +416,8 @@ Status PrepareMean(NodeState* node) {
     return Status::OK();
   }
   if (in.type != TensorType::kInt8) {
-    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) + " is not supported");
+    return errors::Unimplemented(node->what + ": type " + TensorTypeName(in.type) +
+                                 " is not supported");
   }
   if (count > (1 << 23)) return errors::Unimplemented(node->what + ": too many elements per mean");
   EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
@@ -414,8 +427,8 @@ Status PrepareMean(NodeState* node) {
   // TFLite's QuantizedMeanOrSum: 1/count is folded into the output multiplier.
   int32_t m;
   int sh;
-  QuantizeMultiplier(static_cast<double>(in.quant.scale[0]) / static_cast<double>(out.quant.scale[0]),
-                     &m, &sh);
+  QuantizeMultiplier(
+      static_cast<double>(in.quant.scale[0]) / static_cast<double>(out.quant.scale[0]), &m, &sh);
   int fold = 63 - CountLeadingZeros64(static_cast<uint64_t>(count));
   fold = std::min(fold, 32);
   fold = std::min(fold, 31 + sh);

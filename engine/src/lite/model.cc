@@ -18,30 +18,48 @@ namespace lite {
 
 std::string TensorTypeName(TensorType type) {
   switch (type) {
-    case TensorType::kFloat32: return "FLOAT32";
-    case TensorType::kFloat16: return "FLOAT16";
-    case TensorType::kInt32: return "INT32";
-    case TensorType::kUInt8: return "UINT8";
-    case TensorType::kInt64: return "INT64";
-    case TensorType::kString: return "STRING";
-    case TensorType::kBool: return "BOOL";
-    case TensorType::kInt16: return "INT16";
-    case TensorType::kInt8: return "INT8";
+    case TensorType::kFloat32:
+      return "FLOAT32";
+    case TensorType::kFloat16:
+      return "FLOAT16";
+    case TensorType::kInt32:
+      return "INT32";
+    case TensorType::kUInt8:
+      return "UINT8";
+    case TensorType::kInt64:
+      return "INT64";
+    case TensorType::kString:
+      return "STRING";
+    case TensorType::kBool:
+      return "BOOL";
+    case TensorType::kInt16:
+      return "INT16";
+    case TensorType::kInt8:
+      return "INT8";
   }
   return "UNKNOWN(" + std::to_string(static_cast<int>(type)) + ")";
 }
 
 size_t TensorTypeSize(TensorType type) {
   switch (type) {
-    case TensorType::kFloat32: return 4;
-    case TensorType::kFloat16: return 2;
-    case TensorType::kInt32: return 4;
-    case TensorType::kUInt8: return 1;
-    case TensorType::kInt64: return 8;
-    case TensorType::kBool: return 1;
-    case TensorType::kInt16: return 2;
-    case TensorType::kInt8: return 1;
-    case TensorType::kString: return 0;
+    case TensorType::kFloat32:
+      return 4;
+    case TensorType::kFloat16:
+      return 2;
+    case TensorType::kInt32:
+      return 4;
+    case TensorType::kUInt8:
+      return 1;
+    case TensorType::kInt64:
+      return 8;
+    case TensorType::kBool:
+      return 1;
+    case TensorType::kInt16:
+      return 2;
+    case TensorType::kInt8:
+      return 1;
+    case TensorType::kString:
+      return 0;
   }
   return 0;
 }
@@ -81,9 +99,7 @@ const OpInfo* FindOp(int32_t code) {
   return nullptr;
 }
 
-bool KnownType(int8_t t) {
-  return (t >= 0 && t <= 7) || t == 9;
-}
+bool KnownType(int8_t t) { return (t >= 0 && t <= 7) || t == 9; }
 
 constexpr size_t kMaxElements = size_t{1} << 31;
 
@@ -167,8 +183,9 @@ class Parser {
       int8_t deprecated = 0;
       int32_t builtin = 0, version = 1;
       std::string custom;
-      if (!c.Scalar<int8_t>(0, 0, &deprecated, &err_) || !c.Scalar<int32_t>(3, 0, &builtin, &err_) ||
-          !c.Scalar<int32_t>(2, 1, &version, &err_) || !c.String(1, &custom, &err_)) {
+      if (!c.Scalar<int8_t>(0, 0, &deprecated, &err_) ||
+          !c.Scalar<int32_t>(3, 0, &builtin, &err_) || !c.Scalar<int32_t>(2, 1, &version, &err_) ||
+          !c.String(1, &custom, &err_)) {
         return Bad("operator_code " + Str(i) + ": " + err_);
       }
       const int32_t code = std::max<int32_t>(builtin, deprecated);
@@ -184,7 +201,8 @@ class Parser {
     out->resize(v.count);
     for (uint32_t i = 0; i < v.count; ++i) {
       const int32_t idx = t.ElementAt<int32_t>(v, i);
-      if ((idx == -1 && !allow_absent) || idx < -1 || static_cast<int64_t>(idx) >= static_cast<int64_t>(limit)) {
+      if ((idx == -1 && !allow_absent) || idx < -1 ||
+          static_cast<int64_t>(idx) >= static_cast<int64_t>(limit)) {
         return Bad(what + "[" + Str(i) + "] = " + std::to_string(idx) +
                    " is not a tensor index (the subgraph has " + Str(limit) + " tensors)");
       }
@@ -219,7 +237,8 @@ class Parser {
       }
       if (static_cast<uint32_t>(t->shape[static_cast<size_t>(qd)]) != scale.count) {
         return Bad(what + ": " + Str(scale.count) + " per-channel scales for dimension " +
-                   std::to_string(qd) + " of size " + std::to_string(t->shape[static_cast<size_t>(qd)]));
+                   std::to_string(qd) + " of size " +
+                   std::to_string(t->shape[static_cast<size_t>(qd)]));
       }
     }
     return Status::OK();
@@ -346,7 +365,8 @@ class Parser {
       default:
         break;
     }
-    if (padding != 0 && padding != 1) return Bad(what + ": unknown padding " + std::to_string(padding));
+    if (padding != 0 && padding != 1)
+      return Bad(what + ": unknown padding " + std::to_string(padding));
     if (act < 0 || act > 3) {
       return Bad(what + ": fused activation " + std::to_string(act) +
                  " is not supported (NONE, RELU, RELU_N1_TO_1, RELU6 are)");
@@ -367,13 +387,15 @@ class Parser {
     const Opcode& code = opcodes_[opcode_index];
     const OpInfo* info = FindOp(code.code);
     if (info == nullptr) {
-      std::string name = code.code == 32 ? "CUSTOM '" + code.custom + "'" : BuiltinOpName(code.code);
+      std::string name =
+          code.code == 32 ? "CUSTOM '" + code.custom + "'" : BuiltinOpName(code.code);
       return errors::Unimplemented(what + ": operator " + name + " is not supported by ember lite");
     }
     if (code.version < 1 || code.version > info->max_version) {
       return errors::Unimplemented(what + ": " + info->name + " version " +
                                    std::to_string(code.version) + " is not supported (ember " +
-                                   "implements versions 1-" + std::to_string(info->max_version) + ")");
+                                   "implements versions 1-" + std::to_string(info->max_version) +
+                                   ")");
     }
     op->op = info->op;
     op->version = code.version;
@@ -394,7 +416,8 @@ class Parser {
     bool has_opts = false;
     if (!ot.SubTable(4, &opts, &has_opts, &err_)) return Bad(what + " options: " + err_);
     if (has_opts && options_type != 0) {
-      EMBER_RETURN_IF_ERROR(ParseOptions(opts, *info, what + " (" + info->name + ")", &op->options));
+      EMBER_RETURN_IF_ERROR(
+          ParseOptions(opts, *info, what + " (" + info->name + ")", &op->options));
     }
     return Status::OK();
   }

@@ -3,8 +3,8 @@
 #include "ember/lite/quant.h"
 
 #include <algorithm>
-#include <cmath>
 #include <climits>
+#include <cmath>
 #include <limits>
 
 namespace ember {
@@ -72,8 +72,8 @@ std::vector<int32_t> QuantizeBias(const float* bias, int n, float input_scale,
   std::vector<int32_t> out(static_cast<size_t>(n));
   const double lim = std::numeric_limits<int32_t>::max();
   for (int c = 0; c < n; ++c) {
-    const float ws = weight_scales.size() == 1 ? weight_scales[0]
-                                               : weight_scales[static_cast<size_t>(c)];
+    const float ws =
+        weight_scales.size() == 1 ? weight_scales[0] : weight_scales[static_cast<size_t>(c)];
     const float s = input_scale * ws;
     double q = s == 0.0f ? 0.0 : std::round(static_cast<double>(bias[c]) / s);
     q = std::min(lim, std::max(-lim, q));
@@ -105,8 +105,7 @@ int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplie
   if (shift > 30) shift = 30;
   const int total = 31 - shift;
   if (total > 62) return 0;
-  const int64_t r =
-      (static_cast<int64_t>(x) * multiplier + (int64_t{1} << (total - 1))) >> total;
+  const int64_t r = (static_cast<int64_t>(x) * multiplier + (int64_t{1} << (total - 1))) >> total;
   return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(r, INT32_MIN), INT32_MAX));
 }
 

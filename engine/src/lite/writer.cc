@@ -16,21 +16,34 @@ using Offset = Builder::Offset;
 
 OptionsType OptionsFor(BuiltinOp op) {
   switch (op) {
-    case BuiltinOp::kAdd: return OptionsType::kAdd;
+    case BuiltinOp::kAdd:
+      return OptionsType::kAdd;
     case BuiltinOp::kAveragePool2D:
-    case BuiltinOp::kMaxPool2D: return OptionsType::kPool2D;
-    case BuiltinOp::kConcatenation: return OptionsType::kConcatenation;
-    case BuiltinOp::kConv2D: return OptionsType::kConv2D;
-    case BuiltinOp::kDepthwiseConv2D: return OptionsType::kDepthwiseConv2D;
-    case BuiltinOp::kDequantize: return OptionsType::kDequantize;
-    case BuiltinOp::kFullyConnected: return OptionsType::kFullyConnected;
-    case BuiltinOp::kMul: return OptionsType::kMul;
-    case BuiltinOp::kReshape: return OptionsType::kReshape;
-    case BuiltinOp::kSoftmax: return OptionsType::kSoftmax;
-    case BuiltinOp::kMean: return OptionsType::kReducer;
-    case BuiltinOp::kQuantize: return OptionsType::kQuantize;
+    case BuiltinOp::kMaxPool2D:
+      return OptionsType::kPool2D;
+    case BuiltinOp::kConcatenation:
+      return OptionsType::kConcatenation;
+    case BuiltinOp::kConv2D:
+      return OptionsType::kConv2D;
+    case BuiltinOp::kDepthwiseConv2D:
+      return OptionsType::kDepthwiseConv2D;
+    case BuiltinOp::kDequantize:
+      return OptionsType::kDequantize;
+    case BuiltinOp::kFullyConnected:
+      return OptionsType::kFullyConnected;
+    case BuiltinOp::kMul:
+      return OptionsType::kMul;
+    case BuiltinOp::kReshape:
+      return OptionsType::kReshape;
+    case BuiltinOp::kSoftmax:
+      return OptionsType::kSoftmax;
+    case BuiltinOp::kMean:
+      return OptionsType::kReducer;
+    case BuiltinOp::kQuantize:
+      return OptionsType::kQuantize;
     case BuiltinOp::kRelu:
-    case BuiltinOp::kRelu6: return OptionsType::kNone;
+    case BuiltinOp::kRelu6:
+      return OptionsType::kNone;
   }
   return OptionsType::kNone;
 }
@@ -99,7 +112,8 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
 
 }  // namespace
 
-StatusOr<std::vector<uint8_t>> WriteModel(const SubGraphDef& graph, const std::string& description) {
+StatusOr<std::vector<uint8_t>> WriteModel(const SubGraphDef& graph,
+                                          const std::string& description) {
   Builder b;
   const size_t nt = graph.tensors.size();
   // Buffers: 0 is the empty sentinel, then one per constant tensor.

@@ -1,5 +1,7 @@
 // Writer round trips and malformed-model handling: every corruption must give an error that
 // names the problem, never a crash or an out-of-bounds read.
+#include "ember/lite/model.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "ember/lite/interpreter.h"
-#include "ember/lite/model.h"
 #include "ember/lite/writer.h"
 #include "ember_test.h"
 
@@ -209,8 +210,9 @@ TEST(LiteModel, LoadOfFourMegabyteModelIsZeroCopy) {
   const std::vector<uint8_t> bytes = Write(g);
   ASSERT_TRUE(bytes.size() > size_t{4} << 20);
   const std::string path = "lite_model_test_4mb.tflite";
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   double best_us = 1e30;
   for (int i = 0; i < 20; ++i) {
     auto t0 = std::chrono::steady_clock::now();

@@ -46,8 +46,8 @@ std::string RunCase(const std::string& stem) {
       const float* b = reinterpret_cast<const float*>(exp->data.data());
       for (size_t i = 0; i < t.bytes / 4; ++i) {
         if (std::fabs(a[i] - b[i]) > 1e-5 * std::fabs(b[i]) + 1e-6) {
-          return "output " + std::to_string(o) + "[" + std::to_string(i) + "] = " +
-                 std::to_string(a[i]) + ", LiteRT " + std::to_string(b[i]);
+          return "output " + std::to_string(o) + "[" + std::to_string(i) +
+                 "] = " + std::to_string(a[i]) + ", LiteRT " + std::to_string(b[i]);
         }
       }
     } else {

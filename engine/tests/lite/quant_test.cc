@@ -1,9 +1,10 @@
 // The quantization test vectors of ../shared/spec/ENGINE.md section 2.
+#include "ember/lite/quant.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-#include "ember/lite/quant.h"
 #include "ember_test.h"
 
 using namespace ember::lite;
@@ -47,7 +48,8 @@ TEST(Quant, PerChannelWeights) {
   EXPECT_NEAR(q.scales[0], 0.01, 1e-7);
   EXPECT_NEAR(q.scales[1], 0.000314961, 1e-9);
   const int expect[] = {50, -127, 30, 64, 32, -127};
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(static_cast<int>(q.values[static_cast<size_t>(i)]), expect[i]);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(static_cast<int>(q.values[static_cast<size_t>(i)]), expect[i]);
   const float zeros[] = {0.0f, 0.0f};
   const PerChannelWeights z = QuantizeWeightsPerChannel(zeros, {2, 1}, 0);
   EXPECT_EQ(z.scales[0], 0.0f);
@@ -59,9 +61,14 @@ TEST(Quant, QuantizeMultiplier) {
     double m;
     int32_t q;
     int shift;
-  } cases[] = {{0.5, 1073741824, 0},  {1.0, 1073741824, 1},  {0.25, 1073741824, -1},
-               {0.75, 1610612736, 0}, {1.5, 1610612736, 1},  {0.1, 1717986918, -3},
-               {1 - std::ldexp(1.0, -40), 1073741824, 1},    {std::ldexp(1.0, -40), 0, 0},
+  } cases[] = {{0.5, 1073741824, 0},
+               {1.0, 1073741824, 1},
+               {0.25, 1073741824, -1},
+               {0.75, 1610612736, 0},
+               {1.5, 1610612736, 1},
+               {0.1, 1717986918, -3},
+               {1 - std::ldexp(1.0, -40), 1073741824, 1},
+               {std::ldexp(1.0, -40), 0, 0},
                {0.0, 0, 0}};
   for (const Case& c : cases) {
     int32_t q;

@@ -23,7 +23,8 @@ int32_t LiteGraph::AddTensor(const std::string& name, TensorType type, std::vect
   t.num_elements = 1;
   for (int32_t d : t.shape) t.num_elements *= static_cast<size_t>(d);
   if (bytes != nullptr && size != 0) {
-    storage.emplace_back(static_cast<const uint8_t*>(bytes), static_cast<const uint8_t*>(bytes) + size);
+    storage.emplace_back(static_cast<const uint8_t*>(bytes),
+                         static_cast<const uint8_t*>(bytes) + size);
     t.data = storage.back().data();
     t.data_size = size;
   }
@@ -37,18 +38,20 @@ namespace {
 struct Value {
   bool is_const = false;
   std::vector<int64_t> shape;
-  std::vector<float> f;      // float constants
-  std::vector<int64_t> i;    // integer constants
+  std::vector<float> f;    // float constants
+  std::vector<int64_t> i;  // integer constants
   bool is_int = false;
-  int32_t tensor = -1;       // lite tensor index when not constant
-  int producer = -1;         // lite operator index
+  int32_t tensor = -1;  // lite tensor index when not constant
+  int producer = -1;    // lite operator index
 };
 
 std::string Canonical(const std::string& in) {
   return in.find(':') == std::string::npos ? in + ":0" : in;
 }
 
-std::vector<int32_t> To32(const std::vector<int64_t>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
+std::vector<int32_t> To32(const std::vector<int64_t>& v) {
+  return std::vector<int32_t>(v.begin(), v.end());
+}
 
 class FloatConverter {
  public:
@@ -66,7 +69,8 @@ class FloatConverter {
     for (const std::string& o : outputs_) ++consumers_[Canonical(o)];
     for (const std::string& in : inputs_) {
       auto it = nodes_.find(in);
-      if (it == nodes_.end()) return errors::NotFound("--input '" + in + "': no such node in the graph");
+      if (it == nodes_.end())
+        return errors::NotFound("--input '" + in + "': no such node in the graph");
       EMBER_RETURN_IF_ERROR(AddInput(*it->second));
     }
     for (const std::string& o : outputs_) {
@@ -83,7 +87,8 @@ class FloatConverter {
   Status AddInput(const NodeDef& n) {
     auto sh = n.attr.find("shape");
     if (sh == n.attr.end() || sh->second.shape.unknown_rank) {
-      return errors::InvalidArgument("input '" + n.name + "' needs a known rank (its 'shape' attr)");
+      return errors::InvalidArgument("input '" + n.name +
+                                     "' needs a known rank (its 'shape' attr)");
     }
     auto dt = n.attr.find("dtype");
     if (dt != n.attr.end() && dt->second.type != DataType::kFloat) {
@@ -101,15 +106,18 @@ class FloatConverter {
     auto it = values_.find(name);
     if (it == values_.end()) {
       const std::string node = name.substr(0, name.rfind(':'));
-      if (visiting_.count(node)) return errors::InvalidArgument("the graph has a cycle through '" + node + "'");
+      if (visiting_.count(node))
+        return errors::InvalidArgument("the graph has a cycle through '" + node + "'");
       auto n = nodes_.find(node);
-      if (n == nodes_.end()) return errors::NotFound("node '" + node + "' (an input of the graph) does not exist");
+      if (n == nodes_.end())
+        return errors::NotFound("node '" + node + "' (an input of the graph) does not exist");
       visiting_.insert(node);
       Status s = Convert(*n->second);
       visiting_.erase(node);
       if (!s.ok()) return s;
       it = values_.find(name);
-      if (it == values_.end()) return errors::NotFound("'" + name + "' is not an output of its node");
+      if (it == values_.end())
+        return errors::NotFound("'" + name + "' is not an output of its node");
     }
     *out = &it->second;
     return Status::OK();
@@ -124,8 +132,8 @@ class FloatConverter {
       vals->push_back(v);
     }
     if (count != 0 && vals->size() != count) {
-      return errors::InvalidArgument(Where(n) + "expects " + std::to_string(count) + " inputs, has " +
-                                     std::to_string(vals->size()));
+      return errors::InvalidArgument(Where(n) + "expects " + std::to_string(count) +
+                                     " inputs, has " + std::to_string(vals->size()));
     }
     return Status::OK();
   }
@@ -134,7 +142,8 @@ class FloatConverter {
 
   Status ConstFromNode(const NodeDef& n, Value* v) {
     auto it = n.attr.find("value");
-    if (it == n.attr.end()) return errors::InvalidArgument(Where(n) + "Const without a 'value' attr");
+    if (it == n.attr.end())
+      return errors::InvalidArgument(Where(n) + "Const without a 'value' attr");
     const Tensor& t = it->second.tensor;
     v->is_const = true;
     v->shape = t.shape().dim_sizes();
@@ -163,9 +172,11 @@ class FloatConverter {
     if (!v->is_const) return v->tensor;
     if (v->is_int) {
       std::vector<int32_t> data(v->i.begin(), v->i.end());
-      return out_->AddTensor(name, TensorType::kInt32, To32(v->shape), data.data(), data.size() * 4);
+      return out_->AddTensor(name, TensorType::kInt32, To32(v->shape), data.data(),
+                             data.size() * 4);
     }
-    return out_->AddTensor(name, TensorType::kFloat32, To32(v->shape), v->f.data(), v->f.size() * 4);
+    return out_->AddTensor(name, TensorType::kFloat32, To32(v->shape), v->f.data(),
+                           v->f.size() * 4);
   }
 
   Value& Emit(const NodeDef& n, BuiltinOp op, std::vector<int32_t> ins, std::vector<int64_t> shape,
@@ -205,11 +216,13 @@ class FloatConverter {
     } else if (s == "VALID") {
       *p = lite::Padding::kValid;
     } else {
-      return errors::Unimplemented(Where(n) + "padding '" + s + "' is not supported (SAME, VALID are)");
+      return errors::Unimplemented(Where(n) + "padding '" + s +
+                                   "' is not supported (SAME, VALID are)");
     }
     auto df = n.attr.find("data_format");
     if (df != n.attr.end() && df->second.s != "NHWC") {
-      return errors::Unimplemented(Where(n) + "data_format '" + df->second.s + "': only NHWC is supported");
+      return errors::Unimplemented(Where(n) + "data_format '" + df->second.s +
+                                   "': only NHWC is supported");
     }
     return Status::OK();
   }
@@ -233,10 +246,12 @@ class FloatConverter {
       o->dilation_h = static_cast<int32_t>(dl[1]);
       o->dilation_w = static_cast<int32_t>(dl[2]);
     }
-    if (x.shape.size() != 4) return errors::InvalidArgument(Where(n) + "input must be rank 4 (NHWC)");
+    if (x.shape.size() != 4)
+      return errors::InvalidArgument(Where(n) + "input must be rank 4 (NHWC)");
     *hw = {OutSize(o->padding, x.shape[1], kh, o->stride_h, o->dilation_h),
            OutSize(o->padding, x.shape[2], kw, o->stride_w, o->dilation_w)};
-    if ((*hw)[0] <= 0 || (*hw)[1] <= 0) return errors::InvalidArgument(Where(n) + "filter larger than input");
+    if ((*hw)[0] <= 0 || (*hw)[1] <= 0)
+      return errors::InvalidArgument(Where(n) + "filter larger than input");
     return Status::OK();
   }
 
@@ -253,7 +268,8 @@ class FloatConverter {
   std::set<std::string> visiting_;
 };
 
-std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool* ok) {
+std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                    bool* ok) {
   const size_t r = std::max(a.size(), b.size());
   std::vector<int64_t> out(r, 1);
   *ok = true;
@@ -275,11 +291,14 @@ Status FloatConverter::ConvertBinary(const NodeDef& n, bool add) {
   const std::vector<int64_t> shape = BroadcastShape(a->shape, b->shape, &ok);
   if (!ok) return errors::InvalidArgument(Where(n) + "shapes do not broadcast");
   if (a->is_const && b->is_const) {  // constant folding
-    if (a->is_int || b->is_int) return errors::Unimplemented(Where(n) + "cannot fold integer arithmetic");
+    if (a->is_int || b->is_int)
+      return errors::Unimplemented(Where(n) + "cannot fold integer arithmetic");
     size_t total = 1;
     for (int64_t d : shape) total *= static_cast<size_t>(d);
-    if (a->f.size() != total && a->f.size() != 1) return errors::Unimplemented(Where(n) + "cannot fold this broadcast");
-    if (b->f.size() != total && b->f.size() != 1) return errors::Unimplemented(Where(n) + "cannot fold this broadcast");
+    if (a->f.size() != total && a->f.size() != 1)
+      return errors::Unimplemented(Where(n) + "cannot fold this broadcast");
+    if (b->f.size() != total && b->f.size() != 1)
+      return errors::Unimplemented(Where(n) + "cannot fold this broadcast");
     Value v;
     v.is_const = true;
     v.shape = shape;
@@ -318,7 +337,8 @@ Status FloatConverter::ConvertActivation(const NodeDef& n, Activation act) {
   std::vector<Value*> in;
   EMBER_RETURN_IF_ERROR(Inputs(n, 1, &in));
   Value* x = in[0];
-  if (x->is_const) return errors::Unimplemented(Where(n) + "cannot fold an activation of a constant");
+  if (x->is_const)
+    return errors::Unimplemented(Where(n) + "cannot fold an activation of a constant");
   if (x->producer >= 0 && consumers_[Canonical(n.input[0])] == 1) {
     OperatorDef& op = out_->graph.operators[static_cast<size_t>(x->producer)];
     const bool fusable = op.op == BuiltinOp::kConv2D || op.op == BuiltinOp::kDepthwiseConv2D ||
@@ -345,7 +365,8 @@ Status FloatConverter::Convert(const NodeDef& n) {
     return Status::OK();
   }
   if (op == "Placeholder") {
-    return errors::InvalidArgument(Where(n) + "this Placeholder is needed but not listed with --input");
+    return errors::InvalidArgument(Where(n) +
+                                   "this Placeholder is needed but not listed with --input");
   }
   if (op == "Identity" || op == "StopGradient" || op == "Snapshot") {
     EMBER_RETURN_IF_ERROR(Inputs(n, 1, &in));
@@ -358,12 +379,17 @@ Status FloatConverter::Convert(const NodeDef& n) {
   if (op == "Relu6") return ConvertActivation(n, Activation::kRelu6);
   if (op == "MatMul") {
     EMBER_RETURN_IF_ERROR(Inputs(n, 2, &in));
-    auto flag = [&](const char* a) { auto it = n.attr.find(a); return it != n.attr.end() && it->second.b; };
-    if (flag("transpose_a")) return errors::Unimplemented(Where(n) + "transpose_a is not supported");
+    auto flag = [&](const char* a) {
+      auto it = n.attr.find(a);
+      return it != n.attr.end() && it->second.b;
+    };
+    if (flag("transpose_a"))
+      return errors::Unimplemented(Where(n) + "transpose_a is not supported");
     const Value& x = *in[0];
     const Value& w = *in[1];
     if (x.is_const || !w.is_const || w.is_int || w.shape.size() != 2 || x.shape.size() != 2) {
-      return errors::Unimplemented(Where(n) + "only activation[B,K] x constant float weights[K,N] is supported");
+      return errors::Unimplemented(
+          Where(n) + "only activation[B,K] x constant float weights[K,N] is supported");
     }
     const bool tb = flag("transpose_b");
     const int64_t k = tb ? w.shape[1] : w.shape[0], units = tb ? w.shape[0] : w.shape[1];
@@ -371,14 +397,17 @@ Status FloatConverter::Convert(const NodeDef& n) {
     std::vector<float> wt(static_cast<size_t>(units * k));
     for (int64_t u = 0; u < units; ++u) {
       for (int64_t j = 0; j < k; ++j) {
-        wt[static_cast<size_t>(u * k + j)] = tb ? w.f[static_cast<size_t>(u * k + j)] : w.f[static_cast<size_t>(j * units + u)];
+        wt[static_cast<size_t>(u * k + j)] =
+            tb ? w.f[static_cast<size_t>(u * k + j)] : w.f[static_cast<size_t>(j * units + u)];
       }
     }
     const int32_t wi = out_->AddTensor(n.name + "/weights", TensorType::kFloat32,
-                                       {static_cast<int32_t>(units), static_cast<int32_t>(k)}, wt.data(), wt.size() * 4);
+                                       {static_cast<int32_t>(units), static_cast<int32_t>(k)},
+                                       wt.data(), wt.size() * 4);
     std::vector<float> zeros(static_cast<size_t>(units), 0.0f);
-    const int32_t bi = out_->AddTensor(n.name + "/bias", TensorType::kFloat32, {static_cast<int32_t>(units)},
-                                       zeros.data(), zeros.size() * 4);
+    const int32_t bi =
+        out_->AddTensor(n.name + "/bias", TensorType::kFloat32, {static_cast<int32_t>(units)},
+                        zeros.data(), zeros.size() * 4);
     Emit(n, BuiltinOp::kFullyConnected, {x.tensor, wi, bi}, {x.shape[0], units});
     return Status::OK();
   }
@@ -387,13 +416,15 @@ Status FloatConverter::Convert(const NodeDef& n) {
     const Value& x = *in[0];
     const Value& w = *in[1];
     if (x.is_const || !w.is_const || w.is_int || w.shape.size() != 4) {
-      return errors::Unimplemented(Where(n) + "needs an activation input and a constant float HWIO filter");
+      return errors::Unimplemented(Where(n) +
+                                   "needs an activation input and a constant float HWIO filter");
     }
     const int64_t kh = w.shape[0], kw = w.shape[1], ci = w.shape[2], co = w.shape[3];
     lite::OpOptions o;
     std::vector<int64_t> hw;
     EMBER_RETURN_IF_ERROR(Spatial(n, x, kh, kw, &o, &hw));
-    if (x.shape[3] != ci) return errors::InvalidArgument(Where(n) + "filter depth differs from the input's");
+    if (x.shape[3] != ci)
+      return errors::InvalidArgument(Where(n) + "filter depth differs from the input's");
     const bool dw = op == "DepthwiseConv2dNative";
     const int64_t out_c = dw ? ci * co : co;
     std::vector<float> f(w.f.size());
@@ -405,14 +436,20 @@ Status FloatConverter::Convert(const NodeDef& n) {
         for (int64_t b = 0; b < kw; ++b)
           for (int64_t c = 0; c < ci; ++c)
             for (int64_t d = 0; d < co; ++d)
-              f[static_cast<size_t>(((d * kh + a) * kw + b) * ci + c)] = w.f[static_cast<size_t>(((a * kw + b) * ci + c) * co + d)];
+              f[static_cast<size_t>(((d * kh + a) * kw + b) * ci + c)] =
+                  w.f[static_cast<size_t>(((a * kw + b) * ci + c) * co + d)];
     }
-    const std::vector<int32_t> fshape = dw ? std::vector<int32_t>{1, static_cast<int32_t>(kh), static_cast<int32_t>(kw), static_cast<int32_t>(out_c)}
-                                           : std::vector<int32_t>{static_cast<int32_t>(co), static_cast<int32_t>(kh), static_cast<int32_t>(kw), static_cast<int32_t>(ci)};
-    const int32_t wi = out_->AddTensor(n.name + "/filter", TensorType::kFloat32, fshape, f.data(), f.size() * 4);
+    const std::vector<int32_t> fshape =
+        dw ? std::vector<int32_t>{1, static_cast<int32_t>(kh), static_cast<int32_t>(kw),
+                                  static_cast<int32_t>(out_c)}
+           : std::vector<int32_t>{static_cast<int32_t>(co), static_cast<int32_t>(kh),
+                                  static_cast<int32_t>(kw), static_cast<int32_t>(ci)};
+    const int32_t wi =
+        out_->AddTensor(n.name + "/filter", TensorType::kFloat32, fshape, f.data(), f.size() * 4);
     std::vector<float> zeros(static_cast<size_t>(out_c), 0.0f);
-    const int32_t bi = out_->AddTensor(n.name + "/bias", TensorType::kFloat32, {static_cast<int32_t>(out_c)},
-                                       zeros.data(), zeros.size() * 4);
+    const int32_t bi =
+        out_->AddTensor(n.name + "/bias", TensorType::kFloat32, {static_cast<int32_t>(out_c)},
+                        zeros.data(), zeros.size() * 4);
     Emit(n, dw ? BuiltinOp::kDepthwiseConv2D : BuiltinOp::kConv2D, {x.tensor, wi, bi},
          {x.shape[0], hw[0], hw[1], out_c}, o);
     return Status::OK();
@@ -420,7 +457,8 @@ Status FloatConverter::Convert(const NodeDef& n) {
   if (op == "AvgPool" || op == "MaxPool") {
     EMBER_RETURN_IF_ERROR(Inputs(n, 1, &in));
     const std::vector<int64_t> ks = IntList(n, "ksize");
-    if (ks.size() != 4 || ks[0] != 1 || ks[3] != 1) return errors::Unimplemented(Where(n) + "ksize must be [1, h, w, 1]");
+    if (ks.size() != 4 || ks[0] != 1 || ks[3] != 1)
+      return errors::Unimplemented(Where(n) + "ksize must be [1, h, w, 1]");
     lite::OpOptions o;
     std::vector<int64_t> hw;
     EMBER_RETURN_IF_ERROR(Spatial(n, *in[0], ks[1], ks[2], &o, &hw));
@@ -447,23 +485,32 @@ Status FloatConverter::Convert(const NodeDef& n) {
     if (op == "Squeeze") {
       const std::vector<int64_t> dims = IntList(n, "squeeze_dims");
       for (size_t d = 0; d < x->shape.size(); ++d) {
-        const bool listed = std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end() ||
-                            std::find(dims.begin(), dims.end(), static_cast<int64_t>(d) - static_cast<int64_t>(x->shape.size())) != dims.end();
+        const bool listed =
+            std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end() ||
+            std::find(dims.begin(), dims.end(),
+                      static_cast<int64_t>(d) - static_cast<int64_t>(x->shape.size())) !=
+                dims.end();
         if (!(x->shape[d] == 1 && (dims.empty() || listed))) shape.push_back(x->shape[d]);
       }
     } else {
-      if (!in[1]->is_const || !in[1]->is_int) return errors::Unimplemented(Where(n) + "the shape must be a constant");
+      if (!in[1]->is_const || !in[1]->is_int)
+        return errors::Unimplemented(Where(n) + "the shape must be a constant");
       shape = in[1]->i;
       int64_t known = 1;
       int unknown = -1;
       for (size_t d = 0; d < shape.size(); ++d) {
-        if (shape[d] == -1) unknown = static_cast<int>(d); else known *= shape[d];
+        if (shape[d] == -1)
+          unknown = static_cast<int>(d);
+        else
+          known *= shape[d];
       }
       if (unknown >= 0 && known > 0) shape[static_cast<size_t>(unknown)] = total / known;
     }
     int64_t check = 1;
     for (int64_t d : shape) check *= d;
-    if (check != total) return errors::InvalidArgument(Where(n) + "cannot reshape " + std::to_string(total) + " elements");
+    if (check != total)
+      return errors::InvalidArgument(Where(n) + "cannot reshape " + std::to_string(total) +
+                                     " elements");
     if (x->is_const) {
       Value v = *x;
       v.shape = shape;
@@ -497,7 +544,8 @@ Status FloatConverter::Convert(const NodeDef& n) {
   }
   if (op == "Mean") {
     EMBER_RETURN_IF_ERROR(Inputs(n, 2, &in));
-    if (!in[1]->is_const || !in[1]->is_int) return errors::Unimplemented(Where(n) + "the axis must be a constant");
+    if (!in[1]->is_const || !in[1]->is_int)
+      return errors::Unimplemented(Where(n) + "the axis must be a constant");
     auto kd = n.attr.find("keep_dims");
     lite::OpOptions o;
     o.keep_dims = kd != n.attr.end() && kd->second.b;
@@ -506,8 +554,10 @@ Status FloatConverter::Convert(const NodeDef& n) {
     for (int64_t a : in[1]->i) red[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
     std::vector<int64_t> shape;
     for (int d = 0; d < rank; ++d) {
-      if (!red[static_cast<size_t>(d)]) shape.push_back(in[0]->shape[static_cast<size_t>(d)]);
-      else if (o.keep_dims) shape.push_back(1);
+      if (!red[static_cast<size_t>(d)])
+        shape.push_back(in[0]->shape[static_cast<size_t>(d)]);
+      else if (o.keep_dims)
+        shape.push_back(1);
     }
     const int32_t axis = Materialize(in[1], n.name + "/axis");
     Emit(n, BuiltinOp::kMean, {in[0]->tensor, axis}, shape, o);

@@ -35,7 +35,8 @@ StatusOr<std::vector<std::vector<float>>> LoadSamples(const fs::path& dir, size_
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (e.path().extension() == ".npy") files.push_back(e.path());
   }
-  if (ec) return ember::errors::NotFound("cannot read calibration directory '" + dir.string() + "'");
+  if (ec)
+    return ember::errors::NotFound("cannot read calibration directory '" + dir.string() + "'");
   std::sort(files.begin(), files.end());
   if (files.empty()) return ember::errors::NotFound("no .npy files in '" + dir.string() + "'");
   std::vector<std::vector<float>> out;
@@ -56,12 +57,13 @@ StatusOr<std::vector<std::vector<float>>> LoadSamples(const fs::path& dir, size_
                                             arr->descr + "; float32 or float64 expected");
     }
     if (numel == 0 || values.size() % numel != 0) {
-      return ember::errors::InvalidArgument("calibration file '" + f.string() + "' has " +
-                                            std::to_string(values.size()) + " values, not a multiple of the input's " +
-                                            std::to_string(numel));
+      return ember::errors::InvalidArgument(
+          "calibration file '" + f.string() + "' has " + std::to_string(values.size()) +
+          " values, not a multiple of the input's " + std::to_string(numel));
     }
     for (size_t k = 0; k < values.size(); k += numel) {
-      out.emplace_back(values.begin() + static_cast<long>(k), values.begin() + static_cast<long>(k + numel));
+      out.emplace_back(values.begin() + static_cast<long>(k),
+                       values.begin() + static_cast<long>(k + numel));
     }
   }
   return out;
@@ -102,8 +104,10 @@ int main(int argc, char** argv) {
     }
   }
   if (graph_path.empty()) return Fail("missing GRAPH.pb (see --help)");
-  if (!quantize.empty() && quantize != "int8") return Fail("--quantize supports only 'int8', got '" + quantize + "'");
-  if (!quantize.empty() && calibration.empty()) return Fail("--quantize int8 needs --calibration DIR_OF_NPY");
+  if (!quantize.empty() && quantize != "int8")
+    return Fail("--quantize supports only 'int8', got '" + quantize + "'");
+  if (!quantize.empty() && calibration.empty())
+    return Fail("--quantize int8 needs --calibration DIR_OF_NPY");
   if (out_path.empty()) out_path = fs::path(graph_path).replace_extension(".tflite").string();
 
   ember::GraphDef graph;
@@ -117,11 +121,13 @@ int main(int argc, char** argv) {
     std::vector<ember::convert::Sample> samples;
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       const ember::lite::TensorDef& t = g.tensors[static_cast<size_t>(g.inputs[i])];
-      const fs::path dir = g.inputs.size() == 1 ? fs::path(calibration) : fs::path(calibration) / inputs[i];
+      const fs::path dir =
+          g.inputs.size() == 1 ? fs::path(calibration) : fs::path(calibration) / inputs[i];
       auto per_input = LoadSamples(dir, t.num_elements);
       if (!per_input.ok()) return Fail(per_input.status().message());
       if (i == 0) samples.resize(per_input->size());
-      if (per_input->size() != samples.size()) return Fail("inputs have different numbers of calibration samples");
+      if (per_input->size() != samples.size())
+        return Fail("inputs have different numbers of calibration samples");
       for (size_t k = 0; k < samples.size(); ++k) samples[k].push_back((*per_input)[k]);
     }
     auto q = ember::convert::QuantizeInt8(*result, samples);
@@ -131,7 +137,8 @@ int main(int argc, char** argv) {
   auto bytes = ember::lite::WriteModel(result->graph, "ember-convert");
   if (!bytes.ok()) return Fail(bytes.status().message());
   std::ofstream f(out_path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+  f.write(reinterpret_cast<const char*>(bytes->data()),
+          static_cast<std::streamsize>(bytes->size()));
   if (!f) return Fail("cannot write '" + out_path + "'");
   std::printf("wrote %s (%zu bytes, %zu operators%s)\n", out_path.c_str(), bytes->size(),
               result->graph.operators.size(), quantize.empty() ? "" : ", int8");

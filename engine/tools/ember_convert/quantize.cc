@@ -42,10 +42,14 @@ Params FromRange(const Range& r) {
 int OpVersionInt8(BuiltinOp op) {
   switch (op) {
     case BuiltinOp::kConv2D:
-    case BuiltinOp::kDepthwiseConv2D: return 3;
-    case BuiltinOp::kFullyConnected: return 4;
-    case BuiltinOp::kReshape: return 1;
-    default: return 2;
+    case BuiltinOp::kDepthwiseConv2D:
+      return 3;
+    case BuiltinOp::kFullyConnected:
+      return 4;
+    case BuiltinOp::kReshape:
+      return 1;
+    default:
+      return 2;
   }
 }
 
@@ -97,7 +101,8 @@ class Quantizer {
     }
     const Params p = FromRange(r);
     std::vector<int8_t> data(t.num_elements);
-    for (size_t k = 0; k < t.num_elements; ++k) data[k] = lite::QuantizeValueInt8(v[k], p.scale, p.zp);
+    for (size_t k = 0; k < t.num_elements; ++k)
+      data[k] = lite::QuantizeValueInt8(v[k], p.scale, p.zp);
     const int32_t idx = q_->AddTensor(t.name, TensorType::kInt8, t.shape, data.data(), data.size());
     SetQuant(idx, {p.scale}, {p.zp}, 0);
     return idx;
@@ -145,7 +150,8 @@ class Quantizer {
     for (float& s : pw.scales) {
       if (s == 0.0f) s = 1e-9f;  // all-zero channel: any positive scale represents it
     }
-    const int32_t wi = q_->AddTensor(w.name, TensorType::kInt8, w.shape, pw.values.data(), pw.values.size());
+    const int32_t wi =
+        q_->AddTensor(w.name, TensorType::kInt8, w.shape, pw.values.data(), pw.values.size());
     SetQuant(wi, pw.scales, std::vector<int64_t>(pw.scales.size(), 0), dim);
     const int n = static_cast<int>(b.num_elements);
     const std::vector<int32_t> qb =
@@ -199,7 +205,8 @@ class Quantizer {
         q.outputs = {Activation(op.outputs[0])};
         break;
       default:
-        return errors::Unimplemented("cannot quantize " + lite::BuiltinOpName(static_cast<int32_t>(op.op)));
+        return errors::Unimplemented("cannot quantize " +
+                                     lite::BuiltinOpName(static_cast<int32_t>(op.op)));
     }
     q_->graph.operators.push_back(q);
     return Status::OK();

@@ -29,14 +29,22 @@ struct NpyArray {
 
 inline const char* NpyDescr(TensorType t) {
   switch (t) {
-    case TensorType::kFloat32: return "<f4";
-    case TensorType::kInt32: return "<i4";
-    case TensorType::kInt8: return "|i1";
-    case TensorType::kUInt8: return "|u1";
-    case TensorType::kInt64: return "<i8";
-    case TensorType::kInt16: return "<i2";
-    case TensorType::kBool: return "|b1";
-    default: return "";
+    case TensorType::kFloat32:
+      return "<f4";
+    case TensorType::kInt32:
+      return "<i4";
+    case TensorType::kInt8:
+      return "|i1";
+    case TensorType::kUInt8:
+      return "|u1";
+    case TensorType::kInt64:
+      return "<i8";
+    case TensorType::kInt16:
+      return "<i2";
+    case TensorType::kBool:
+      return "|b1";
+    default:
+      return "";
   }
 }
 
@@ -105,8 +113,16 @@ inline Status WriteNpy(const std::string& path, const std::string& descr,
   h += '\n';
   std::ofstream f(path, std::ios::binary);
   if (!f) return errors::NotFound("cannot write '" + path + "'");
-  const uint8_t pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                           static_cast<uint8_t>(h.size() & 0xff), static_cast<uint8_t>(h.size() >> 8)};
+  const uint8_t pre[10] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           static_cast<uint8_t>(h.size() & 0xff),
+                           static_cast<uint8_t>(h.size() >> 8)};
   f.write(reinterpret_cast<const char*>(pre), 10);
   f.write(h.data(), static_cast<std::streamsize>(h.size()));
   f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));

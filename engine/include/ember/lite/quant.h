@@ -3,8 +3,8 @@
 #ifndef EMBER_LITE_QUANT_H_
 #define EMBER_LITE_QUANT_H_
 
-#include <cstdint>
 #include <climits>
+#include <cstdint>
 #include <vector>
 
 #include "ember/status.h"
@@ -59,8 +59,9 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int 
   const int right = shift > 0 ? 0 : -shift;
   // Wrapping multiply, as the reference's int32 arithmetic behaves on every target.
   const int32_t shifted =
-      left >= 32 ? 0
-                 : static_cast<int32_t>(static_cast<uint32_t>(x) * (static_cast<uint32_t>(1) << left));
+      left >= 32
+          ? 0
+          : static_cast<int32_t>(static_cast<uint32_t>(x) * (static_cast<uint32_t>(1) << left));
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right);
 }
 

@@ -6,8 +6,8 @@
 // (default: the current directory) and summarised on stdout.
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
     if (a == "--input" && i + 1 < argc) {
       std::string v = argv[++i];
       const size_t eq = v.find('=');
-      if (eq == std::string::npos) return Fail("--input takes NAME_OR_INDEX=FILE.npy, got '" + v + "'");
+      if (eq == std::string::npos)
+        return Fail("--input takes NAME_OR_INDEX=FILE.npy, got '" + v + "'");
       feeds.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if (a == "--outdir" && i + 1 < argc) {
       outdir = argv[++i];
@@ -64,7 +65,8 @@ int main(int argc, char** argv) {
   if (!s.ok()) return Fail(s.message());
   for (const auto& feed : feeds) {
     size_t idx;
-    bool numeric = !feed.first.empty() && feed.first.find_first_not_of("0123456789") == std::string::npos;
+    bool numeric =
+        !feed.first.empty() && feed.first.find_first_not_of("0123456789") == std::string::npos;
     if (numeric) {
       idx = static_cast<size_t>(std::stoul(feed.first));
       if (idx >= in.inputs_size()) {
@@ -80,8 +82,8 @@ int main(int argc, char** argv) {
     auto arr = ReadNpy(feed.second);
     if (!arr.ok()) return Fail(arr.status().message());
     if (arr->descr != NpyDescr(t.type())) {
-      return Fail("input '" + t.name() + "' is " + TensorTypeName(t.type()) + " but '" + feed.second +
-                  "' holds dtype " + arr->descr);
+      return Fail("input '" + t.name() + "' is " + TensorTypeName(t.type()) + " but '" +
+                  feed.second + "' holds dtype " + arr->descr);
     }
     if (arr->data.size() != t.bytes) {
       return Fail("input '" + t.name() + "' needs " + std::to_string(t.bytes) + " bytes but '" +
@@ -101,8 +103,8 @@ int main(int argc, char** argv) {
     const std::string path = outdir + "/output_" + std::to_string(o) + ".npy";
     s = WriteNpy(path, NpyDescr(t.type()), shape, t.data, t.bytes);
     if (!s.ok()) return Fail(s.message());
-    std::printf("output %zu '%s' %s %s -> %s\n", o, t.name().c_str(), TensorTypeName(t.type()).c_str(),
-                ShapeString(t.shape()).c_str(), path.c_str());
+    std::printf("output %zu '%s' %s %s -> %s\n", o, t.name().c_str(),
+                TensorTypeName(t.type()).c_str(), ShapeString(t.shape()).c_str(), path.c_str());
   }
   using us = std::chrono::duration<double, std::micro>;
   std::printf("load_us %.1f invoke_us %.1f\n", us(t1 - t0).count(), us(t3 - t2).count() / repeat);
