@@ -88,3 +88,18 @@ def test_bad_model_is_a_clear_error(ember_install: Path, tmp_path: Path) -> None
     assert proc.returncode == 1
     assert "invalid .tflite model" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["small_cnn_int8", "add", "concatenation_int8"])
+def test_ember_run_accepts_tflite(ember_install: Path, tmp_path: Path, name: str) -> None:
+    model = TESTDATA / f"{name}.tflite"
+    inputs = random_inputs(model, 7)
+    interp = litert.Interpreter(model_path=str(model))
+    argv = [str(ember_install / "bin" / "ember-run"), str(model), "--out", str(tmp_path / "out")]
+    for detail, x in zip(interp.get_input_details(), inputs, strict=True):
+        np.save(tmp_path / f"{detail['name']}.npy", x)
+        argv += ["--feed", f"{detail['name']}={tmp_path / (detail['name'] + '.npy')}"]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    outs = [np.load(tmp_path / "out" / f"{i}.npy") for i in range(len(interp.get_output_details()))]
+    assert_agree(outs, litert_outputs(model, inputs))

@@ -15,6 +15,9 @@
 #include "ember/graph_def.h"
 #include "ember/session.h"
 #include "npy.h"
+#ifdef EMBER_RUN_HAS_LITE
+#include "lite/tools/run_tflite.h"
+#endif
 
 namespace ember {
 namespace {
@@ -96,8 +99,12 @@ Status RunGraphDef(const Args& args, const std::vector<std::pair<std::string, Te
 Status RunModel(const Args& args, const std::vector<std::pair<std::string, Tensor>>& feeds,
                 std::vector<Tensor>* outputs) {
   if (EndsWith(args.model, ".tflite")) {
+#ifdef EMBER_RUN_HAS_LITE
+    return lite::RunTflite(args.model, feeds, args.fetches, outputs);
+#else
     return errors::Unimplemented(args.model +
                                  ": .tflite models are not supported by this ember-run build");
+#endif
   }
   return RunGraphDef(args, feeds, outputs);
 }
@@ -186,7 +193,9 @@ Status Main(int argc, char** argv) {
           npy::Write(args.out_dir + "/" + std::to_string(i) + ".npy", outputs[i]));
     }
   } else {
-    for (size_t i = 0; i < outputs.size(); ++i) PrintTensor(i, args.fetches[i], outputs[i]);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      PrintTensor(i, i < args.fetches.size() ? args.fetches[i] : std::to_string(i), outputs[i]);
+    }
   }
   return Status::OK();
 }
