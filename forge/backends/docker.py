@@ -101,6 +101,19 @@ def remove_stale(client: Any, alive: Callable[[int], bool]) -> list[str]:
     return removed
 
 
+def fair_cpu_placement(info: Mapping[str, Any], cpus: int) -> dict[str, Any]:
+    """Container options that give a build the CPU share it would have on the host.
+
+    With cgroup v1 and the cgroupfs driver, every container lives under /docker, a group that
+    weighs as much as ONE host process: on a busy shared machine a 2-job build in a container
+    then gets half of what the same build gets on the host. A container group directly under the
+    root, weighted like `cpus` processes, competes like the host build does.
+    """
+    if str(info.get("CgroupVersion", "")) == "1" and info.get("CgroupDriver") == "cgroupfs":
+        return {"cgroup_parent": "/", "cpu_shares": 1024 * max(cpus, 1)}
+    return {}
+
+
 def toolchain_spec(cell: Cell) -> images.ToolchainSpec:
     """The image spec of a cell, with the cross compiler and qemu its target needs."""
     target = load_toolchains(images.TOOLCHAINS).targets.get(cell.target)
@@ -188,6 +201,7 @@ class DockerBackend(Backend):
             self._volume = self.client.volumes.create(name=f"forge-build-{suffix}", labels=session)
             ccache = f"forge-ccache-{spec.name}"
             self.client.volumes.create(name=ccache, labels={MANAGED: "ccache"})
+            placement = fair_cpu_placement(self.client.info(), os.cpu_count() or 1)
             self._container = self.client.containers.create(
                 self.image.tag,
                 ["sleep", "infinity"],
@@ -195,6 +209,7 @@ class DockerBackend(Backend):
                 init=True,
                 network_mode="none",
                 user="forge",
+                **placement,
                 hostname=self._hostname,
                 working_dir=str(INSIDE.build),
                 labels=session,

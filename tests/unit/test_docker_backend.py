@@ -90,6 +90,7 @@ class FakeEngine:
         self.containers = SimpleNamespace(create=self._create_container, list=self._list_containers)
         self.volumes = SimpleNamespace(create=self._create_volume, list=self._list_volumes)
         self.images = SimpleNamespace(remove=lambda tag, force=False: self.removed.append(tag))
+        self.info = lambda: {"CgroupVersion": "1", "CgroupDriver": "cgroupfs"}
         self.api = SimpleNamespace(
             exec_create=self._exec_create, exec_start=self._exec_start, exec_inspect=self._inspect
         )
@@ -251,3 +252,9 @@ def test_ccache_stats_parse_and_rate() -> None:
     assert stats == {"direct_cache_hit": 3, "preprocessed_cache_hit": 1, "cache_miss": 4}
     assert docker_backend.ccache_hit_rate(stats) == 0.5
     assert docker_backend.ccache_hit_rate({}) is None
+
+
+def test_cgroup_v1_builds_get_a_host_like_cpu_share() -> None:
+    v1 = docker_backend.fair_cpu_placement({"CgroupVersion": "1", "CgroupDriver": "cgroupfs"}, 2)
+    assert v1 == {"cgroup_parent": "/", "cpu_shares": 2048}
+    assert docker_backend.fair_cpu_placement({"CgroupVersion": "2", "CgroupDriver": "systemd"}, 2) == {}
