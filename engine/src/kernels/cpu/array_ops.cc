@@ -262,11 +262,79 @@ class CastOp : public OpKernel {
   DataType src_ = DataType::kInvalid, dst_ = DataType::kInvalid;
 };
 
-ShapeFn UnknownOutput() {
-  return [](ShapeContext* c) {
-    c->output_shapes.assign(1, UnknownShape());
+// Permuted input dims when perm is a known constant; same rank, unknown dims otherwise.
+Status TransposeShape(ShapeContext* c) {
+  c->output_shapes.assign(1, UnknownShape());
+  if (c->input_shapes.empty() || c->input_shapes[0].unknown_rank) return Status::OK();
+  const std::vector<int64_t>& in = c->input_shapes[0].dims;
+  if (c->input_values.size() < 2 || c->input_values[1] == nullptr) {
+    c->output_shapes[0] = KnownShape(std::vector<int64_t>(in.size(), -1));
     return Status::OK();
-  };
+  }
+  std::vector<int64_t> perm;
+  EMBER_RETURN_IF_ERROR(ReadIndexVector(*c->node, *c->input_values[1], "perm", &perm));
+  if (perm.size() != in.size()) {
+    return InvalidArg(*c->node, "transpose expects a vector of size " + std::to_string(in.size()) +
+                                    ". But input(1) is a vector of size " +
+                                    std::to_string(perm.size()));
+  }
+  std::vector<int64_t> out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(in.size())) {
+      return InvalidArg(*c->node, "perm " + DimsString(perm) + " is not a permutation");
+    }
+    out.push_back(in[static_cast<size_t>(p)]);
+  }
+  c->output_shapes[0] = KnownShape(out);
+  return Status::OK();
+}
+
+// Known when the axis is a known constant and every value input has a known rank.
+Status ConcatShape(ShapeContext* c) {
+  c->output_shapes.assign(1, UnknownShape());
+  const size_t n = c->input_shapes.size();
+  if (n < 2 || c->input_values.size() != n || c->input_values[n - 1] == nullptr)
+    return Status::OK();
+  std::vector<int64_t> axis_v;
+  EMBER_RETURN_IF_ERROR(ReadIndexVector(*c->node, *c->input_values[n - 1], "axis", &axis_v));
+  std::vector<int64_t> out;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const PartialShape& s = c->input_shapes[i];
+    if (s.unknown_rank) return Status::OK();
+    if (i == 0) out.assign(s.dims.size(), -1);
+    if (s.dims.size() != out.size()) {
+      return InvalidArg(
+          *c->node, "ConcatOp : Ranks of all input tensors should match: shape[0] = " +
+                        DimsString(c->input_shapes[0].dims) + " vs. shape[" + std::to_string(i) +
+                        "] = " + DimsString(s.dims));
+    }
+  }
+  const int64_t rank = static_cast<int64_t>(out.size());
+  if (axis_v.size() != 1 || axis_v[0] < -rank || axis_v[0] >= rank) {
+    return InvalidArg(*c->node, "ConcatOp : Expected concatenating dimensions in the range [" +
+                                    std::to_string(-rank) + ", " + std::to_string(rank) +
+                                    "), but got " + DimsString(axis_v));
+  }
+  const size_t axis = static_cast<size_t>(axis_v[0] < 0 ? axis_v[0] + rank : axis_v[0]);
+  int64_t total = 0;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const std::vector<int64_t>& d = c->input_shapes[i].dims;
+    for (size_t j = 0; j < d.size(); ++j) {
+      if (j == axis) continue;
+      if (out[j] < 0) {
+        out[j] = d[j];
+      } else if (d[j] >= 0 && d[j] != out[j]) {
+        return InvalidArg(*c->node, "ConcatOp : Dimension " + std::to_string(j) +
+                                        " in both shapes must be equal: shape[0] = " +
+                                        DimsString(c->input_shapes[0].dims) + " vs. shape[" +
+                                        std::to_string(i) + "] = " + DimsString(d));
+      }
+    }
+    total = total < 0 || d[axis] < 0 ? -1 : total + d[axis];
+  }
+  out[axis] = total;
+  c->output_shapes[0] = KnownShape(out);
+  return Status::OK();
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -274,7 +342,7 @@ ShapeFn UnknownOutput() {
   tr.name = "Transpose";
   tr.inputs = {Arg("x", "T"), Arg("perm", "Tperm")};
   tr.outputs = {Arg("y", "T")};
-  tr.shape_fn = UnknownOutput();
+  tr.shape_fn = TransposeShape;
   OpRegistry::Global()->Register(std::move(tr));
   RegisterKernel<TransposeOp>("Transpose");
 
@@ -282,7 +350,7 @@ ShapeFn UnknownOutput() {
   cc.name = "ConcatV2";
   cc.inputs = {Arg("values", "T", "N"), Arg("axis", "Tidx")};
   cc.outputs = {Arg("output", "T")};
-  cc.shape_fn = UnknownOutput();
+  cc.shape_fn = ConcatShape;
   OpRegistry::Global()->Register(std::move(cc));
   RegisterKernel<ConcatV2Op>("ConcatV2");
 

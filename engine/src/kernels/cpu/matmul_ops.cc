@@ -1,5 +1,6 @@
 // MatMul (transpose_a/b) and BatchMatMul / BatchMatMulV2 (adj_x/adj_y, V2 broadcasts batch dims).
 // float goes through the packed GEMM; other types use a plain loop.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -214,6 +215,53 @@ Status MatMulShape(ShapeContext* c) {
   return Status::OK();
 }
 
+// Batch dims (broadcast for V2) followed by [m, n], where the ranks are known.
+Status BatchMatMulShape(ShapeContext* c, bool broadcast) {
+  c->output_shapes.assign(1, UnknownShape());
+  if (c->input_shapes.size() < 2) return Status::OK();
+  const PartialShape& x = c->input_shapes[0];
+  const PartialShape& y = c->input_shapes[1];
+  if (x.unknown_rank || y.unknown_rank) return Status::OK();
+  if (x.dims.size() < 2 || y.dims.size() < 2) {
+    return InvalidArg(*c->node,
+                      "In[" + std::string(x.dims.size() < 2 ? "0" : "1") + "] ndims must be >= 2");
+  }
+  AttrReader r(*c->node);
+  bool ax = false, ay = false;
+  EMBER_RETURN_IF_ERROR(r.GetOr("adj_x", &ax, false));
+  EMBER_RETURN_IF_ERROR(r.GetOr("adj_y", &ay, false));
+  const size_t xr = x.dims.size(), yr = y.dims.size();
+  std::vector<int64_t> xb(x.dims.begin(), x.dims.end() - 2), yb(y.dims.begin(), y.dims.end() - 2);
+  std::vector<int64_t> out;
+  if (!broadcast) {
+    if (xb.size() != yb.size()) {
+      return InvalidArg(*c->node, "In[0] and In[1] must have compatible batch dimensions: " +
+                                      DimsString(x.dims) + " vs. " + DimsString(y.dims));
+    }
+    for (size_t i = 0; i < xb.size(); ++i) out.push_back(xb[i] >= 0 ? xb[i] : yb[i]);
+  } else {
+    const size_t rank = std::max(xb.size(), yb.size());
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t a = i < rank - xb.size() ? 1 : xb[i - (rank - xb.size())];
+      int64_t b = i < rank - yb.size() ? 1 : yb[i - (rank - yb.size())];
+      if (a == 1 || a == b) {
+        out.push_back(b);
+      } else if (b == 1) {
+        out.push_back(a);
+      } else if (a < 0 || b < 0) {
+        out.push_back(-1);
+      } else {
+        return InvalidArg(*c->node, "In[0] and In[1] must have compatible batch dimensions: " +
+                                        DimsString(x.dims) + " vs. " + DimsString(y.dims));
+      }
+    }
+  }
+  out.push_back(x.dims[ax ? xr - 1 : xr - 2]);
+  out.push_back(y.dims[ay ? yr - 2 : yr - 1]);
+  c->output_shapes[0] = KnownShape(out);
+  return Status::OK();
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
   OpDef mm;
   mm.name = "MatMul";
@@ -230,10 +278,7 @@ Status MatMulShape(ShapeContext* c) {
     def.name = op;
     def.inputs = {TArg("x"), TArg("y")};
     def.outputs = {TArg("output")};
-    def.shape_fn = [](ShapeContext* c) {
-      c->output_shapes.assign(1, UnknownShape());
-      return Status::OK();
-    };
+    def.shape_fn = [broadcast](ShapeContext* c) { return BatchMatMulShape(c, broadcast); };
     OpRegistry::Global()->Register(std::move(def));
     KernelRegistry::Global()->Register(op, "CPU", [broadcast](OpKernelConstruction* c) {
       return std::unique_ptr<OpKernel>(new BatchMatMulOp(c, broadcast));

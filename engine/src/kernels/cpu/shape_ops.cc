@@ -204,6 +204,57 @@ Status ReshapeShape(ShapeContext* c) {
   return Status::OK();
 }
 
+// Known when the input rank and the `dim` value are.
+Status ExpandDimsShape(ShapeContext* c) {
+  c->output_shapes.assign(1, UnknownShape());
+  if (c->input_shapes.size() < 2 || c->input_shapes[0].unknown_rank || c->input_values.size() < 2 ||
+      c->input_values[1] == nullptr) {
+    return Status::OK();
+  }
+  std::vector<int64_t> axis;
+  EMBER_RETURN_IF_ERROR(ReadIndexVector(*c->node, *c->input_values[1], "dim", &axis));
+  std::vector<int64_t> dims = c->input_shapes[0].dims;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (axis.size() != 1 || axis[0] < -1 - rank || axis[0] > rank) {
+    return InvalidArg(*c->node, "Tried to expand dim index " + DimsString(axis) +
+                                    " for tensor with " + std::to_string(rank) + " dimensions.");
+  }
+  const int64_t d = axis[0] < 0 ? axis[0] + rank + 1 : axis[0];
+  dims.insert(dims.begin() + d, 1);
+  c->output_shapes[0] = KnownShape(dims);
+  return Status::OK();
+}
+
+// Known when the input rank is, and (without squeeze_dims) every dim is known.
+Status SqueezeShape(ShapeContext* c) {
+  c->output_shapes.assign(1, UnknownShape());
+  if (c->input_shapes.empty() || c->input_shapes[0].unknown_rank) return Status::OK();
+  std::vector<int64_t> axes;
+  EMBER_RETURN_IF_ERROR(AttrReader(*c->node).GetOr("squeeze_dims", &axes, std::vector<int64_t>{}));
+  const std::vector<int64_t>& in = c->input_shapes[0].dims;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<bool> drop(in.size(), false);
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) {
+      return InvalidArg(*c->node, "Tried to squeeze dim index " + std::to_string(a) +
+                                      " for tensor with " + std::to_string(rank) + " dimensions.");
+    }
+    const size_t d = static_cast<size_t>(a < 0 ? a + rank : a);
+    if (in[d] != 1 && in[d] != -1) {
+      return InvalidArg(*c->node, "Can not squeeze dim[" + std::to_string(d) +
+                                      "], expected a dimension of 1, got " + std::to_string(in[d]));
+    }
+    drop[d] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (axes.empty() && in[d] == -1) return Status::OK();  // might or might not be squeezed
+    if (axes.empty() ? in[d] != 1 : !drop[d]) out.push_back(in[d]);
+  }
+  c->output_shapes[0] = KnownShape(out);
+  return Status::OK();
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
   OpDef reshape;
   reshape.name = "Reshape";
@@ -217,10 +268,7 @@ Status ReshapeShape(ShapeContext* c) {
   expand.name = "ExpandDims";
   expand.inputs = {Arg("input", "T"), Arg("dim", "Tdim")};
   expand.outputs = {Arg("output", "T")};
-  expand.shape_fn = [](ShapeContext* c) {
-    c->output_shapes.assign(1, UnknownShape());
-    return Status::OK();
-  };
+  expand.shape_fn = ExpandDimsShape;
   OpRegistry::Global()->Register(std::move(expand));
   RegisterKernel<ExpandDimsOp>("ExpandDims");
 
@@ -228,10 +276,7 @@ Status ReshapeShape(ShapeContext* c) {
   squeeze.name = "Squeeze";
   squeeze.inputs = {Arg("input", "T")};
   squeeze.outputs = {Arg("output", "T")};
-  squeeze.shape_fn = [](ShapeContext* c) {
-    c->output_shapes.assign(1, UnknownShape());
-    return Status::OK();
-  };
+  squeeze.shape_fn = SqueezeShape;
   OpRegistry::Global()->Register(std::move(squeeze));
   RegisterKernel<SqueezeOp>("Squeeze");
 
