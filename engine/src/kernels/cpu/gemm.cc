@@ -209,15 +209,17 @@ void SerialGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, f
     return;
   }
   const MicroKernel micro = ActiveMicroKernel();
-  const int64_t kc_max = std::min(kKC, k);
+  // Equal depth blocks (k=576 -> 3 x 192, not 256+256+64): no short, overhead-heavy last block.
+  const int64_t k_blocks = (k + kKC - 1) / kKC;
+  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
   const int64_t mc_max = std::min(kMC, (m + kMR - 1) / kMR * kMR);
   const int64_t nc_max = std::min(kNC, (n + kNR - 1) / kNR * kNR);
   std::vector<float> a_pack(static_cast<size_t>(mc_max * kc_max));
   std::vector<float> b_pack(static_cast<size_t>(nc_max * kc_max));
   for (int64_t jc = 0; jc < n; jc += kNC) {
     const int64_t nc = std::min(kNC, n - jc);
-    for (int64_t pc = 0; pc < k; pc += kKC) {
-      const int64_t kc = std::min(kKC, k - pc);
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
       PackB(View{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs}, kc, nc, b_pack.data());
       for (int64_t ic = 0; ic < m; ic += kMC) {
         const int64_t mc = std::min(kMC, m - ic);
