@@ -186,8 +186,11 @@ Status PrepareSoftmax(NodeState* node) {
                                            static_cast<double>(in.quant.scale[0]) *
                                            static_cast<double>(1 << (31 - kScaledDiffIntegerBits)),
                                        static_cast<double>((1LL << 31) - 1));
+  if (!(real > 0.0) || !std::isfinite(real)) {
+    return errors::InvalidArgument(node->what + ": beta * input scale must be positive and finite");
+  }
   QuantizeMultiplier(real, &node->multiplier, &node->left_shift);
-  if (node->left_shift < 0 || node->left_shift > 31 || !(real > 0.0)) {
+  if (node->left_shift < 0 || node->left_shift > 31) {
     return errors::InvalidArgument(node->what + ": beta * input scale is out of range");
   }
   const double max_input_rescaled = 1.0 * ((1 << kScaledDiffIntegerBits) - 1) *

@@ -83,6 +83,11 @@ std::vector<int32_t> QuantizeBias(const float* bias, int n, float input_scale,
 }
 
 void QuantizeMultiplier(double real, int32_t* multiplier, int* shift) {
+  if (real == 0.0 || !std::isfinite(real)) {  // non-finite only from hostile models: callers reject
+    *multiplier = 0;
+    *shift = 0;
+    return;
+  }
   if (real == 0.0) {
     *multiplier = 0;
     *shift = 0;
