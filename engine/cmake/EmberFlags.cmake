@@ -17,7 +17,8 @@ function(ember_apply_flags target)
       target_compile_options(${target} PRIVATE -Werror)
     endif()
     # Reproducible: no absolute source paths in __FILE__ or debug info.
-    target_compile_options(${target} PRIVATE "-ffile-prefix-map=${PROJECT_SOURCE_DIR}=.")
+    target_compile_options(${target} PRIVATE "-ffile-prefix-map=${PROJECT_SOURCE_DIR}=."
+                                             "-ffile-prefix-map=${PROJECT_BINARY_DIR}=build")
     if(EMBER_USE_NATIVE)
       target_compile_options(${target} PRIVATE -march=native)
     endif()
