@@ -41,17 +41,18 @@ def int8_model(fn, shape: tuple[int, ...]) -> bytes:  # type: ignore[no-untyped-
     return bytes(conv.convert())
 
 
-def time_litert(path: Path, x: np.ndarray, resolver: OpResolverType, repeat: int) -> float:
+def time_litert(path: Path, x: np.ndarray, resolver: OpResolverType, repeat: int) -> tuple[float, np.ndarray]:
     interp = Interpreter(model_path=str(path), num_threads=1, experimental_op_resolver_type=resolver)
     interp.allocate_tensors()
     interp.set_tensor(interp.get_input_details()[0]["index"], x)
     interp.invoke()
+    out = interp.get_tensor(interp.get_output_details()[0]["index"]).copy()
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         interp.invoke()
         times.append(time.perf_counter() - t0)
-    return float(np.median(times)) * 1e6
+    return float(np.median(times)) * 1e6, out
 
 
 def time_ember(runner: str, path: Path, x: np.ndarray, repeat: int, tmp: Path) -> float:
@@ -82,9 +83,11 @@ def main() -> None:
             path = tmp / "m.tflite"
             path.write_bytes(int8_model(fn, shape))
             x = rng.integers(-128, 128, size=shape).astype(np.int8)
-            ref = time_litert(path, x, OpResolverType.BUILTIN_REF, max(3, repeat // 10))
-            xnn = time_litert(path, x, OpResolverType.AUTO, repeat)
+            ref, ref_out = time_litert(path, x, OpResolverType.BUILTIN_REF, max(3, repeat // 10))
+            xnn, _ = time_litert(path, x, OpResolverType.AUTO, repeat)
             ours = time_ember(runner, path, x, repeat, tmp)
+            if not np.array_equal(np.load(tmp / "output_0.npy"), ref_out):
+                raise SystemExit(f"{name}: ember's output differs from LiteRT BUILTIN_REF")
             print(f"{name:32} {ours:10.1f} {ref:10.1f} {xnn:11.1f} {ours / xnn:9.2f} {ref / ours:9.1f}")
 
 
