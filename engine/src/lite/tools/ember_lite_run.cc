@@ -91,12 +91,17 @@ int main(int argc, char** argv) {
     }
     std::memcpy(t.data, arr->data.data(), t.bytes);
   }
+  using us = std::chrono::duration<double, std::micro>;
+  std::vector<double> each;
   auto t2 = std::chrono::steady_clock::now();
   for (int r = 0; r < repeat; ++r) {
+    auto a = std::chrono::steady_clock::now();
     s = in.Invoke();
     if (!s.ok()) return Fail(s.message());
+    each.push_back(us(std::chrono::steady_clock::now() - a).count());
   }
   auto t3 = std::chrono::steady_clock::now();
+  std::sort(each.begin(), each.end());
   for (size_t o = 0; o < in.outputs_size(); ++o) {
     TensorView t = in.output(o);
     std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
@@ -106,7 +111,7 @@ int main(int argc, char** argv) {
     std::printf("output %zu '%s' %s %s -> %s\n", o, t.name().c_str(),
                 TensorTypeName(t.type()).c_str(), ShapeString(t.shape()).c_str(), path.c_str());
   }
-  using us = std::chrono::duration<double, std::micro>;
-  std::printf("load_us %.1f invoke_us %.1f\n", us(t1 - t0).count(), us(t3 - t2).count() / repeat);
+  std::printf("load_us %.1f invoke_us %.1f invoke_median_us %.1f\n", us(t1 - t0).count(),
+              us(t3 - t2).count() / repeat, each[each.size() / 2]);
   return 0;
 }
