@@ -14,8 +14,8 @@ within rtol 1e-5.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -92,13 +92,12 @@ def models() -> dict[str, tuple[Callable[..., tf.Tensor], list[tuple[int, ...]]]
     }
 
 
-def convert(
-    fn: Callable[..., tf.Tensor], shapes: list[tuple[int, ...]], int8: bool, int8_io: bool = True
-) -> bytes:
+def convert(fn: Callable[..., tf.Tensor], shapes: list[tuple[int, ...]], int8: bool, int8_io: bool = True) -> bytes:
     specs = [tf.TensorSpec(s, tf.float32, name=f"in{i}") for i, s in enumerate(shapes)]
     concrete = tf.function(fn).get_concrete_function(*specs)
     conv = tf.lite.TFLiteConverter.from_concrete_functions([concrete])
     if int8:
+
         def rep() -> object:
             for _ in range(16):
                 yield [RNG.normal(0.0, 1.0, size=s).astype(np.float32) for s in shapes]
@@ -113,11 +112,9 @@ def convert(
 
 
 def reference_outputs(model: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    interp = Interpreter(
-        model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF
-    )
+    interp = Interpreter(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
     interp.allocate_tensors()
-    for detail, value in zip(interp.get_input_details(), inputs):
+    for detail, value in zip(interp.get_input_details(), inputs, strict=True):
         interp.set_tensor(detail["index"], value)
     interp.invoke()
     return [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
@@ -129,7 +126,8 @@ def quantize_input(model: bytes, i: int, x: np.ndarray) -> np.ndarray:
     if d["dtype"] == np.float32:
         return x
     scale, zp = d["quantization"]
-    return np.clip(np.round(x / scale) + zp, -128, 127).astype(np.int8)
+    q: np.ndarray = np.clip(np.round(x / scale) + zp, -128, 127).astype(np.int8)
+    return q
 
 
 def graph_models() -> dict[str, tuple[Callable[..., tf.Tensor], tuple[int, ...]]]:
@@ -168,6 +166,7 @@ def write_graphs() -> None:
     for old in gdir.rglob("*.npy"):
         old.unlink()
     for name, (fn, shape) in graph_models().items():
+
         def named(x: tf.Tensor, fn: Callable[..., tf.Tensor] = fn) -> tf.Tensor:
             return tf.identity(fn(x), name="out")
 

@@ -61,7 +61,9 @@ def time_ember(runner: str, path: Path, x: np.ndarray, repeat: int, tmp: Path) -
     for _ in range(5):
         out = subprocess.run(
             [runner, str(path), str(tmp / "x.npy"), "--outdir", str(tmp), "--repeat", str(repeat)],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         times.append(float(re.search(r"invoke_median_us ([0-9.]+)", out).group(1)))  # type: ignore[union-attr]
     return float(np.median(times))
