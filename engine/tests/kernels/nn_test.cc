@@ -70,7 +70,18 @@ std::vector<double> RefConv(const Tensor& x, const Tensor& f, int64_t sh, int64_
 
 }  // namespace
 
+static void CheckGemmSizes();
+
 TEST(Gemm, MatchesReferenceOnEdgeSizesAndTransposes) {
+  for (bool generic : {false, true}) {
+    ember::kernels::SgemmForceGenericForTesting(generic);
+    if (generic) EXPECT_EQ(std::string(ember::kernels::SgemmKernelName()), std::string("generic"));
+    CheckGemmSizes();
+  }
+  ember::kernels::SgemmForceGenericForTesting(false);
+}
+
+static void CheckGemmSizes() {
   const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},   {7, 1, 9},      {6, 16, 256},
                               {13, 35, 300}, {64, 64, 64}, {121, 50, 513}, {5, 2049, 3}};
   unsigned seed = 10;

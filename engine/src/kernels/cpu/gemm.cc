@@ -1,6 +1,7 @@
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -185,9 +186,11 @@ MicroKernel SelectMicroKernel() {
   return MicroKernelGeneric;
 }
 
+std::atomic<bool> force_generic{false};
+
 MicroKernel ActiveMicroKernel() {
   static const MicroKernel kernel = SelectMicroKernel();
-  return kernel;
+  return force_generic.load(std::memory_order_relaxed) ? MicroKernelGeneric : kernel;
 }
 
 // Small products: packing would cost more than it saves.
@@ -248,6 +251,8 @@ void SerialGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, f
 }
 
 }  // namespace
+
+void SgemmForceGenericForTesting(bool force) { force_generic.store(force); }
 
 const char* SgemmKernelName() {
   return ActiveMicroKernel() == MicroKernelGeneric ? "generic" : "avx2-fma";

@@ -22,6 +22,9 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const fl
 // The micro-kernel in use: "avx2-fma" or "generic".
 const char* SgemmKernelName();
 
+// Tests only: force the portable micro-kernel (true) or go back to run-time selection.
+void SgemmForceGenericForTesting(bool force);
+
 }  // namespace kernels
 }  // namespace ember
 
