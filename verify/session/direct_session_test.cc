@@ -642,6 +642,15 @@ TEST(Errors, WrongFeedDtypeViaRunCallable) {
             errors::InvalidArgument("Type mismatch: actual int32 vs. expect float"));
 }
 
+TEST(Errors, WrongFeedShapeFailsDownstream) {
+  // Not checked at the feed (the _Arg replaces the Placeholder): the consuming kernel fails.
+  MinusAX m({1, 2, 3, 4});
+  std::vector<Tensor> out;
+  Status s = Created(m.def)->Run({{m.x, Tensor::From<float>({3, 1}, {1, 1, 1})}}, {m.y}, {}, &out);
+  EXPECT_TRUE(s.code() == Code::kInvalidArgument);
+  EXPECT_TRUE(s.message().find("y") != std::string::npos);
+}
+
 TEST(Errors, PlaceholderNotFed) {
   Scope root = Scope::NewRootScope();
   auto p = Placeholder(root.WithOpName("x"), DT_FLOAT, [] {
