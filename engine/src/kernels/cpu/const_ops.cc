@@ -1,4 +1,5 @@
-// Sources and pass-throughs: Const, Placeholder, PlaceholderWithDefault, Identity, NoOp.
+// Sources and pass-throughs: Const, Placeholder, PlaceholderWithDefault, Identity (and
+// StopGradient, Snapshot), NoOp.
 #include <memory>
 #include <string>
 
@@ -145,13 +146,16 @@ void RegisterKernel(const char* op) {
   OpRegistry::Global()->Register(std::move(pd));
   RegisterKernel<IdentityOp>("PlaceholderWithDefault");
 
-  OpDef id;
-  id.name = "Identity";
-  id.inputs = {Arg("input", "T")};
-  id.outputs = {Arg("output", "T")};
-  id.shape_fn = UnchangedShape();
-  OpRegistry::Global()->Register(std::move(id));
-  RegisterKernel<IdentityOp>("Identity");
+  // StopGradient and Snapshot appear in exported inference graphs; both pass values through.
+  for (const char* op : {"Identity", "StopGradient", "Snapshot"}) {
+    OpDef id;
+    id.name = op;
+    id.inputs = {Arg("input", "T")};
+    id.outputs = {Arg("output", "T")};
+    id.shape_fn = UnchangedShape();
+    OpRegistry::Global()->Register(std::move(id));
+    RegisterKernel<IdentityOp>(op);
+  }
 
   OpDef n;
   n.name = "NoOp";
