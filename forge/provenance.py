@@ -8,9 +8,12 @@ so a rebuild can name every package that drifted since before it builds anything
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import shutil
 import subprocess
+import tarfile
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forge import __version__, archive, manifest
-from forge.config import Config, Data
+from forge.config import Config, Data, load_data
 from forge.errors import ConfigError, ForgeError
 from forge.log import Progress
 from forge.matrix import REQUEST_AXES, Request
@@ -255,18 +258,61 @@ def _dist_records(data: Mapping[str, Any]) -> dict[str, Any]:
     return records
 
 
+SOURCE_PARTS = ("engine", "verify", "toolchains", "matrix")
+"""What a cell build reads from the repository (repro snapshots them, rebuild exports them)."""
+
+
+def export_commit(repo: Path, commit: str, dest: Path) -> Path | None:
+    """SOURCE_PARTS as of `commit`, written to dest with `git archive`; None when git cannot."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "archive", "--format=tar", commit, *SOURCE_PARTS],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(out.stdout)) as tar:
+        tar.extractall(dest, filter="tar")
+    (dest / COMMIT_FILE).write_text(commit + "\n")
+    return dest
+
+
+def sources_for(recorded: Mapping[str, Any], repo: Path, scratch: Path) -> Path:
+    """The tree to rebuild from: repo when its sources hash as recorded, else the recorded commit
+    exported to scratch when that matches; otherwise SourceMismatchError says what to check out."""
+    from forge.build import SOURCE_SUBDIRS
+
+    now = manifest.source_tree_hash(repo, SOURCE_SUBDIRS)
+    if now == recorded["source_tree_hash"]:
+        return repo
+    commit = recorded.get("source_commit")
+    exported = export_commit(repo, str(commit), scratch) if commit else None
+    if exported is not None and manifest.source_tree_hash(exported, SOURCE_SUBDIRS) == recorded["source_tree_hash"]:
+        return exported
+    check_sources(recorded, now)  # raises, naming both hashes and the commit
+    return repo
+
+
 def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
     """`invoke rebuild dist/<cell>/manifest.json`: drift check, rebuild, byte comparison."""
     from forge import cli as forge_cli
     from forge import repro
-    from forge.build import SOURCE_SUBDIRS
 
     path = Path(manifest_arg).resolve()
     data = load_for_rebuild(path)
     env = {**os.environ, "SOURCE_DATE_EPOCH": str(data["source_date_epoch"])}
     cfg, tdata = forge_cli.setup({**cli, "backend": data["backend"]}, env)
     out = forge_cli.console()
-    check_sources(data, manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS))
+    source = sources_for(data, cfg.repo, cfg.cache / "rebuild" / "src")
+    if source != cfg.repo:
+        out.print(f"sources: the working tree differs from the manifest's; commit {data['source_commit']} exported")
+        cfg, tdata = replace(cfg, repo=source), load_data(source)
     recorded_lock = data.get("lock_packages")
     if isinstance(recorded_lock, dict):
         current = current_lock_packages(data, cfg.repo) or {}

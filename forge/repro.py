@@ -362,7 +362,7 @@ def raise_for(results: list[ReproResult]) -> None:
         )
 
 
-SNAPSHOT_PARTS = ("engine", "verify", "toolchains", "matrix")
+SNAPSHOT_PARTS = provenance.SOURCE_PARTS
 
 
 def snapshot_sources(repo: Path, dest: Path) -> Path:

@@ -167,3 +167,40 @@ def test_rebuild_names_drifted_packages_before_building(
     (printed,) = calls
     assert "toolchain lock drift since the manifest (2 packages)" in printed
     assert "~ deb gcc-12:amd64 12.2.0-14 -> 12.2.0-15" in printed and "- deb zlib1g:amd64 1:1.2.13" in printed
+
+
+def _git(repo: Path, *args: str) -> str:
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env)
+    return proc.stdout.strip()
+
+
+def test_rebuild_sources_come_from_the_recorded_commit_when_the_tree_moved_on(tmp_path: Path) -> None:
+    from forge import build, manifest
+
+    repo = tmp_path / "repo"
+    for part in provenance.SOURCE_PARTS:
+        (repo / part).mkdir(parents=True)
+        (repo / part / "CMakeLists.txt").write_text(f"# {part}\n")
+    (repo / "toolchains" / "cmake").mkdir()
+    (repo / "toolchains" / "cmake" / "x.cmake").write_text("set(X 1)\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "one")
+    commit = _git(repo, "rev-parse", "HEAD")
+    built_from = manifest.source_tree_hash(repo, build.SOURCE_SUBDIRS)
+    recorded = {"source_tree_hash": built_from, "source_commit": commit}
+
+    assert provenance.sources_for(recorded, repo, tmp_path / "scratch") == repo  # unchanged tree: itself
+
+    (repo / "engine" / "CMakeLists.txt").write_text("# edited since\n")
+    source = provenance.sources_for(recorded, repo, tmp_path / "scratch")
+    assert source == tmp_path / "scratch"
+    assert manifest.source_tree_hash(source, build.SOURCE_SUBDIRS) == built_from
+    assert provenance.git_commit(source) == commit
+
+    with pytest.raises(provenance.SourceMismatchError) as caught:  # a commit that never held these sources
+        provenance.sources_for({**recorded, "source_tree_hash": "0" * 64}, repo, tmp_path / "scratch")
+    assert commit in caught.value.fix
