@@ -225,7 +225,7 @@ def check_sources(data: Mapping[str, Any], now_hash: str) -> None:
         raise SourceMismatchError(
             "the sources differ from the ones the manifest was built from",
             f"source tree hash now {now_hash}, in the manifest {data['source_tree_hash']}",
-            f"check out commit {commit} (with the same untracked files) and rebuild"
+            f"rebuild from commit {commit} with the same uncommitted and untracked files the build had"
             if commit
             else "restore the source tree the manifest was built from",
         )
