@@ -94,38 +94,49 @@ inline int RunAll(int argc, char** argv) {
 
 #define EMBER_TEST_CONCAT_INNER(a, b) a##b
 #define EMBER_TEST_CONCAT(a, b) EMBER_TEST_CONCAT_INNER(a, b)
-#define TEST(suite, name)                                                              \
-  static void suite##_##name##_body();                                                 \
-  static ::ember_test::Registrar EMBER_TEST_CONCAT(suite##_##name##_reg_, __LINE__)(   \
-      #suite, #name, suite##_##name##_body);                                           \
+#define TEST(suite, name)                                                            \
+  static void suite##_##name##_body();                                               \
+  static ::ember_test::Registrar EMBER_TEST_CONCAT(suite##_##name##_reg_, __LINE__)( \
+      #suite, #name, suite##_##name##_body);                                         \
   static void suite##_##name##_body()
 
-#define EXPECT_TRUE(c) \
-  do { if (!(c)) ::ember_test::Fail(__FILE__, __LINE__, #c); } while (0)
+#define EXPECT_TRUE(c)                                    \
+  do {                                                    \
+    if (!(c)) ::ember_test::Fail(__FILE__, __LINE__, #c); \
+  } while (0)
 #define EXPECT_FALSE(c) EXPECT_TRUE(!(c))
-#define EXPECT_EQ(a, b)                                                                     \
-  do {                                                                                      \
-    auto&& _ea = (a);                                                                       \
-    auto&& _eb = (b);                                                                       \
-    if (!(_ea == _eb)) ::ember_test::Fail(__FILE__, __LINE__, ::ember_test::Describe(#a, #b, _ea, _eb)); \
+#define EXPECT_EQ(a, b)                                                                 \
+  do {                                                                                  \
+    auto&& _ea = (a);                                                                   \
+    auto&& _eb = (b);                                                                   \
+    if (!(_ea == _eb))                                                                  \
+      ::ember_test::Fail(__FILE__, __LINE__, ::ember_test::Describe(#a, #b, _ea, _eb)); \
   } while (0)
-#define EXPECT_NEAR(a, b, tol)                                                              \
-  do {                                                                                      \
-    double _na = (a), _nb = (b);                                                            \
-    if (!(std::fabs(_na - _nb) <= (tol)))                                                   \
-      ::ember_test::Fail(__FILE__, __LINE__, ::ember_test::Describe(#a, #b, _na, _nb));     \
+#define EXPECT_NEAR(a, b, tol)                                                          \
+  do {                                                                                  \
+    double _na = (a), _nb = (b);                                                        \
+    if (!(std::fabs(_na - _nb) <= (tol)))                                               \
+      ::ember_test::Fail(__FILE__, __LINE__, ::ember_test::Describe(#a, #b, _na, _nb)); \
   } while (0)
-#define ASSERT_TRUE(c) \
-  do { if (!(c)) { ::ember_test::Fail(__FILE__, __LINE__, #c); return; } } while (0)
-#define EXPECT_OK(s)                                                                        \
-  do {                                                                                      \
-    ::ember::Status _st = (s);                                                              \
-    if (!_st.ok()) ::ember_test::Fail(__FILE__, __LINE__, #s " -> " + _st.ToString());      \
+#define ASSERT_TRUE(c)                            \
+  do {                                            \
+    if (!(c)) {                                   \
+      ::ember_test::Fail(__FILE__, __LINE__, #c); \
+      return;                                     \
+    }                                             \
   } while (0)
-#define ASSERT_OK(s)                                                                        \
-  do {                                                                                      \
-    ::ember::Status _st = (s);                                                              \
-    if (!_st.ok()) { ::ember_test::Fail(__FILE__, __LINE__, #s " -> " + _st.ToString()); return; } \
+#define EXPECT_OK(s)                                                                   \
+  do {                                                                                 \
+    ::ember::Status _st = (s);                                                         \
+    if (!_st.ok()) ::ember_test::Fail(__FILE__, __LINE__, #s " -> " + _st.ToString()); \
+  } while (0)
+#define ASSERT_OK(s)                                                      \
+  do {                                                                    \
+    ::ember::Status _st = (s);                                            \
+    if (!_st.ok()) {                                                      \
+      ::ember_test::Fail(__FILE__, __LINE__, #s " -> " + _st.ToString()); \
+      return;                                                             \
+    }                                                                     \
   } while (0)
 
 #define EMBER_TEST_MAIN \
