@@ -9,6 +9,8 @@ unchanged image is found and reused, a changed input gives a new tag and a new b
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import re
@@ -16,7 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,6 +317,11 @@ def debootstrap_version() -> str:
 
 def ensure_base_image(client: docker.DockerClient, suite: str, mirror: str) -> ImageRef:
     """`forge/base:<suite>-<key>`: a minbase debootstrap of `suite` from `mirror`, imported."""
+    with building(f"base-{suite}"):
+        return _ensure_base_image(client, suite, mirror)
+
+
+def _ensure_base_image(client: docker.DockerClient, suite: str, mirror: str) -> ImageRef:
     if shutil.which("debootstrap") is None:
         raise ToolMissingError("debootstrap is not installed", fix="apt-get install -y debootstrap")
     key = base_key(suite, mirror, debootstrap_version())
@@ -366,10 +373,29 @@ def build_image(
         raise BackendError(f"docker build finished but {tag} does not exist")
 
 
+@contextlib.contextmanager
+def building(name: str) -> Iterator[None]:
+    """Hold a host-wide lock on one image name, so parallel cells build a shared image once."""
+    path = Path(tempfile.gettempdir()) / f"forge-image-{name}.lock"
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def ensure_toolchain_image(
     client: docker.DockerClient, spec: ToolchainSpec, mirror: str, template_dir: Path = DOCKERFILES
 ) -> tuple[ImageRef, ImageRef]:
     """(base, toolchain) images for `spec`, building only what is missing."""
+    with building(spec.name):
+        return _ensure_toolchain_image(client, spec, mirror, template_dir)
+
+
+def _ensure_toolchain_image(
+    client: docker.DockerClient, spec: ToolchainSpec, mirror: str, template_dir: Path
+) -> tuple[ImageRef, ImageRef]:
     spec.check()
     base = ensure_base_image(client, spec.suite, mirror)
     template_path = template_dir / f"{spec.family}.Dockerfile"
