@@ -236,6 +236,7 @@ def rebuild_cell(recorded: Mapping[str, Any], data: Data, cfg: Config, progress:
     cfg's directories; repro's second build and `invoke rebuild` both go through here."""
     from forge.build import build_cell
 
+    shutil.rmtree(cfg.cache / str(recorded["cell"]["id"]), ignore_errors=True)  # start from empty build dirs
     rcfg = replace(
         cfg, backend=str(recorded["backend"]), source_date_epoch=int(recorded["source_date_epoch"]), force=True
     )
