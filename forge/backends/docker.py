@@ -1,9 +1,10 @@
 """The `docker` backend: every step runs in a throwaway container of the cell's toolchain image.
 
 The container has no network, the repository mounted read-only at /src, a temporary build volume
-at /build (engine build, staging prefix, verify build) and a persistent compiler cache volume per
-toolchain image at /ccache; it runs as the image's non-root user `forge`. Commands run with
-`docker exec`, artifacts leave with `copy_out`. `close` (also on Ctrl-C and failure) removes the
+at /build (the engine build; /stage and /verify-build are container directories) and a persistent
+compiler cache volume per toolchain image at /ccache (FORGE_CCACHE_VOLUME names another); it runs
+as the image's non-root user `forge`. Commands run with `docker exec`, artifacts leave with
+`copy_out`. `close` (also on Ctrl-C and failure) removes the
 container and the build volume; `FORGE_KEEP_CONTAINER=1` keeps both and prints how to enter.
 Containers and volumes carry a session label, so ones left by a killed forge are removed the next
 time a docker backend starts.
@@ -199,7 +200,7 @@ class DockerBackend(Backend):
         suffix = uuid.uuid4().hex[:8]
         try:
             self._volume = self.client.volumes.create(name=f"forge-build-{suffix}", labels=session)
-            ccache = f"forge-ccache-{spec.name}"
+            ccache = self._env.get("FORGE_CCACHE_VOLUME") or f"forge-ccache-{spec.name}"
             self.client.volumes.create(name=ccache, labels={MANAGED: "ccache"})
             placement = fair_cpu_placement(self.client.info(), os.cpu_count() or 1)
             self._container = self.client.containers.create(
