@@ -281,7 +281,8 @@ def write_report(
     manifest.write_json(out_dir / REPORT_JSON, data)
     text = render_text(result)
     if changed:
-        text += "\n" + "\n".join(f"diff of {c.path}: {out_dir / DIFFS_DIR / c.path}.txt" for c in changed) + "\n"
+        text += "\n" + "\n".join(f"diff of {c.path}: {DIFFS_DIR}/{c.path}.txt (next to this report)" for c in changed)
+        text += "\n"
     (out_dir / REPORT_TXT).write_text(text)
     result.report = out_dir / REPORT_TXT
     return out_dir / REPORT_TXT
@@ -379,8 +380,8 @@ def snapshot_sources(repo: Path, dest: Path) -> Path:
 
 
 def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> ReproResult:
-    """Build a cell into dist/<cell-id>/ (build a), rebuild it from that manifest under variation b,
-    and compare the artifacts (installed tree and package)."""
+    """Build a cell (a), rebuild it from a's manifest under variation b, compare the artifacts
+    (installed tree and package), and publish a with its report as dist/<cell-id>/."""
     from forge.build import build_cell, resolve_for  # build imports the backends; keep `invoke --list` light
 
     cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
@@ -394,27 +395,39 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
     if not (base / "a" / "ccache").exists():
         (base / "a").mkdir(parents=True, exist_ok=True)
         (base / "a" / "ccache").symlink_to(cfg.cache / "ccache", target_is_directory=True)
-    names: list[str] = []
 
     def build(v: Variation) -> Path:
         progress.info(f"[bold]repro build {v.describe()}[/]")
         shutil.rmtree(v.root / cell.id, ignore_errors=True)  # start from empty build directories
-        dist = cfg.dist if v.label == "a" else v.root / "dist"
-        vcfg = replace(cfg, cache=v.root, dist=dist, force=True, jobs=v.jobs, ccache=v.ccache)
-        first = manifest.read_manifest(cfg.dist / names[0]) if names else None
+        # Both record into private dist/ directories: another build publishing dist/<cell-id>/
+        # meanwhile must not replace the tree being compared.
+        vcfg = replace(cfg, cache=v.root, dist=v.root / "dist", force=True, jobs=v.jobs, ccache=v.ccache)
+        first = manifest.read_manifest(variations[0].root / "dist" / cell.id) if v.label != "a" else None
         if first is None:
             built = build_cell(request, data, vcfg, progress)
         else:  # the second build takes everything from the first one's manifest, as `invoke rebuild` does
             built = provenance.rebuild_cell(first, data, vcfg, progress)
         assert built.dist is not None
-        names.append(built.cell_id)
         return built.dist
 
     trees, seconds = run_builds(build, variations)
-    result = compare_trees(names[0], trees, variations, is_cell_artifact)
+    result = compare_trees(cell.id, trees, variations, is_cell_artifact)
     result.seconds = seconds
     write_report(result, trees[0], trees, cfg.cache / "tools", progress.info)
+    published = publish_copy(trees[0], cfg.dist, cell.id)  # the first build and its report
+    result.report = published / REPORT_TXT
     return result
+
+
+def publish_copy(cell_dir: Path, dist: Path, cell_id: str) -> Path:
+    """Publish a copy of a recorded cell directory as dist/<cell_id>/, atomically."""
+    tmp = manifest.staging_dir(dist, cell_id)
+    try:
+        shutil.copytree(cell_dir, tmp, symlinks=True, dirs_exist_ok=True)
+        return manifest.publish(tmp, dist, cell_id)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def repro_table(results: list[ReproResult]) -> Table:
