@@ -37,14 +37,22 @@ START_HINT = (
 )
 
 
+API_TIMEOUT_S = 600
+"""Per-request timeout of the returned client: a busy shared machine can take long to remove a container."""
+
+
 def connect(env: Mapping[str, str], timeout_s: float = 5.0) -> docker.DockerClient | None:
-    """A client for the engine `env` points at (DOCKER_HOST or the default socket), if it answers."""
+    """A client for the engine `env` points at (DOCKER_HOST or the default socket), if it answers.
+
+    The ping uses `timeout_s`; the client handed back waits up to API_TIMEOUT_S per request.
+    """
     try:
-        client = docker.from_env(environment=dict(env), timeout=int(max(timeout_s, 1)))
-        client.ping()
-    except (docker.errors.DockerException, OSError):
+        probe = docker.from_env(environment=dict(env), timeout=int(max(timeout_s, 1)))
+        probe.ping()
+        probe.close()
+        return docker.from_env(environment=dict(env), timeout=API_TIMEOUT_S)
+    except (docker.errors.DockerException, OSError):  # requests' errors are OSErrors
         return None
-    return client
 
 
 def daemon_unreachable_error(env: Mapping[str, str]) -> BackendError:

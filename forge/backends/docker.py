@@ -12,7 +12,6 @@ time a docker backend starts.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import shlex
@@ -340,8 +339,19 @@ class DockerBackend(Backend):
             )
             return
         if container is not None:
-            with contextlib.suppress(docker.errors.NotFound):
-                container.remove(force=True)
+            _remove(container, f"docker rm -f {container.name}")
         if volume is not None:
-            with contextlib.suppress(docker.errors.NotFound):
-                volume.remove(force=True)
+            _remove(volume, f"docker volume rm -f {volume.name}")
+
+
+def _remove(obj: Any, command: str) -> None:
+    """Remove a container or volume; never let a slow engine turn cleanup into a second failure."""
+    for attempt in (1, 2):
+        try:
+            obj.remove(force=True)
+            return
+        except docker.errors.NotFound:
+            return
+        except (docker.errors.APIError, OSError) as err:
+            if attempt == 2:
+                print(f"forge: could not remove {obj.name} ({err}); the next build removes it, or run: {command}")

@@ -258,3 +258,20 @@ def test_cgroup_v1_builds_get_a_host_like_cpu_share() -> None:
     v1 = docker_backend.fair_cpu_placement({"CgroupVersion": "1", "CgroupDriver": "cgroupfs"}, 2)
     assert v1 == {"cgroup_parent": "/", "cpu_shares": 2048}
     assert docker_backend.fair_cpu_placement({"CgroupVersion": "2", "CgroupDriver": "systemd"}, 2) == {}
+
+
+def test_slow_engine_during_cleanup_warns_instead_of_raising(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine = FakeEngine()
+    be = backend(engine, tmp_path)
+    be.prepare(CELL, HOST)
+    (container,) = engine.containers_by_name.values()
+
+    def timeout(force: bool = False) -> None:
+        raise OSError("Read timed out")
+
+    container.remove = timeout  # type: ignore[method-assign]
+    be.close()
+    assert f"docker rm -f {container.name}" in capsys.readouterr().out
+    assert not [v for v in engine.volumes_by_name if v.startswith("forge-build-")]
