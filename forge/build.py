@@ -266,7 +266,7 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
         if cell.target not in cross.REFERENCE_TARGETS:
             with progress.step("parity", f"compare {cell.id} with the native build"):
                 view = host_view(backend, ws, host_ws)
-                suites += cross.parity_checks(target, Path(view.prefix), suites, reference)
+                suites += cross.parity_checks(target, Path(view.prefix), suites, reference, Path(view.verify_build))
         with progress.step("record", f"dist/{cell.id}/"):
             recorded = {**manifest_data(plan, cfg, inputs, progress, suites), **backend.facts()}
             recorded["verify"].update(

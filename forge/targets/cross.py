@@ -125,7 +125,11 @@ def reference_request(request: Request) -> Request:
 
 
 def parity_checks(
-    target: Target, prefix: Path, suites: list[SuiteResult], reference: tuple[Path, dict[str, Any]] | None
+    target: Target,
+    prefix: Path,
+    suites: list[SuiteResult],
+    reference: tuple[Path, dict[str, Any]] | None,
+    verify_build: Path | None = None,
 ) -> list[SuiteResult]:
     """A cross cell's extra verify results: binary structure (Linux) and parity with the reference."""
     from forge.checks import tree
@@ -143,7 +147,9 @@ def parity_checks(
         recorded = [SuiteResult(s["name"], s["status"], s["seconds"]) for s in ref_data["verify"]["suites"]]
         ran = [s for s in suites if not s.name.startswith(("parity:", "elf:", "macho:"))]
         results.append(
-            tree.check_verify_results(ran, [s for s in recorded if not s.name.startswith(("parity:", "elf:"))])
+            tree.check_verify_results(
+                ran, [s for s in recorded if not s.name.startswith(("parity:", "elf:"))], verify_build
+            )
         )
     return results
 

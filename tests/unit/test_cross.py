@@ -319,3 +319,12 @@ def test_missing_cross_compiler_names_the_package(toolchains: Toolchains) -> Non
     assert "apt-get install g++-12-arm-linux-gnueabihf" in text
     with pytest.raises(ToolMissingError, match="invoke images --build"):
         cross.require_compiler(None, cell("macos-x86_64", None), toolchains.targets["macos-x86_64"], "docker")
+
+
+def test_host_only_reference_suites_do_not_count_as_missing(tmp_path: Path) -> None:
+    ref = [SuiteResult("lite_convert_cnn_float", "passed", 0.1), SuiteResult("lite_ops_test", "passed", 0.1)]
+    (tmp_path / "lite").mkdir()
+    (tmp_path / "lite" / "lite_ops_test").write_bytes(b"\x7fELF")
+    here = [SuiteResult("lite_ops_test", "passed", 0.5)]
+    assert tree.check_verify_results(here, ref, tmp_path).status == "passed"  # ember-convert fixture: host only
+    assert tree.check_verify_results([], ref, tmp_path).status == "failed: lite_ops_test not run here"
