@@ -12,6 +12,7 @@ diff per differing file (diffoscope comes from PyPI, installed on demand into .c
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
@@ -29,7 +30,7 @@ from forge import manifest, provenance
 from forge.config import Config, Data, backend_for
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
-from forge.matrix import Excluded, Request
+from forge.matrix import Cell, Excluded, Request
 
 REPORT_TXT = "repro-report.txt"
 REPORT_JSON = "repro-report.json"
@@ -366,6 +367,22 @@ def raise_for(results: list[ReproResult]) -> None:
 SNAPSHOT_PARTS = provenance.SOURCE_PARTS
 
 
+@contextlib.contextmanager
+def exclusive(lock: Path, log: Callable[[str], None], what: str) -> Iterator[None]:
+    """Hold an exclusive lock on `lock` (waiting, and saying so, while `what` holds it)."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for {what} to finish (lock {lock})")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def snapshot_sources(repo: Path, dest: Path) -> Path:
     """Copy what a cell build reads into dest, so edits to the tree during a repro cannot make the
     two builds differ; build and cache directories are left out, the commit is noted."""
@@ -382,9 +399,16 @@ def snapshot_sources(repo: Path, dest: Path) -> Path:
 def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> ReproResult:
     """Build a cell (a), rebuild it from a's manifest under variation b, compare the artifacts
     (installed tree and package), and publish a with its report as dist/<cell-id>/."""
-    from forge.build import build_cell, resolve_for  # build imports the backends; keep `invoke --list` light
+    from forge.build import resolve_for  # build imports the backends; keep `invoke --list` light
 
     cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
+    with exclusive(cfg.cache / "repro" / f"{cell.id}.lock", progress.info, f"another repro of {cell.id}"):
+        return _repro_cell(request, data, cfg, progress, cell)
+
+
+def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, cell: Cell) -> ReproResult:
+    from forge.build import build_cell
+
     snapshot = cfg.cache / "repro" / f"src-{cell.id}"
     progress.info(f"repro of {cell.id}: sources copied to {snapshot}")
     cfg = replace(cfg, repo=snapshot_sources(cfg.repo, snapshot))
