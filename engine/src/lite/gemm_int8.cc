@@ -15,8 +15,16 @@
 #endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define EMBER_LITE_X86 1
+// clang 18 split 512-bit vectors out of the avx512* features ("evex512"); zig's clang for
+// macOS targets is newer than that, gcc and older clangs reject the name.
+#if defined(__clang__) && __clang_major__ >= 18
+#define EMBER_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni,evex512")))
+#else
+#define EMBER_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#endif
 #endif
 
 namespace ember {
@@ -24,8 +32,20 @@ namespace lite {
 
 bool HasVnni() {
 #ifdef EMBER_LITE_X86
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vnni");
+  // CPUID + XGETBV directly (not __builtin_cpu_supports), so no compiler runtime support
+  // library is needed: this links the same under gcc, clang and zig's clang for macOS.
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) == 0 || (c & (1u << 27)) == 0) return false;  // OSXSAVE
+    unsigned xcr0_lo = 0, xcr0_hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    // The OS saves XMM, YMM, opmask and both halves of the ZMM state.
+    if ((xcr0_lo & 0xE6u) != 0xE6u) return false;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
+    const bool avx512f = (b & (1u << 16)) != 0, avx512bw = (b & (1u << 30)) != 0;
+    const bool vnni = (c & (1u << 11)) != 0;
+    return avx512f && avx512bw && vnni;
+  }();
   return has;
 #else
   return false;
@@ -55,8 +75,8 @@ namespace {
 
 // MR rows of x against the NR 16-column blocks of group `g`.
 template <int MR, int NR>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro(
-    const uint8_t* x, int x_stride, const PackedWeights& p, int g, int32_t* acc, int acc_stride) {
+EMBER_VNNI_TARGET inline void Micro(const uint8_t* x, int x_stride, const PackedWeights& p, int g,
+                                    int32_t* acc, int acc_stride) {
   const int b0 = g * NR;
   __m512i c[MR][NR];
   for (int i = 0; i < MR; ++i)
@@ -79,8 +99,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro(
       _mm512_storeu_si512(acc + static_cast<size_t>(i) * acc_stride + (b0 + j) * 16, c[i][j]);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro4x4(
-    const uint8_t* x, int x_stride, const PackedWeights& p, int g, int32_t* acc, int acc_stride) {
+EMBER_VNNI_TARGET inline void Micro4x4(const uint8_t* x, int x_stride, const PackedWeights& p,
+                                       int g, int32_t* acc, int acc_stride) {
   // Named accumulators: GCC keeps them in registers (an array costs a copy per update).
   __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c03 = c00;
   __m512i c10 = c00, c11 = c00, c12 = c00, c13 = c00;
@@ -143,9 +163,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void Micro4x4(
 }
 
 template <int MR>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void RowBlock(const uint8_t* x, int x_stride,
-                                                                     const PackedWeights& p,
-                                                                     int32_t* acc, int acc_stride) {
+EMBER_VNNI_TARGET void RowBlock(const uint8_t* x, int x_stride, const PackedWeights& p,
+                                int32_t* acc, int acc_stride) {
   const int groups = p.nb / p.nr;
   for (int g = 0; g < groups; ++g) {
     switch (p.nr) {
@@ -169,9 +188,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void RowBlock(const uint8
   }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SingleHalf(__m512i xs,
-                                                                                 __m512i ms,
-                                                                                 __m512i t) {
+EMBER_VNNI_TARGET inline __m512i SingleHalf(__m512i xs, __m512i ms, __m512i t) {
   const __m512i one = _mm512_set1_epi64(1);
   const __m512i prod = _mm512_mul_epi32(xs, ms);
   const __m512i round = _mm512_sllv_epi64(one, _mm512_sub_epi64(t, one));
@@ -179,8 +196,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SingleHalf
 }
 
 // SRDHM on the even 32-bit lanes: (x * m + nudge) / 2^31, truncating toward zero.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SrdhmHalf(__m512i xs,
-                                                                                __m512i ms) {
+EMBER_VNNI_TARGET inline __m512i SrdhmHalf(__m512i xs, __m512i ms) {
   const __m512i prod = _mm512_mul_epi32(xs, ms);
   const __mmask8 neg = _mm512_cmplt_epi64_mask(prod, _mm512_setzero_si512());
   const __m512i nudge = _mm512_mask_blend_epi64(neg, _mm512_set1_epi64(1LL << 30),
@@ -192,10 +208,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i SrdhmHalf(
 }
 
 // Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i RequantLanes(__m512i x,
-                                                                                   __m512i m,
-                                                                                   __m512i shift,
-                                                                                   bool single) {
+EMBER_VNNI_TARGET inline __m512i RequantLanes(__m512i x, __m512i m, __m512i shift, bool single) {
   const __m512i zero = _mm512_setzero_si512();
   if (single) {
     // (x * m + 2^(30 - s)) >> (31 - s) in 64-bit lanes.
@@ -230,9 +243,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i RequantLan
 
 }  // namespace
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void RequantizeVnni(
-    const int32_t* acc, const int32_t* bias, const int32_t* mult, const int* shift, int n,
-    bool single_rounding, int32_t out_zp, int32_t act_min, int32_t act_max, int8_t* out) {
+EMBER_VNNI_TARGET void RequantizeVnni(const int32_t* acc, const int32_t* bias, const int32_t* mult,
+                                      const int* shift, int n, bool single_rounding, int32_t out_zp,
+                                      int32_t act_min, int32_t act_max, int8_t* out) {
   const __m512i zp = _mm512_set1_epi32(out_zp);
   const __m512i lo = _mm512_set1_epi32(act_min), hi = _mm512_set1_epi32(act_max);
   int c = 0;
