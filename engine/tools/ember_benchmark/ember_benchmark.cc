@@ -1,10 +1,13 @@
 // ember-benchmark: single-threaded fp32 MatMul (512^3, 1024^3) and Conv2D (1x56x56x64 -> 64,
 // 3x3 SAME) through the registered CPU kernels, and Session::Run overhead on a 10-node
-// elementwise graph of tiny tensors.
+// elementwise graph of tiny tensors; or, with --model, one .tflite model through libember_lite.
 //
 //   ember-benchmark [--json] [--min-time SECONDS]
+//   ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] [--threads 1] [--json]
 //
-// Each figure is the best of repeated runs lasting at least --min-time (default 1 s).
+// Each kernel figure is the best of repeated runs lasting at least --min-time (default 1 s).
+// A model is loaded once (load_us: Model::FromFile), its inputs filled with a fixed pattern,
+// then run --warmup times untimed and --repeat times timed (median/mean/min us per Invoke).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +24,10 @@
 #include "ember/graph_def.h"
 #include "ember/tensor.h"
 #include "kernels/cpu/gemm.h"
+
+#ifdef EMBER_BENCH_HAS_LITE
+#include "lite/tools/bench_tflite.h"
+#endif
 
 #if __has_include("ember/session.h")
 #include "ember/session.h"
@@ -196,20 +203,114 @@ Figure BenchSession(int inter_op_threads, double min_time) {
 }
 #endif
 
+// Strict decimal parse: "--repeat 1x" or "--repeat -3" is an error, not 1 or a wrap-around.
+bool ParseCount(const char* text, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v < 0 || v > 100000000) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: ember-benchmark [--json] [--min-time SECONDS]\n"
+               "       ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] "
+               "[--threads 1] [--json]\n");
+  return 2;
+}
+
+int Error(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+#ifdef EMBER_BENCH_HAS_LITE
+std::string JsonEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
+  auto r = ember::lite::BenchmarkTflite(path, warmup, repeat);
+  if (!r.ok()) {
+    // lite's loader names the file itself; other failures (allocate, invoke) may not.
+    const std::string& m = r.status().message();
+    return Error(m.find(path) == std::string::npos ? path + ": " + m : m);
+  }
+  if (json) {
+    std::printf(
+        "{\"model\": \"%s\", \"threads\": 1, \"operators\": %zu, \"load_us\": %.3f, "
+        "\"prepare_us\": %.3f, \"warmup\": %d, \"repeat\": %d, \"invoke_median_us\": %.3f, "
+        "\"invoke_mean_us\": %.3f, \"invoke_min_us\": %.3f, \"invoke_max_us\": %.3f}\n",
+        JsonEscape(path).c_str(), r->operators, r->load_us, r->prepare_us, r->warmup, r->repeat,
+        r->median_us, r->mean_us, r->min_us, r->max_us);
+    return 0;
+  }
+  std::printf("model %s: %zu operators, %zu inputs, %zu outputs (one thread)\n", path.c_str(),
+              r->operators, r->inputs, r->outputs);
+  std::printf("load_us %.3f prepare_us %.3f\n", r->load_us, r->prepare_us);
+  std::printf(
+      "invoke_median_us %.3f invoke_mean_us %.3f invoke_min_us %.3f invoke_max_us %.3f "
+      "(warmup %d, repeat %d)\n",
+      r->median_us, r->mean_us, r->min_us, r->max_us, r->warmup, r->repeat);
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool json = false;
   double min_time = 1.0;
+  std::string model;
+  int repeat = 50, warmup = 3, threads = 1;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--json") == 0) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--json") {
       json = true;
-    } else if (std::strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) {
+    } else if (a == "--min-time" && has_value) {
       min_time = std::atof(argv[++i]);
+    } else if (a == "--model" && has_value) {
+      model = argv[++i];
+    } else if ((a == "--repeat" || a == "--warmup" || a == "--threads") && has_value) {
+      int* dst = a == "--repeat" ? &repeat : a == "--warmup" ? &warmup : &threads;
+      if (!ParseCount(argv[++i], dst)) {
+        return Error(a + " takes a non-negative integer, got '" + argv[i] + "'");
+      }
+    } else if (a == "--model" || a == "--repeat" || a == "--warmup" || a == "--threads" ||
+               a == "--min-time") {
+      return Error(a + " needs a value (see --help)");
     } else {
-      std::fprintf(stderr, "usage: ember-benchmark [--json] [--min-time SECONDS]\n");
-      return 2;
+      return Usage();
     }
+  }
+  if (!model.empty()) {
+#ifdef EMBER_BENCH_HAS_LITE
+    if (threads != 1) {
+      return Error("--threads " + std::to_string(threads) +
+                   ": the ember lite interpreter runs on one thread; use --threads 1");
+    }
+    if (repeat < 1) return Error("--repeat must be at least 1");
+    return BenchModel(model, warmup, repeat, json);
+#else
+    return Error(
+        "--model needs libember_lite, which this build of ember-benchmark lacks "
+        "(configure engine/ with src/lite present)");
+#endif
   }
   std::vector<Figure> figures;
   figures.push_back(BenchMatMul(512, min_time));
