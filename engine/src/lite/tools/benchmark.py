@@ -1,14 +1,17 @@
 """Time ember lite against LiteRT on the int8 benchmark models of issue 6.
 
-    /opt/oracle/bin/python engine/src/lite/tools/benchmark.py BUILD/ember-lite-run
+    /opt/oracle/bin/python engine/src/lite/tools/benchmark.py BUILD/ember-lite-run [BUILD/ember-benchmark]
 
 Makes FULLY_CONNECTED 1x1024->1024 and CONV_2D 1x56x56x64->64 3x3 int8 models with
 TensorFlow's converter, then reports the median time per invoke on one thread of: ember,
-LiteRT BUILTIN_REF (reference kernels) and LiteRT default (XNNPACK).
+LiteRT BUILTIN_REF (reference kernels) and LiteRT default (XNNPACK). ember-lite-run checks
+that ember's output equals BUILTIN_REF's; with ember-benchmark given, ember's time (and load
+time) is `ember-benchmark --model`'s, otherwise ember-lite-run --repeat's.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -55,10 +58,21 @@ def time_litert(path: Path, x: np.ndarray, resolver: OpResolverType, repeat: int
     return float(np.median(times)) * 1e6, out
 
 
+def time_ember_benchmark(bench: str, path: Path, repeat: int) -> tuple[float, float]:
+    """Median over 5 processes of ember-benchmark's median invoke and load times, in us."""
+    invoke, load = [], []
+    for _ in range(5):
+        argv = [bench, "--model", str(path), "--repeat", str(repeat), "--threads", "1", "--json"]
+        report = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+        invoke.append(report["invoke_median_us"])
+        load.append(report["load_us"])
+    return float(np.median(invoke)), float(np.median(load))
+
+
 def time_ember(runner: str, path: Path, x: np.ndarray, repeat: int, tmp: Path) -> float:
     np.save(tmp / "x.npy", x)
     times = []
-    for _ in range(5):
+    for _ in range(1 if repeat == 1 else 5):
         out = subprocess.run(
             [runner, str(path), str(tmp / "x.npy"), "--outdir", str(tmp), "--repeat", str(repeat)],
             capture_output=True,
@@ -71,6 +85,7 @@ def time_ember(runner: str, path: Path, x: np.ndarray, repeat: int, tmp: Path) -
 
 def main() -> None:
     runner = sys.argv[1]
+    bench = sys.argv[2] if len(sys.argv) > 2 else None
     rng = np.random.default_rng(1)
     w_fc = tf.constant(rng.normal(0, 0.05, size=(1024, 1024)).astype(np.float32))
     w_conv = tf.constant(rng.normal(0, 0.05, size=(3, 3, 64, 64)).astype(np.float32))
@@ -87,10 +102,14 @@ def main() -> None:
             x = rng.integers(-128, 128, size=shape).astype(np.int8)
             ref, ref_out = time_litert(path, x, OpResolverType.BUILTIN_REF, max(3, repeat // 10))
             xnn, _ = time_litert(path, x, OpResolverType.AUTO, repeat)
-            ours = time_ember(runner, path, x, repeat, tmp)
+            ours = time_ember(runner, path, x, 1 if bench else repeat, tmp)
             if not np.array_equal(np.load(tmp / "output_0.npy"), ref_out):
                 raise SystemExit(f"{name}: ember's output differs from LiteRT BUILTIN_REF")
-            print(f"{name:32} {ours:10.1f} {ref:10.1f} {xnn:11.1f} {ours / xnn:9.2f} {ref / ours:9.1f}")
+            load = ""
+            if bench:
+                ours, load_us = time_ember_benchmark(bench, path, repeat)
+                load = f"  (ember-benchmark, load {load_us:.0f} us, {path.stat().st_size} bytes)"
+            print(f"{name:32} {ours:10.1f} {ref:10.1f} {xnn:11.1f} {ours / xnn:9.2f} {ref / ours:9.1f}{load}")
 
 
 if __name__ == "__main__":
