@@ -66,7 +66,15 @@ def plan(
     _guarded(debug, lambda: _cli().run_plan(target, matrix, pins, json, {"backend": backend, "debug": debug}))
 
 
-@task(help={**AXIS_HELP, "force": "rebuild even when dist/ is up to date", "jobs": "parallel compile jobs (default 2)"})
+@task(
+    help={
+        **AXIS_HELP,
+        "force": "rebuild even when dist/ is up to date",
+        "resume": "skip cells whose dist/ build has the same inputs (the default; the opposite of --force)",
+        "jobs": "parallel compile jobs (default 2); with --matrix: cells built at once (each compiles with FORGE_JOBS)",
+        "update-locks": "accept toolchain package versions that differ from toolchains/locks/ (rewrites the locks)",
+    }
+)
 def build(
     c: Context,
     target: str | None = None,
@@ -79,12 +87,21 @@ def build(
     matrix: str | None = None,
     backend: str | None = None,
     force: bool = False,
+    resume: bool = False,
     jobs: int | None = None,
+    update_locks: bool = False,
     debug: bool = False,
 ) -> None:
     """Build, install, verify and record a cell (default: the host) into dist/<cell-id>/."""
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
-    options = {"backend": backend, "force": force or None, "jobs": jobs, "debug": debug}
+    options = {
+        "backend": backend,
+        "force": force or None,
+        "resume": resume,
+        "jobs": jobs,
+        "update_locks": update_locks or None,
+        "debug": debug,
+    }
     _guarded(debug, lambda: _cli().run_build(target, matrix, pins, options))
 
 

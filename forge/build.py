@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib
 import os
 import platform
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -40,14 +43,15 @@ class BuildResult:
     mode: str = "native"  # how verify ran: native | emulated (qemu-...) | built and checked, not run
 
 
-def make_backend(name: str | None) -> Backend:
+def make_backend(name: str | None, update_locks: bool = False) -> Backend:
+    """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks."""
     if name == "local":
         from forge.backends.local import LocalBackend
 
         return LocalBackend()
     try:
         module = importlib.import_module(f"forge.backends.{name}")
-        backend: Backend = module.DockerBackend()
+        backend: Backend = module.DockerBackend(update_locks=update_locks)
     except (ImportError, AttributeError) as exc:
         raise BackendError(f"the {name} backend is not available", str(exc), "use --backend local") from exc
     return backend
@@ -222,9 +226,39 @@ def check_sources(repo: Path) -> None:
             )
 
 
+@contextlib.contextmanager
+def cell_lock(cache: Path, cell_id: str, waiting: Callable[[str], None]) -> Iterator[None]:
+    """Hold `<cache>/<cell-id>.lock` exclusively while a build uses `<cache>/<cell-id>/`.
+
+    Two builds of one cell (two matrix entries resolving to it, two cross cells needing the same
+    native reference, two `invoke build` runs) would otherwise share its logs and build directories;
+    the second waits, says so, and then usually finds the cell up to date.
+    """
+    path = cache / f"{cell_id}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waiting(f"{cell_id}: waiting for another build of the same cell to finish (lock {path})")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, start: float) -> BuildResult:
     check_sources(cfg.repo)
     cell = resolve_for(request, data, cfg).cell
+    progress = progress.for_cell(cell.id)  # own timings: parallel cells and nested references never mix
+    with cell_lock(cfg.cache, cell.id, progress.info):
+        return _build_locked(request, cell, data, cfg, progress, start)
+
+
+def _build_locked(
+    request: Request, cell: Cell, data: Data, cfg: Config, progress: Progress, start: float
+) -> BuildResult:
     target = data.toolchains.targets[cell.target]
     host_ws = host_workspace(cfg, cell)
     logs = cfg.cache / cell.id / "logs"
@@ -232,11 +266,10 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
     logs.mkdir(parents=True)
     manifest.recover(cfg.dist, cell.id)
     reference = ensure_reference(request, cell, data, cfg, progress)
-    progress.timings.clear()
     if cfg.backend == "local":
         ensure_host_tools(dict(os.environ), logs / "host-tools.log", cfg.install_tools)
         cross.ensure_target_tools(cell, target, os.environ, logs / "host-tools.log", cfg.install_tools)
-    with make_backend(cfg.backend) as backend:
+    with make_backend(cfg.backend, cfg.update_locks) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)

@@ -11,7 +11,8 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -216,33 +217,69 @@ def _row(result: BuildResult) -> SummaryRow:
 def run_build(
     target: str | None, matrix: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]
 ) -> None:
-    """Build one cell (or every scheduled cell of a matrix); end with the summary table."""
+    """Build one cell (or every scheduled cell of a matrix); end with the summary table.
+
+    With --matrix, --jobs N is how many cells build at once (each still compiles with FORGE_JOBS,
+    default 2, so a cell's plan, and with it --resume's up-to-date check, does not depend on N).
+    """
+    cli = dict(cli)
+    if cli.pop("resume", None) and cli.get("force"):
+        raise ConfigError(
+            "--resume and --force contradict each other", "--force rebuilds cells that --resume skips", "pick one"
+        )
+    if matrix is not None:
+        cli["cells"], cli["jobs"] = cli.get("jobs"), None
     cfg, data = setup(cli)
     out = console()
     if cfg.backend is None:  # forge.daemon imports the docker SDK (~0.3 s): only when it may be used
         from forge import daemon
 
         cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
-    progress = Progress(out, cfg.ci)
-    results: list[BuildResult] = []
     items = requests_from(target, matrix, pins, data)
-    errors: list[ForgeError] = []
-    for item in items:
-        if isinstance(item, Excluded):
-            continue
-        try:
-            results.append(build_cell(item, data, backend_for(cfg, item.target), progress))
-        except (BuildInterrupted, ConfigError):
-            raise
-        except ForgeError as exc:
-            if len(items) > 1:
-                out.print(exc.render(), markup=False)
-            errors.append(exc)
-            results.append(BuildResult(item.describe(), "failed", error=exc))
+    requests = [item for item in items if not isinstance(item, Excluded)]
+    parallel = cfg.cells > 1 and len(requests) > 1
+    progress = Progress(out, cfg.ci, live=not parallel)
+    if parallel:
+        out.print(f"building {len(requests)} cells, {cfg.cells} at a time")
+    results = build_all(requests, data, cfg, progress, lambda exc: out.print(exc.render(), markup=False))
     out.print(summary_table([_row(r) for r in results]))
+    errors = [r.error for r in results if r.error is not None]
     if len(errors) == 1 and len(results) == 1:
         raise errors[0]
     _raise_for(results)
+
+
+def build_all(
+    requests: list[Request],
+    data: Data,
+    cfg: Config,
+    progress: Progress,
+    report_error: Callable[[ForgeError], None],
+) -> list[BuildResult]:
+    """Build every request, up to cfg.cells at once, continuing past failed cells.
+
+    Results come back in the order of `requests`. Ctrl-C and configuration errors stop the run
+    (cells not started yet are cancelled; running ones end through their backends' cleanup).
+    """
+
+    def one(request: Request) -> BuildResult:
+        try:
+            return build_cell(request, data, backend_for(cfg, request.target), progress)
+        except (BuildInterrupted, ConfigError):
+            raise
+        except ForgeError as exc:
+            if len(requests) > 1:
+                report_error(exc)
+            return BuildResult(request.describe(), "failed", error=exc)
+
+    if cfg.cells <= 1 or len(requests) <= 1:
+        return [one(request) for request in requests]
+    pool = ThreadPoolExecutor(max_workers=min(cfg.cells, len(requests)), thread_name_prefix="forge-cell")
+    try:
+        futures = [pool.submit(one, request) for request in requests]
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # on an error: start no further cell
 
 
 def _raise_for(results: list[BuildResult]) -> None:

@@ -32,6 +32,10 @@ class Config:
     ci: bool
     install_tools: bool
     debug: bool
+    cells: int = 1
+    """How many cells of a matrix build at once (`invoke build --matrix ... --jobs N`)."""
+    update_locks: bool = False
+    """Accept toolchain package versions that differ from toolchains/locks/ (and rewrite the locks)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,8 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         "force": False,
         "install_tools": True,
         "debug": False,
+        "cells": 1,
+        "update_locks": False,
     }
     if "FORGE_BACKEND" in env:
         values["backend"] = env["FORGE_BACKEND"]
@@ -83,6 +89,10 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         values["jobs"] = _int("FORGE_JOBS", env["FORGE_JOBS"])
     if env.get("FORGE_NO_CCACHE"):
         values["ccache"] = False
+    if "FORGE_CELLS" in env:
+        values["cells"] = _int("FORGE_CELLS", env["FORGE_CELLS"])
+    if env.get("FORGE_UPDATE_LOCKS", "") == "1":
+        values["update_locks"] = True
     values.update({key: value for key, value in cli.items() if value is not None})
     if env.get("FORGE_ROOT"):  # build another checkout (tests build a snapshot of this one)
         repo = Path(env["FORGE_ROOT"]).resolve()
@@ -92,6 +102,14 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         from forge.yamlio import unknown
 
         raise unknown("backend", str(values["backend"]), BACKENDS, "--backend")
+    values["jobs"] = _int("--jobs", str(values["jobs"]))
+    values["cells"] = _int("--jobs (cells at once)", str(values["cells"]))
+    if int(str(values["cells"])) < 1:
+        raise ConfigError(
+            f"{values['cells']} cells at once (--jobs with --matrix, or FORGE_CELLS)",
+            "at least one cell must build",
+            "pass --jobs 1 or more",
+        )
     epoch = _int("SOURCE_DATE_EPOCH", env["SOURCE_DATE_EPOCH"]) if "SOURCE_DATE_EPOCH" in env else _git_epoch(repo)
     return Config(
         repo=repo,
@@ -105,6 +123,8 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         ci=in_ci(env),
         install_tools=bool(values["install_tools"]),
         debug=bool(values["debug"]),
+        cells=int(str(values["cells"])),
+        update_locks=bool(values["update_locks"]),
     )
 
 

@@ -28,15 +28,30 @@ class StepTiming:
 
 @dataclass
 class Progress:
-    """Reports steps to a console; records how long each took."""
+    """Reports steps to a console; records how long each took.
+
+    `for_cell` gives each cell its own Progress (own timings), so cells built at the same time
+    never mix their steps. With `live=False` (parallel cells) a step prints a start and an end
+    line naming its cell instead of a spinner or fold group: those cannot interleave.
+    """
 
     console: Console
     ci: bool = False
     timings: list[StepTiming] = field(default_factory=list)
+    live: bool = True
+    cell: str | None = None
+
+    def for_cell(self, cell_id: str) -> Progress:
+        """A Progress for one cell: same console and mode, empty timings of its own."""
+        return Progress(self.console, self.ci, [], self.live, cell_id)
 
     @contextlib.contextmanager
     def step(self, name: str, description: str, log_path: Path | None = None) -> Iterator[None]:
         """Show the step while it runs (spinner, or a CI fold group with its log) and time it."""
+        if not self.live:
+            with self._plain_step(name, description, log_path):
+                yield
+            return
         start = time.monotonic()
         status = "failed"
         if self.ci:
@@ -65,6 +80,24 @@ class Progress:
                 self.console.print("::endgroup::", markup=False, highlight=False)
             mark = "[green]✓[/]" if status == "ok" else "[red]✗[/]"
             self.console.print(f"{mark} {name} [dim]{seconds:.1f}s[/]")
+
+    @contextlib.contextmanager
+    def _plain_step(self, name: str, description: str, log_path: Path | None) -> Iterator[None]:
+        label = f"[cyan]{self.cell}[/] {name}" if self.cell else name
+        self.console.print(f"→ {label}: {description}", highlight=False)
+        start = time.monotonic()
+        status = "failed"
+        try:
+            yield
+            status = "ok"
+        finally:
+            seconds = time.monotonic() - start
+            self.timings.append(StepTiming(name, round(seconds, 3), status))
+            mark = "[green]✓[/]" if status == "ok" else "[red]✗[/]"
+            self.console.print(f"{mark} {label} [dim]{seconds:.1f}s[/]", highlight=False)
+            if status == "failed" and self.ci and log_path is not None and log_path.exists():
+                text = log_path.read_text(errors="replace").rstrip("\n")
+                self.console.out(f"::group::{self.cell or ''} {name} log\n{text}\n::endgroup::", highlight=False)
 
     def _dump(self, log_path: Path | None) -> None:
         if log_path is not None and log_path.exists():

@@ -1,0 +1,235 @@
+"""Matrix runs: `invoke build --matrix ... --jobs N` builds cells in parallel, each with its own
+timings and its own lock, continuing past failures; `--update-locks` reaches forge/locks.py.
+
+No daemon and no compiler: the cell-level work (`build._build_locked`) is replaced by a fake that
+runs real Progress steps; everything above it (run_build, build_all, build_cell, cell_lock,
+config) is the real code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from forge import build, cli, images, locks
+from forge.backends import docker as docker_backend
+from forge.config import Config, Data, load_config
+from forge.errors import ConfigError, StepFailedError
+from forge.log import Progress, StepTiming
+from forge.matrix import Cell, Request
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _matrix(tmp_path: Path, *targets: str) -> str:
+    path = tmp_path / "matrix.yaml"
+    path.write_text("axes:\n  target: [" + ", ".join(targets) + "]\n")
+    return str(path)
+
+
+class FakeCells:
+    """Stands in for resolving and building a cell: records each cell's steps and Progress."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parties: int = 0) -> None:
+        self.barrier = threading.Barrier(parties, timeout=30) if parties else None
+        self.fail: set[str] = set()
+        self.progress: dict[str, Progress] = {}
+        self.lock = threading.Lock()
+        self.tmp_path = tmp_path
+        self.active = 0
+        self.most_active = 0
+        monkeypatch.setattr(build, "check_sources", lambda repo: None)
+        monkeypatch.setattr(build, "resolve_for", self.resolve)
+        monkeypatch.setattr(build, "_build_locked", self.build)
+        self.real_setup = cli.setup
+        monkeypatch.setattr(cli, "setup", self.setup)
+
+    def setup(self, options: Any, env: Any = None) -> tuple[Config, Data]:
+        cfg, data = self.real_setup(options, {})
+        return replace(cfg, cache=self.tmp_path / "cache", dist=self.tmp_path / "dist"), data
+
+    def resolve(self, request: Request, data: Data, cfg: Config) -> Any:
+        return SimpleNamespace(cell=SimpleNamespace(id=f"cell-{request.target}"))
+
+    @contextlib.contextmanager
+    def _counted(self) -> Iterator[None]:
+        with self.lock:
+            self.active += 1
+            self.most_active = max(self.most_active, self.active)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.active -= 1
+
+    def build(
+        self, request: Request, cell: Any, data: Data, cfg: Config, progress: Progress, start: float
+    ) -> build.BuildResult:
+        with self.lock:
+            self.progress[cell.id] = progress
+        with progress.step(f"configure-{cell.id}", "configure"):
+            pass
+        with progress.step(f"build-{cell.id}", "build"), self._counted():
+            if self.barrier is not None:
+                self.barrier.wait()  # every cell must be inside its build step at once, or this times out
+            if cell.id in self.fail:
+                raise StepFailedError(f"{cell.id}: build failed", "the fake compiler said no")
+        return build.BuildResult(cell.id, "passed", 1.0)
+
+
+def _run(matrix: str, options: dict[str, object]) -> str:
+    out = io.StringIO()
+    original = cli.console
+    cli.console = lambda: Console(file=out, width=200)  # type: ignore[assignment]
+    try:
+        cli.run_build(None, matrix, {}, {"backend": "docker", **options})
+    finally:
+        cli.console = original  # type: ignore[assignment]
+    return out.getvalue()
+
+
+def test_jobs_2_builds_two_cells_at_once_with_separate_timings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeCells(tmp_path, monkeypatch, parties=2)
+    text = _run(_matrix(tmp_path, "linux-x86_64", "linux-aarch64"), {"jobs": 2})
+    assert "building 2 cells, 2 at a time" in text
+    assert fake.most_active == 2
+    assert set(fake.progress) == {"cell-linux-x86_64", "cell-linux-aarch64"}
+    for cell_id, progress in fake.progress.items():
+        assert progress.cell == cell_id and not progress.live  # no spinner: two cannot share a terminal
+        assert [(t.name, t.status) for t in progress.timings] == [
+            (f"configure-{cell_id}", "ok"),
+            (f"build-{cell_id}", "ok"),
+        ]
+    assert fake.progress["cell-linux-x86_64"].timings is not fake.progress["cell-linux-aarch64"].timings
+    for cell_id in fake.progress:
+        assert f"{cell_id}" in text.split("build summary")[1]
+        assert f"→ {cell_id} build-{cell_id}: build" in text  # each line names its cell
+
+
+def test_without_jobs_cells_build_one_after_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeCells(tmp_path, monkeypatch)
+    text = _run(_matrix(tmp_path, "linux-x86_64", "linux-aarch64", "linux-armv7"), {})
+    assert fake.most_active == 1 and len(fake.progress) == 3
+    assert "at a time" not in text
+
+
+def test_a_failed_cell_does_not_stop_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeCells(tmp_path, monkeypatch)
+    fake.fail.add("cell-linux-aarch64")
+    with pytest.raises(StepFailedError) as info:
+        _run(_matrix(tmp_path, "linux-aarch64", "linux-x86_64", "linux-armv7"), {"jobs": 2})
+    assert info.value.what == "1 of 3 cells failed"
+    assert set(fake.progress) == {"cell-linux-aarch64", "cell-linux-x86_64", "cell-linux-armv7"}
+    assert fake.progress["cell-linux-aarch64"].timings[-1] == StepTiming(
+        "build-cell-linux-aarch64", fake.progress["cell-linux-aarch64"].timings[-1].seconds, "failed"
+    )
+    assert all(t.status == "ok" for t in fake.progress["cell-linux-armv7"].timings)
+
+
+def test_summary_lists_every_cell_in_matrix_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeCells(tmp_path, monkeypatch)
+    fake.fail.add("cell-linux-x86_64")
+    out = io.StringIO()
+    cfg, data = fake.setup({"backend": "docker", "cells": 3})
+    requests = [Request.make(t, {}) for t in ("linux-armv7", "linux-x86_64", "linux-aarch64")]
+    errors: list[str] = []
+    results = cli.build_all(
+        requests, data, cfg, Progress(Console(file=out), live=False), lambda e: errors.append(e.what)
+    )
+    assert [(r.cell_id, r.result) for r in results] == [
+        ("cell-linux-armv7", "passed"),
+        ("target linux-x86_64", "failed"),
+        ("cell-linux-aarch64", "passed"),
+    ]
+    assert errors == ["cell-linux-x86_64: build failed"]
+
+
+def test_two_builds_of_one_cell_wait_for_each_other(tmp_path: Path) -> None:
+    waiting = threading.Event()
+    inside: list[str] = []
+
+    def second() -> None:
+        with build.cell_lock(tmp_path, "cell-a", lambda message: waiting.set()):
+            inside.append("second")
+
+    with build.cell_lock(tmp_path, "cell-a", lambda message: pytest.fail("the first build must not wait")):
+        thread = threading.Thread(target=second)
+        thread.start()
+        assert waiting.wait(timeout=30), "the second build of cell-a never reported waiting"
+        assert inside == []  # still held by the first build
+        inside.append("first")
+    thread.join(timeout=30)
+    assert inside == ["first", "second"]
+    never = lambda message: pytest.fail("another cell must not wait")  # noqa: E731
+    with build.cell_lock(tmp_path, "cell-b", never), build.cell_lock(tmp_path, "cell-c", never):
+        pass
+
+
+def test_matrix_jobs_choose_cells_not_compile_jobs_so_resume_still_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--resume is the up-to-date check on the plan's input hash; --jobs N must not change any plan."""
+    monkeypatch.delenv("FORGE_JOBS", raising=False)
+    monkeypatch.delenv("FORGE_CELLS", raising=False)
+    seen: list[Config] = []
+    monkeypatch.setattr(cli, "build_all", lambda requests, data, cfg, progress, report: seen.append(cfg) or [])
+    matrix = str(REPO / "matrix" / "ci.yaml")
+    _run(matrix, {"jobs": 4})
+    _run(matrix, {})
+    parallel, serial = seen
+    assert (parallel.cells, parallel.jobs) == (4, 2) and (serial.cells, serial.jobs) == (1, 2)
+    _, data = cli.setup({})
+    plans = [cli.plan_entries(None, matrix, {}, cfg, data) for cfg in (parallel, serial)]
+    assert plans[0] == plans[1] and any(e["status"] == "scheduled" for e in plans[0])
+    _run(matrix, {"jobs": 3, "resume": True})
+    assert seen[-1].cells == 3 and not seen[-1].force
+    with pytest.raises(ConfigError, match="--resume and --force"):
+        _run(matrix, {"resume": True, "force": True})
+    with pytest.raises(ConfigError, match="0 cells at once"):
+        _run(matrix, {"jobs": 0})
+
+
+def test_update_locks_precedence() -> None:
+    assert not load_config(REPO, {}, {}).update_locks
+    assert load_config(REPO, {"FORGE_UPDATE_LOCKS": "1"}, {}).update_locks
+    assert load_config(REPO, {}, {"update_locks": True}).update_locks
+    assert load_config(REPO, {"FORGE_CELLS": "3"}, {}).cells == 3
+    assert load_config(REPO, {"FORGE_CELLS": "3"}, {"cells": 2}).cells == 2
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_build_update_locks_reaches_the_lock_check(flag: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`invoke build --update-locks` -> Config -> make_backend -> DockerBackend -> locks.check_image_lock."""
+    monkeypatch.delenv("FORGE_UPDATE_LOCKS", raising=False)
+    calls: list[bool] = []
+    ref = images.ImageRef("forge/toolchain:bookworm-x-abc", "sha256:abc", "abc" * 8, "bookworm-x", True, 0.0)
+
+    def check(client: Any, tag: str, name: str, built: bool, update: bool, lock_dir: Path) -> Any:
+        calls.append(update)
+        raise locks.LockMismatchError(f"image {name} drifted", "~ deb gcc-12:amd64 1 -> 2")
+
+    monkeypatch.setattr(docker_backend.daemon, "ensure_daemon", lambda env: object())
+    monkeypatch.setattr(docker_backend, "remove_stale", lambda client, alive: None)
+    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror: (ref, ref))
+    monkeypatch.setattr(locks, "check_image_lock", check)
+    seen: list[Config] = []
+    monkeypatch.setattr(cli, "build_all", lambda requests, data, cfg, progress, report: seen.append(cfg) or [])
+    _run(str(REPO / "matrix" / "ci.yaml"), {"update_locks": flag or None})
+    cfg, data = cli.setup({})
+    cfg = replace(
+        cfg, backend="docker", cache=tmp_path / "cache", dist=tmp_path / "dist", update_locks=seen[0].update_locks
+    )
+    request = Request.make("linux-x86_64", {"python": "3.11"})
+    with pytest.raises(locks.LockMismatchError):
+        build.build_cell(request, data, cfg, Progress(Console(file=io.StringIO()), live=False))
+    assert calls == [flag]
+    assert isinstance(build.resolve_for(request, data, cfg).cell, Cell)
