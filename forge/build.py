@@ -8,6 +8,7 @@ import importlib
 import os
 import platform
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -55,6 +56,36 @@ def make_backend(name: str | None, update_locks: bool = False) -> Backend:
     except (ImportError, AttributeError) as exc:
         raise BackendError(f"the {name} backend is not available", str(exc), "use --backend local") from exc
     return backend
+
+
+_OPEN_BACKENDS: set[Backend] = set()
+_OPEN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def tracked(backend: Backend) -> Iterator[Backend]:
+    """Use `backend` (closing it at the end), known to `close_open_backends` meanwhile."""
+    with _OPEN_LOCK:
+        _OPEN_BACKENDS.add(backend)
+    try:
+        with backend:
+            yield backend
+    finally:
+        with _OPEN_LOCK:
+            _OPEN_BACKENDS.discard(backend)
+
+
+def close_open_backends() -> int:
+    """Close every backend a build is using (Ctrl-C during parallel cells); returns how many.
+
+    Removing a cell's container ends the step running in it, so its worker thread finishes
+    instead of building on after the user asked to stop. Backends' close() is safe to call twice.
+    """
+    with _OPEN_LOCK:
+        backends = list(_OPEN_BACKENDS)
+    for backend in backends:
+        backend.close()
+    return len(backends)
 
 
 def resolve_for(request: Request, data: Data, cfg: Config) -> Resolution:
@@ -269,7 +300,7 @@ def _build_locked(
     if cfg.backend == "local":
         ensure_host_tools(dict(os.environ), logs / "host-tools.log", cfg.install_tools)
         cross.ensure_target_tools(cell, target, os.environ, logs / "host-tools.log", cfg.install_tools)
-    with make_backend(cfg.backend, cfg.update_locks) as backend:
+    with tracked(make_backend(cfg.backend, cfg.update_locks)) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from forge import doctor, report
 from forge.backends.base import CONTAINER_WORKSPACE, Workspace
-from forge.build import BuildResult, build_cell, host_workspace, resolve_for, verify_dist
+from forge.build import BuildResult, build_cell, close_open_backends, host_workspace, resolve_for, verify_dist
 from forge.config import Config, Data, backend_for, load_config, load_data
 from forge.errors import BuildInterrupted, ConfigError, ForgeError, StepFailedError, VerifyFailedError
 from forge.log import Progress, SummaryRow, summary_table
@@ -278,6 +278,9 @@ def build_all(
     try:
         futures = [pool.submit(one, request) for request in requests]
         return [future.result() for future in futures]
+    except BaseException:  # Ctrl-C, SIGTERM, a configuration error: stop the cells still running
+        close_open_backends()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # on an error: start no further cell
 

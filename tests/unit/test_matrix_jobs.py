@@ -22,8 +22,9 @@ from rich.console import Console
 
 from forge import build, cli, images, locks
 from forge.backends import docker as docker_backend
+from forge.backends.local import LocalBackend
 from forge.config import Config, Data, load_config
-from forge.errors import ConfigError, StepFailedError
+from forge.errors import BuildInterrupted, ConfigError, StepFailedError
 from forge.log import Progress, StepTiming
 from forge.matrix import Cell, Request
 
@@ -233,3 +234,36 @@ def test_build_update_locks_reaches_the_lock_check(flag: bool, tmp_path: Path, m
         build.build_cell(request, data, cfg, Progress(Console(file=io.StringIO()), live=False))
     assert calls == [flag]
     assert isinstance(build.resolve_for(request, data, cfg).cell, Cell)
+
+
+class BlockingBackend(LocalBackend):
+    """A backend whose step runs until close() is called (as a container's step ends when it is removed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = threading.Event()
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def test_ctrl_c_closes_the_backends_of_cells_still_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeCells(tmp_path, monkeypatch)
+    started = threading.Event()
+    backend = BlockingBackend()
+
+    def cell(request: Request, cell: Any, data: Data, cfg: Config, progress: Progress, start: float) -> Any:
+        if request.target == "linux-aarch64":
+            assert started.wait(timeout=30)
+            raise KeyboardInterrupt  # Ctrl-C in this cell's step: build_cell makes it BuildInterrupted
+        with build.tracked(backend):
+            started.set()
+            assert backend.closed.wait(timeout=30), "the running cell's backend was never closed"
+            raise StepFailedError("removed", "its container was removed")
+
+    monkeypatch.setattr(build, "_build_locked", cell)
+    cfg, data = fake.setup({"backend": "docker", "cells": 2})
+    requests = [Request.make(t, {}) for t in ("linux-aarch64", "linux-x86_64")]
+    with pytest.raises(BuildInterrupted):
+        cli.build_all(requests, data, cfg, Progress(Console(file=io.StringIO()), live=False), lambda e: None)
+    assert backend.closed.is_set() and build.close_open_backends() == 0  # closed, and no longer tracked
