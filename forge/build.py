@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import importlib
 import os
 import platform
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, manifest, provenance
+from forge import __version__, filelock, manifest, provenance
 from forge.backends.base import Backend, Workspace
 from forge.config import Config, Data
 from forge.errors import BackendError, BuildInterrupted, ConfigError, ForgeError, StepFailedError, ToolMissingError
@@ -257,26 +256,14 @@ def check_sources(repo: Path) -> None:
             )
 
 
-@contextlib.contextmanager
-def cell_lock(cache: Path, cell_id: str, waiting: Callable[[str], None]) -> Iterator[None]:
+def cell_lock(cache: Path, cell_id: str, waiting: Callable[[str], None]) -> contextlib.AbstractContextManager[None]:
     """Hold `<cache>/<cell-id>.lock` exclusively while a build uses `<cache>/<cell-id>/`.
 
     Two builds of one cell (two matrix entries resolving to it, two cross cells needing the same
     native reference, two `invoke build` runs) would otherwise share its logs and build directories;
     the second waits, says so, and then usually finds the cell up to date.
     """
-    path = cache / f"{cell_id}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            waiting(f"{cell_id}: waiting for another build of the same cell to finish (lock {path})")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return filelock.exclusive(cache / f"{cell_id}.lock", waiting, f"another build of {cell_id}")
 
 
 def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, start: float) -> BuildResult:

@@ -10,7 +10,6 @@ unchanged image is found and reused, a changed input gives a new tag and a new b
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import re
@@ -18,7 +17,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ import docker
 import docker.errors
 from packaging.version import Version
 
-from forge import locks
+from forge import filelock, locks
 from forge.errors import BackendError, ConfigError, StepFailedError, ToolMissingError
 from forge.toolchains import Suite, Target, load_toolchains
 
@@ -373,16 +372,9 @@ def build_image(
         raise BackendError(f"docker build finished but {tag} does not exist")
 
 
-@contextlib.contextmanager
-def building(name: str) -> Iterator[None]:
+def building(name: str) -> contextlib.AbstractContextManager[None]:
     """Hold a host-wide lock on one image name, so parallel cells build a shared image once."""
-    path = Path(tempfile.gettempdir()) / f"forge-image-{name}.lock"
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return filelock.exclusive(Path(tempfile.gettempdir()) / f"forge-image-{name}.lock")
 
 
 def ensure_toolchain_image(

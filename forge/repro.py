@@ -12,7 +12,6 @@ diff per differing file (diffoscope comes from PyPI, installed on demand into .c
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import subprocess
@@ -26,7 +25,7 @@ from typing import Any
 
 from rich.table import Table
 
-from forge import manifest, provenance
+from forge import filelock, manifest, provenance
 from forge.config import Config, Data, backend_for
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
@@ -367,20 +366,7 @@ def raise_for(results: list[ReproResult]) -> None:
 SNAPSHOT_PARTS = provenance.SOURCE_PARTS
 
 
-@contextlib.contextmanager
-def exclusive(lock: Path, log: Callable[[str], None], what: str) -> Iterator[None]:
-    """Hold an exclusive lock on `lock` (waiting, and saying so, while `what` holds it)."""
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log(f"waiting for {what} to finish (lock {lock})")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+exclusive = filelock.exclusive
 
 
 def snapshot_sources(repo: Path, dest: Path) -> Path:
