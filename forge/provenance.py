@@ -333,7 +333,10 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
         (root / "ccache").symlink_to(cfg.cache / "ccache", target_is_directory=True)
     rcfg = replace(cfg, cache=root, dist=root / "dist", ccache=use_ccache)
     start = time.monotonic()
-    with repro.exclusive(root / f"{data['cell'].get('id')}.lock", out.print, "another rebuild of this cell"):
+    # Not `<cell>.lock`: the build inside takes that one (build.cell_lock, same cache root), and
+    # flock would then wait on this very process.
+    lock = root / f"{data['cell'].get('id')}.rebuild.lock"
+    with repro.exclusive(lock, out.print, "another rebuild of this cell"):
         built = rebuild_cell(data, tdata, rcfg, Progress(out, cfg.ci))
     assert built.dist is not None
     comparisons = repro.compare_records(_dist_records(data), _dist_records(manifest.read_manifest(built.dist) or {}))
