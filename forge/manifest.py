@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -101,16 +102,30 @@ def is_up_to_date(cell_dir: Path, wanted_input_hash: str) -> bool:
 
 @contextlib.contextmanager
 def sigint_blocked() -> Iterator[None]:
-    """Defer Ctrl-C while the two renames of a publish run, so they happen together or not at all."""
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    except (AttributeError, ValueError):  # not the main thread / no pthread_sigmask
+    """Defer Ctrl-C and SIGTERM while the two renames of a publish run, so they happen together or
+    not at all.
+
+    Python runs signal handlers in the main thread only, so a deferring handler catches the signal
+    whichever thread the kernel delivered it to (pthread_sigmask would block it in the calling
+    thread alone). Off the main thread handlers cannot be changed; the main thread then sees the
+    signal as usual.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    pending: list[int] = []
+
+    def defer(signum: int, _frame: object) -> None:
+        pending.append(signum)
+
+    previous = {sig: signal.signal(sig, defer) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        for signum in pending:
+            signal.raise_signal(signum)
 
 
 def staging_dir(dist: Path, cell_id: str) -> Path:
