@@ -1,0 +1,100 @@
+"""Cross build time of each target against the native linux-x86_64 build, measured in one run.
+
+    python benchmarks/cross_build_time.py [TARGET ...]   (default: all five targets)
+
+Every target builds a fresh snapshot of engine/ with the local backend, the compiler cache off
+(FORGE_NO_CCACHE=1), so each build compiles every file. zig keeps its own object cache; the
+snapshot path differs on every run and is part of each compile command, so engine objects miss
+it. zig's libc++ (built once per machine and target) is warmed first and timed on its own: the
+issue reports it separately from the engine build. The figure per target is configure + build +
+install of the engine, read from the cell's manifest; the ratio is against linux-x86_64 from the
+same run. The machine is noisy, so the reference is built first and again last, and both are shown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TARGETS = ("linux-x86_64", "linux-aarch64", "linux-armv7", "macos-arm64", "macos-x86_64")
+ZIG_TRIPLES = {"macos-arm64": "aarch64-macos", "macos-x86_64": "x86_64-macos"}
+ENGINE_STEPS = ("configure", "build", "install")
+
+
+def snapshot(dest: Path) -> None:
+    ignore = shutil.ignore_patterns("build*", "__pycache__", "crash-*")
+    for part in ("engine", "verify", "matrix", "toolchains"):
+        shutil.copytree(REPO / part, dest / part, ignore=ignore, symlinks=True)
+
+
+def warm_zig_libcxx(triple: str, env: dict[str, str], work: Path) -> float:
+    """Link a one-line C++ program for `triple`: zig builds (or finds) its libc++ for that target."""
+    src = work / "warm.cc"
+    src.write_text("#include <string>\nint main() { return static_cast<int>(std::string(\"x\").size()) - 1; }\n")
+    start = time.monotonic()
+    cmd = [sys.executable, "-m", "ziglang", "c++", "-target", triple, "-O2", str(src), "-o", str(work / "warm")]
+    subprocess.run(cmd, env=env, check=True)
+    return time.monotonic() - start
+
+
+def build(target: str, root: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(engine configure+build+install seconds, whole `invoke build` wall seconds)."""
+    run_env = {**env, "FORGE_ROOT": str(root)}
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "build", "--target", target, "--backend", "local", "--force"],
+        cwd=REPO, env=run_env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    wall = time.monotonic() - start
+    if done.returncode != 0:
+        sys.exit(f"{target}: invoke build failed ({done.returncode})\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+    manifests = [p for p in (root / "dist").glob(f"{target}-*/manifest.json")]
+    data = json.loads(max(manifests, key=lambda p: p.stat().st_mtime).read_text())
+    steps = {s["name"]: float(s["seconds"]) for s in data["steps"]}
+    return sum(steps.get(k, 0.0) for k in ENGINE_STEPS), wall
+
+
+def main(argv: list[str]) -> int:
+    targets = [t for t in (argv or TARGETS) if t != "linux-x86_64"]
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        sys.exit(f"unknown target(s) {', '.join(unknown)}; known: {', '.join(TARGETS)}")
+    zig_cache = REPO / ".cache" / "forge" / "ccache" / "zig"
+    env = {**os.environ, "FORGE_NO_CCACHE": "1", "ZIG_GLOBAL_CACHE_DIR": str(zig_cache)}
+    env.pop("FORGE_JOBS", None)
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="cross-bench-") as tmp:
+        work = Path(tmp)
+        for target in targets:
+            if target in ZIG_TRIPLES:
+                seconds = warm_zig_libcxx(ZIG_TRIPLES[target], env, work)
+                print(f"zig libc++ for {target}: {seconds:.1f} s (0.x s means it was already built)", flush=True)
+        order = ["linux-x86_64", *targets, "linux-x86_64"]
+        native: list[float] = []
+        for i, target in enumerate(order):
+            root = work / f"root-{i}"
+            snapshot(root)
+            engine, wall = build(target, root, env)
+            print(f"{target}: engine {engine:.1f} s (invoke build {wall:.1f} s)", flush=True)
+            if target == "linux-x86_64":
+                native.append(engine)
+            else:
+                results[target] = engine
+            shutil.rmtree(root, ignore_errors=True)
+    reference = sum(native) / len(native)
+    print(f"\nnative linux-x86_64: {native[0]:.1f} s first, {native[1]:.1f} s last, mean {reference:.1f} s")
+    print(f"{'target':<16} {'engine s':>9} {'vs native':>10}")
+    for target, seconds in results.items():
+        print(f"{target:<16} {seconds:>9.1f} {seconds / reference:>9.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
