@@ -12,9 +12,13 @@ RUN apt-get update \
 # A venv because Debian's python refuses system-wide pip installs (PEP 668) from bookworm on.
 RUN python3 -m venv /opt/forge-venv \
  && PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/forge-venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check @PIP_REQUIREMENTS@
+# forge builds; forge-b (another uid, same group) is the user of repro's second build, so the
+# build directories are group-writable. The compiler cache stays forge's alone.
 RUN useradd --create-home --uid @UID@ --user-group forge \
+ && useradd --create-home --uid @UID_B@ --gid forge forge-b \
  && mkdir -p /src /build /stage /verify-build /ccache \
- && chown forge:forge /build /stage /verify-build /ccache
+ && chown forge:forge /build /stage /verify-build /ccache \
+ && chmod 2775 /build /stage /verify-build
 ENV PATH=/opt/forge-venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     CC=gcc-@GCC@ CXX=g++-@GCC@ CCACHE_DIR=/ccache
 USER forge

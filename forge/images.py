@@ -37,6 +37,9 @@ HOST_CA_DIR = Path("/usr/local/share/ca-certificates")
 KEY_FORMAT = "1"  # bump to force every image to rebuild when the hashing scheme changes
 MANAGED_LABEL = "org.forge.managed"
 BUILD_UID = 1000
+# The image's build users: `forge` (uid BUILD_UID) builds; `forge-b` (the next uid, same group)
+# is the other user repro's second build runs as.
+BUILD_USERS = ("forge", "forge-b")
 
 
 def suite_facts(suite: str, toolchains_dir: Path = TOOLCHAINS) -> Suite:
@@ -50,6 +53,7 @@ def suite_facts(suite: str, toolchains_dir: Path = TOOLCHAINS) -> Suite:
 APT_BASE_PACKAGES: tuple[str, ...] = (
     "ca-certificates",
     "ccache",
+    "faketime",  # repro's second build runs under a shifted wall clock
     "file",
     "libeigen3-dev",
     "make",
@@ -211,6 +215,7 @@ def toolchain_args(spec: ToolchainSpec, base_ref: str) -> dict[str, str]:
         "GCC": spec.gcc,
         "PYTHON": spec.python,
         "UID": str(BUILD_UID),
+        "UID_B": str(BUILD_UID + 1),
         "APT_PACKAGES": " ".join(spec.apt_packages()),
         "PIP_REQUIREMENTS": " ".join(f"'{r}'" for r in spec.pip_requirements()),
     }

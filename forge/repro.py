@@ -1,10 +1,10 @@
 """Prove a build is reproducible: build twice with variations, compare every artifact's sha256.
 
 The two builds differ in everything a reproducible build must not depend on (see `Variation`):
-build directory path, umask, TZ, LANG/LC_ALL, environment variable order, user name, hostname
-inside the container, the number of parallel jobs, and the wall clock (the second build simply
-runs later; no faketime is available to move it further). The second build never uses the
-compiler cache, so a cached object cannot hide a difference. Any differing artifact fails the
+build directory path, umask, TZ, LANG/LC_ALL, environment variable order, user name, the build
+user's uid and the hostname inside the container, the number of parallel jobs, and the wall clock
+(the second build runs under libfaketime, 397 days ahead, so even the year differs). The second
+build never uses the compiler cache, so a cached object cannot hide a difference. Any differing artifact fails the
 check and writes `repro-report.txt`/`.json` next to the cell's manifest, with a diffoscope text
 diff per differing file (diffoscope comes from PyPI, installed on demand into .cache/).
 """
@@ -25,7 +25,8 @@ from typing import Any
 
 from rich.table import Table
 
-from forge import filelock, manifest, provenance
+from forge import filelock, host, manifest, provenance
+from forge.backends.base import FAKETIME_ENV, UMASK_ENV
 from forge.config import Config, Data, backend_for
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
@@ -62,22 +63,41 @@ class Variation:
     reverse_env: bool
     ccache: bool
     container_build: str = "/build"
+    container_user: str = "forge"
+    clock: str = ""  # a libfaketime offset ("+397d"), or "" for the real clock
 
     def describe(self) -> str:
         return (
             f"{self.label}: dir {self.root}, umask {self.umask:04o}, TZ={self.tz}, LANG={self.lang}, "
             f"USER={self.user}, hostname {self.hostname}, -j{self.jobs}, "
             f"env {'reversed' if self.reverse_env else 'as is'}, ccache {'on' if self.ccache else 'off'}, "
-            f"container build dir {self.container_build}"
+            f"container build dir {self.container_build}, container user {self.container_user}, "
+            f"clock {'shifted ' + self.clock if self.clock else 'real'}"
         )
 
 
-NOT_VARIED = (
-    "wall clock: only by the time between the two builds (faketime/libfaketime is not available here)",
-    "kernel, CPU model and filesystem: both builds run on the same machine",
-    "uid of the build user: the container user (docker) or the invoking user (local) is the same",
+SAME_MACHINE = "kernel, CPU model and filesystem: both builds run on the same machine"
+STATIC_CLOCK = "wall clock of statically linked programs (zig): libfaketime reaches dynamically linked ones only"
+LOCAL_LIMITS = (
+    "uid of the build user with the local backend: both builds run as the invoking user "
+    "(the docker backend runs them as forge and forge-b)",
     "hostname with the local backend: only $HOSTNAME changes (the docker backend sets the container's)",
 )
+
+
+def not_varied(variations: tuple[Variation, ...], backend: str) -> list[str]:
+    """What the two builds had in common although a reproducible build must not depend on it."""
+    items = [SAME_MACHINE]
+    if len({v.clock for v in variations}) < 2:
+        items.append("wall clock: only by the time between the two builds (faketime is not installed)")
+    else:
+        items.append(STATIC_CLOCK)
+    if backend != "docker":
+        items += LOCAL_LIMITS
+    return items
+
+
+NOT_VARIED = tuple(not_varied((), "local"))  # the most that can be missing, for documentation
 
 
 def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tuple[Variation, Variation]:
@@ -86,9 +106,12 @@ def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tu
     a = Variation("a", first, 0o022, "UTC", "C.UTF-8", "forge", "forge-a", max(1, jobs // 2), False, ccache)
     b = Variation(
         "b", second, 0o077, "Pacific/Kiritimati", "fr_FR.UTF-8", "reprob", "forge-b-host",
-        jobs if jobs > 1 else 2, True, False, "/build/variant-b/deeper",
+        jobs if jobs > 1 else 2, True, False, "/build/variant-b/deeper", "forge-b", CLOCK_SHIFT,
     )  # fmt: skip
     return a, b
+
+
+CLOCK_SHIFT = "+397d"  # more than a leap year: the second build's date, and year, always differ
 
 
 def varied_env(base: Mapping[str, str], v: Variation) -> dict[str, str]:
@@ -97,6 +120,11 @@ def varied_env(base: Mapping[str, str], v: Variation) -> dict[str, str]:
     env.update(TZ=v.tz, LANG=v.lang, LC_ALL=v.lang, USER=v.user, LOGNAME=v.user, HOSTNAME=v.hostname)
     env["FORGE_CONTAINER_HOSTNAME"] = v.hostname
     env["FORGE_CONTAINER_BUILD_DIR"] = v.container_build
+    env["FORGE_CONTAINER_USER"] = v.container_user
+    env[UMASK_ENV] = f"{v.umask:03o}"
+    env.pop(FAKETIME_ENV, None)
+    if v.clock:
+        env[FAKETIME_ENV] = v.clock
     keys = sorted(env, reverse=v.reverse_env)
     return {k: env[k] for k in keys}
 
@@ -164,6 +192,7 @@ class ReproResult:
     variations: tuple[Variation, ...]
     seconds: list[float] = field(default_factory=list)
     report: Path | None = None
+    backend: str = "local"
 
     @property
     def identical(self) -> int:
@@ -187,7 +216,7 @@ class ReproResult:
             "build_seconds": [round(s, 1) for s in self.seconds],
             "ratio_vs_one_build": round(self.ratio, 2) if self.ratio else None,
             "variations": [v.describe() for v in self.variations],
-            "not_varied": list(NOT_VARIED),
+            "not_varied": not_varied(self.variations, self.backend),
             "files": [c.as_dict() for c in self.comparisons],
         }
 
@@ -196,7 +225,7 @@ def render_text(result: ReproResult) -> str:
     lines = [
         f"repro of {result.name}: {result.identical}/{len(result.comparisons)} artifacts identical",
         *(f"  build {v.describe()}" for v in result.variations),
-        *(f"  not varied: {n}" for n in NOT_VARIED),
+        *(f"  not varied: {n}" for n in not_varied(result.variations, result.backend)),
         "",
     ]
     lines += [f"{c.outcome.value:>22}  {c.path}" for c in result.comparisons]
@@ -369,6 +398,23 @@ SNAPSHOT_PARTS = provenance.SOURCE_PARTS
 exclusive = filelock.exclusive
 
 
+FAKETIME_TOOL = host.HostTool("faketime", "faketime", lambda: shutil.which("faketime") is not None)
+
+
+def ensure_faketime(log_path: Path, log: Callable[[str], None]) -> bool:
+    """faketime on the host for a local repro (apt-get installs it as root); False, said loudly,
+    when it cannot be had: the wall clock is then not varied and the report says so."""
+    try:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        installed = host.ensure_host_tools(os.environ, log_path, tools=(FAKETIME_TOOL,))
+    except ForgeError as exc:
+        log(f"[yellow]the wall clock will not be varied: {exc.what}; {exc.fix}[/]")
+        return False
+    if installed:
+        log(f"installed {', '.join(installed)} for the shifted clock of the second build")
+    return True
+
+
 def snapshot_sources(repo: Path, dest: Path) -> Path:
     """Copy what a cell build reads into dest, so edits to the tree during a repro cannot make the
     two builds differ; build and cache directories are left out, the commit is noted."""
@@ -401,6 +447,9 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     # a: fresh directories and `invoke build`'s compiler cache; b: elsewhere, nothing cached.
     base = cfg.cache / "repro"
     variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
+    backend = cfg.backend or "local"
+    if backend == "local" and not ensure_faketime(cfg.cache / "repro" / "host-tools.log", progress.info):
+        variations = (variations[0], replace(variations[1], clock=""))
     (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
     if not (base / "a" / "ccache").exists():
         (base / "a").mkdir(parents=True, exist_ok=True)
@@ -423,6 +472,7 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     trees, seconds = run_builds(build, variations)
     result = compare_trees(cell.id, trees, variations, is_cell_artifact)
     result.seconds = seconds
+    result.backend = backend
     write_report(result, trees[0], trees, cfg.cache / "tools", progress.info)
     published = publish_copy(trees[0], cfg.dist, cell.id)  # the first build and its report
     result.report = published / REPORT_TXT

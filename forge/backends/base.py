@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
+from forge.errors import ConfigError
 from forge.matrix import Cell
 
 
@@ -102,6 +103,41 @@ class Backend(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+# forge.repro varies these between its two builds (an ordinary build sets none of them):
+UMASK_ENV = "FORGE_UMASK"  # octal umask every command runs with (docker exec does not inherit ours)
+FAKETIME_ENV = "FORGE_FAKETIME"  # libfaketime offset such as "+397d": commands see a shifted wall clock
+FAKETIME_STEP_ENV = (("FAKETIME_DONT_FAKE_MONOTONIC", "1"),)  # timeouts and ninja's timing stay real
+
+
+def varied_argv(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """argv run under `faketime` and a `umask` when `env` asks for them, unchanged otherwise.
+
+    faketime preloads libfaketime into every dynamically linked program the command starts, so
+    cmake, ninja, the compilers, ar and python all read the shifted clock; file times stay the
+    kernel's. (zig is a static binary and keeps the real clock.)
+    """
+    out = list(argv)
+    offset = env.get(FAKETIME_ENV, "")
+    if offset:
+        out = ["faketime", "-f", offset, *out]
+    umask = env.get(UMASK_ENV, "")
+    if umask:
+        out = ["sh", "-c", f'umask {umask} && exec "$@"', "sh", *out]
+    return out
+
+
+def check_variation_env(env: Mapping[str, str]) -> None:
+    """A clear error for a malformed FORGE_UMASK / FORGE_FAKETIME instead of a failing first step."""
+    umask = env.get(UMASK_ENV, "")
+    if umask and not (umask.isdigit() and set(umask) <= set("01234567") and len(umask) <= 4):
+        raise ConfigError(f"{UMASK_ENV}={umask!r} is not an octal umask", fix=f"use e.g. {UMASK_ENV}=077, or unset it")
+    offset = env.get(FAKETIME_ENV, "")
+    if offset and not (offset[0] in "+-" and offset[1:-1].isdigit() and offset[-1] in "smhdy"):
+        raise ConfigError(
+            f"{FAKETIME_ENV}={offset!r} is not a faketime offset", fix=f"use e.g. {FAKETIME_ENV}=+397d, or unset it"
+        )
 
 
 CONTAINER_WORKSPACE = Workspace(

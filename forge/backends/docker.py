@@ -26,8 +26,17 @@ import docker.errors
 from docker.types import Mount
 
 from forge import daemon, images, locks
-from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
-from forge.errors import BackendError, BuildInterrupted, StepFailedError
+from forge.backends.base import (
+    CONTAINER_WORKSPACE,
+    FAKETIME_ENV,
+    FAKETIME_STEP_ENV,
+    UMASK_ENV,
+    Backend,
+    Workspace,
+    check_variation_env,
+    varied_argv,
+)
+from forge.errors import BackendError, BuildInterrupted, ConfigError, StepFailedError
 from forge.matrix import Cell
 from forge.proc import tail
 from forge.toolchains import load_toolchains
@@ -156,6 +165,15 @@ class DockerBackend(Backend):
         # forge.repro varies these between its two builds; an ordinary build leaves them unset.
         self._hostname = self._env.get("FORGE_CONTAINER_HOSTNAME") or None
         self._build_dir = PurePosixPath(self._env.get("FORGE_CONTAINER_BUILD_DIR") or str(INSIDE.build))
+        self._user = self._env.get("FORGE_CONTAINER_USER") or images.BUILD_USERS[0]
+        if self._user not in images.BUILD_USERS:
+            raise ConfigError(
+                f"FORGE_CONTAINER_USER={self._user!r} is not a user of the toolchain images",
+                fix=f"use one of {', '.join(images.BUILD_USERS)}, or unset it",
+            )
+        check_variation_env(self._env)
+        # What every command runs with besides the step's environment (umask and clock, if varied).
+        self._variation = {k: self._env[k] for k in (FAKETIME_ENV, UMASK_ENV) if self._env.get(k)}
 
     @property
     def client(self) -> Any:
@@ -208,7 +226,7 @@ class DockerBackend(Backend):
                 name=f"forge-{cell.id}-{suffix}",
                 init=True,
                 network_mode="none",
-                user="forge",
+                user=self._user,
                 **placement,
                 hostname=self._hostname,
                 working_dir=str(INSIDE.build),
@@ -231,15 +249,20 @@ class DockerBackend(Backend):
                 fix=f"make the tree world-readable (chmod -R o+rX {host.source}) or build from a copy that is",
             )
         self._exec(["ccache", "--zero-stats"])
-        if self._build_dir != INSIDE.build:  # a path inside the build volume, so the forge user may write it
+        inside = INSIDE
+        if self._build_dir != INSIDE.build:  # a path inside the build volume, so the build user may write it
             self._exec(["mkdir", "-p", str(self._build_dir)])
-            return replace(INSIDE, build=self._build_dir)
-        return INSIDE
+            inside = replace(inside, build=self._build_dir)
+        if self._user != images.BUILD_USERS[0]:
+            # The cache volume belongs to the first user; another one (repro's second build) works
+            # without it: no compiler cache, and zig builds its runtime afresh in the user's home.
+            inside = replace(inside, ccache=None)
+        return inside
 
     def _exec(self, argv: Sequence[str]) -> tuple[int, bytes]:
         if self._container is None:
             raise BackendError("the docker backend was not prepared", fix="call prepare() before run()")
-        result = self._container.exec_run(list(argv), user="forge")
+        result = self._container.exec_run(list(argv), user=self._user)
         return int(result.exit_code), bytes(result.output or b"")
 
     def run(
@@ -258,8 +281,11 @@ class DockerBackend(Backend):
         with log_path.open("ab") as log:
             log.write(f"$ {command}  # in {self._container.name}\n".encode())
             try:
+                full = {**env, **self._variation}
+                if FAKETIME_ENV in full:
+                    full.update(FAKETIME_STEP_ENV)
                 exec_id = api.exec_create(
-                    self._container.id, list(argv), workdir=str(cwd), environment=dict(env), user="forge"
+                    self._container.id, varied_argv(argv, full), workdir=str(cwd), environment=full, user=self._user
                 )["Id"]
                 for chunk in api.exec_start(exec_id, stream=True):
                     log.write(chunk)

@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from forge import proc
-from forge.backends.base import Backend, Workspace
+from forge.backends.base import FAKETIME_ENV, FAKETIME_STEP_ENV, Backend, Workspace, check_variation_env, varied_argv
+from forge.errors import ToolMissingError
 from forge.matrix import Cell
 
 
@@ -21,6 +22,12 @@ class LocalBackend(Backend):
         self._base_env = dict(os.environ if base_env is None else base_env)
 
     def prepare(self, cell: Cell, host: Workspace) -> Workspace:
+        check_variation_env(self._base_env)
+        if self._base_env.get(FAKETIME_ENV) and shutil.which("faketime") is None:
+            raise ToolMissingError(
+                f"{FAKETIME_ENV} asks for a shifted clock, but faketime is not installed",
+                fix="apt-get install faketime (invoke repro installs it itself), or unset " + FAKETIME_ENV,
+            )
         for path in (host.build, host.prefix, host.verify_build, host.ccache):
             if path is not None:
                 Path(path).mkdir(parents=True, exist_ok=True)
@@ -34,7 +41,10 @@ class LocalBackend(Backend):
         env: Mapping[str, str],
         log_path: Path,
     ) -> None:
-        proc.run_logged(argv, cwd=Path(cwd), env={**self._base_env, **env}, log_path=log_path)
+        full = {**self._base_env, **env}
+        if full.get(FAKETIME_ENV):
+            full.update(FAKETIME_STEP_ENV)
+        proc.run_logged(varied_argv(argv, full), cwd=Path(cwd), env=full, log_path=log_path)
 
     def output(self, argv: Sequence[str]) -> str | None:
         return proc.capture(argv)

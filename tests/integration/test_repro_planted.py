@@ -1,14 +1,16 @@
 """forge.repro catches each kind of planted nondeterminism in a tiny C++ project and names the file.
 
 tests/fixtures/nondeterministic/ plants, one CMake option each: a wall-clock timestamp in
-bin/stamped, the absolute build path in lib/libpathy.a, and a hash-ordered file list in
-share/nondeterministic/files.txt. With nothing planted every artifact must be identical across
+bin/stamped, the absolute build path in lib/libpathy.a, a hash-ordered file list in
+share/nondeterministic/files.txt, and the year of the wall clock in share/nondeterministic/year.txt
+(which only the second build's shifted clock, through faketime, can tell apart). With nothing planted every artifact must be identical across
 the variations (which also shows the variations alone do not break a clean project).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -17,17 +19,25 @@ from pathlib import Path
 import pytest
 
 from forge import repro
+from forge.backends.base import FAKETIME_STEP_ENV, varied_argv
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "nondeterministic"
 TOOLS = REPO / ".cache" / "forge" / "tools"  # diffoscope's venv, shared by every run
 pytestmark = pytest.mark.integration
 
-ALL_FILES = {"bin/steady", "bin/stamped", "lib/libpathy.a", "share/nondeterministic/files.txt"}
+ALL_FILES = {
+    "bin/steady",
+    "bin/stamped",
+    "lib/libpathy.a",
+    "share/nondeterministic/files.txt",
+    "share/nondeterministic/year.txt",
+}
 PLANTS = {
     "PLANT_TIMESTAMP": "bin/stamped",
     "PLANT_BUILD_PATH": "lib/libpathy.a",
     "PLANT_UNORDERED": "share/nondeterministic/files.txt",
+    "PLANT_YEAR": "share/nondeterministic/year.txt",
 }
 
 
@@ -35,6 +45,8 @@ def _need_tools() -> None:
     missing = [t for t in ("cmake", "ninja", "c++") if shutil.which(t) is None]
     if missing:
         pytest.fail(f"these tests build C++: install {', '.join(missing)} (apt-get install cmake ninja-build g++)")
+    if not repro.ensure_faketime(TOOLS / "host-tools.log", print):
+        pytest.fail("faketime is missing and could not be installed: apt-get install faketime")
 
 
 def fixture_builder(options: list[str]) -> Callable[[repro.Variation], Path]:
@@ -49,8 +61,9 @@ def fixture_builder(options: list[str]) -> Callable[[repro.Variation], Path]:
             ["cmake", "--build", str(build_dir), "-j", str(v.jobs)],
             ["cmake", "--install", str(build_dir)],
         ]
-        for argv in steps:
-            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        for argv in steps:  # as a backend runs them: under the variation's umask and clock
+            env = {**os.environ, **dict(FAKETIME_STEP_ENV)}
+            proc = subprocess.run(varied_argv(argv, env), env=env, capture_output=True, text=True, check=False)
             assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         return prefix
 
@@ -96,3 +109,6 @@ def test_planted_nondeterminism_is_caught_and_named(tmp_path: Path, option: str)
         assert str(tmp_path / "a" / "build") in diff and str(tmp_path / "variant-b" / "deeper" / "build") in diff
     if option == "PLANT_UNORDERED":
         assert "kappa.cc" in diff
+    if option == "PLANT_YEAR":  # the second build's clock is 397 days ahead
+        first, second = (int((tmp_path / v / "install" / planted).read_text()) for v in ("a", "variant-b/deeper"))
+        assert second - first in (1, 2), (first, second)

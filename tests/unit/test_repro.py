@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
 
 import pytest
 
 from forge import repro
+from forge.errors import ConfigError, ToolMissingError
 
 
 def _variations(tmp_path: Path) -> tuple[repro.Variation, repro.Variation]:
@@ -17,9 +19,13 @@ def _variations(tmp_path: Path) -> tuple[repro.Variation, repro.Variation]:
 
 def test_second_build_varies_everything_it_can(tmp_path: Path) -> None:
     a, b = _variations(tmp_path)
-    for name in ("root", "umask", "tz", "lang", "user", "hostname", "jobs", "reverse_env", "container_build"):
+    for name in (
+        "root", "umask", "tz", "lang", "user", "hostname", "jobs", "reverse_env", "container_build",
+        "container_user", "clock",
+    ):  # fmt: skip
         assert getattr(a, name) != getattr(b, name), name
     assert a.ccache and not b.ccache  # the second build never reads the compiler cache
+    assert a.clock == "" and b.clock == "+397d"  # more than a year: the date and the year both move
     assert str(a.root) not in str(b.root) and (a.jobs, b.jobs) == (1, 2)
 
 
@@ -30,7 +36,68 @@ def test_varied_env_sets_locale_zone_user_and_order(tmp_path: Path) -> None:
     assert env_b["TZ"] == "Pacific/Kiritimati" and env_b["LANG"] == env_b["LC_ALL"] == "fr_FR.UTF-8"
     assert env_b["USER"] == "reprob" and env_b["FORGE_CONTAINER_HOSTNAME"] == "forge-b-host"
     assert "LC_TIME" not in env_b and env_b["PATH"] == "/usr/bin"
+    assert env_b["FORGE_CONTAINER_USER"] == "forge-b" and env_a["FORGE_CONTAINER_USER"] == "forge"
+    assert (env_a["FORGE_UMASK"], env_b["FORGE_UMASK"]) == ("022", "077")
+    assert env_b["FORGE_FAKETIME"] == "+397d" and "FORGE_FAKETIME" not in env_a
+    assert "FORGE_FAKETIME" not in repro.varied_env({"FORGE_FAKETIME": "+1d"}, a)  # a runs on the real clock
     assert list(env_a) == sorted(env_a) and list(env_b) == sorted(env_b, reverse=True)
+
+
+def test_not_varied_says_what_the_backend_could_not_vary(tmp_path: Path) -> None:
+    a, b = _variations(tmp_path)
+    docker = repro.not_varied((a, b), "docker")
+    local = repro.not_varied((a, b), "local")
+    assert not any("uid" in item for item in docker) and any("uid" in item for item in local)
+    assert any("zig" in item for item in docker)  # libfaketime cannot reach static binaries
+    unshifted = repro.not_varied((a, replace(b, clock="")), "local")
+    assert any("faketime is not installed" in item for item in unshifted)
+    result = repro.ReproResult("cell", [], (a, b), backend="docker")
+    assert repro.render_text(result).count("not varied:") == len(docker)
+
+
+def test_varied_argv_wraps_in_faketime_and_umask() -> None:
+    from forge.backends.base import check_variation_env, varied_argv
+
+    assert varied_argv(["cc", "-c", "x.c"], {}) == ["cc", "-c", "x.c"]
+    argv = varied_argv(["cc", "-c", "x.c"], {"FORGE_FAKETIME": "+397d", "FORGE_UMASK": "077"})
+    assert argv[:3] == ["sh", "-c", 'umask 077 && exec "$@"']
+    assert argv[4:] == ["faketime", "-f", "+397d", "cc", "-c", "x.c"]
+    for bad in ({"FORGE_UMASK": "u=rwx"}, {"FORGE_UMASK": "0999"}, {"FORGE_FAKETIME": "next year"}):
+        with pytest.raises(ConfigError) as caught:
+            check_variation_env(bad)
+        assert next(iter(bad)) in caught.value.what and "unset it" in caught.value.fix
+    check_variation_env({"FORGE_UMASK": "0077", "FORGE_FAKETIME": "-30d"})
+
+
+def test_shifted_clock_and_umask_reach_a_local_command(tmp_path: Path) -> None:
+    import shutil
+    import time
+
+    from forge.backends.local import LocalBackend
+
+    if shutil.which("faketime") is None:
+        pytest.fail("faketime is missing: apt-get install faketime (invoke repro installs it itself)")
+    log = tmp_path / "log.txt"
+    env = {"PATH": os.environ["PATH"], "FORGE_FAKETIME": "+397d", "FORGE_UMASK": "077"}
+    script = "import os, time; open('f', 'w').close(); print(int(time.time()), oct(os.stat('f').st_mode & 0o777))"
+    LocalBackend(env).run(["python3", "-c", script], cwd=PurePosixPath(tmp_path), env={}, log_path=log)
+    seen, mode = log.read_text().splitlines()[-1].split()
+    assert int(seen) - time.time() > 396 * 86400 and mode == "0o600"
+
+
+def test_local_backend_names_missing_faketime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from test_docker_backend import CELL
+
+    from forge.backends.base import Workspace
+    from forge.backends.local import LocalBackend
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    ws = Workspace(*(PurePosixPath(tmp_path / n) for n in ("src", "build", "stage", "verify")))
+    with pytest.raises(ToolMissingError) as caught:
+        LocalBackend({"FORGE_FAKETIME": "+397d"}).prepare(CELL, ws)
+    assert "faketime" in caught.value.what and "apt-get install faketime" in caught.value.fix
 
 
 def test_applied_sets_and_restores_process_state(tmp_path: Path) -> None:
