@@ -37,7 +37,7 @@ def snapshot(dest: Path) -> None:
 def warm_zig_libcxx(triple: str, env: dict[str, str], work: Path) -> float:
     """Link a one-line C++ program for `triple`: zig builds (or finds) its libc++ for that target."""
     src = work / "warm.cc"
-    src.write_text("#include <string>\nint main() { return static_cast<int>(std::string(\"x\").size()) - 1; }\n")
+    src.write_text('#include <string>\nint main() { return static_cast<int>(std::string("x").size()) - 1; }\n')
     start = time.monotonic()
     cmd = [sys.executable, "-m", "ziglang", "c++", "-target", triple, "-O2", str(src), "-o", str(work / "warm")]
     subprocess.run(cmd, env=env, check=True)

@@ -1,8 +1,10 @@
-"""Real cross builds with the local backend: linux-aarch64 verified under qemu, macos-arm64 checked.
+"""Real cross builds: linux-aarch64 with the local backend, verified under qemu; macos-arm64 in its
+docker image (zig from PyPI inside), checked.
 
-Both build a snapshot of the tree (FORGE_ROOT) that shares the compiler cache (and zig's cache
-inside it, so zig's libc++ is built once per machine). The first cross build also builds the
-native linux-x86_64 reference it is compared with. The other cross targets (linux-armv7,
+Both build a snapshot of the tree (FORGE_ROOT). The local one shares this checkout's compiler
+cache; the docker one uses the zig image's cache volume, which keeps zig's libc++ (built once per
+machine). Each cross build also builds the native linux-x86_64 reference it is compared with,
+with the same backend. The other cross targets (linux-armv7,
 macos-x86_64) are built by `invoke build --matrix matrix/cross.yaml --backend local`; they are
 left out here to keep CI short. Missing cross packages are installed by forge's host-tools
 step (apt-get, pip), so nothing here skips.
@@ -15,11 +17,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from forge import daemon
 from forge.checks import elf, macho, tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,9 +32,13 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def root() -> Iterator[Path]:
     """A snapshot of the sources forge builds, sharing this checkout's compiler (and zig) cache."""
-    dest = tmp_path_factory.mktemp("cross") / "repo"
+    # Not under pytest's 0700 temp root: the container's build user must be able to read it.
+    (REPO / ".cache").mkdir(exist_ok=True)
+    top = Path(tempfile.mkdtemp(prefix="cross-", dir=REPO / ".cache"))
+    top.chmod(0o755)
+    dest = top / "repo"
     ignore = shutil.ignore_patterns("build*", "__pycache__", "crash-*")
     for part in ("engine", "verify", "matrix", "toolchains"):
         shutil.copytree(REPO / part, dest / part, ignore=ignore, symlinks=True)
@@ -37,19 +46,22 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     (dest / ".cache" / "forge").mkdir(parents=True)
     (dest / ".cache" / "forge" / "ccache").symlink_to(cache)
-    return dest
+    yield dest
+    shutil.rmtree(top, ignore_errors=True)
 
 
-def build(root: Path, target: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]:
+def build(
+    root: Path, target: str, backend: str = "local"
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]:
     env = {**os.environ, "FORGE_ROOT": str(root), "SOURCE_DATE_EPOCH": "1700000000"}
     plan = subprocess.run(
-        [sys.executable, "-m", "invoke", "plan", "--target", target, "--backend", "local", "--json"],
+        [sys.executable, "-m", "invoke", "plan", "--target", target, "--backend", backend, "--json"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert plan.returncode == 0, plan.stdout[-2000:] + plan.stderr[-2000:]
     cell_id = json.loads(plan.stdout)["cells"][0]["id"]
     done = subprocess.run(
-        [sys.executable, "-m", "invoke", "build", "--target", target, "--backend", "local"],
+        [sys.executable, "-m", "invoke", "build", "--target", target, "--backend", backend],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=3600, check=False,
     )  # fmt: skip
     dist = root / "dist" / cell_id
@@ -78,8 +90,9 @@ def test_linux_aarch64_cross_build_runs_verify_under_qemu(root: Path) -> None:
     assert (dist / "logs" / "emulator.log").read_text().strip(), "the emulator probe printed nothing"
 
 
-def test_macos_arm64_build_is_checked_not_run(root: Path) -> None:
-    done, data, dist = build(root, "macos-arm64")
+def test_macos_arm64_docker_build_is_checked_not_run(root: Path) -> None:
+    daemon.ensure_daemon(os.environ)  # fails loudly, saying how to start one, when no engine can be had
+    done, data, dist = build(root, "macos-arm64", "docker")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert data["result"] == "passed" and data["verify"]["mode"] == "built and checked, not run"
     assert "built and checked, not run" in done.stdout
@@ -93,3 +106,6 @@ def test_macos_arm64_build_is_checked_not_run(root: Path) -> None:
     assert (framework.arch, framework.minos) == ("arm64", "13.0")
     assert framework.install_name == "@rpath/libember_framework.0.dylib"
     assert "@rpath/libember_framework.0.dylib" in macho.read_macho(libs["ember_cc"]).dylibs
+    assert data["image"]["tag"].startswith("forge/toolchain:bookworm-gcc12-py3.11-np2.4-zig-")
+    assert data["container_versions"]["cxx"], "the image's compiler was not probed"
+    assert data["verify"]["reference"].startswith("linux-x86_64-")

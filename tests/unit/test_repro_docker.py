@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from test_docker_backend import CELL, HOST, FakeEngine, backend, no_daemon  # noqa: F401 - autouse fixture
-
 import pytest
+from test_docker_backend import CELL, HOST, FakeEngine, backend, no_daemon  # noqa: F401 - autouse fixture
 
 from forge import repro
 from forge.errors import ConfigError
@@ -46,9 +45,8 @@ def test_variation_b_runs_as_the_other_user_with_its_umask_and_shifted_clock(tmp
         assert container.kwargs["user"] == "forge-b"
         assert ws.ccache is None  # the cache volume is forge's; forge-b compiles (and zig builds) afresh
         be.run(["cmake", "--build", "."], cwd=ws.build, env={"LC_ALL": "C"}, log_path=tmp_path / "log")
-        assert engine.execs[-1] == ["sh", "-c", 'umask 077 && exec "$@"', "sh", "faketime", "-f", "+397d"] + [
-            "cmake", "--build", ".",
-        ]  # fmt: skip
+        wrapper = ["sh", "-c", 'umask 077 && exec "$@"', "sh", "faketime", "-f", "+397d"]
+        assert engine.execs[-1] == [*wrapper, "cmake", "--build", "."]
         assert engine.last_exec["user"] == "forge-b"
         assert engine.last_exec["environment"]["FAKETIME_DONT_FAKE_MONOTONIC"] == "1"
 

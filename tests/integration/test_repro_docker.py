@@ -1,0 +1,128 @@
+"""`invoke repro` in containers, on a tiny engine/ + verify/ repository (a minute, real dockerd).
+
+The tiny engine can install four "leak" files, each recording one thing repro varies inside the
+container during its build step: the year of the wall clock, the uid of the build user, the umask
+and the hostname. With the leaks planted, exactly those files (and the package holding them)
+must differ, and their contents show the second build really ran 397 days ahead, as forge-b, with
+umask 077 and another hostname. Without them every artifact must be identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from forge import daemon, repro
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+CELL = "linux-x86_64-py3.11-np2.4-gcc12-cpu"
+LEAKS = {"year": "date -u +%Y", "uid": "id -u", "umask": "umask", "hostname": "hostname"}
+
+ENGINE = """cmake_minimum_required(VERSION 3.18)
+project(ember CXX)
+add_library(ember_framework SHARED framework.cc)
+install(TARGETS ember_framework EXPORT emberTargets LIBRARY DESTINATION lib)
+install(EXPORT emberTargets NAMESPACE ember:: DESTINATION lib/cmake/ember FILE ember-config.cmake)
+if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/plant-leaks")
+  foreach(leak IN ITEMS @LEAKS@)
+    add_custom_command(OUTPUT ${leak}.txt COMMAND sh -c "${${leak}_cmd} > ${leak}.txt" VERBATIM)
+    list(APPEND leak_files "${CMAKE_CURRENT_BINARY_DIR}/${leak}.txt")
+  endforeach()
+  add_custom_target(leaks ALL DEPENDS ${leak_files})
+  install(FILES ${leak_files} DESTINATION share/leaks)
+endif()
+"""
+VERIFY = """cmake_minimum_required(VERSION 3.18)
+project(ember_verify CXX)
+find_package(ember REQUIRED)
+enable_testing()
+add_executable(smoke smoke.cc)
+target_link_libraries(smoke ember::ember_framework)
+add_test(NAME smoke COMMAND smoke)
+"""
+
+
+def _engine_cmake() -> str:
+    commands = "".join(f'set({name}_cmd "{cmd}")\n' for name, cmd in LEAKS.items())
+    return ENGINE.replace("project(ember CXX)\n", "project(ember CXX)\n" + commands).replace("@LEAKS@", " ".join(LEAKS))
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env)
+
+
+@pytest.fixture
+def tiny_repo() -> Iterator[Path]:
+    daemon.ensure_daemon(os.environ)  # fails loudly, saying how to start one, when no engine can be had
+    # Not under pytest's 0700 temp root: the container's build users must be able to read it.
+    (REPO / ".cache").mkdir(exist_ok=True)
+    repo = Path(tempfile.mkdtemp(prefix="repro-docker-", dir=REPO / ".cache"))
+    repo.chmod(0o755)
+    for data in ("matrix", "toolchains"):
+        shutil.copytree(REPO / data, repo / data)
+    (repo / "engine").mkdir()
+    (repo / "engine" / "CMakeLists.txt").write_text(_engine_cmake())
+    (repo / "engine" / "framework.cc").write_text("int ember_answer() { return 42; }\n")
+    (repo / "verify").mkdir()
+    (repo / "verify" / "CMakeLists.txt").write_text(VERIFY)
+    (repo / "verify" / "smoke.cc").write_text(
+        "int ember_answer();\nint main() { return ember_answer() == 42 ? 0 : 1; }\n"
+    )
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "tiny")
+    yield repo
+    shutil.rmtree(repo, ignore_errors=True)
+
+
+def _repro(repo: Path) -> tuple[int, str, dict[str, object]]:
+    env = {**os.environ, "FORGE_ROOT": str(repo), "CI": "1"}
+    env.pop("FORGE_JOBS", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "repro", "--target", "linux-x86_64", "--backend", "docker"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    report = repo / "dist" / CELL / repro.REPORT_JSON
+    assert report.is_file(), done.stdout[-3000:] + done.stderr[-2000:]
+    return done.returncode, done.stdout + done.stderr, json.loads(report.read_text())
+
+
+def test_clean_tiny_cell_is_identical_across_container_variations(tiny_repo: Path) -> None:
+    code, out, report = _repro(tiny_repo)
+    assert code == 0, out[-3000:]
+    assert report["reproducible"] is True and report["identical"] == report["compared"] >= 4
+    described = " ".join(str(v) for v in report["variations"])  # type: ignore[union-attr]
+    assert "container user forge-b" in described and "clock shifted +397d" in described
+    assert not any("uid" in str(n) for n in report["not_varied"])  # type: ignore[union-attr]
+
+
+def test_planted_leaks_show_each_container_variation(tiny_repo: Path) -> None:
+    (tiny_repo / "engine" / "plant-leaks").write_text("")
+    _git(tiny_repo, "add", ".")
+    _git(tiny_repo, "commit", "-q", "-m", "leaks")
+    code, out, report = _repro(tiny_repo)
+    assert code == repro.ReproDifferentError.exit_code, out[-3000:]
+    outcomes = {f["path"]: f["outcome"] for f in report["files"]}  # type: ignore[union-attr]
+    differing = {p for p, o in outcomes.items() if o != "identical"}
+    assert differing == {f"install/share/leaks/{leak}.txt" for leak in LEAKS} | {f"{CELL}.tar.gz"}, outcomes
+    assert outcomes["install/lib/libember_framework.so"] == "identical"
+
+    def values(build: Path) -> dict[str, str]:
+        return {leak: (build / "install" / "share" / "leaks" / f"{leak}.txt").read_text().strip() for leak in LEAKS}
+
+    cache = tiny_repo / ".cache" / "forge" / "repro"
+    a, b = values(cache / "a" / "dist" / CELL), values(cache / "variant-b" / "deeper" / "dist" / CELL)
+    assert int(b["year"]) - int(a["year"]) in (1, 2), (a, b)
+    assert (a["uid"], b["uid"]) == ("1000", "1001")
+    assert (a["umask"], b["umask"]) == ("0022", "0077")
+    assert (a["hostname"], b["hostname"]) == ("forge-a", "forge-b-host")
