@@ -70,13 +70,12 @@ def test_varied_argv_wraps_in_faketime_and_umask() -> None:
 
 
 def test_shifted_clock_and_umask_reach_a_local_command(tmp_path: Path) -> None:
-    import shutil
     import time
 
     from forge.backends.local import LocalBackend
 
-    if shutil.which("faketime") is None:
-        pytest.fail("faketime is missing: apt-get install faketime (invoke repro installs it itself)")
+    if not repro.ensure_faketime(tmp_path / "apt.log", print):  # apt-get installs it when it can
+        pytest.fail("faketime is missing and could not be installed: apt-get install faketime")
     log = tmp_path / "log.txt"
     env = {"PATH": os.environ["PATH"], "FORGE_FAKETIME": "+397d", "FORGE_UMASK": "077"}
     script = "import os, time; open('f', 'w').close(); print(int(time.time()), oct(os.stat('f').st_mode & 0o777))"
