@@ -485,7 +485,7 @@ def matrix_specs(matrix: str | None, env: Mapping[str, str]) -> dict[str, tuple[
         except ForgeError:
             continue  # `invoke plan --matrix` says why a cell is skipped
         target = data.toolchains.targets[cell.target]
-        if cell_cfg.backend != "docker" or cell.gcc is None:
+        if cell_cfg.backend != "docker" or not has_image(cell, target):
             continue
         spec = ToolchainSpec.from_cell(cell, target=target)
         wanted.setdefault(spec.name, (spec, []))[1].append(cell.id)
@@ -538,9 +538,15 @@ def expected_tags(client: docker.DockerClient, spec: ToolchainSpec, mirror: str)
     return base_tag, toolchain_tag(spec, key)
 
 
+def has_image(cell: Any, target: Target | None) -> bool:
+    """Whether a docker build of `cell` runs in a forge toolchain image: a Debian gcc, or a compiler
+    from PyPI (zig, for macOS) installed into the suite's image."""
+    return cell.gcc is not None or (target is not None and target.compiler_provider == "pypi")
+
+
 def cell_lock(cell: Any, target: Target | None) -> str | None:
     """The toolchain lock a docker build of `cell` uses (None for cells without a Debian image)."""
-    if cell.gcc is None:
+    if not has_image(cell, target):
         return None
     try:
         spec = ToolchainSpec.from_cell(cell, target=target)

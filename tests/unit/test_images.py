@@ -76,6 +76,19 @@ def test_rendered_template_has_the_cells_toolchain_and_no_placeholders() -> None
     assert "'numpy==2.1.*'" in text
     assert " cmake " in text  # bookworm's own cmake 3.25, from Debian
     assert "USER forge" in text and "--uid 1000" in text
+    assert "--uid 1001 --gid forge forge-b" in text  # repro's second build user, same group
+    assert " faketime " in text  # repro's shifted clock
+
+
+def test_macos_cells_have_the_zig_image_and_its_lock() -> None:
+    from forge.toolchains import load_toolchains
+
+    targets = load_toolchains(images.TOOLCHAINS).targets
+    macos = cell(target="macos-arm64", gcc=None)
+    assert images.has_image(macos, targets["macos-arm64"])
+    assert images.cell_lock(macos, targets["macos-arm64"]) is not None
+    assert "np2.1-zig" in str(images.cell_lock(macos, targets["macos-arm64"]))
+    assert not images.has_image(cell(gcc=None), targets["linux-x86_64"])
 
 
 def test_render_rejects_missing_and_unused_arguments() -> None:
