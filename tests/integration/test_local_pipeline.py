@@ -19,7 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
+import tinyrepo
 from rich.console import Console
+from tinyrepo import ENGINE, VERIFY
 
 from forge.build import build_cell, verify_dist
 from forge.config import Config, load_data
@@ -30,38 +32,12 @@ from forge.matrix import Request
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
-ENGINE = """
-cmake_minimum_required(VERSION 3.18)
-project(ember CXX)
-add_library(ember_framework SHARED framework.cc)
-install(TARGETS ember_framework EXPORT emberTargets LIBRARY DESTINATION lib)
-install(EXPORT emberTargets NAMESPACE ember:: DESTINATION lib/cmake/ember FILE ember-config.cmake)
-"""
-VERIFY = """
-cmake_minimum_required(VERSION 3.18)
-project(ember_verify CXX)
-find_package(ember REQUIRED)
-enable_testing()
-add_executable(smoke smoke.cc)
-target_link_libraries(smoke ember::ember_framework)
-add_test(NAME smoke COMMAND smoke)
-"""
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     if missing := [t for t in ("cmake", "ninja", "c++") if shutil.which(t) is None]:
         pytest.fail(f"missing {missing}: apt-get install cmake ninja-build g++")
-    repo = tmp_path / "repo"
-    for data in ("matrix", "toolchains"):
-        shutil.copytree(REPO / data, repo / data)
-    (repo / "engine").mkdir()
-    (repo / "engine/CMakeLists.txt").write_text(ENGINE)
-    (repo / "engine/framework.cc").write_text("int ember_answer() { return 42; }\n")
-    (repo / "verify").mkdir()
-    (repo / "verify/CMakeLists.txt").write_text(VERIFY)
-    (repo / "verify/smoke.cc").write_text("int ember_answer();\nint main() { return ember_answer() == 42 ? 0 : 1; }\n")
-    return repo
+    return tinyrepo.make(tmp_path / "repo")
 
 
 def config(repo: Path) -> Config:

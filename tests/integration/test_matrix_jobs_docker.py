@@ -12,11 +12,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tinyrepo
 
 from forge import daemon
 
@@ -25,50 +25,18 @@ REPO = Path(__file__).resolve().parents[2]
 CELLS = ("linux-x86_64-py3.11-np2.4-gcc12-cpu", "linux-x86_64-py3.13-np2.4-gcc14-cpu")
 STEPS = ["prepare", "configure", "build", "install", "verify-configure", "verify-build", "verify-run", "record"]
 
-ENGINE = """cmake_minimum_required(VERSION 3.18)
-project(ember CXX)
-add_library(ember_framework SHARED framework.cc)
-install(TARGETS ember_framework EXPORT emberTargets LIBRARY DESTINATION lib)
-install(EXPORT emberTargets NAMESPACE ember:: DESTINATION lib/cmake/ember FILE ember-config.cmake)
-"""
-VERIFY = """cmake_minimum_required(VERSION 3.18)
-project(ember_verify CXX)
-find_package(ember REQUIRED)
-enable_testing()
-add_executable(smoke smoke.cc)
-target_link_libraries(smoke ember::ember_framework)
-add_test(NAME smoke COMMAND smoke)
-"""
-
-
-def _git(repo: Path, *args: str) -> None:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env)
-
 
 @pytest.fixture(scope="module")
 def tiny_repo() -> Iterator[Path]:
     daemon.ensure_daemon(os.environ)  # fails loudly, saying how to start one, when no engine can be had
-    # Not under pytest's 0700 temp root: the container's non-root user must be able to read it.
-    (REPO / ".cache").mkdir(exist_ok=True)
-    repo = Path(tempfile.mkdtemp(prefix="matrix-jobs-", dir=REPO / ".cache"))
-    repo.chmod(0o755)
-    for data in ("matrix", "toolchains"):
-        shutil.copytree(REPO / data, repo / data)
-    (repo / "engine").mkdir()
-    (repo / "engine" / "CMakeLists.txt").write_text(ENGINE)
-    (repo / "engine" / "framework.cc").write_text("int ember_answer() { return 42; }\n")
-    (repo / "verify").mkdir()
-    (repo / "verify" / "CMakeLists.txt").write_text(VERIFY)
-    (repo / "verify" / "smoke.cc").write_text(
-        "int ember_answer();\nint main() { return ember_answer() == 42 ? 0 : 1; }\n"
-    )
+    top = tinyrepo.readable_dir("matrix-jobs-")
+    repo = tinyrepo.make(top / "repo")
     (repo / "matrix" / "two.yaml").write_text("axes:\n  target: [linux-x86_64]\n  python: ['3.11', '3.13']\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "tiny")
+    tinyrepo.git(repo, "init", "-q")
+    tinyrepo.git(repo, "add", ".")
+    tinyrepo.git(repo, "commit", "-q", "-m", "tiny")
     yield repo
-    shutil.rmtree(repo, ignore_errors=True)
+    shutil.rmtree(top, ignore_errors=True)
 
 
 def _invoke(repo: Path, *args: str) -> tuple[str, int]:

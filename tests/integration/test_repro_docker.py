@@ -14,11 +14,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tinyrepo
 
 from forge import daemon, repro
 
@@ -27,12 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 CELL = "linux-x86_64-py3.11-np2.4-gcc12-cpu"
 LEAKS = {"year": "date -u +%Y", "uid": "id -u", "umask": "umask", "hostname": "hostname"}
 
-ENGINE = """cmake_minimum_required(VERSION 3.18)
-project(ember CXX)
-add_library(ember_framework SHARED framework.cc)
-install(TARGETS ember_framework EXPORT emberTargets LIBRARY DESTINATION lib)
-install(EXPORT emberTargets NAMESPACE ember:: DESTINATION lib/cmake/ember FILE ember-config.cmake)
-if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/plant-leaks")
+ENGINE_LEAKS = """if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/plant-leaks")
   foreach(leak IN ITEMS @LEAKS@)
     add_custom_command(OUTPUT ${leak}.txt COMMAND sh -c "${${leak}_cmd} > ${leak}.txt" VERBATIM)
     list(APPEND leak_files "${CMAKE_CURRENT_BINARY_DIR}/${leak}.txt")
@@ -41,48 +36,20 @@ if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/plant-leaks")
   install(FILES ${leak_files} DESTINATION share/leaks)
 endif()
 """
-VERIFY = """cmake_minimum_required(VERSION 3.18)
-project(ember_verify CXX)
-find_package(ember REQUIRED)
-enable_testing()
-add_executable(smoke smoke.cc)
-target_link_libraries(smoke ember::ember_framework)
-add_test(NAME smoke COMMAND smoke)
-"""
 
 
 def _engine_cmake() -> str:
     commands = "".join(f'set({name}_cmd "{cmd}")\n' for name, cmd in LEAKS.items())
-    return ENGINE.replace("project(ember CXX)\n", "project(ember CXX)\n" + commands).replace("@LEAKS@", " ".join(LEAKS))
-
-
-def _git(repo: Path, *args: str) -> None:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env)
+    return tinyrepo.ENGINE + commands + ENGINE_LEAKS.replace("@LEAKS@", " ".join(LEAKS))
 
 
 @pytest.fixture
 def tiny_repo() -> Iterator[Path]:
     daemon.ensure_daemon(os.environ)  # fails loudly, saying how to start one, when no engine can be had
-    # Not under pytest's 0700 temp root: the container's build users must be able to read it.
-    (REPO / ".cache").mkdir(exist_ok=True)
-    repo = Path(tempfile.mkdtemp(prefix="repro-docker-", dir=REPO / ".cache"))
-    repo.chmod(0o755)
-    for data in ("matrix", "toolchains"):
-        shutil.copytree(REPO / data, repo / data)
-    (repo / "engine").mkdir()
-    (repo / "engine" / "CMakeLists.txt").write_text(_engine_cmake())
-    (repo / "engine" / "framework.cc").write_text("int ember_answer() { return 42; }\n")
-    (repo / "verify").mkdir()
-    (repo / "verify" / "CMakeLists.txt").write_text(VERIFY)
-    (repo / "verify" / "smoke.cc").write_text(
-        "int ember_answer();\nint main() { return ember_answer() == 42 ? 0 : 1; }\n"
-    )
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "tiny")
+    top = tinyrepo.readable_dir("repro-docker-")
+    repo = tinyrepo.make(top / "repo", _engine_cmake(), commit=True)
     yield repo
-    shutil.rmtree(repo, ignore_errors=True)
+    shutil.rmtree(top, ignore_errors=True)
 
 
 def _repro(repo: Path) -> tuple[int, str, dict[str, object]]:
@@ -108,8 +75,8 @@ def test_clean_tiny_cell_is_identical_across_container_variations(tiny_repo: Pat
 
 def test_planted_leaks_show_each_container_variation(tiny_repo: Path) -> None:
     (tiny_repo / "engine" / "plant-leaks").write_text("")
-    _git(tiny_repo, "add", ".")
-    _git(tiny_repo, "commit", "-q", "-m", "leaks")
+    tinyrepo.git(tiny_repo, "add", ".")
+    tinyrepo.git(tiny_repo, "commit", "-q", "-m", "leaks")
     code, out, report = _repro(tiny_repo)
     assert code == repro.ReproDifferentError.exit_code, out[-3000:]
     outcomes = {f["path"]: f["outcome"] for f in report["files"]}  # type: ignore[union-attr]

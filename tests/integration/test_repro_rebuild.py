@@ -7,11 +7,12 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+import tinyrepo
 from rich.console import Console
+from tinyrepo import git as _git
 
 from forge import provenance, repro
 from forge.build import build_cell
@@ -35,41 +36,18 @@ target_compile_definitions(ember_framework PRIVATE "STAMP=\\"${STAMP}\\"")
 install(TARGETS ember_framework EXPORT emberTargets LIBRARY DESTINATION lib)
 install(EXPORT emberTargets NAMESPACE ember:: DESTINATION lib/cmake/ember FILE ember-config.cmake)
 """
-VERIFY = """cmake_minimum_required(VERSION 3.18)
-project(ember_verify CXX)
-find_package(ember REQUIRED)
-enable_testing()
-add_executable(smoke smoke.cc)
-target_link_libraries(smoke ember::ember_framework)
-add_test(NAME smoke COMMAND smoke)
-"""
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env).stdout
 
 
 @pytest.fixture
 def tiny_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     if missing := [t for t in ("cmake", "ninja", "c++", "git") if shutil.which(t) is None]:
         pytest.fail(f"missing {missing}: apt-get install cmake ninja-build g++ git")
-    repo = tmp_path / "repo"
-    for data in ("matrix", "toolchains"):
-        shutil.copytree(REPO / data, repo / data)
-    (repo / "engine").mkdir()
-    (repo / "engine" / "CMakeLists.txt").write_text(ENGINE)
-    (repo / "engine" / "framework.cc").write_text(
-        "const char* ember_stamp() { return STAMP; }\nint ember_answer() { return 42; }\n"
+    repo = tinyrepo.make(
+        tmp_path / "repo",
+        ENGINE,
+        "const char* ember_stamp() { return STAMP; }\nint ember_answer() { return 42; }\n",
+        commit=True,
     )
-    (repo / "verify").mkdir()
-    (repo / "verify" / "CMakeLists.txt").write_text(VERIFY)
-    (repo / "verify" / "smoke.cc").write_text(
-        "int ember_answer();\nint main() { return ember_answer() == 42 ? 0 : 1; }\n"
-    )
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "tiny")
     monkeypatch.setenv("FORGE_ROOT", str(repo))  # run_rebuild's configuration reads this repository
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     return repo
