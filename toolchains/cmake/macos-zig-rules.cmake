@@ -14,3 +14,13 @@ string(APPEND CMAKE_C_FLAGS_RELEASE_INIT " -g0")
 string(APPEND CMAKE_CXX_FLAGS_RELEASE_INIT " -g0")
 string(APPEND CMAKE_C_FLAGS_MINSIZEREL_INIT " -g0")
 string(APPEND CMAKE_CXX_FLAGS_MINSIZEREL_INIT " -g0")
+
+# zig compiles its libc++ (linked into every dylib and program) with debug info, and the linker's
+# debug map (STABS) then names that archive inside zig's cache and the directory where libc++ was
+# first compiled (a random CMake TryCompile directory): paths no prefix map reaches, different on
+# every machine and cache. -S keeps that debug map out of Release and MinSizeRel links; the symbol
+# tables and exports stay as they are.
+foreach(kind EXE SHARED MODULE)
+  string(APPEND CMAKE_${kind}_LINKER_FLAGS_RELEASE_INIT " -Wl,-S")
+  string(APPEND CMAKE_${kind}_LINKER_FLAGS_MINSIZEREL_INIT " -Wl,-S")
+endforeach()
