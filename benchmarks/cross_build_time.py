@@ -1,6 +1,6 @@
 """Cross build time of each target against the native linux-x86_64 build, measured in one run.
 
-    python benchmarks/cross_build_time.py [TARGET ...]   (default: all five targets)
+    python benchmarks/cross_build_time.py [--fresh-zig-cache] [TARGET ...]   (default: all five)
 
 Every target builds a fresh snapshot of engine/ with the local backend, the compiler cache off
 (FORGE_NO_CCACHE=1), so each build compiles every file. zig keeps its own object cache; the
@@ -9,6 +9,7 @@ it. zig's libc++ (built once per machine and target) is warmed first and timed o
 issue reports it separately from the engine build. The figure per target is configure + build +
 install of the engine, read from the cell's manifest; the ratio is against linux-x86_64 from the
 same run. The machine is noisy, so the reference is built first and again last, and both are shown.
+--fresh-zig-cache starts zig from an empty cache, so the warm-up times zig's first libc++ build.
 """
 
 from __future__ import annotations
@@ -62,16 +63,18 @@ def build(target: str, root: Path, env: dict[str, str]) -> tuple[float, float]:
 
 
 def main(argv: list[str]) -> int:
+    fresh = "--fresh-zig-cache" in argv
+    argv = [a for a in argv if a != "--fresh-zig-cache"]
     targets = [t for t in (argv or TARGETS) if t != "linux-x86_64"]
     unknown = [t for t in targets if t not in TARGETS]
     if unknown:
         sys.exit(f"unknown target(s) {', '.join(unknown)}; known: {', '.join(TARGETS)}")
-    zig_cache = REPO / ".cache" / "forge" / "ccache" / "zig"
-    env = {**os.environ, "FORGE_NO_CCACHE": "1", "ZIG_GLOBAL_CACHE_DIR": str(zig_cache)}
-    env.pop("FORGE_JOBS", None)
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="cross-bench-") as tmp:
         work = Path(tmp)
+        zig_cache = work / "zig-cache" if fresh else REPO / ".cache" / "forge" / "ccache" / "zig"
+        env = {**os.environ, "FORGE_NO_CCACHE": "1", "ZIG_GLOBAL_CACHE_DIR": str(zig_cache)}
+        env.pop("FORGE_JOBS", None)
         for target in targets:
             if target in ZIG_TRIPLES:
                 seconds = warm_zig_libcxx(ZIG_TRIPLES[target], env, work)
