@@ -36,12 +36,16 @@ def snapshot(dest: Path) -> None:
 
 
 def warm_zig_libcxx(triple: str, env: dict[str, str], work: Path) -> float:
-    """Link a one-line C++ program for `triple`: zig builds (or finds) its libc++ for that target."""
+    """Link a one-line C++ program for `triple`: zig builds (or finds) its libc++ for that target,
+    in the flavours an engine build links against."""
     src = work / "warm.cc"
     src.write_text('#include <string>\nint main() { return static_cast<int>(std::string("x").size()) - 1; }\n')
     start = time.monotonic()
-    cmd = [sys.executable, "-m", "ziglang", "c++", "-target", triple, "-O2", str(src), "-o", str(work / "warm")]
-    subprocess.run(cmd, env=env, check=True)
+    # zig builds libc++ once per optimization mode: CMake's compiler checks link without -O (the
+    # debug flavour), the engine's Release links with -O3.
+    for flags in ([], ["-O3", "-g0"]):
+        cmd = [sys.executable, "-m", "ziglang", "c++", "-target", triple, *flags, str(src), "-o", str(work / "warm")]
+        subprocess.run(cmd, env=env, check=True)
     return time.monotonic() - start
 
 
