@@ -97,9 +97,6 @@ def not_varied(variations: tuple[Variation, ...], backend: str) -> list[str]:
     return items
 
 
-NOT_VARIED = tuple(not_varied((), "local"))  # the most that can be missing, for documentation
-
-
 def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tuple[Variation, Variation]:
     """The first build is an ordinary one (in `first`, compiler cache as configured, half the
     jobs); the second changes all it can and compiles everything itself with all `jobs`."""
