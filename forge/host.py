@@ -72,6 +72,9 @@ def probe_host_facts() -> HostFacts:
     )
 
 
+FAKETIME_TOOL = HostTool("faketime", "faketime", _which("faketime"))
+"""What a local `invoke repro` needs for the second build's shifted clock."""
+
 TEST_TOOLS: tuple[HostTool, ...] = (*HOST_TOOLS, HostTool("clang-format", "clang-format", _which("clang-format")))
 """What `invoke test` needs on top of a local build: the C++ format check."""
 

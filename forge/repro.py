@@ -97,6 +97,9 @@ def not_varied(variations: tuple[Variation, ...], backend: str) -> list[str]:
     return items
 
 
+CLOCK_SHIFT = "+397d"  # more than a leap year: the second build's date, and year, always differ
+
+
 def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tuple[Variation, Variation]:
     """The first build is an ordinary one (in `first`, compiler cache as configured, half the
     jobs); the second changes all it can and compiles everything itself with all `jobs`."""
@@ -106,9 +109,6 @@ def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tu
         jobs if jobs > 1 else 2, True, False, "/build/variant-b/deeper", "forge-b", CLOCK_SHIFT,
     )  # fmt: skip
     return a, b
-
-
-CLOCK_SHIFT = "+397d"  # more than a leap year: the second build's date, and year, always differ
 
 
 def varied_env(base: Mapping[str, str], v: Variation) -> dict[str, str]:
@@ -395,15 +395,12 @@ SNAPSHOT_PARTS = provenance.SOURCE_PARTS
 exclusive = filelock.exclusive
 
 
-FAKETIME_TOOL = host.HostTool("faketime", "faketime", lambda: shutil.which("faketime") is not None)
-
-
 def ensure_faketime(log_path: Path, log: Callable[[str], None]) -> bool:
     """faketime on the host for a local repro (apt-get installs it as root); False, said loudly,
     when it cannot be had: the wall clock is then not varied and the report says so."""
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        installed = host.ensure_host_tools(os.environ, log_path, tools=(FAKETIME_TOOL,))
+        installed = host.ensure_host_tools(os.environ, log_path, tools=(host.FAKETIME_TOOL,))
     except ForgeError as exc:
         log(f"[yellow]the wall clock will not be varied: {exc.what}; {exc.fix}[/]")
         return False
@@ -445,7 +442,7 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     base = cfg.cache / "repro"
     variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
     backend = cfg.backend or "local"
-    if backend == "local" and not ensure_faketime(cfg.cache / "repro" / "host-tools.log", progress.info):
+    if backend == "local" and not ensure_faketime(base / "host-tools.log", progress.info):
         variations = (variations[0], replace(variations[1], clock=""))
     (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
     if not (base / "a" / "ccache").exists():

@@ -114,21 +114,22 @@ FAKETIME_ENV = "FORGE_FAKETIME"  # libfaketime offset such as "+397d": commands 
 FAKETIME_STEP_ENV = (("FAKETIME_DONT_FAKE_MONOTONIC", "1"), ("NO_FAKE_STAT", "1"))
 
 
-def varied_argv(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
-    """argv run under `faketime` and a `umask` when `env` asks for them, unchanged otherwise.
+def varied_command(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """(argv, env) to run: under `faketime` and a `umask` when `env` asks for them, else as given.
 
     faketime preloads libfaketime into every dynamically linked program the command starts, so
     cmake, ninja, the compilers, ar and python all read the shifted clock; file times stay the
-    kernel's. (zig is a static binary and keeps the real clock.)
+    kernel's (FAKETIME_STEP_ENV). zig is a static binary and keeps the real clock.
     """
-    out = list(argv)
-    offset = env.get(FAKETIME_ENV, "")
+    out, full = list(argv), dict(env)
+    offset = full.get(FAKETIME_ENV, "")
     if offset:
         out = ["faketime", "-f", offset, *out]
-    umask = env.get(UMASK_ENV, "")
+        full.update(FAKETIME_STEP_ENV)
+    umask = full.get(UMASK_ENV, "")
     if umask:
         out = ["sh", "-c", f'umask {umask} && exec "$@"', "sh", *out]
-    return out
+    return out, full
 
 
 def check_variation_env(env: Mapping[str, str]) -> None:

@@ -29,12 +29,11 @@ from forge import daemon, images, locks
 from forge.backends.base import (
     CONTAINER_WORKSPACE,
     FAKETIME_ENV,
-    FAKETIME_STEP_ENV,
     UMASK_ENV,
     Backend,
     Workspace,
     check_variation_env,
-    varied_argv,
+    varied_command,
 )
 from forge.errors import BackendError, BuildInterrupted, ConfigError, StepFailedError
 from forge.matrix import Cell
@@ -248,15 +247,16 @@ class DockerBackend(Backend):
                 why=f"they are mounted at {INSIDE.source} for uid {images.BUILD_UID}, which needs read access",
                 fix=f"make the tree world-readable (chmod -R o+rX {host.source}) or build from a copy that is",
             )
-        self._exec(["ccache", "--zero-stats"])
         inside = INSIDE
-        if self._build_dir != INSIDE.build:  # a path inside the build volume, so the build user may write it
-            self._exec(["mkdir", "-p", str(self._build_dir)])
-            inside = replace(inside, build=self._build_dir)
-        if self._user != images.BUILD_USERS[0]:
+        if self._user == images.BUILD_USERS[0]:
+            self._exec(["ccache", "--zero-stats"])
+        else:
             # The cache volume belongs to the first user; another one (repro's second build) works
             # without it: no compiler cache, and zig builds its runtime afresh in the user's home.
             inside = replace(inside, ccache=None)
+        if self._build_dir != INSIDE.build:  # a path inside the build volume, so the build user may write it
+            self._exec(["mkdir", "-p", str(self._build_dir)])
+            inside = replace(inside, build=self._build_dir)
         return inside
 
     def _exec(self, argv: Sequence[str]) -> tuple[int, bytes]:
@@ -281,11 +281,9 @@ class DockerBackend(Backend):
         with log_path.open("ab") as log:
             log.write(f"$ {command}  # in {self._container.name}\n".encode())
             try:
-                full = {**env, **self._variation}
-                if FAKETIME_ENV in full:
-                    full.update(FAKETIME_STEP_ENV)
+                wrapped, full = varied_command(argv, {**env, **self._variation})
                 exec_id = api.exec_create(
-                    self._container.id, varied_argv(argv, full), workdir=str(cwd), environment=full, user=self._user
+                    self._container.id, wrapped, workdir=str(cwd), environment=full, user=self._user
                 )["Id"]
                 for chunk in api.exec_start(exec_id, stream=True):
                     log.write(chunk)

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from forge import proc
-from forge.backends.base import FAKETIME_ENV, FAKETIME_STEP_ENV, Backend, Workspace, check_variation_env, varied_argv
+from forge.backends.base import FAKETIME_ENV, Backend, Workspace, check_variation_env, varied_command
 from forge.errors import ToolMissingError
 from forge.matrix import Cell
 
@@ -41,10 +41,8 @@ class LocalBackend(Backend):
         env: Mapping[str, str],
         log_path: Path,
     ) -> None:
-        full = {**self._base_env, **env}
-        if full.get(FAKETIME_ENV):
-            full.update(FAKETIME_STEP_ENV)
-        proc.run_logged(varied_argv(argv, full), cwd=Path(cwd), env=full, log_path=log_path)
+        command, full = varied_command(argv, {**self._base_env, **env})
+        proc.run_logged(command, cwd=Path(cwd), env=full, log_path=log_path)
 
     def output(self, argv: Sequence[str]) -> str | None:
         return proc.capture(argv)

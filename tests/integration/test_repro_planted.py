@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from forge import repro
-from forge.backends.base import FAKETIME_STEP_ENV, varied_argv
+from forge.backends.base import varied_command
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "nondeterministic"
@@ -62,8 +62,8 @@ def fixture_builder(options: list[str]) -> Callable[[repro.Variation], Path]:
             ["cmake", "--install", str(build_dir)],
         ]
         for argv in steps:  # as a backend runs them: under the variation's umask and clock
-            env = {**os.environ, **dict(FAKETIME_STEP_ENV)}
-            proc = subprocess.run(varied_argv(argv, env), env=env, capture_output=True, text=True, check=False)
+            command, env = varied_command(argv, os.environ)
+            proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
             assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         return prefix
 

@@ -55,13 +55,14 @@ def test_not_varied_says_what_the_backend_could_not_vary(tmp_path: Path) -> None
     assert repro.render_text(result).count("not varied:") == len(docker)
 
 
-def test_varied_argv_wraps_in_faketime_and_umask() -> None:
-    from forge.backends.base import check_variation_env, varied_argv
+def test_varied_command_wraps_in_faketime_and_umask() -> None:
+    from forge.backends.base import check_variation_env, varied_command
 
-    assert varied_argv(["cc", "-c", "x.c"], {}) == ["cc", "-c", "x.c"]
-    argv = varied_argv(["cc", "-c", "x.c"], {"FORGE_FAKETIME": "+397d", "FORGE_UMASK": "077"})
+    assert varied_command(["cc", "-c", "x.c"], {"A": "1"}) == (["cc", "-c", "x.c"], {"A": "1"})
+    argv, env = varied_command(["cc", "-c", "x.c"], {"FORGE_FAKETIME": "+397d", "FORGE_UMASK": "077"})
     assert argv[:3] == ["sh", "-c", 'umask 077 && exec "$@"']
     assert argv[4:] == ["faketime", "-f", "+397d", "cc", "-c", "x.c"]
+    assert env["FAKETIME_DONT_FAKE_MONOTONIC"] == env["NO_FAKE_STAT"] == "1"
     for bad in ({"FORGE_UMASK": "u=rwx"}, {"FORGE_UMASK": "0999"}, {"FORGE_FAKETIME": "next year"}):
         with pytest.raises(ConfigError) as caught:
             check_variation_env(bad)
