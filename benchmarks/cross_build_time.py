@@ -23,16 +23,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from forge.repro import snapshot_sources
+
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = ("linux-x86_64", "linux-aarch64", "linux-armv7", "macos-arm64", "macos-x86_64")
 ZIG_TRIPLES = {"macos-arm64": "aarch64-macos", "macos-x86_64": "x86_64-macos"}
 ENGINE_STEPS = ("configure", "build", "install")
-
-
-def snapshot(dest: Path) -> None:
-    ignore = shutil.ignore_patterns("build*", "__pycache__", "crash-*")
-    for part in ("engine", "verify", "matrix", "toolchains"):
-        shutil.copytree(REPO / part, dest / part, ignore=ignore, symlinks=True)
 
 
 WARM_PROJECT = """cmake_minimum_required(VERSION 3.18)
@@ -103,7 +99,7 @@ def main(argv: list[str]) -> int:
         native: list[float] = []
         for i, target in enumerate(order):
             root = work / f"root-{i}"
-            snapshot(root)
+            snapshot_sources(REPO, root)
             engine, wall = build(target, root, env)
             print(f"{target}: engine {engine:.1f} s (invoke build {wall:.1f} s)", flush=True)
             if target == "linux-x86_64":

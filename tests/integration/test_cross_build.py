@@ -17,14 +17,14 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tinyrepo
 
-from forge import daemon
+from forge import daemon, repro
 from forge.checks import elf, macho, tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,15 +33,10 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def root() -> Iterator[Path]:
-    """A snapshot of the sources forge builds, sharing this checkout's compiler (and zig) cache."""
-    # Not under pytest's 0700 temp root: the container's build user must be able to read it.
-    (REPO / ".cache").mkdir(exist_ok=True)
-    top = Path(tempfile.mkdtemp(prefix="cross-", dir=REPO / ".cache"))
-    top.chmod(0o755)
-    dest = top / "repo"
-    ignore = shutil.ignore_patterns("build*", "__pycache__", "crash-*")
-    for part in ("engine", "verify", "matrix", "toolchains"):
-        shutil.copytree(REPO / part, dest / part, ignore=ignore, symlinks=True)
+    """A snapshot of the sources forge builds (as repro takes one), sharing this checkout's
+    compiler (and zig) cache, in a directory the container's build user can read."""
+    top = tinyrepo.readable_dir("cross-")
+    dest = repro.snapshot_sources(REPO, top / "repo")
     cache = REPO / ".cache" / "forge" / "ccache"
     cache.mkdir(parents=True, exist_ok=True)
     (dest / ".cache" / "forge").mkdir(parents=True)

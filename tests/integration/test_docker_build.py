@@ -13,13 +13,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
+import tinyrepo
 
 from forge import cli, daemon
 from forge.backends.base import Workspace
@@ -47,10 +47,7 @@ def cell() -> Cell:
 @pytest.fixture(scope="module")
 def source() -> Iterator[Path]:
     """A snapshot of the sources, so edits made in the tree meanwhile cannot spoil the cache check."""
-    # Not under pytest's 0700 temp root: the container's non-root user must be able to read it.
-    (REPO / ".cache").mkdir(exist_ok=True)
-    snap = Path(tempfile.mkdtemp(prefix="docker-test-src-", dir=REPO / ".cache"))
-    snap.chmod(0o755)
+    snap = tinyrepo.readable_dir("docker-test-src-")
     for sub in ("engine", "toolchains"):
         shutil.copytree(REPO / sub, snap / sub, ignore=shutil.ignore_patterns("build*", ".cache"))
     yield snap

@@ -106,11 +106,7 @@ def test_failed_build_keeps_previous_result(project: Path) -> None:
 def test_ctrl_c_kills_children_and_leaves_dist(project: Path) -> None:
     _, dist = build(project)
     before = (dist / "manifest.json").read_text()
-    pidfile = project / "child.pid"
-    (project / "engine/slow.sh").write_text(f"echo $$ > {pidfile}\nexec sleep 60\n")
-    (project / "engine/CMakeLists.txt").write_text(
-        ENGINE + "add_custom_target(slow ALL COMMAND sh ${CMAKE_SOURCE_DIR}/slow.sh)\n"
-    )
+    pidfile = _plant_slow_child(project)
     timer = threading.Timer(0.5, _interrupt_when_child_runs, args=(pidfile,))
     timer.start()
     try:
@@ -123,6 +119,16 @@ def test_ctrl_c_kills_children_and_leaves_dist(project: Path) -> None:
     assert not _alive(child), "the build's child process survived Ctrl-C"
     assert (dist / "manifest.json").read_text() == before
     assert sorted(p.name for p in dist.parent.iterdir()) == [dist.name]
+
+
+def _plant_slow_child(project: Path) -> Path:
+    """Make the engine build start a minute-long child that writes its pid; returns the pid file."""
+    pidfile = project / "child.pid"
+    (project / "engine/slow.sh").write_text(f"echo $$ > {pidfile}\nexec sleep 60\n")
+    (project / "engine/CMakeLists.txt").write_text(
+        ENGINE + "add_custom_target(slow ALL COMMAND sh ${CMAKE_SOURCE_DIR}/slow.sh)\n"
+    )
+    return pidfile
 
 
 def _interrupt_when_child_runs(pidfile: Path) -> None:
@@ -146,11 +152,7 @@ def test_cli_exits_130_on_interrupt(project: Path, sig: signal.Signals) -> None:
     """The whole `invoke build` path: Ctrl-C (or a CI's SIGTERM) ends ninja's children, leaves dist/, exits 130."""
     _, dist = build(project)
     before = (dist / "manifest.json").read_text()
-    pidfile = project / "child.pid"
-    (project / "engine/slow.sh").write_text(f"echo $$ > {pidfile}\nexec sleep 60\n")
-    (project / "engine/CMakeLists.txt").write_text(
-        ENGINE + "add_custom_target(slow ALL COMMAND sh ${CMAKE_SOURCE_DIR}/slow.sh)\n"
-    )
+    pidfile = _plant_slow_child(project)
     env = {**os.environ, "FORGE_ROOT": str(project), "SOURCE_DATE_EPOCH": "1700000000", "FORGE_NO_CCACHE": "1"}
     argv = [sys.executable, "-m", "invoke", "build", "--target", "host", "--backend", "local"]
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
