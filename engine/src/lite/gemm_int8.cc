@@ -15,8 +15,9 @@
 #endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
 #include <immintrin.h>
+
+#include "common/cpu_features.h"
 #define EMBER_LITE_X86 1
 // clang 18 split 512-bit vectors out of the avx512* features ("evex512"); zig's clang for
 // macOS targets is newer than that, gcc and older clangs reject the name.
@@ -32,20 +33,7 @@ namespace lite {
 
 bool HasVnni() {
 #ifdef EMBER_LITE_X86
-  // CPUID + XGETBV directly (not __builtin_cpu_supports), so no compiler runtime support
-  // library is needed: this links the same under gcc, clang and zig's clang for macOS.
-  static const bool has = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (__get_cpuid(1, &a, &b, &c, &d) == 0 || (c & (1u << 27)) == 0) return false;  // OSXSAVE
-    unsigned xcr0_lo = 0, xcr0_hi = 0;
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    // The OS saves XMM, YMM, opmask and both halves of the ZMM state.
-    if ((xcr0_lo & 0xE6u) != 0xE6u) return false;
-    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
-    const bool avx512f = (b & (1u << 16)) != 0, avx512bw = (b & (1u << 30)) != 0;
-    const bool vnni = (c & (1u << 11)) != 0;
-    return avx512f && avx512bw && vnni;
-  }();
+  static const bool has = cpu::HasAvx512Vnni();
   return has;
 #else
   return false;

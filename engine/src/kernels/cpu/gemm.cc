@@ -9,8 +9,9 @@
 #include "core/thread_pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #include <immintrin.h>
+
+#include "common/cpu_features.h"
 #define EMBER_GEMM_X86 1
 #endif
 
@@ -163,25 +164,11 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
   StoreTile(acc, c, ldc, mr, nr, accumulate);
 }
 
-// CPUID + XGETBV directly (not __builtin_cpu_supports), so no compiler runtime support
-// library is needed: the check links the same under gcc, clang and zig's clang for macOS.
-bool CpuHasAvx2Fma() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
-  const bool fma = (c & (1u << 12)) != 0, osxsave = (c & (1u << 27)) != 0;
-  const bool avx = (c & (1u << 28)) != 0;
-  if (!fma || !osxsave || !avx) return false;
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  if ((xcr0_lo & 6u) != 6u) return false;  // the OS saves XMM and YMM state
-  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
-  return (b & (1u << 5)) != 0;  // AVX2
-}
 #endif
 
 MicroKernel SelectMicroKernel() {
 #if defined(EMBER_GEMM_X86)
-  if (CpuHasAvx2Fma()) return MicroKernelAvx2;
+  if (cpu::HasAvx2Fma()) return MicroKernelAvx2;
 #endif
   return MicroKernelGeneric;
 }

@@ -1,0 +1,60 @@
+// x86 CPU feature checks for choosing kernels at run time, shared by the framework's float GEMM
+// (kernels/cpu/gemm.cc) and lite's int8 GEMM (lite/gemm_int8.cc). Header-only: libember_lite
+// does not link the framework. CPUID and XGETBV are read directly (not __builtin_cpu_supports),
+// so no compiler runtime support library is needed: the checks link the same under gcc, clang
+// and zig's clang for macOS.
+#ifndef EMBER_SRC_COMMON_CPU_FEATURES_H_
+#define EMBER_SRC_COMMON_CPU_FEATURES_H_
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+namespace ember {
+namespace cpu {
+
+// The CPUID and XCR0 words the checks read; zero where the CPU or the OS does not report them.
+struct X86Words {
+  unsigned leaf1_ecx = 0;
+  unsigned leaf7_ebx = 0;
+  unsigned leaf7_ecx = 0;
+  unsigned xcr0 = 0;  // which register state the OS saves (XGETBV), when OSXSAVE is set
+};
+
+inline X86Words ReadX86Words() {
+  X86Words w;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d) == 0) return w;
+  w.leaf1_ecx = c;
+  if ((c & (1u << 27)) != 0) {  // OSXSAVE: XGETBV may be executed
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    w.xcr0 = lo;
+  }
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) != 0) {
+    w.leaf7_ebx = b;
+    w.leaf7_ecx = c;
+  }
+  return w;
+}
+
+inline bool Bit(unsigned word, int bit) { return (word & (1u << bit)) != 0; }
+
+// FMA, AVX and AVX2, with the OS saving XMM and YMM state.
+inline bool HasAvx2Fma() {
+  const X86Words w = ReadX86Words();
+  return Bit(w.leaf1_ecx, 12) && Bit(w.leaf1_ecx, 27) && Bit(w.leaf1_ecx, 28) &&
+         (w.xcr0 & 0x6u) == 0x6u && Bit(w.leaf7_ebx, 5);
+}
+
+// AVX-512 F, BW and VNNI, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
+inline bool HasAvx512Vnni() {
+  const X86Words w = ReadX86Words();
+  return Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u && Bit(w.leaf7_ebx, 16) &&
+         Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ecx, 11);
+}
+
+}  // namespace cpu
+}  // namespace ember
+
+#endif  // x86
+#endif  // EMBER_SRC_COMMON_CPU_FEATURES_H_
