@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from forge import doctor, report
+from forge import doctor, provenance, report
 from forge.backends.base import CONTAINER_WORKSPACE, Workspace
 from forge.build import BuildResult, build_cell, close_open_backends, host_workspace, resolve_for, verify_dist
 from forge.config import Config, Data, backend_for, load_config, load_data
@@ -297,10 +297,10 @@ def _raise_for(results: list[BuildResult]) -> None:
 
 def run_report(cli: Mapping[str, object]) -> None:
     cfg, _ = setup(cli)
-    md, page, rows = report.write_report(cfg.dist)
+    md, page, result = report.write_report(cfg.dist, provenance.git_commit(cfg.repo))
     out = console()
-    out.print(report.render_markdown(rows), markup=False)
-    out.print(f"wrote {md} and {page}")
+    out.print(report.render_markdown(result), markup=False)
+    out.print(f"wrote {md}, {page} and {page.with_suffix('.json')}")
 
 
 def run_clean(all_: bool, cli: Mapping[str, object]) -> None:

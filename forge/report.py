@@ -1,95 +1,387 @@
-"""Compatibility report: cells x verify suites, from the manifests in dist/, as Markdown and HTML."""
+"""The compatibility report a release manager opens: every cell of dist/ as Markdown, HTML and JSON.
+
+One `ReportRow` per dist/<cell-id>/manifest.json (failed builds record one too), read here and
+nowhere else. The rows carry what the manifest knows (backend, image, toolchain versions found
+inside the image, step and suite times, artifact size and sha256) and the pages link to each
+cell's logs and manifest. A target x Python x NumPy grid (and CUDA where present) sums the
+results up, and the previous report's JSON gives the "changed since" list.
+"""
 
 from __future__ import annotations
 
+import datetime
 import html
-from dataclasses import dataclass
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from forge import manifest
+from forge import __version__, manifest
 
-MARKS = {"passed": "pass"}
+REPORT_SCHEMA = 1
+PASSED = "passed"
+UP_TO_DATE = "up to date"
+# Toolchain versions shown per cell, in this order, from the versions found inside the image
+# (container_versions) and, for local builds, the host toolchain the manifest recorded.
+TOOL_ORDER = ("cxx", "cc", "c++", "zig", "cmake", "bazel", "ninja", "python", "numpy", "nvcc", "cuda", "glibc")
+
+
+@dataclass(frozen=True)
+class SuiteCell:
+    status: str
+    seconds: float | None
 
 
 @dataclass(frozen=True)
 class ReportRow:
+    """What the report shows about one cell."""
+
     cell: str
     result: str
-    toolchain: str
-    suites: dict[str, str]
+    axes: dict[str, str | None]
+    backend: str
+    image: str | None
+    toolchain: dict[str, str]
+    steps: dict[str, float]
+    suites: dict[str, SuiteCell]
+    package: dict[str, Any] | None
+    size: int
+    commit: str | None
+    mode: str
+    logs: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.result in (PASSED, UP_TO_DATE)
+
+    @property
+    def seconds(self) -> float:
+        return round(sum(self.steps.values()), 1)
+
+
+@dataclass(frozen=True)
+class Report:
+    generated: str
+    forge: str
+    commit: str | None
+    rows: list[ReportRow]
+    changes: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": REPORT_SCHEMA,
+            "generated": self.generated,
+            "forge": self.forge,
+            "commit": self.commit,
+            "cells": [asdict(row) for row in self.rows],
+            "changes": self.changes,
+        }
+
+
+def _first_line_version(text: object) -> str | None:
+    """'g++ (Debian 12.2.0-14) 12.2.0' -> the line itself, trimmed; None stays None."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return text.strip().splitlines()[0][:80]
+
+
+def toolchain_of(data: Mapping[str, Any]) -> dict[str, str]:
+    """Versions found inside the cell's image, else the host toolchain recorded by a local build."""
+    found: dict[str, str] = {}
+    for source in (data.get("toolchain"), data.get("container_versions")):
+        if isinstance(source, Mapping):
+            for name, value in source.items():
+                line = _first_line_version(value)
+                if line is not None:
+                    found[str(name)] = line
+    order = {name: i for i, name in enumerate(TOOL_ORDER)}
+    return dict(sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+
+
+def _suites(data: Mapping[str, Any]) -> dict[str, SuiteCell]:
+    suites: dict[str, SuiteCell] = {}
+    for suite in (data.get("verify") or {}).get("suites") or []:
+        if isinstance(suite, Mapping) and isinstance(suite.get("name"), str):
+            seconds = suite.get("seconds")
+            suites[suite["name"]] = SuiteCell(
+                str(suite.get("status", "?")), float(seconds) if isinstance(seconds, int | float) else None
+            )
+    return suites
+
+
+def _steps(data: Mapping[str, Any]) -> dict[str, float]:
+    steps: dict[str, float] = {}
+    for step in data.get("steps") or []:
+        if isinstance(step, Mapping) and isinstance(step.get("name"), str):
+            seconds = step.get("seconds")
+            steps[step["name"]] = round(float(seconds), 1) if isinstance(seconds, int | float) else 0.0
+    return steps
+
+
+def row_from_manifest(cell_dir: Path, data: Mapping[str, Any]) -> ReportRow:
+    cell = data.get("cell") if isinstance(data.get("cell"), Mapping) else {}
+    assert isinstance(cell, Mapping)
+    axes = {str(k): (None if v is None else str(v)) for k, v in cell.items() if k != "id"}
+    image = data.get("image") if isinstance(data.get("image"), Mapping) else None
+    files = data.get("files") if isinstance(data.get("files"), Mapping) else {}
+    assert isinstance(files, Mapping)
+    size = sum(int(r.get("size", 0)) for r in files.values() if isinstance(r, Mapping))
+    package = data.get("package") if isinstance(data.get("package"), Mapping) else None
+    logs_dir = cell_dir / "logs"
+    logs = (
+        sorted(p.relative_to(cell_dir.parent).as_posix() for p in logs_dir.glob("*.log")) if logs_dir.is_dir() else []
+    )
+    mode = str((data.get("verify") or {}).get("mode") or "native")
+    return ReportRow(
+        cell=cell_dir.name,
+        result=str(data.get("result", "?")),
+        axes=axes,
+        backend=str(data.get("backend", "?")),
+        image=str(image.get("tag")) if image and image.get("tag") else None,
+        toolchain=toolchain_of(data),
+        steps=_steps(data),
+        suites=_suites(data),
+        package=dict(package) if package else None,
+        size=size,
+        commit=str(data["source_commit"]) if data.get("source_commit") else None,
+        mode=mode,
+        logs=logs,
+    )
 
 
 def collect(dist: Path) -> list[ReportRow]:
-    """One row per dist/<cell-id>/manifest.json, sorted by cell id."""
+    """One row per dist/<cell-id>/manifest.json (passed or failed), sorted by cell id."""
     rows = []
-    for cell_dir in (
-        sorted(p for p in dist.iterdir() if p.is_dir() and not p.name.startswith(".")) if dist.is_dir() else []
-    ):
+    cell_dirs = sorted(p for p in dist.iterdir() if p.is_dir() and not p.name.startswith(".")) if dist.is_dir() else []
+    for cell_dir in cell_dirs:
         data = manifest.read_manifest(cell_dir)
-        if data is None:
-            continue
-        suites = {s["name"]: s["status"] for s in data.get("verify", {}).get("suites", [])}
-        compiler = (data.get("toolchain") or {}).get("c++") or "?"
-        mode = data.get("verify", {}).get("mode") or "native"  # cross cells: emulated, or checked but not run
-        result = str(data.get("result", "?")) + (f" ({mode})" if mode != "native" else "")
-        rows.append(ReportRow(cell_dir.name, result, compiler, suites))
+        if data is not None:
+            rows.append(row_from_manifest(cell_dir, data))
     return rows
 
 
-def suite_names(rows: list[ReportRow]) -> list[str]:
+def suite_names(rows: Iterable[ReportRow]) -> list[str]:
     return sorted({name for row in rows for name in row.suites})
 
 
-def _cell(status: str | None) -> str:
-    if status is None:
-        return "-"
-    return MARKS.get(status, status)
+def _grid_key(row: ReportRow) -> tuple[str, str, str]:
+    column = f"py{row.axes.get('python') or '?'} np{row.axes.get('numpy') or '?'}"
+    cuda = row.axes.get("cuda")
+    return (row.axes.get("target") or row.cell, column, f"cu{cuda}" if cuda else "cpu")
 
 
-def render_markdown(rows: list[ReportRow]) -> str:
-    suites = suite_names(rows)
-    header = ["cell", "result", *suites]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+def grid(rows: Iterable[ReportRow]) -> tuple[list[str], list[str], dict[tuple[str, str], list[ReportRow]]]:
+    """Targets (rows) x Python/NumPy (columns) -> the cells there, CUDA and compilers side by side."""
+    cells: dict[tuple[str, str], list[ReportRow]] = {}
     for row in rows:
-        cells = [row.cell, row.result, *(_cell(row.suites.get(s)) for s in suites)]
-        lines.append("| " + " | ".join(cells) + " |")
+        target, column, _ = _grid_key(row)
+        cells.setdefault((target, column), []).append(row)
+    targets = sorted({t for t, _ in cells})
+    columns = sorted({c for _, c in cells})
+    return targets, columns, cells
+
+
+def changes_since(previous: Mapping[str, Any] | None, rows: Iterable[ReportRow]) -> list[str]:
+    """What differs from the previous report: new, gone, and changed results or package hashes."""
+    if previous is None:
+        return []
+    before = {str(c["cell"]): c for c in previous.get("cells", []) if isinstance(c, Mapping) and c.get("cell")}
+    now = {row.cell: row for row in rows}
+    lines = []
+    for cell in sorted(now.keys() - before.keys()):
+        lines.append(f"new: {cell} ({now[cell].result})")
+    for cell in sorted(before.keys() - now.keys()):
+        lines.append(f"gone: {cell}")
+    for cell in sorted(now.keys() & before.keys()):
+        old, new = before[cell], now[cell]
+        if old.get("result") != new.result:
+            lines.append(f"result: {cell} {old.get('result')} -> {new.result}")
+        old_sha = (old.get("package") or {}).get("sha256")
+        new_sha = (new.package or {}).get("sha256")
+        if old_sha and new_sha and old_sha != new_sha:
+            lines.append(f"artifact: {cell} {old_sha[:12]} -> {new_sha[:12]}")
+    return lines
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            break
+    return f"{value:.1f} {unit}"
+
+
+def _mark(status: str | None) -> str:
+    return "-" if status is None else ("pass" if status == PASSED else status)
+
+
+def render_markdown(report: Report) -> str:
+    rows = report.rows
+    lines = [
+        "# ember compatibility report",
+        "",
+        f"Generated {report.generated} by forge {report.forge}, commit {report.commit or 'unknown'}.",
+        f"{sum(r.ok for r in rows)}/{len(rows)} cells passed.",
+        "",
+    ]
     if not rows:
-        lines.append("\n_No results in dist/: run `invoke build` first._")
-    return "# ember compatibility report\n\n" + "\n".join(lines) + "\n"
-
-
-def render_html(rows: list[ReportRow]) -> str:
-    suites = suite_names(rows)
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["cell", "result", *suites])
-    body = []
-    for row in rows:
-        cells = [
-            f"<td>{html.escape(row.cell)}</td>",
-            f'<td class="{_css(row.result.split(" (")[0])}">{html.escape(row.result)}</td>',
+        lines.append("_No results in dist/: run `invoke build` first._")
+        return "\n".join(lines) + "\n"
+    failed = [r for r in rows if not r.ok]
+    if failed:
+        lines += ["## Failed", ""] + [
+            f"- **{r.cell}**: {r.result} (logs: {', '.join(r.logs) or 'none'})" for r in failed
         ]
-        for suite in suites:
-            status = row.suites.get(suite)
-            cells.append(f'<td class="{_css(status)}">{html.escape(_cell(status))}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    style = "td.pass{background:#cfc}td.fail{background:#fcc}td,th{padding:2px 8px;border:1px solid #999}"
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>ember compatibility report</title>'
-        f"<style>{style}</style></head><body><h1>ember compatibility report</h1>\n"
-        f"<table><thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(body) + "\n</tbody></table></body></html>\n"
-    )
+        lines.append("")
+    if report.changes:
+        lines += ["## Changed since the previous report", ""] + [f"- {c}" for c in report.changes] + [""]
+    suites = suite_names(rows)
+    header = ["cell", "result", "backend", "toolchain", "time (s)", "size", "sha256", *suites]
+    lines += ["## Cells", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        tools = "; ".join(f"{k}: {v}" for k, v in r.toolchain.items()) or "?"
+        sha = (r.package or {}).get("sha256", "")[:12] or "-"
+        marks = [_mark(r.suites[s].status if s in r.suites else None) for s in suites]
+        lines.append(
+            "| " + " | ".join([r.cell, r.result, r.backend, tools, f"{r.seconds}", _size(r.size), sha, *marks]) + " |"
+        )
+    targets, columns, cells = grid(rows)
+    lines += ["", "## Target x Python x NumPy", "", "| target | " + " | ".join(columns) + " |"]
+    lines.append("|" + "---|" * (len(columns) + 1))
+    for target in targets:
+        entries = [
+            ", ".join(f"{_grid_key(r)[2]}/{r.axes.get('gcc') or 'zig'}: {r.result}" for r in cells.get((target, c), []))
+            or "-"
+            for c in columns
+        ]
+        lines.append(f"| {target} | " + " | ".join(entries) + " |")
+    return "\n".join(lines) + "\n"
+
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{padding:3px 8px;border:1px solid #bbb;vertical-align:top;font-size:14px}
+th{background:#eee}
+.pass,.ok{background:#d8f5d0}.fail{background:#f8d0d0}.none{color:#999}
+code{font-size:12px}
+"""
 
 
 def _css(status: str | None) -> str:
     if status is None:
         return "none"
-    return "pass" if status == "passed" else "fail"
+    return "pass" if status in (PASSED, UP_TO_DATE) else "fail"
 
 
-def write_report(dist: Path) -> tuple[Path, Path, list[ReportRow]]:
-    """Write dist/report.md and dist/report.html; returns their paths and the rows."""
+def _td(text: str, css: str = "", raw: bool = False) -> str:
+    klass = f' class="{css}"' if css else ""
+    return f"<td{klass}>{text if raw else html.escape(text)}</td>"
+
+
+def _links(row: ReportRow) -> str:
+    links = [f'<a href="{html.escape(row.cell)}/manifest.json">manifest</a>']
+    links += [f'<a href="{html.escape(log)}">{html.escape(Path(log).stem)}</a>' for log in row.logs]
+    return " ".join(links)
+
+
+def render_html(report: Report) -> str:
+    rows = report.rows
+    parts = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>ember compatibility report</title>',
+        f"<style>{STYLE}</style></head><body><h1>ember compatibility report</h1>",
+        f'<p id="summary">Generated <time>{html.escape(report.generated)}</time> by forge '
+        f"{html.escape(report.forge)}, commit <code>{html.escape(report.commit or 'unknown')}</code>. "
+        f"<strong>{sum(r.ok for r in rows)}/{len(rows)} cells passed.</strong></p>",
+    ]
+    if not rows:
+        parts.append("<p>No results in dist/: run <code>invoke build</code> first.</p></body></html>\n")
+        return "\n".join(parts)
+    if report.changes:
+        items = "".join(f"<li>{html.escape(c)}</li>" for c in report.changes)
+        parts.append(f'<h2>Changed since the previous report</h2><ul id="changes">{items}</ul>')
+    suites = suite_names(rows)
+    head = "".join(
+        f"<th>{html.escape(h)}</th>"
+        for h in ["cell", "result", "backend", "image", "toolchain", "steps (s)", "size", "sha256", *suites, "links"]
+    )
+    body = []
+    for r in rows:
+        tools = "<br>".join(f"{html.escape(k)}: {html.escape(v)}" for k, v in r.toolchain.items()) or "?"
+        steps = "<br>".join(f"{html.escape(k)} {v}" for k, v in r.steps.items())
+        package = r.package or {}
+        sha = f'<code title="{html.escape(str(package.get("sha256", "")))}">{html.escape(str(package.get("sha256", "-"))[:16])}</code>'
+        cells = [
+            _td(r.cell),
+            _td(r.result + (f" ({r.mode})" if r.mode != "native" else ""), _css(r.result)),
+            _td(r.backend),
+            _td(f"<code>{html.escape(r.image or '-')}</code>", raw=True),
+            _td(tools, raw=True),
+            _td(steps, raw=True),
+            _td(_size(r.size)),
+            _td(sha, raw=True),
+        ]
+        for s in suites:
+            suite = r.suites.get(s)
+            label = _mark(suite.status if suite else None) + (
+                f" {suite.seconds:.2f}s" if suite and suite.seconds else ""
+            )
+            cells.append(_td(label, _css(suite.status if suite else None)))
+        cells.append(_td(_links(r), raw=True))
+        body.append(f'<tr data-cell="{html.escape(r.cell)}">' + "".join(cells) + "</tr>")
+    parts.append(f'<h2>Cells</h2><table id="cells"><thead><tr>{head}</tr></thead><tbody>')
+    parts += body
+    parts.append("</tbody></table>")
+    targets, columns, cells_at = grid(rows)
+    parts.append('<h2>Target x Python x NumPy</h2><table id="grid"><thead><tr><th>target</th>')
+    parts.append("".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr></thead><tbody>")
+    for target in targets:
+        tds = []
+        for column in columns:
+            here = cells_at.get((target, column), [])
+            text = "<br>".join(
+                f"{html.escape(_grid_key(r)[2])}/{html.escape(r.axes.get('gcc') or 'zig')}: {html.escape(r.result)}"
+                for r in here
+            )
+            css = "none" if not here else ("pass" if all(r.ok for r in here) else "fail")
+            tds.append(_td(text or "-", css, raw=True))
+        parts.append(f"<tr><th>{html.escape(target)}</th>" + "".join(tds) + "</tr>")
+    parts.append("</tbody></table></body></html>\n")
+    return "\n".join(parts)
+
+
+def read_previous(path: Path) -> dict[str, Any] | None:
+    """The previous report.json, or None when there is none (or it is not one forge wrote)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("schema") == REPORT_SCHEMA else None
+
+
+def build_report(dist: Path, commit: str | None, now: datetime.datetime | None = None) -> Report:
     rows = collect(dist)
+    moment = (now or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
+    return Report(
+        moment.isoformat(), __version__, commit, rows, changes_since(read_previous(dist / "report.json"), rows)
+    )
+
+
+def write_report(dist: Path, commit: str | None = None) -> tuple[Path, Path, Report]:
+    """Write dist/report.md, report.html and report.json (each atomically); returns the paths and report."""
+    report = build_report(dist, commit)
     dist.mkdir(parents=True, exist_ok=True)
-    md, page = dist / "report.md", dist / "report.html"
-    md.write_text(render_markdown(rows))
-    page.write_text(render_html(rows))
-    return md, page, rows
+    md, page, data = dist / "report.md", dist / "report.html", dist / "report.json"
+    for path, text in (
+        (md, render_markdown(report)),
+        (page, render_html(report)),
+        (data, json.dumps(report.as_dict(), indent=2, sort_keys=True) + "\n"),
+    ):
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    return md, page, report

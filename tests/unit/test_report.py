@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import struct
 from pathlib import Path
 
@@ -30,33 +32,73 @@ def test_parse_ctest() -> None:
     assert [r.passed for r in results] == [True, False, False]
 
 
-def write_manifest(dist: Path, cell_id: str, result: str, suites: dict[str, str]) -> None:
-    (dist / cell_id).mkdir(parents=True)
+def write_manifest(dist: Path, cell_id: str, result: str, suites: dict[str, str], sha: str = "ab" * 32) -> None:
+    target, py, np_, gcc = cell_id.split("-py")[0], "3.11", "2.4", "12"
+    (dist / cell_id / "logs").mkdir(parents=True)
+    (dist / cell_id / "logs" / "build.log").write_text("ninja: build stopped\n")
     data = {
         "schema": manifest.SCHEMA,
         "result": result,
-        "toolchain": {"c++": "g++ 12"},
-        "verify": {"suites": [{"name": n, "status": s, "seconds": 0.1} for n, s in suites.items()]},
+        "backend": "docker",
+        "cell": {"id": cell_id, "target": target, "python": py, "numpy": np_, "gcc": gcc, "cuda": None},
+        "image": {"tag": "forge/bookworm-gcc12:abc123"},
+        "container_versions": {"cxx": "g++ (Debian 12.2.0-14) 12.2.0", "cmake": "cmake version 3.25.1"},
+        "steps": [{"name": "build", "seconds": 41.5, "status": "ok"}, {"name": "verify", "seconds": 3.3}],
+        "files": {"lib/libember_cc.so": {"sha256": "00", "size": 2048}},
+        "package": {"name": f"{cell_id}.tar.gz", "sha256": sha, "size": 999},
+        "source_commit": "f" * 40,
+        "verify": {"suites": [{"name": n, "status": s, "seconds": 0.5} for n, s in suites.items()]},
     }
     manifest.write_json(dist / cell_id / manifest.MANIFEST, data)
 
 
+X86 = "linux-x86_64-py3.11-np2.4-gcc12-cpu"
+ARM = "linux-aarch64-py3.11-np2.4-gcc12-cpu"
+
+
 def test_report_tables(tmp_path: Path) -> None:
-    write_manifest(tmp_path, "linux-x86_64-py3.11-np2.4-gcc12-cpu", "passed", {"session": "passed", "lite": "passed"})
-    write_manifest(tmp_path, "linux-aarch64-py3.11-np2.4-gcc12-cpu", "verify-failed", {"session": "failed"})
+    write_manifest(tmp_path, X86, "passed", {"session": "passed", "lite": "passed"})
+    write_manifest(tmp_path, ARM, "verify-failed", {"session": "failed"})
     (tmp_path / ".tmp-x-1").mkdir()  # an in-progress build is not a result
-    md_path, html_path, rows = report.write_report(tmp_path)
-    assert [r.cell for r in rows] == ["linux-aarch64-py3.11-np2.4-gcc12-cpu", "linux-x86_64-py3.11-np2.4-gcc12-cpu"]
+    md_path, html_path, result = report.write_report(tmp_path, commit="c" * 40)
+    assert [r.cell for r in result.rows] == [ARM, X86]
     md = md_path.read_text()
-    assert "| cell | result | lite | session |" in md
-    assert "| linux-aarch64-py3.11-np2.4-gcc12-cpu | verify-failed | - | failed |" in md
-    assert "| linux-x86_64-py3.11-np2.4-gcc12-cpu | passed | pass | pass |" in md
+    assert "1/2 cells passed" in md and f"commit {'c' * 40}" in md
+    assert f"- **{ARM}**: verify-failed (logs: {ARM}/logs/build.log)" in md  # failures first, with their logs
+    assert "cxx: g++ (Debian 12.2.0-14) 12.2.0; cmake: cmake version 3.25.1" in md
+    assert "| 44.8 | 2.0 KiB | abababababab | pass | pass |" in md
+    assert "| linux-aarch64 | cpu/12: verify-failed |" in md  # the target x python/numpy grid
     page = html_path.read_text()
-    assert page.count("<tr>") == 3 and '<td class="fail">failed</td>' in page and '<td class="none">-</td>' in page
+    assert page.count("<tr data-cell=") == 2 and '<td class="fail">failed 0.50s</td>' in page
+    assert f'<a href="{ARM}/manifest.json">manifest</a>' in page and f'<a href="{ARM}/logs/build.log">' in page
+    assert '<td class="none">-</td>' in page  # aarch64 has no lite suite
+    data = json.loads(html_path.with_suffix(".json").read_text())
+    assert data["commit"] == "c" * 40 and [c["cell"] for c in data["cells"]] == [ARM, X86]
+
+
+def test_changes_since_previous_report(tmp_path: Path) -> None:
+    write_manifest(tmp_path, X86, "passed", {"session": "passed"})
+    report.write_report(tmp_path)
+    assert report.build_report(tmp_path, None).changes == []
+    shutil.rmtree(tmp_path / X86)
+    write_manifest(tmp_path, X86, "verify-failed", {"session": "failed"}, sha="cd" * 32)
+    write_manifest(tmp_path, ARM, "passed", {"session": "passed"})
+    changes = report.build_report(tmp_path, None).changes
+    assert changes == [
+        f"new: {ARM} (passed)",
+        f"result: {X86} passed -> verify-failed",
+        f"artifact: {X86} abababababab -> cdcdcdcdcdcd",
+    ]
+
+
+def test_report_escapes_manifest_text(tmp_path: Path) -> None:
+    write_manifest(tmp_path, X86, "passed", {"<script>": "passed"})
+    page = report.render_html(report.build_report(tmp_path, None))
+    assert "<script>" not in page and "&lt;script&gt;" in page
 
 
 def test_empty_report(tmp_path: Path) -> None:
-    assert "No results in dist/" in report.render_markdown(report.collect(tmp_path / "missing"))
+    assert "No results in dist/" in report.render_markdown(report.build_report(tmp_path / "missing", None))
 
 
 def test_macho_checks(tmp_path: Path) -> None:
