@@ -142,9 +142,16 @@ def _plan_entry(item: Request | Excluded, data: Data, cfg: Config, strict: bool)
 def plan_entries(
     target: str | None, matrix: str | None, pins: Mapping[str, str | None], cfg: Config, data: Data
 ) -> list[dict[str, Any]]:
-    entries = [
-        _plan_entry(item, data, cfg, strict=matrix is None) for item in requests_from(target, matrix, pins, data)
-    ]
+    return [entry for _, entry in schedule(requests_from(target, matrix, pins, data), data, cfg, strict=matrix is None)]
+
+
+def schedule(
+    items: list[Request | Excluded], data: Data, cfg: Config, strict: bool
+) -> list[tuple[Request | Excluded, dict[str, Any]]]:
+    """Each request with its plan entry: scheduled, or skipped with the reason (excluded, infeasible, a
+    duplicate cell). `invoke plan` prints these entries and `invoke build` builds the scheduled ones."""
+    pairs = [(item, _plan_entry(item, data, cfg, strict)) for item in items]
+    entries = [entry for _, entry in pairs]
     seen: dict[str, str] = {}
     for entry in entries:
         if entry["status"] == "scheduled":
@@ -152,7 +159,7 @@ def plan_entries(
                 entry.update(status="skipped", reason=f"same cell as {seen[entry['id']]}")
             else:
                 seen[entry["id"]] = entry["origin"]
-    return entries
+    return pairs
 
 
 def print_plan(entries: list[dict[str, Any]], out: Console) -> None:
@@ -236,7 +243,14 @@ def run_build(
 
         cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
     items = requests_from(target, matrix, pins, data)
-    requests = [item for item in items if not isinstance(item, Excluded)]
+    if matrix is None:
+        requests = [item for item in items if not isinstance(item, Excluded)]
+    else:  # the cells `invoke plan --matrix` schedules, by the same route; the rest are named with the reason
+        pairs = schedule(items, data, cfg, strict=False)
+        requests = [item for item, entry in pairs if entry["status"] == "scheduled" and isinstance(item, Request)]
+        for _, entry in pairs:
+            if entry["status"] == "skipped":
+                out.print(f"skipped: {entry['request']} ({entry['origin']}): {entry['reason']}", markup=False)
     parallel = cfg.cells > 1 and len(requests) > 1
     progress = Progress(out, cfg.ci, live=not parallel)
     if parallel:

@@ -56,6 +56,11 @@ class ReportRow:
         return self.result in (PASSED, UP_TO_DATE)
 
     @property
+    def shown_result(self) -> str:
+        """The result, with how a cross cell was verified (emulated, or checked but not run)."""
+        return self.result + (f" ({self.mode})" if self.mode != "native" else "")
+
+    @property
     def seconds(self) -> float:
         return round(sum(self.steps.values()), 1)
 
@@ -247,7 +252,9 @@ def render_markdown(report: Report) -> str:
         sha = (r.package or {}).get("sha256", "")[:12] or "-"
         marks = [_mark(r.suites[s].status if s in r.suites else None) for s in suites]
         lines.append(
-            "| " + " | ".join([r.cell, r.result, r.backend, tools, f"{r.seconds}", _size(r.size), sha, *marks]) + " |"
+            "| "
+            + " | ".join([r.cell, r.shown_result, r.backend, tools, f"{r.seconds}", _size(r.size), sha, *marks])
+            + " |"
         )
     targets, columns, cells = grid(rows)
     lines += ["", "## Target x Python x NumPy", "", "| target | " + " | ".join(columns) + " |"]
@@ -317,7 +324,7 @@ def render_html(report: Report) -> str:
         sha = f'<code title="{html.escape(str(package.get("sha256", "")))}">{html.escape(str(package.get("sha256", "-"))[:16])}</code>'
         cells = [
             _td(r.cell),
-            _td(r.result + (f" ({r.mode})" if r.mode != "native" else ""), _css(r.result)),
+            _td(r.shown_result, _css(r.result)),
             _td(r.backend),
             _td(f"<code>{html.escape(r.image or '-')}</code>", raw=True),
             _td(tools, raw=True),

@@ -114,6 +114,18 @@ def _violations(cell: Cell, request: Request, target: Target, data: Toolchains, 
     return out
 
 
+NOT_BUILT_YET: dict[str, str] = {
+    "cuda": "ember has no CUDA kernels yet: a CUDA cell would be a CPU build under a cuXX name, so none is built",
+    "bazel": "forge builds ember with CMake only for now: a Bazel pin would pick a Debian suite and never run Bazel",
+}
+"""Axis values the engine cannot build yet, and why: requests for them are refused, never faked."""
+
+
+def _asks_for(request: Request, axis: str) -> bool:
+    pin = request.pin(axis)
+    return pin is not None and not (axis == "cuda" and pin == "none")
+
+
 def _no_value(axis: str, pin: str, target: Target) -> str:
     if axis == "gcc":
         return f"target {target.name} is built with zig (clang), not gcc; gcc {pin} cannot apply"
@@ -234,10 +246,36 @@ def _unsupported(cell: Cell, supported: Supported) -> list[str]:
     return out
 
 
-def resolve(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None = None) -> Resolution:
-    """The first feasible cell in preference order, or InfeasibleError with reasons and alternatives."""
+def refuse_unbuilt(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None) -> None:
+    """InfeasibleError when the request asks for an axis value the engine cannot build yet."""
+    asked = [axis for axis in NOT_BUILT_YET if _asks_for(request, axis)]
+    if not asked:
+        return
+    honest = request
+    for axis in asked:
+        honest = honest.without(axis)
+    cell, _ = _feasible(honest, data, supported, host)
+    fix = f"drop --{' --'.join(asked)}" + (f" (nearest feasible: {cell.id})" if cell is not None else "")
+    why = "\n".join(NOT_BUILT_YET[axis] for axis in asked)
+    raise InfeasibleError(f"{request.describe()} cannot be built yet ({request.origin})", why, fix)
+
+
+def resolve(
+    request: Request,
+    data: Toolchains,
+    supported: Supported,
+    host: HostFacts | None = None,
+    unbuilt: bool = True,
+) -> Resolution:
+    """The first feasible cell in preference order, or InfeasibleError with reasons and alternatives.
+
+    `unbuilt=False` resolves axis values the engine cannot build yet (NOT_BUILT_YET) as if it
+    could: the constraints of a CUDA toolkit stay tested until its kernels exist.
+    """
     check_request(request, data, supported)
     cell, violations = _feasible(request, data, supported, host)
+    if cell is not None and unbuilt:
+        refuse_unbuilt(request, data, supported, host)
     if cell is not None:
         default_gcc = None if host else data.suite(cell.suite).gcc[0]
         sources = {axis: _source_of(axis, request, cell, host, default_gcc) for axis in VERSION_AXES}

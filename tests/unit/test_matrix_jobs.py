@@ -136,6 +136,25 @@ def test_a_failed_cell_does_not_stop_the_others(tmp_path: Path, monkeypatch: pyt
     assert all(t.status == "ok" for t in fake.progress["cell-linux-armv7"].timings)
 
 
+def test_build_skips_what_plan_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An infeasible include, a CUDA cell and a duplicate are skipped with their reasons, not failed."""
+    fake = FakeCells(tmp_path, monkeypatch)
+    path = tmp_path / "matrix.yaml"
+    path.write_text(
+        "axes:\n  target: [linux-x86_64]\n  python: ['3.11']\ninclude:\n"
+        "  - {target: linux-x86_64, python: '3.13', numpy: '1.21'}\n"
+        "  - {target: linux-x86_64, python: '3.11', cuda: '13.0'}\n"
+        "  - {target: linux-x86_64, python: '3.11'}\n"
+    )
+    text = _run(str(path), {})
+    cfg, data = fake.setup({"backend": "docker"})
+    entries = cli.plan_entries(None, str(path), {}, cfg, data)
+    assert [e["status"] for e in entries] == ["scheduled", "skipped", "skipped", "skipped"]
+    assert list(fake.progress) == ["cell-linux-x86_64"]  # built: exactly what the plan scheduled
+    assert "matrix.yaml:5 (include)): numpy 1.21 has wheels for python >=3.7,<3.11 only" in text
+    assert "ember has no CUDA kernels yet" in text and "same cell as" in text
+
+
 def test_summary_lists_every_cell_in_matrix_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeCells(tmp_path, monkeypatch)
     fake.fail.add("cell-linux-x86_64")

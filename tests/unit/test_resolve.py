@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 
 from forge.errors import ConfigError, InfeasibleError
 from forge.matrix import Request, Supported, load_supported
-from forge.resolve import HostFacts, resolve
+from forge.resolve import NOT_BUILT_YET, HostFacts, resolve
 from forge.toolchains import Toolchains, load_toolchains
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,8 +22,20 @@ def data() -> tuple[Toolchains, Supported]:
 
 def infeasible(data: tuple[Toolchains, Supported], target: str, **pins: str) -> InfeasibleError:
     with pytest.raises(InfeasibleError) as info:
-        resolve(Request.make(target, pins), *data)
+        resolve(Request.make(target, pins), *data, unbuilt=False)
     return info.value
+
+
+def test_cuda_and_bazel_are_refused_until_the_engine_builds_them(data: tuple[Toolchains, Supported]) -> None:
+    for pins, axis in (({"cuda": "12.4"}, "cuda"), ({"bazel": "4.2.3", "python": "3.11"}, "bazel")):
+        with pytest.raises(InfeasibleError) as info:
+            resolve(Request.make("linux-x86_64", pins), *data)
+        assert info.value.why == NOT_BUILT_YET[axis]
+        assert info.value.fix.startswith(f"drop --{axis} (nearest feasible: linux-x86_64-py3.")
+        assert info.value.fix.endswith("-cpu)")
+    # a request that is infeasible anyway says why, not merely "not built yet"
+    assert "has no CUDA toolkit" in infeasible(data, "macos-arm64", cuda="12.4").why
+    assert resolve(Request.make("linux-x86_64", {"cuda": "none"}), *data).cell.cuda is None
 
 
 def test_default_cell_is_bookworm_gcc12_newest_numpy(data: tuple[Toolchains, Supported]) -> None:
@@ -43,10 +55,10 @@ def test_pins_pick_the_suite(data: tuple[Toolchains, Supported]) -> None:
 
 
 def test_cuda_cells(data: tuple[Toolchains, Supported]) -> None:
-    cell = resolve(Request.make("linux-x86_64", {"cuda": "11.8"}), *data).cell
+    cell = resolve(Request.make("linux-x86_64", {"cuda": "11.8"}), *data, unbuilt=False).cell
     assert (cell.suite, cell.gcc, cell.cuda) == ("bookworm", "11", "11.8")
     assert cell.id.endswith("-gcc11-cu11.8")
-    resolution = resolve(Request.make("linux-x86_64", {"cuda": "12.4"}), *data)
+    resolution = resolve(Request.make("linux-x86_64", {"cuda": "12.4"}), *data, unbuilt=False)
     assert (resolution.cell.suite, resolution.cell.gcc) == ("trixie", "13")
     assert resolution.sources["gcc"] == "Debian trixie (newest gcc the constraints allow)"
     assert resolve(Request.make("linux-x86_64", {"cuda": "none"}), *data).cell.cuda is None
