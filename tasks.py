@@ -22,6 +22,9 @@ AXIS_HELP = {
     "cmake": "pin the CMake version",
     "backend": "local (the host) or docker (default: local for host, docker otherwise)",
     "matrix": "a named matrix file, e.g. matrix/release.yaml (instead of --target)",
+    "cell": "one cell by its id, e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu (instead of --target and axis flags)",
+    "only": "only the matrix cells whose id matches this glob (repeatable; default matrix: matrix/release.yaml)",
+    "skip": "leave out the matrix cells whose id matches this glob (repeatable)",
     "debug": "show tracebacks",
 }
 
@@ -46,10 +49,13 @@ def _guarded(debug: bool, action: Callable[[], Any]) -> None:
         raise Exit(exc.message, code=exc.code) from None
 
 
-@task(help={**AXIS_HELP, "json": "print the plan as JSON"})
+@task(help={**AXIS_HELP, "json": "print the plan as JSON"}, iterable=["only", "skip"])
 def plan(
     c: Context,
     target: str | None = None,
+    cell: str | None = None,
+    only: list[str] | None = None,
+    skip: list[str] | None = None,
     python: str | None = None,
     numpy: str | None = None,
     gcc: str | None = None,
@@ -63,7 +69,8 @@ def plan(
 ) -> None:
     """Print the resolved cell(s) and their ordered steps, running nothing."""
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
-    _guarded(debug, lambda: _cli().run_plan(target, matrix, pins, json, {"backend": backend, "debug": debug}))
+    options = {"backend": backend, "debug": debug, "cell": cell, "only": only, "skip": skip}
+    _guarded(debug, lambda: _cli().run_plan(target, matrix, pins, json, options))
 
 
 @task(
@@ -73,11 +80,15 @@ def plan(
         "resume": "skip cells whose dist/ build has the same inputs (the default; the opposite of --force)",
         "jobs": "parallel compile jobs (default 2); with --matrix: cells built at once (each compiles with FORGE_JOBS)",
         "update-locks": "accept toolchain package versions that differ from toolchains/locks/ (rewrites the locks)",
-    }
+    },
+    iterable=["only", "skip"],
 )
 def build(
     c: Context,
     target: str | None = None,
+    cell: str | None = None,
+    only: list[str] | None = None,
+    skip: list[str] | None = None,
     python: str | None = None,
     numpy: str | None = None,
     gcc: str | None = None,
@@ -101,6 +112,9 @@ def build(
         "jobs": jobs,
         "update_locks": update_locks or None,
         "debug": debug,
+        "cell": cell,
+        "only": only,
+        "skip": skip,
     }
     _guarded(debug, lambda: _cli().run_build(target, matrix, pins, options))
 

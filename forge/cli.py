@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import shlex
@@ -13,7 +14,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from forge.build import BuildResult, build_cell, close_open_backends, host_works
 from forge.config import Config, Data, backend_for, load_config, load_data
 from forge.errors import BuildInterrupted, ConfigError, ForgeError, StepFailedError, VerifyFailedError
 from forge.log import Progress, SummaryRow, summary_table
-from forge.matrix import Cell, Excluded, Request, expand_matrix
+from forge.matrix import Cell, Excluded, Request, expand_matrix, request_for_cell_id
 from forge.plan import BuildOptions, Plan, plan_build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,9 +89,21 @@ def setup(cli: Mapping[str, object], env: Mapping[str, str] | None = None) -> tu
 
 
 def requests_from(
-    target: str | None, matrix: str | None, pins: Mapping[str, str | None], data: Data
+    target: str | None,
+    matrix: str | None,
+    pins: Mapping[str, str | None],
+    data: Data,
+    cell: str | None = None,
 ) -> list[Request | Excluded]:
-    """Either one request from the flags, or every entry of a matrix file (not both)."""
+    """One request from the flags or from a cell id, or every entry of a matrix file (only one of these)."""
+    if cell is not None:
+        if target is not None or matrix is not None or any(v is not None for v in pins.values()):
+            raise ConfigError(
+                "--cell cannot be combined with --target, --matrix or axis flags",
+                "a cell id already names every axis",
+                "use --cell alone, or --matrix M --only PATTERN to pick cells of a matrix",
+            )
+        return [request_for_cell_id(cell)]
     if matrix is not None:
         if target is not None or any(v is not None for v in pins.values()):
             raise ConfigError("--matrix cannot be combined with --target or axis flags", "", "use one or the other")
@@ -139,10 +152,71 @@ def _plan_entry(item: Request | Excluded, data: Data, cfg: Config, strict: bool)
     return {**entry, "lock": lock} if lock else entry
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which cells a task acts on, beyond the axis flags: one cell id, or globs over a matrix's ids."""
+
+    cell: str | None = None
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+
+    @staticmethod
+    def from_cli(cli: Mapping[str, object]) -> Selection:
+        def globs(key: str) -> tuple[str, ...]:
+            value = cli.get(key)
+            if value is None:
+                return ()
+            items = [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+            return tuple(str(v).strip() for v in items if str(v).strip())
+
+        cell = cli.get("cell")
+        return Selection(str(cell) if cell is not None else None, globs("only"), globs("skip"))
+
+    def matrix(self, matrix: str | None) -> str | None:
+        """--only/--skip pick cells of a matrix: matrix/release.yaml (every release cell) unless one is named."""
+        if matrix is None and (self.only or self.skip):
+            return str(REPO / "matrix" / "release.yaml")
+        return matrix
+
+    def picks(self, cell_id: str) -> bool:
+        if self.only and not any(fnmatch.fnmatchcase(cell_id, p) for p in self.only):
+            return False
+        return not any(fnmatch.fnmatchcase(cell_id, p) for p in self.skip)
+
+
 def plan_entries(
-    target: str | None, matrix: str | None, pins: Mapping[str, str | None], cfg: Config, data: Data
+    target: str | None,
+    matrix: str | None,
+    pins: Mapping[str, str | None],
+    cfg: Config,
+    data: Data,
+    selection: Selection = Selection(),
 ) -> list[dict[str, Any]]:
-    return [entry for _, entry in schedule(requests_from(target, matrix, pins, data), data, cfg, strict=matrix is None)]
+    return [entry for _, entry in select(target, matrix, pins, cfg, data, selection)]
+
+
+def select(
+    target: str | None,
+    matrix: str | None,
+    pins: Mapping[str, str | None],
+    cfg: Config,
+    data: Data,
+    selection: Selection,
+) -> list[tuple[Request | Excluded, dict[str, Any]]]:
+    """The requests a task acts on, each with its plan entry; --only/--skip drop the cells they do not pick."""
+    matrix = selection.matrix(matrix)
+    items = requests_from(target, matrix, pins, data, selection.cell)
+    pairs = schedule(items, data, cfg, strict=matrix is None)
+    if selection.only or selection.skip:
+        pairs = [(item, e) for item, e in pairs if e["status"] == "scheduled" and selection.picks(e["id"])]
+        if not pairs:
+            raise ConfigError(
+                f"no scheduled cell of {matrix} matches --only {' '.join(selection.only) or '*'}"
+                + (f" --skip {' '.join(selection.skip)}" if selection.skip else ""),
+                "the patterns are shell globs over cell ids",
+                f"list the ids with `invoke plan --matrix {matrix}`",
+            )
+    return pairs
 
 
 def schedule(
@@ -203,7 +277,7 @@ def run_plan(
     fallback = cfg.backend is None
     if fallback:  # what `invoke build` tries first (forge.daemon.default_backend); planning starts nothing
         cfg = replace(cfg, backend="docker")
-    entries = plan_entries(target, matrix, pins, cfg, data)
+    entries = plan_entries(target, matrix, pins, cfg, data, Selection.from_cli(cli))
     if as_json:
         sys.stdout.write(json.dumps({"cells": entries}, indent=2) + "\n")
         return
@@ -242,11 +316,13 @@ def run_build(
         from forge import daemon
 
         cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
-    items = requests_from(target, matrix, pins, data)
+    selection = Selection.from_cli(cli)
+    matrix = selection.matrix(matrix)
     if matrix is None:
+        items = requests_from(target, matrix, pins, data, selection.cell)
         requests = [item for item in items if not isinstance(item, Excluded)]
     else:  # the cells `invoke plan --matrix` schedules, by the same route; the rest are named with the reason
-        pairs = schedule(items, data, cfg, strict=False)
+        pairs = select(target, matrix, pins, cfg, data, selection)
         requests = [item for item, entry in pairs if entry["status"] == "scheduled" and isinstance(item, Request)]
         for _, entry in pairs:
             if entry["status"] == "skipped":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -89,6 +90,27 @@ class Request:
         pins = pins or {}
         ordered = tuple((axis, str(pins[axis])) for axis in REQUEST_AXES if pins.get(axis) is not None)
         return Request(target=target, pins=ordered, origin=origin)
+
+
+CELL_ID = re.compile(
+    r"(?P<target>[a-z0-9_]+(?:-[a-z0-9_]+)*?)-py(?P<python>\d+\.\d+)-np(?P<numpy>\d+\.\d+)"
+    r"-(?:gcc(?P<gcc>\d+)|zig)-(?:cpu|cu(?P<cuda>\d+\.\d+))"
+)
+"""The grammar of Cell.id: target, python, numpy, compiler (gcc N or zig) and accelerator."""
+
+
+def request_for_cell_id(cell_id: str, origin: str = "--cell") -> Request:
+    """The request that pins every axis a cell id names (ConfigError naming the grammar when it is not one)."""
+    match = CELL_ID.fullmatch(cell_id.strip())
+    if match is None:
+        raise ConfigError(
+            f"{origin}: `{cell_id}` is not a cell id",
+            "a cell id reads TARGET-pyX.Y-npX.Y-(gccN|zig)-(cpu|cuX.Y), e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu",
+            "copy one from `invoke plan --matrix matrix/release.yaml` or `ls dist/`",
+        )
+    pins = {axis: match.group(axis) for axis in ("python", "numpy", "gcc")}
+    pins["cuda"] = match.group("cuda") or "none"
+    return Request.make(match.group("target"), pins, origin=f"{origin} {cell_id}")
 
 
 @dataclass(frozen=True)

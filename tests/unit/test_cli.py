@@ -10,6 +10,7 @@ import pytest
 from forge import cli
 from forge.config import backend_for, load_config
 from forge.errors import BuildInterrupted, ConfigError, InfeasibleError
+from forge.matrix import request_for_cell_id
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,3 +87,35 @@ def test_clean_keeps_the_compiler_cache_unless_all(tmp_path: Path, monkeypatch: 
     assert (tmp_path / ".cache/forge/ccache/0/a").exists()
     cli.run_clean(True, {})
     assert not (tmp_path / ".cache/forge/ccache").exists()
+
+
+def test_cell_ids_round_trip_through_requests() -> None:
+    cfg, data = cli.setup({"backend": "docker"}, {})
+    for entry in cli.plan_entries(None, str(REPO / "matrix/release.yaml"), {}, cfg, data):
+        if entry["status"] != "scheduled":
+            continue
+        again = cli.plan_entries(None, None, {}, cfg, data, cli.Selection(cell=entry["id"]))
+        assert [e["id"] for e in again] == [entry["id"]]
+        assert again[0]["steps"] == entry["steps"]  # the same plan by id as by the matrix
+
+
+@pytest.mark.parametrize("bad", ["", "linux-aarch64", "linux-aarch64-py3.11-np2.4-gcc12", "x-py3-np2-gcc12-cpu"])
+def test_a_cell_id_that_is_not_one_names_the_grammar(bad: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        request_for_cell_id(bad)
+    assert "is not a cell id" in info.value.what and "TARGET-pyX.Y-npX.Y" in info.value.why
+
+
+def test_cell_cannot_be_combined_with_axis_flags() -> None:
+    _, data = cli.setup({}, {})
+    with pytest.raises(ConfigError, match="--cell cannot be combined"):
+        cli.requests_from(None, None, {"gcc": "12"}, data, "linux-x86_64-py3.11-np2.4-gcc12-cpu")
+
+
+def test_only_and_skip_pick_matrix_cells_by_glob() -> None:
+    cfg, data = cli.setup({"backend": "docker"}, {})
+    picked = cli.Selection(only=("linux-a*",), skip=("*py3.9*", "*gcc14*"))
+    ids = [e["id"] for e in cli.plan_entries(None, None, {}, cfg, data, picked)]
+    assert ids == ["linux-aarch64-py3.11-np2.4-gcc12-cpu", "linux-armv7-py3.11-np2.4-gcc12-cpu"]
+    with pytest.raises(ConfigError, match=r"no scheduled cell of .* matches --only nothing-\*"):
+        cli.plan_entries(None, None, {}, cfg, data, cli.Selection(only=("nothing-*",)))
