@@ -9,7 +9,8 @@ from typing import Any
 
 from invoke.collection import Collection
 from invoke.context import Context
-from invoke.exceptions import Exit
+from invoke.exceptions import Exit, ParseError
+from invoke.program import Program
 from invoke.tasks import task
 
 AXIS_HELP = {
@@ -20,13 +21,26 @@ AXIS_HELP = {
     "cuda": "pin the CUDA version (e.g. 12.4), or none",
     "bazel": "pin the Bazel version",
     "cmake": "pin the CMake version",
-    "backend": "local (the host) or docker (default: local for host, docker otherwise)",
+    "backend": "docker (the default) or local (the host's toolchain); the host target falls back to local when no container engine can be started",
     "matrix": "a named matrix file, e.g. matrix/release.yaml (instead of --target)",
     "cell": "one cell by its id, e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu (instead of --target and axis flags)",
     "only": "only the matrix cells whose id matches this glob (repeatable; default matrix: matrix/release.yaml)",
     "skip": "leave out the matrix cells whose id matches this glob (repeatable)",
     "debug": "show tracebacks",
 }
+
+
+def _parse_tasks_in_forge_terms(program: Program) -> None:
+    """invoke reads the tasks' flags after loading this file: an unknown or malformed flag becomes one
+    forge error (what, fix) with forge's exit code for bad input (2), not invoke's "No idea what ..." and 1."""
+    try:
+        _invoke_parse_tasks(program)
+    except ParseError as exc:
+        raise Exit(f"error: {exc}\n  fix: `invoke --help TASK` lists the task's flags", code=2) from None
+
+
+_invoke_parse_tasks = Program.parse_tasks
+setattr(Program, "parse_tasks", _parse_tasks_in_forge_terms)  # noqa: B010 (a method replaced on the class)
 
 
 def _cli() -> Any:
@@ -49,7 +63,7 @@ def _guarded(debug: bool, action: Callable[[], Any]) -> None:
         raise Exit(exc.message, code=exc.code) from None
 
 
-@task(help={**AXIS_HELP, "json": "print the plan as JSON"}, iterable=["only", "skip"])
+@task(auto_shortflags=False, help={**AXIS_HELP, "json": "print the plan as JSON"}, iterable=["only", "skip"])
 def plan(
     c: Context,
     target: str | None = None,
@@ -74,10 +88,11 @@ def plan(
 
 
 @task(
+    auto_shortflags=False,
     help={
         **AXIS_HELP,
         "force": "rebuild even when dist/ is up to date",
-        "resume": "skip cells whose dist/ build has the same inputs (the default; the opposite of --force)",
+        "resume": "say explicitly that cells up to date in dist/ are skipped (what happens without --force anyway); refused together with --force",
         "jobs": "parallel compile jobs (default 2); with --matrix: cells built at once (each compiles with FORGE_JOBS)",
         "update-locks": "accept toolchain package versions that differ from toolchains/locks/ (rewrites the locks)",
     },
@@ -123,7 +138,7 @@ def _help(*names: str) -> dict[str, str]:
     return {name: AXIS_HELP[name] for name in names}
 
 
-@task(help=_help("target", "python", "numpy", "gcc", "cuda", "backend", "debug"))
+@task(auto_shortflags=False, help=_help("target", "python", "numpy", "gcc", "cuda", "backend", "debug"))
 def verify(
     c: Context,
     target: str | None = None,
@@ -139,25 +154,25 @@ def verify(
     _guarded(debug, lambda: _cli().run_verify(target, pins, {"backend": backend, "debug": debug}))
 
 
-@task(help={"debug": AXIS_HELP["debug"]})
+@task(auto_shortflags=False, help={"debug": AXIS_HELP["debug"]})
 def report(c: Context, debug: bool = False) -> None:
     """Render dist/ results as a Markdown and an HTML table (cells x verify suites)."""
     _guarded(debug, lambda: _cli().run_report({"debug": debug}))
 
 
-@task(help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
+@task(auto_shortflags=False, help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
 def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     """Remove dist/ and forge's build directories."""
     _guarded(debug, lambda: _cli().run_clean(all, {"debug": debug}))
 
 
-@task
+@task(auto_shortflags=False)
 def doctor(c: Context) -> None:
     """Say what this machine can do (docker, compilers, qemu, zig, nvcc, GPU) and how to get the rest."""
     _guarded(False, lambda: _cli().run_doctor())
 
 
-@task(help={"unit": "only the fast unit tests", "debug": AXIS_HELP["debug"]})
+@task(auto_shortflags=False, help={"unit": "only the fast unit tests", "debug": AXIS_HELP["debug"]})
 def test(c: Context, unit: bool = False, debug: bool = False) -> None:
     """Lint (ruff, mypy, clang-format) and run the tests (unit, integration, engine, lite)."""
     _guarded(debug, lambda: _cli().run_tests(unit))
@@ -174,13 +189,14 @@ def _docker_start(c: Context, debug: bool = False) -> None:
 
 
 @task(
+    auto_shortflags=False,
     help={
         "matrix": "the matrix whose cells' images to show/build/keep (default matrix/ci.yaml)",
         "build": "build every image the matrix needs (missing ones only)",
         "prune": "remove forge images no cell of the matrix uses",
         "update-locks": "accept package versions that differ from toolchains/locks/ (rewrites the locks)",
         "debug": AXIS_HELP["debug"],
-    }
+    },
 )
 def images(
     c: Context,
@@ -200,10 +216,11 @@ def images(
 
 
 @task(
+    auto_shortflags=False,
     help={
         **_help("target", "python", "numpy", "gcc", "cuda", "backend", "matrix", "debug"),
         "jobs": "parallel jobs of the first build (the second uses another count)",
-    }
+    },
 )
 def repro(
     c: Context,
@@ -226,11 +243,12 @@ def repro(
 
 
 @task(
+    auto_shortflags=False,
     help={
         "manifest": "dist/<cell-id>/manifest.json of the build to reproduce",
         "ccache": "let the rebuild use the compiler cache (faster; by default every object is compiled again)",
         "debug": AXIS_HELP["debug"],
-    }
+    },
 )
 def rebuild(c: Context, manifest: str, ccache: bool = False, debug: bool = False) -> None:
     """Rebuild a cell from its manifest alone (same sources, epoch, image lock) and check the bytes match."""
@@ -240,4 +258,6 @@ def rebuild(c: Context, manifest: str, ccache: bool = False, debug: bool = False
 
 
 ns = Collection.from_module(sys.modules[__name__])
-ns.add_collection(Collection("docker", start=task(_docker_start, help={"debug": AXIS_HELP["debug"]})))
+ns.add_collection(
+    Collection("docker", start=task(_docker_start, auto_shortflags=False, help={"debug": AXIS_HELP["debug"]}))
+)

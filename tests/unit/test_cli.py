@@ -119,3 +119,25 @@ def test_only_and_skip_pick_matrix_cells_by_glob() -> None:
     assert ids == ["linux-aarch64-py3.11-np2.4-gcc12-cpu", "linux-armv7-py3.11-np2.4-gcc12-cpu"]
     with pytest.raises(ConfigError, match=r"no scheduled cell of .* matches --only nothing-\*"):
         cli.plan_entries(None, None, {}, cfg, data, cli.Selection(only=("nothing-*",)))
+
+
+def test_flags_mean_one_thing_and_unknown_ones_are_forge_errors() -> None:
+    import subprocess
+    import sys
+
+    tasks = subprocess.run(
+        [sys.executable, "-m", "invoke", "--list"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    names = [line.split()[0] for line in tasks.splitlines()[1:] if line.startswith("  ") and line[2] != " "]
+    assert {"build", "plan", "verify", "repro"} <= set(names)
+    for name in names:
+        shown = subprocess.run(
+            [sys.executable, "-m", "invoke", "--help", name], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout
+        assert not [
+            line for line in shown.splitlines() if line.strip().startswith("-") and not line.strip().startswith("--")
+        ], shown
+    bad = subprocess.run(
+        [sys.executable, "-m", "invoke", "build", "--no-such-flag"], cwd=REPO, capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and "error: No idea what '--no-such-flag' is!" in bad.stderr and "fix:" in bad.stderr
