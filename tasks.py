@@ -95,6 +95,9 @@ def plan(
         "resume": "say explicitly that cells up to date in dist/ are skipped (what happens without --force anyway); refused together with --force",
         "jobs": "parallel compile jobs (default 2); with --matrix: cells built at once (each compiles with FORGE_JOBS)",
         "update-locks": "accept toolchain package versions that differ from toolchains/locks/ (rewrites the locks)",
+        "verbose": "show each step's full output (compiler lines included), as CI does",
+        "quiet": "print only the summary and errors",
+        "json": "print the summary as JSON on stdout (progress hidden, errors on stderr)",
     },
     iterable=["only", "skip"],
 )
@@ -116,6 +119,9 @@ def build(
     resume: bool = False,
     jobs: int | None = None,
     update_locks: bool = False,
+    verbose: bool = False,
+    quiet: bool = False,
+    json: bool = False,
     debug: bool = False,
 ) -> None:
     """Build, install, verify and record a cell (default: the host) into dist/<cell-id>/."""
@@ -130,6 +136,9 @@ def build(
         "cell": cell,
         "only": only,
         "skip": skip,
+        "verbose": verbose,
+        "quiet": quiet,
+        "json": json,
     }
     _guarded(debug, lambda: _cli().run_build(target, matrix, pins, options))
 

@@ -304,6 +304,7 @@ def run_build(
     default 2, so a cell's plan, and with it --resume's up-to-date check, does not depend on N).
     """
     cli = dict(cli)
+    mode = OutputMode.from_cli(cli)
     if cli.pop("resume", None) and cli.get("force"):
         raise ConfigError(
             "--resume and --force contradict each other", "--force rebuilds cells that --resume skips", "pick one"
@@ -311,7 +312,7 @@ def run_build(
     if matrix is not None:
         cli["cells"], cli["jobs"] = cli.get("jobs"), None
     cfg, data = setup(cli)
-    out = console()
+    out = mode.console()
     if cfg.backend is None:  # forge.daemon imports the docker SDK (~0.3 s): only when it may be used
         from forge import daemon
 
@@ -328,15 +329,73 @@ def run_build(
             if entry["status"] == "skipped":
                 out.print(f"skipped: {entry['request']} ({entry['origin']}): {entry['reason']}", markup=False)
     parallel = cfg.cells > 1 and len(requests) > 1
-    progress = Progress(out, cfg.ci, live=not parallel)
+    progress = Progress(out, cfg.ci or mode.verbose, live=not parallel)
     if parallel:
         out.print(f"building {len(requests)} cells, {cfg.cells} at a time")
-    results = build_all(requests, data, cfg, progress, lambda exc: out.print(exc.render(), markup=False))
-    out.print(summary_table([_row(r) for r in results]))
+    errors_out = Console(stderr=True) if mode.json else console() if mode.quiet else out  # errors always show
+    results = build_all(requests, data, cfg, progress, lambda exc: errors_out.print(exc.render(), markup=False))
+    if mode.json:
+        sys.stdout.write(json.dumps({"cells": [_result_json(r) for r in results]}, indent=2) + "\n")
+    else:
+        console().print(summary_table([_row(r) for r in results]))
+        _print_next_steps(results, cfg, console())
     errors = [r.error for r in results if r.error is not None]
     if len(errors) == 1 and len(results) == 1:
         raise errors[0]
     _raise_for(results)
+
+
+@dataclass(frozen=True)
+class OutputMode:
+    """--verbose (each step's output, as CI shows it), --quiet (summary and errors only), --json (a JSON summary)."""
+
+    verbose: bool = False
+    quiet: bool = False
+    json: bool = False
+
+    @staticmethod
+    def from_cli(cli: dict[str, object]) -> OutputMode:
+        mode = OutputMode(bool(cli.pop("verbose", False)), bool(cli.pop("quiet", False)), bool(cli.pop("json", False)))
+        if mode.verbose and (mode.quiet or mode.json):
+            raise ConfigError(
+                "--verbose cannot be combined with --quiet or --json", "they ask for opposite output", "pick one"
+            )
+        return mode
+
+    def console(self) -> Console:
+        """Where progress goes: the terminal, or nowhere with --quiet/--json (errors and the summary still print)."""
+        if self.quiet or self.json:
+            return Console(quiet=True)
+        return console()
+
+
+def _result_json(result: BuildResult) -> dict[str, Any]:
+    return {
+        "cell": result.cell_id,
+        "result": result.result,
+        "seconds": round(result.seconds, 1),
+        "dist": str(result.dist) if result.dist else None,
+        "size": result.size,
+        "files": result.files,
+        "verify_mode": result.mode,
+        "suites": [s.as_dict() for s in result.suites],
+        "error": result.error.render() if result.error else None,
+    }
+
+
+def _print_next_steps(results: list[BuildResult], cfg: Config, out: Console) -> None:
+    """Where the results are and the next useful command."""
+    done = [r for r in results if r.result != "failed"]
+    if done:
+        where = (done[0].dist or cfg.dist / done[0].cell_id) if len(done) == 1 else cfg.dist
+        out.print(f"results: {where} (manifest.json, install/, logs/)", markup=False)
+        out.print(
+            "next: `invoke report` for the compatibility report, `invoke repro --cell ID` to check bit-for-bit",
+            markup=False,
+        )
+    failed = [r for r in results if r.result == "failed"]
+    if failed:
+        out.print(f"logs of failed steps: {cfg.cache}/<cell-id>/logs/ (or rerun with --verbose)", markup=False)
 
 
 def build_all(

@@ -286,3 +286,22 @@ def test_ctrl_c_closes_the_backends_of_cells_still_running(tmp_path: Path, monke
     with pytest.raises(BuildInterrupted):
         cli.build_all(requests, data, cfg, Progress(Console(file=io.StringIO()), live=False), lambda e: None)
     assert backend.closed.is_set() and build.close_open_backends() == 0  # closed, and no longer tracked
+
+
+def test_output_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    FakeCells(tmp_path, monkeypatch)
+    matrix = _matrix(tmp_path, "linux-x86_64", "linux-aarch64")
+    quiet = _run(matrix, {"quiet": True})
+    assert "build summary" in quiet and "configure-cell" not in quiet  # the summary, no step lines
+    assert "next: `invoke report`" in _run(matrix, {})
+    capsys.readouterr()
+    assert "configure-cell" not in _run(matrix, {"json": True})
+    cells = json.loads(capsys.readouterr().out)["cells"]
+    assert [(c["cell"], c["result"]) for c in cells] == [
+        ("cell-linux-x86_64", "passed"),
+        ("cell-linux-aarch64", "passed"),
+    ]
+    with pytest.raises(ConfigError, match="--verbose cannot be combined"):
+        _run(matrix, {"verbose": True, "quiet": True})
