@@ -169,6 +169,33 @@ def report(c: Context, debug: bool = False) -> None:
     _guarded(debug, lambda: _cli().run_report({"debug": debug}))
 
 
+@task(
+    auto_shortflags=False,
+    help={
+        "base": "the baseline: a dist/<cell-id> directory or a cell id built into dist/",
+        "candidate": "the candidate build, likewise (e.g. the same cell built with a newer gcc)",
+        "no-run": "compare files and manifests only (no numeric drift or benchmark runs)",
+        "rounds": "interleaved ember-benchmark rounds per side (default 3)",
+        "threshold": "slowdown beyond the spread that counts as a regression, as a fraction (default 0.1)",
+        "out": "where the Markdown, HTML and JSON reports go (default dist/compare/)",
+        "debug": AXIS_HELP["debug"],
+    },
+)
+def compare(
+    c: Context,
+    base: str,
+    candidate: str,
+    no_run: bool = False,
+    rounds: int | None = None,
+    threshold: float | None = None,
+    out: str | None = None,
+    debug: bool = False,
+) -> None:
+    """Compare two builds (ABI, symbols, required symbol versions, headers, verify, numerics, speed, sizes); exit 11 on a regression."""
+    options = {"no_run": no_run, "rounds": rounds, "threshold": threshold, "out": out, "debug": debug}
+    _guarded(debug, lambda: _cli().run_compare(base, candidate, options))
+
+
 @task(auto_shortflags=False, help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
 def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     """Remove dist/ and forge's build directories."""

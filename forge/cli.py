@@ -444,6 +444,53 @@ def _raise_for(results: list[BuildResult]) -> None:
         raise VerifyFailedError("verify suites failed", details, "read the verify-run log in dist/<cell-id>/logs/")
 
 
+def _side_path(text: str, cfg: Config) -> Path:
+    """A dist/<cell-id> directory given as a path, or a cell id looked up in dist/."""
+    path = Path(text)
+    return path if path.is_dir() or "/" in text else cfg.dist / text
+
+
+def run_compare(base: str, candidate: str, options: Mapping[str, object]) -> None:
+    """Compare two built cells; the findings first, then where the reports are; exit 11 on a regression."""
+    from forge import compare
+
+    cfg, _ = setup({"debug": options.get("debug")})
+    rounds = int(str(options.get("rounds") or 3))
+    threshold = float(str(options.get("threshold") or 0.10))
+    if rounds < 1 or not 0 <= threshold < 10:
+        raise ConfigError(
+            f"--rounds {rounds} / --threshold {threshold}",
+            "rounds must be >= 1 and the threshold a fraction (0.1 = 10%)",
+            "e.g. --rounds 3 --threshold 0.1",
+        )
+    result = compare.compare(
+        _side_path(base, cfg),
+        _side_path(candidate, cfg),
+        cfg.repo / "engine" / "testdata" / "graphs",
+        abidiff=shutil.which("abidiff"),
+        run_programs=not options.get("no_run"),
+        rounds=rounds,
+        threshold=threshold,
+    )
+    out = console()
+    table = Table(title=f"{result.base.name} -> {result.candidate.name}")
+    for column in ("severity", "section", "finding"):
+        table.add_column(column)
+    colors = {compare.Severity.REGRESSION: "red", compare.Severity.NOT_RUN: "yellow"}
+    for finding in compare.ordered(result.findings):
+        color = colors.get(finding.severity, "white")
+        table.add_row(f"[{color}]{finding.severity.value}[/]", finding.section, finding.message)
+    out.print(table)
+    written = compare.write_reports(result, Path(str(options["out"])) if options.get("out") else cfg.dist / "compare")
+    out.print("reports: " + ", ".join(str(p) for p in written), markup=False)
+    if result.regressions:
+        raise compare.RegressionFound(
+            f"{len(result.regressions)} regressions from {result.base.name} to {result.candidate.name}",
+            "\n".join(f"{f.section}: {f.message}" for f in result.regressions[:10]),
+            f"read {written[0]}",
+        )
+
+
 def run_report(cli: Mapping[str, object]) -> None:
     cfg, _ = setup(cli)
     md, page, result = report.write_report(cfg.dist, provenance.git_commit(cfg.repo))

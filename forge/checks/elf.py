@@ -126,3 +126,45 @@ def _exports(data: bytes, bits: int, offset: int, size: int, entsize: int, strta
             continue
         names.add(_cstr(data, strtab + name).split("@", 1)[0])
     return frozenset(names)
+
+
+SHT_GNU_VERNEED = 0x6FFFFFFE
+
+
+def version_needs(path: Path) -> dict[str, tuple[str, ...]]:
+    """Symbol versions `path` requires, per needed library (.gnu.version_r): {"libstdc++.so.6": ("GLIBCXX_3.4.30", ...)}.
+
+    Raises ElfError on a malformed file, like read_elf."""
+    data = path.read_bytes()
+    elf = read_elf(path)
+    bits = elf.bits
+    shoff, shentsize, shnum = (
+        struct.unpack_from("<QHH", data, 40)[0:1] + struct.unpack_from("<HH", data, 58)
+        if bits == 64
+        else struct.unpack_from("<I", data, 32) + struct.unpack_from("<HH", data, 46)
+    )
+    sections = [_section(data, bits, shoff + i * shentsize) for i in range(shnum)]
+    needs: dict[str, tuple[str, ...]] = {}
+    try:
+        for stype, offset, size, link, _ in sections:
+            if stype != SHT_GNU_VERNEED or link >= len(sections) or offset + size > len(data):
+                continue
+            strtab = sections[link][1]
+            at, seen = offset, 0
+            while at + 16 <= offset + size and seen < 4096:
+                _, count, file_name, aux, following = struct.unpack_from("<HHIII", data, at)
+                names, aux_at = [], at + aux
+                for _ in range(min(count, 4096)):
+                    _, _, _, name, aux_next = struct.unpack_from("<IHHII", data, aux_at)
+                    names.append(_cstr(data, strtab + name))
+                    if not aux_next:
+                        break
+                    aux_at += aux_next
+                needs[_cstr(data, strtab + file_name)] = tuple(sorted(names))
+                seen += 1
+                if not following:
+                    break
+                at += following
+    except struct.error as exc:
+        raise ElfError(f"{path}: malformed version requirements ({exc})") from None
+    return needs
