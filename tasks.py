@@ -196,6 +196,45 @@ def compare(
     _guarded(debug, lambda: _cli().run_compare(base, candidate, options))
 
 
+@task(
+    auto_shortflags=False,
+    help={
+        **_help("target", "python", "numpy", "gcc", "cmake", "backend", "debug"),
+        "to-gcc": "the candidate's GCC major version",
+        "to-python": "the candidate's Python",
+        "to-numpy": "the candidate's NumPy series",
+        "to-cmake": "the candidate's CMake",
+        "to-suite": "the candidate's Debian suite",
+        "no-run": "compare files and manifests only (no numeric drift or benchmark runs)",
+        "rounds": "interleaved ember-benchmark rounds per side (default 3)",
+        "threshold": "slowdown beyond the spread that counts as a regression (default 0.1)",
+    },
+)
+def upgrade(
+    c: Context,
+    target: str | None = None,
+    python: str | None = None,
+    numpy: str | None = None,
+    gcc: str | None = None,
+    cmake: str | None = None,
+    to_gcc: str | None = None,
+    to_python: str | None = None,
+    to_numpy: str | None = None,
+    to_cmake: str | None = None,
+    to_suite: str | None = None,
+    backend: str | None = None,
+    no_run: bool = False,
+    rounds: int | None = None,
+    threshold: float | None = None,
+    debug: bool = False,
+) -> None:
+    """Validate a toolchain upgrade: build the cell as it is and with the new toolchain, then compare them."""
+    pins = _pins(python=python, numpy=numpy, gcc=gcc, cmake=cmake)
+    to = {"gcc": to_gcc, "python": to_python, "numpy": to_numpy, "cmake": to_cmake, "suite": to_suite}
+    options = {"backend": backend, "no_run": no_run, "rounds": rounds, "threshold": threshold, "debug": debug}
+    _guarded(debug, lambda: _cli().run_upgrade(target, pins, to, options))
+
+
 @task(auto_shortflags=False, help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
 def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     """Remove dist/ and forge's build directories."""

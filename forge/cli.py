@@ -491,6 +491,59 @@ def run_compare(base: str, candidate: str, options: Mapping[str, object]) -> Non
         )
 
 
+UPGRADE_AXES = ("gcc", "python", "numpy", "cmake", "suite")
+
+
+def upgrade_requests(
+    target: str, pins: Mapping[str, str | None], to: Mapping[str, str | None]
+) -> tuple[Request, Request]:
+    """The baseline request (the pins as given) and the candidate (the same pins with each --to-AXIS applied)."""
+    changed = {axis: value for axis, value in to.items() if value is not None}
+    if not changed:
+        raise ConfigError(
+            "invoke upgrade needs what to upgrade to",
+            "the candidate is the baseline with one or more axes changed",
+            "e.g. invoke upgrade --target linux-x86_64 --gcc 12 --to-gcc 14",
+        )
+    unknown_axes = sorted(set(changed) - set(UPGRADE_AXES))
+    if unknown_axes:
+        raise ConfigError(f"cannot upgrade {', '.join(unknown_axes)}", f"upgradable axes: {', '.join(UPGRADE_AXES)}")
+    base = Request.make(target, pins, origin="invoke upgrade (baseline)")
+    cand = Request.make(target, {**pins, **changed}, origin="invoke upgrade (candidate)")
+    return base, cand
+
+
+def run_upgrade(
+    target: str | None, pins: Mapping[str, str | None], to: Mapping[str, str | None], cli: Mapping[str, object]
+) -> None:
+    """Build the baseline and the candidate cell (or find them up to date), then compare them."""
+    base, cand = upgrade_requests(target or "host", pins, to)
+    cfg, data = setup({k: v for k, v in cli.items() if k in ("backend", "debug", "force")})
+    out = console()
+    if cfg.backend is None:
+        from forge import daemon
+
+        cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
+    ids = [resolve_for(r, data, backend_for(cfg, r.target)).cell.id for r in (base, cand)]
+    if ids[0] == ids[1]:
+        raise ConfigError(
+            f"the baseline and the candidate are the same cell ({ids[0]})",
+            "nothing would change",
+            "pin a different --to-* value",
+        )
+    out.print(f"upgrade: {ids[0]} -> {ids[1]}", markup=False)
+    results = build_all(
+        [base, cand], data, cfg, Progress(out, cfg.ci), lambda exc: out.print(exc.render(), markup=False)
+    )
+    out.print(summary_table([_row(r) for r in results]))
+    failed = [r for r in results if r.dist is None]
+    if failed:
+        raise StepFailedError(
+            f"cannot compare: {', '.join(r.cell_id for r in failed)} did not build", "", "see the errors above"
+        )
+    run_compare(str(results[0].dist), str(results[1].dist), cli)
+
+
 def run_report(cli: Mapping[str, object]) -> None:
     cfg, _ = setup(cli)
     md, page, result = report.write_report(cfg.dist, provenance.git_commit(cfg.repo))

@@ -118,3 +118,19 @@ def test_a_side_that_is_not_a_build_says_how_to_get_one(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         compare.load_side(tmp_path / "linux-x86_64-py3.11-np2.4-gcc14-cpu")
     assert info.value.fix == "build it first: invoke build --cell linux-x86_64-py3.11-np2.4-gcc14-cpu"
+
+
+def test_upgrade_pairs_the_baseline_with_the_candidate() -> None:
+    import pytest
+
+    from forge import cli
+    from forge.build import resolve_for
+    from forge.errors import ConfigError
+
+    base, cand = cli.upgrade_requests("linux-x86_64", {"gcc": "12"}, {"gcc": "14"})
+    assert (base.pin("gcc"), cand.pin("gcc")) == ("12", "14")
+    cfg, data = cli.setup({"backend": "docker"}, {})
+    ids = [resolve_for(r, data, cfg).cell.id for r in (base, cand)]
+    assert ids == ["linux-x86_64-py3.11-np2.4-gcc12-cpu", "linux-x86_64-py3.13-np2.4-gcc14-cpu"]
+    with pytest.raises(ConfigError, match="needs what to upgrade to"):
+        cli.upgrade_requests("linux-x86_64", {"gcc": "12"}, {"gcc": None})
