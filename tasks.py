@@ -235,6 +235,32 @@ def upgrade(
     _guarded(debug, lambda: _cli().run_upgrade(target, pins, to, options))
 
 
+@task(
+    auto_shortflags=False,
+    help={
+        "github": "write a GitHub Actions workflow",
+        "matrix": "the matrix whose scheduled cells become jobs (default matrix/release.yaml)",
+        "out": "the workflow file (default .github/workflows/forge-matrix.yml)",
+        "only": "only the cells whose id matches this glob (repeatable)",
+        "skip": "leave out the cells whose id matches this glob (repeatable)",
+        "debug": AXIS_HELP["debug"],
+    },
+    iterable=["only", "skip"],
+)
+def ci(
+    c: Context,
+    github: bool = False,
+    matrix: str | None = None,
+    out: str | None = None,
+    only: list[str] | None = None,
+    skip: list[str] | None = None,
+    debug: bool = False,
+) -> None:
+    """Export a matrix to CI: one job per scheduled cell (invoke build --cell ID), then the release job."""
+    options = {"only": only, "skip": skip, "debug": debug}
+    _guarded(debug, lambda: _cli().run_ci(github, matrix, out, options))
+
+
 @task(auto_shortflags=False, help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
 def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     """Remove dist/ and forge's build directories."""

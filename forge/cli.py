@@ -544,6 +544,29 @@ def run_upgrade(
     run_compare(str(results[0].dist), str(results[1].dist), cli)
 
 
+def run_ci(github: bool, matrix: str | None, out_path: str | None, cli: Mapping[str, object]) -> None:
+    """Write a CI workflow for a matrix: one job per scheduled cell, then one that assembles the release."""
+    from forge import ci_export
+
+    if not github:
+        raise ConfigError("invoke ci needs a CI system", "GitHub Actions is the one forge writes", "invoke ci --github")
+    cfg, data = setup({"debug": cli.get("debug")})
+    matrix = matrix or str(REPO / "matrix" / "release.yaml")
+    entries = plan_entries(None, matrix, {}, replace(cfg, backend="docker"), data, Selection.from_cli(cli))
+    shown = os.path.relpath(matrix, cfg.repo) if Path(matrix).is_absolute() else matrix
+    text = ci_export.render(ci_export.workflow(entries, shown), shown)
+    path = Path(out_path) if out_path else cfg.repo / ".github" / "workflows" / "forge-matrix.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    scheduled = sum(e["status"] == "scheduled" for e in entries)
+    console().print(
+        f"wrote {path}: {scheduled} cell jobs and a release job ({len(entries) - scheduled} cells skipped, see `invoke plan --matrix {shown}`)",
+        markup=False,
+    )
+
+
 def run_report(cli: Mapping[str, object]) -> None:
     cfg, _ = setup(cli)
     md, page, result = report.write_report(cfg.dist, provenance.git_commit(cfg.repo))

@@ -1,0 +1,43 @@
+"""`invoke ci --github`: the workflow's jobs are exactly the plan's scheduled cells, each planning its own cell."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import yaml
+
+from forge import cli
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_workflow_jobs_are_the_scheduled_cells(tmp_path: Path) -> None:
+    out = tmp_path / "wf.yml"
+    matrix = str(REPO / "matrix" / "release.yaml")
+    cli.run_ci(True, matrix, str(out), {})
+    flow = yaml.safe_load(out.read_text())
+    cfg, data = cli.setup({"backend": "docker"}, {})
+    entries = cli.plan_entries(None, matrix, {}, cfg, data)
+    scheduled = {e["id"]: e for e in entries if e["status"] == "scheduled"}
+    jobs = {k: v for k, v in flow["jobs"].items() if k != "release"}
+    assert sorted(job["name"] for job in jobs.values()) == sorted(scheduled)
+    assert sorted(flow["jobs"]["release"]["needs"]) == sorted(jobs)
+    for job in jobs.values():
+        commands = [step["run"] for step in job["steps"] if "run" in step and step["run"].startswith("invoke ")]
+        assert commands == [f"invoke build --cell {job['name']}"]
+        argv = shlex.split(commands[0])
+        planned = cli.plan_entries(None, None, {}, cfg, data, cli.Selection(cell=argv[argv.index("--cell") + 1]))
+        assert [p["id"] for p in planned] == [job["name"]]
+        assert planned[0]["steps"] == scheduled[job["name"]]["steps"]  # the job builds what the plan shows
+        upload = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact"))
+        assert upload["with"]["path"] == f"dist/{job['name']}/"
+    release_runs = [step.get("run", "") for step in flow["jobs"]["release"]["steps"]]
+    assert "invoke release --from-artifacts artifacts/" in release_runs
+
+
+def test_only_narrows_the_jobs(tmp_path: Path) -> None:
+    out = tmp_path / "wf.yml"
+    cli.run_ci(True, None, str(out), {"only": ["macos-*"]})
+    names = sorted(job["name"] for key, job in yaml.safe_load(out.read_text())["jobs"].items() if key != "release")
+    assert names and all(name.startswith("macos-") for name in names)
