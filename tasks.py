@@ -261,6 +261,38 @@ def ci(
     _guarded(debug, lambda: _cli().run_ci(github, matrix, out, options))
 
 
+@task(
+    auto_shortflags=False,
+    help={
+        "matrix": "the matrix to release (default matrix/release.yaml): built or reused, verified, repro-checked",
+        "from-artifacts": "assemble from cells built elsewhere (a directory of dist/<cell-id>/ copies), building nothing",
+        "version": "the release's name under dist/release/ (default: forge's version + the commit)",
+        "no-repro": "skip the reproducibility check of each cell",
+        "jobs": "cells built at once",
+        "backend": AXIS_HELP["backend"],
+        "only": "only the cells whose id matches this glob (repeatable)",
+        "skip": "leave out the cells whose id matches this glob (repeatable)",
+        "debug": AXIS_HELP["debug"],
+    },
+    iterable=["only", "skip"],
+)
+def release(
+    c: Context,
+    matrix: str | None = None,
+    from_artifacts: str | None = None,
+    version: str | None = None,
+    no_repro: bool = False,
+    jobs: int | None = None,
+    backend: str | None = None,
+    only: list[str] | None = None,
+    skip: list[str] | None = None,
+    debug: bool = False,
+) -> None:
+    """Assemble dist/release/<version>/ (archives, SHA256SUMS, provenance, report, notes) from a matrix's cells."""
+    options = {"no_repro": no_repro, "jobs": jobs, "backend": backend, "only": only, "skip": skip, "debug": debug}
+    _guarded(debug, lambda: _cli().run_release(matrix, from_artifacts, version, options))
+
+
 @task(auto_shortflags=False, help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
 def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     """Remove dist/ and forge's build directories."""

@@ -567,6 +567,37 @@ def run_ci(github: bool, matrix: str | None, out_path: str | None, cli: Mapping[
     )
 
 
+def run_release(matrix: str | None, from_artifacts: str | None, version: str | None, cli: Mapping[str, object]) -> None:
+    """Build (or reuse), verify and repro-check a matrix's cells, or take built cells from a directory of
+    artifacts, then assemble dist/release/<version>/ from them: all cells or nothing."""
+    from forge import __version__, release
+
+    cfg, data = setup({"debug": cli.get("debug")})
+    commit = provenance.git_commit(cfg.repo)
+    version = version or f"{__version__}+g{(commit or 'unknown')[:12]}"
+    if from_artifacts is not None:
+        if matrix is not None:
+            raise ConfigError(
+                "--from-artifacts cannot be combined with --matrix", "it assembles cells built elsewhere", "use one"
+            )
+        cells = release.cells_in(Path(from_artifacts))
+    else:
+        matrix = matrix or str(REPO / "matrix" / "release.yaml")
+        run_build(None, matrix, {}, {k: cli.get(k) for k in ("backend", "jobs", "debug", "only", "skip")})
+        if not cli.get("no_repro"):
+            from forge import repro
+
+            repro.run_repro(None, matrix, {}, {k: cli.get(k) for k in ("backend", "debug")})
+        plan_cfg = replace(cfg, backend=str(cli.get("backend") or "docker"))
+        entries = plan_entries(None, matrix, {}, plan_cfg, data, Selection.from_cli(cli))
+        cells = [cfg.dist / e["id"] for e in entries if e["status"] == "scheduled"]
+    key = os.environ.get("FORGE_SIGNING_KEY") or None
+    path = release.assemble(cells, cfg.dist / "release", version, commit, cfg.source_date_epoch, key)
+    console().print(
+        f"release {version}: {path} ({len(cells)} cells{', SHA256SUMS signed' if key else ''})", markup=False
+    )
+
+
 def run_report(cli: Mapping[str, object]) -> None:
     cfg, _ = setup(cli)
     md, page, result = report.write_report(cfg.dist, provenance.git_commit(cfg.repo))

@@ -1,0 +1,183 @@
+"""Assemble a release from built cells: dist/release/<version>/, all or nothing.
+
+A release holds every cell's archive (and wheel, where the cell built one), `SHA256SUMS`, one
+provenance bundle (the in-toto statements of every cell, one JSON object a line), the report
+(Markdown and HTML, dated by SOURCE_DATE_EPOCH so that two runs on one commit give the same
+bytes) and release notes generated from the manifests. Every cell is checked first: its manifest
+must say passed, and every file it lists must still have the sha256 it recorded. One bad cell
+fails the whole release, which is then not published; a published one replaces the previous
+release of that version atomically. With a signing key (gpg), SHA256SUMS gets a detached,
+armored signature.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from forge import __version__, manifest, report
+from forge.errors import ForgeError
+from forge.provenance import PROVENANCE
+
+PASSED = ("passed", "up to date")
+
+
+class ReleaseError(ForgeError):
+    """A cell cannot go into the release (failed, damaged or incomplete); nothing was published."""
+
+    exit_code = 12
+
+
+@dataclass(frozen=True)
+class ReleaseCell:
+    cell_id: str
+    path: Path
+    data: dict[str, Any]
+    artifacts: tuple[Path, ...]
+
+
+def _problems(cell_dir: Path, data: Mapping[str, Any]) -> list[str]:
+    """What keeps a built cell out of a release: its result, and any file that no longer matches its sha256."""
+    problems = []
+    if data.get("result") not in PASSED:
+        problems.append(f"result {data.get('result')!r}")
+    files = data.get("files")
+    if not isinstance(files, Mapping) or not files:
+        problems.append("the manifest lists no files")
+        files = {}
+    for rel, record in sorted(files.items()):
+        path = cell_dir / "install" / rel
+        if "link" in record:
+            if not path.is_symlink():
+                problems.append(f"install/{rel}: symlink missing")
+        elif not path.is_file():
+            problems.append(f"install/{rel}: missing")
+        elif manifest.sha256_file(path) != record.get("sha256"):
+            problems.append(f"install/{rel}: sha256 differs from the manifest")
+    for key in ("package", "wheel"):
+        record = data.get(key)
+        if isinstance(record, Mapping):
+            path = cell_dir / str(record.get("name"))
+            if not path.is_file() or manifest.sha256_file(path) != record.get("sha256"):
+                problems.append(f"{record.get('name')}: missing or its sha256 differs from the manifest")
+    if not isinstance(data.get("package"), Mapping):
+        problems.append("no package archive recorded")
+    return problems
+
+
+def gather(cell_dirs: Iterable[Path]) -> list[ReleaseCell]:
+    """Every cell, checked; ReleaseError naming each bad cell and why when any is not releasable."""
+    cells, bad = [], []
+    for cell_dir in sorted(cell_dirs, key=lambda p: p.name):
+        data = manifest.read_manifest(cell_dir)
+        if data is None:
+            bad.append(f"{cell_dir.name}: no readable manifest.json")
+            continue
+        problems = _problems(cell_dir, data)
+        if problems:
+            bad.append(f"{cell_dir.name}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+            continue
+        artifacts = tuple(
+            cell_dir / str(data[k]["name"]) for k in ("package", "wheel") if isinstance(data.get(k), Mapping)
+        )
+        cells.append(ReleaseCell(cell_dir.name, cell_dir, data, artifacts))
+    if bad:
+        raise ReleaseError(
+            f"{len(bad)} of {len(bad) + len(cells)} cells cannot be released; nothing was published",
+            "\n".join(bad),
+            "rebuild them (invoke build --cell ID --force) and run the release again",
+        )
+    if not cells:
+        raise ReleaseError(
+            "no built cells to release", "", "build the matrix first: invoke release --matrix matrix/release.yaml"
+        )
+    return cells
+
+
+def cells_in(directory: Path) -> list[Path]:
+    """Cell directories under a directory of artifacts (each a dist/<cell-id>/ copy, e.g. one per CI job)."""
+    if not directory.is_dir():
+        raise ReleaseError(f"{directory} is not a directory", "", "point --from-artifacts at the downloaded artifacts")
+    return sorted(p.parent for p in directory.glob("*/manifest.json"))
+
+
+def release_notes(version: str, commit: str | None, cells: list[ReleaseCell]) -> str:
+    lines = [
+        f"# ember {version}",
+        "",
+        f"Built from commit {commit or 'unknown'}; {len(cells)} cells, each verified.",
+        "",
+    ]
+    lines += ["| cell | toolchain | archive | sha256 |", "|---|---|---|---|"]
+    for cell in cells:
+        tools = "; ".join(f"{k}: {v}" for k, v in report.toolchain_of(cell.data).items()) or "?"
+        for artifact in cell.artifacts:
+            lines.append(f"| {cell.cell_id} | {tools} | {artifact.name} | {manifest.sha256_file(artifact)} |")
+    return "\n".join(lines) + "\n"
+
+
+def sign(sums: Path, key: str) -> Path:
+    """A detached armored signature of SHA256SUMS by `key` (gpg). The signature carries the signing time (a
+    faked one makes a key created later unusable), so it is the one file of a release that differs run to run."""
+    signature = sums.with_name(sums.name + ".asc")
+    argv = ["gpg", "--batch", "--yes", "--armor", "--local-user", key]
+    proc = subprocess.run(
+        [*argv, "--output", str(signature), "--detach-sign", str(sums)], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise ReleaseError(
+            f"gpg could not sign {sums.name} with key {key}",
+            proc.stderr.strip()[-800:],
+            "check FORGE_SIGNING_KEY and gpg's keyring (GNUPGHOME)",
+        )
+    return signature
+
+
+def assemble(
+    cell_dirs: Iterable[Path],
+    out_root: Path,
+    version: str,
+    commit: str | None,
+    epoch: int,
+    signing_key: str | None = None,
+) -> Path:
+    """dist/release/<version>/ from the cells, written in a staging directory and swapped in whole."""
+    cells = gather(cell_dirs)
+    out_root.mkdir(parents=True, exist_ok=True)
+    stage = out_root / f".tmp-{version}-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    try:
+        for cell in cells:
+            for artifact in cell.artifacts:
+                shutil.copyfile(artifact, stage / artifact.name)
+        statements = []
+        for cell in cells:
+            statement = cell.path / PROVENANCE
+            if statement.is_file():
+                statements.append(json.dumps(json.loads(statement.read_text()), sort_keys=True, separators=(",", ":")))
+        (stage / "provenance.intoto.jsonl").write_text("".join(s + "\n" for s in statements))
+        when = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc)
+        rendered = report.Report(
+            when.isoformat(), __version__, commit, [report.row_from_manifest(c.path, c.data) for c in cells], []
+        )
+        (stage / "report.md").write_text(report.render_markdown(rendered))
+        (stage / "report.html").write_text(report.render_html(rendered))
+        (stage / "RELEASE_NOTES.md").write_text(release_notes(version, commit, cells))
+        names = sorted(p.name for p in stage.iterdir() if p.is_file())
+        (stage / "SHA256SUMS").write_text("".join(f"{manifest.sha256_file(stage / n)}  {n}\n" for n in names))
+        if signing_key:
+            sign(stage / "SHA256SUMS", signing_key)
+        for path in stage.iterdir():
+            os.utime(path, (epoch, epoch))
+        return manifest.publish(stage, out_root, version)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise

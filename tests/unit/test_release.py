@@ -1,0 +1,95 @@
+"""Release assembly (forge/release.py): all cells or nothing, checked against their manifests, same bytes twice."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from forge import manifest, release
+from forge.provenance import PROVENANCE
+
+EPOCH = 1_700_000_000
+
+
+def plant(root: Path, cell_id: str, result: str = "passed") -> Path:
+    cell = root / cell_id
+    (cell / "install" / "lib").mkdir(parents=True)
+    (cell / "install" / "lib" / "libember_cc.so.0").write_bytes(b"\x7fELF" + cell_id.encode())
+    archive = cell / f"{cell_id}.tar.gz"
+    archive.write_bytes(b"archive of " + cell_id.encode())
+    data = {
+        "schema": manifest.SCHEMA,
+        "result": result,
+        "cell": {"id": cell_id, "target": cell_id.split("-py")[0], "python": "3.11", "numpy": "2.4", "gcc": "12"},
+        "container_versions": {"cxx": "g++ (Debian 12.2.0-14) 12.2.0"},
+        "files": manifest.file_records(cell / "install"),
+        "package": {"name": archive.name, "sha256": manifest.sha256_file(archive), "size": archive.stat().st_size},
+    }
+    manifest.write_json(cell / manifest.MANIFEST, data)
+    manifest.write_json(
+        cell / PROVENANCE, {"_type": "https://in-toto.io/Statement/v1", "subject": [{"name": archive.name}]}
+    )
+    return cell
+
+
+CELLS = ("linux-x86_64-py3.11-np2.4-gcc12-cpu", "linux-aarch64-py3.11-np2.4-gcc12-cpu")
+
+
+def _digests(tree: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(tree.iterdir())}
+
+
+def test_two_assemblies_give_the_same_bytes(tmp_path: Path) -> None:
+    cells = [plant(tmp_path / "dist", c) for c in CELLS]
+    out = release.assemble(cells, tmp_path / "rel", "1.0", "c" * 40, EPOCH)
+    first = _digests(out)
+    assert sorted(first) == sorted(
+        [
+            *(f"{c}.tar.gz" for c in CELLS),
+            "SHA256SUMS",
+            "provenance.intoto.jsonl",
+            "report.md",
+            "report.html",
+            "RELEASE_NOTES.md",
+        ]
+    )
+    sums = dict(reversed(line.split("  ")) for line in (out / "SHA256SUMS").read_text().splitlines())
+    assert sums == {name: digest for name, digest in first.items() if name != "SHA256SUMS"}
+    assert len((out / "provenance.intoto.jsonl").read_text().splitlines()) == 2
+    assert "2/2 cells passed" in (out / "report.md").read_text()
+    assert "g++ (Debian 12.2.0-14) 12.2.0" in (out / "RELEASE_NOTES.md").read_text()
+    again = release.assemble(cells, tmp_path / "rel", "1.0", "c" * 40, EPOCH)
+    assert _digests(again) == first
+
+
+@pytest.mark.parametrize("damage", ["failed", "changed", "missing", "archive"])
+def test_a_bad_cell_fails_the_release_and_publishes_nothing(tmp_path: Path, damage: str) -> None:
+    cells = [plant(tmp_path / "dist", c) for c in CELLS]
+    good = release.assemble(cells, tmp_path / "rel", "1.0", None, EPOCH)
+    before = _digests(good)
+    bad = cells[1]
+    if damage == "failed":
+        bad = plant(tmp_path / "dist2", CELLS[1], result="verify-failed")
+    elif damage == "changed":
+        (bad / "install/lib/libember_cc.so.0").write_bytes(b"corrupted")
+    elif damage == "missing":
+        (bad / "install/lib/libember_cc.so.0").unlink()
+    else:
+        (bad / f"{CELLS[1]}.tar.gz").write_bytes(b"other")
+    with pytest.raises(release.ReleaseError) as info:
+        release.assemble([cells[0], bad], tmp_path / "rel", "1.0", None, EPOCH)
+    assert info.value.what == "1 of 2 cells cannot be released; nothing was published"
+    assert info.value.why.startswith(CELLS[1])
+    assert _digests(tmp_path / "rel" / "1.0") == before  # the previous release is intact
+    assert not [p for p in (tmp_path / "rel").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_cells_from_a_directory_of_artifacts(tmp_path: Path) -> None:
+    for c in CELLS:
+        plant(tmp_path / "artifacts", c)
+    (tmp_path / "artifacts" / "notes").mkdir()
+    assert [p.name for p in release.cells_in(tmp_path / "artifacts")] == sorted(CELLS)
+    with pytest.raises(release.ReleaseError, match="is not a directory"):
+        release.cells_in(tmp_path / "nope")
