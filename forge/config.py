@@ -133,3 +133,21 @@ def backend_for(cfg: Config, target: str) -> Config:
     if cfg.backend is not None:
         return cfg
     return replace(cfg, backend="local" if target == "host" else "docker")
+
+
+def inside(root: Path, *parts: str, what: str) -> Path:
+    """root/parts, or a ConfigError when (symlinks resolved) that path would leave root.
+
+    Paths made from read input (a manifest's cell id, a lock name) go through here before
+    anything creates, deletes or reads them.
+    """
+    path = root.joinpath(*parts)
+    if any(part in ("", ".", "..") or "/" in part or "\0" in part for part in parts) or not (
+        path.resolve().is_relative_to(root.resolve())
+    ):
+        raise ConfigError(
+            f"{what} {'/'.join(parts)!r} would lead outside {root}",
+            "forge only creates, removes and reads files inside its own directories",
+            "use the file forge wrote, unedited",
+        )
+    return path

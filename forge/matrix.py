@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -55,6 +56,22 @@ class Cell:
         data: dict[str, str | None] = dict(asdict(self))
         data["id"] = self.id
         return data
+
+
+CELL_ID = re.compile(r"[a-z0-9](?:[a-z0-9_+-]|\.(?!\.))*")
+"""The grammar of a cell id (and of every axis value in it): lower-case letters, digits, `._+-`,
+never `..` and never a `/`, so an id is always one plain name inside forge's directories."""
+
+
+def check_cell_id(value: object, where: str) -> str:
+    """`value` as a cell id, or a ConfigError naming where it came from."""
+    if not isinstance(value, str) or CELL_ID.fullmatch(value) is None:
+        raise ConfigError(
+            f"{where}: {value!r} is not a cell id",
+            "a cell id is lower-case letters, digits and . _ + - (no '..', no '/'), e.g. linux-x86_64-py3.11-np2.4-gcc12-cpu",
+            "use the manifest.json forge wrote for the cell",
+        )
+    return value
 
 
 REQUEST_AXES: tuple[str, ...] = ("target", "suite", "python", "numpy", "gcc", "cuda", "cmake", "bazel")

@@ -455,11 +455,13 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
         # Both record into private dist/ directories: another build publishing dist/<cell-id>/
         # meanwhile must not replace the tree being compared.
         vcfg = replace(cfg, cache=v.root, dist=v.root / "dist", force=True, jobs=v.jobs, ccache=v.ccache)
-        first = manifest.read_manifest(variations[0].root / "dist" / cell.id) if v.label != "a" else None
+        first_dir = variations[0].root / "dist" / cell.id
+        first = manifest.read_manifest(first_dir) if v.label != "a" else None
         if first is None:
             built = build_cell(request, data, vcfg, progress)
         else:  # the second build takes everything from the first one's manifest, as `invoke rebuild` does
-            built = provenance.rebuild_cell(first, data, vcfg, progress)
+            recorded = provenance.parse_recorded(first, str(first_dir / manifest.MANIFEST))
+            built = provenance.rebuild_cell(recorded, data, vcfg, progress)
         assert built.dist is not None
         return built.dist
 
