@@ -186,7 +186,10 @@ class DockerBackend(Backend):
     def choose_image(self, cell: Cell) -> ImageChoice:
         """Find or build the cell's toolchain image and reconcile its lock."""
         spec = toolchain_spec(cell)
-        base, image = images.ensure_toolchain_image(self.client, spec, self._mirror or images.debian_mirror(self._env))
+        mirror = self._mirror or images.debian_mirror(self._env)
+        base, image = images.ensure_toolchain_image(
+            self.client, spec, mirror, lock_dir=self._lock_dir, update_locks=self._update_locks
+        )
         path, status = locks.check_image_lock(
             self.client, image.tag, spec.name, image.built, self._update_locks, self._lock_dir
         )

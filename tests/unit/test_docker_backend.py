@@ -132,7 +132,7 @@ def no_daemon(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
     monkeypatch.setattr(docker, "from_env", refuse)
     ref = images.ImageRef("forge/toolchain:bookworm-x-abc", "sha256:abc", "abc" * 8, "bookworm-x", False, 0.0)
-    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror: (ref, ref))
+    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror, **kw: (ref, ref))
     monkeypatch.setattr(
         locks, "collect_lock", lambda client, tag, name: locks.Lock(name, {"deb gcc-12:amd64": "12.2.0-14"})
     )
@@ -227,7 +227,7 @@ def test_facts_carry_image_lock_versions_and_ccache_hit_rate(tmp_path: Path) -> 
 def test_lock_drift_fails_and_untags_the_image(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engine = FakeEngine()
     built = images.ImageRef("forge/toolchain:new", "sha256:new", "k", "n", True, 1.0)
-    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror: (built, built))
+    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror, **kw: (built, built))
     path = tmp_path / "locks" / "bookworm-gcc12-py3.11-np2.1.txt"
     path.parent.mkdir()
     path.write_text("deb gcc-12:amd64 12.2.0-13\n")
