@@ -110,6 +110,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
             "at least one cell must build",
             "pass --jobs 1 or more",
         )
+    container_limits(env)  # a malformed FORGE_PIDS_LIMIT / FORGE_MEMORY_LIMIT fails before any work
     epoch = _int("SOURCE_DATE_EPOCH", env["SOURCE_DATE_EPOCH"]) if "SOURCE_DATE_EPOCH" in env else _git_epoch(repo)
     return Config(
         repo=repo,
@@ -126,6 +127,38 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         cells=int(str(values["cells"])),
         update_locks=bool(values["update_locks"]),
     )
+
+
+@dataclass(frozen=True)
+class ContainerLimits:
+    """What one build container may use: processes (pids cgroup) and memory, in bytes."""
+
+    pids: int
+    memory: int
+
+
+DEFAULT_PIDS_LIMIT = 4096  # ninja -j N x (compiler driver + cc1plus + as + ld) with room to spare
+DEFAULT_MEMORY_LIMIT = "8g"
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+MIN_MEMORY = 256 * 1024**2
+
+
+def container_limits(env: Mapping[str, str]) -> ContainerLimits:
+    """FORGE_PIDS_LIMIT (default 4096) and FORGE_MEMORY_LIMIT (default 8g; b/k/m/g suffixes)."""
+    pids = _int("FORGE_PIDS_LIMIT", env.get("FORGE_PIDS_LIMIT", str(DEFAULT_PIDS_LIMIT)))
+    if pids < 64:
+        raise ConfigError(
+            f"FORGE_PIDS_LIMIT={pids} is too small", "a build runs dozens of processes", "set 64 or more (default 4096)"
+        )
+    text = env.get("FORGE_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT).strip().lower()
+    number, unit = text.rstrip("bkmg"), text[len(text.rstrip("bkmg")) :]
+    if not number.isdigit() or unit not in _UNITS or int(number) * _UNITS[unit] < MIN_MEMORY:
+        raise ConfigError(
+            f"FORGE_MEMORY_LIMIT={text!r} is not a memory size of at least 256m",
+            "it caps each build container's memory",
+            "set e.g. FORGE_MEMORY_LIMIT=8g (suffixes b, k, m, g), or unset it",
+        )
+    return ContainerLimits(pids=pids, memory=int(number) * _UNITS[unit])
 
 
 def backend_for(cfg: Config, target: str) -> Config:
