@@ -428,6 +428,7 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
     from forge.build import resolve_for  # build imports the backends; keep `invoke --list` light
 
     cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
+    manifest.check_dist(cfg.dist, cell.id)  # and on a dist/ that could not take the result
     with exclusive(cfg.cache / "repro" / f"{cell.id}.lock", progress.info, f"another repro of {cell.id}"):
         return _repro_cell(request, data, cfg, progress, cell)
 
@@ -477,13 +478,9 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
 
 def publish_copy(cell_dir: Path, dist: Path, cell_id: str) -> Path:
     """Publish a copy of a recorded cell directory as dist/<cell_id>/, atomically."""
-    tmp = manifest.staging_dir(dist, cell_id)
-    try:
+    with manifest.publishing(dist, cell_id) as tmp:
         shutil.copytree(cell_dir, tmp, symlinks=True, dirs_exist_ok=True)
-        return manifest.publish(tmp, dist, cell_id)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    return manifest.publish(tmp, dist, cell_id)
 
 
 def repro_table(results: list[ReproResult]) -> Table:
