@@ -102,7 +102,33 @@ def requests_from(
                 f"pick one of: {', '.join(sorted(str(p) for p in (REPO / 'matrix').glob('*.yaml') if p.name != 'supported.yaml'))}",
             )
         return expand_matrix(path, data.supported.targets)
-    return [Request.make(target or "host", pins)]
+    return [Request.make(target_or_host(target, data), pins)]
+
+
+def target_or_host(target: str | None, data: Data) -> str:
+    """The --target value, `host` when none was given; an empty one is an error, not the host."""
+    if target is None:
+        return "host"
+    if not target.strip():
+        raise ConfigError(
+            "--target is empty",
+            "an empty target does not mean the host",
+            f"name one: {', '.join(data.supported.targets)}",
+        )
+    return target
+
+
+def scheduled(items: list[Request | Excluded], matrix: str | None) -> list[Request]:
+    """The requests to build; a matrix that excludes every combination is an error, not a no-op."""
+    requests = [item for item in items if not isinstance(item, Excluded)]
+    if not requests:
+        reasons = sorted({item.reason for item in items if isinstance(item, Excluded)})
+        raise ConfigError(
+            f"{matrix or 'the request'} schedules no cell: every combination is excluded",
+            "\n".join(reasons[:10]) or "the matrix has no combinations",
+            "remove or narrow an exclude entry, or add an include entry (`invoke plan --matrix ...` shows each reason)",
+        )
+    return requests
 
 
 def plan_for(cell: Cell, data: Data, cfg: Config) -> Plan:
@@ -235,8 +261,7 @@ def run_build(
         from forge import daemon
 
         cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
-    items = requests_from(target, matrix, pins, data)
-    requests = [item for item in items if not isinstance(item, Excluded)]
+    requests = scheduled(requests_from(target, matrix, pins, data), matrix)
     parallel = cfg.cells > 1 and len(requests) > 1
     progress = Progress(out, cfg.ci, live=not parallel)
     if parallel:
@@ -330,7 +355,7 @@ def run_doctor() -> None:
 def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]) -> None:
     """Rebuild verify/ against dist/<cell-id>/install and run its suites (dist/ is not changed)."""
     cfg, data = setup(cli)
-    request = Request.make(target or "host", pins)
+    request = Request.make(target_or_host(target, data), pins)
     cfg = replace(backend_for(cfg, request.target), backend="local")
     suites = verify_dist(request, data, cfg, Progress(console(), cfg.ci))
     failed = [s.name for s in suites if not s.passed]

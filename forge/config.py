@@ -16,6 +16,7 @@ from forge.matrix import Supported, load_supported
 from forge.toolchains import Toolchains, load_toolchains
 
 BACKENDS = ("local", "docker")
+MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,12 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
 
         raise unknown("backend", str(values["backend"]), BACKENDS, "--backend")
     values["jobs"] = _int("--jobs", str(values["jobs"]))
+    if int(str(values["jobs"])) < 1:
+        raise ConfigError(
+            f"{values['jobs']} compile jobs (--jobs, or FORGE_JOBS)",
+            "ninja needs at least one job; 0 would reach cmake --build -j0",
+            "pass --jobs 1 or more",
+        )
     values["cells"] = _int("--jobs (cells at once)", str(values["cells"]))
     if int(str(values["cells"])) < 1:
         raise ConfigError(
@@ -112,6 +119,12 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         )
     container_limits(env)  # a malformed FORGE_PIDS_LIMIT / FORGE_MEMORY_LIMIT fails before any work
     epoch = _int("SOURCE_DATE_EPOCH", env["SOURCE_DATE_EPOCH"]) if "SOURCE_DATE_EPOCH" in env else _git_epoch(repo)
+    if epoch is not None and not 0 <= epoch <= MAX_EPOCH:
+        raise ConfigError(
+            f"SOURCE_DATE_EPOCH={epoch} is out of range",
+            "it is seconds since 1970-01-01 UTC; a negative one dates archives before 1970",
+            "unset it (the last commit's time is used) or set e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)",
+        )
     return Config(
         repo=repo,
         dist=repo / "dist",

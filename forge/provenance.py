@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from forge import __version__, archive, manifest
 from forge.config import BACKENDS, Config, Data, inside, load_data
 from forge.errors import ConfigError, ForgeError
+from forge.locks import KINDS as LOCK_KINDS
 from forge.log import Progress
 from forge.matrix import AXES, CELL_ID, REQUEST_AXES, Cell, Request, check_cell_id
 from forge.plan import Plan
@@ -250,9 +251,14 @@ def _parse_lock_packages(data: Mapping[str, Any], source: str) -> dict[str, str]
     if packages is None:
         return None
     if not isinstance(packages, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) and k.split(" ", 1)[0] in ("deb", "pip") for k, v in packages.items()
+        isinstance(k, str) and isinstance(v, str) and k.split(" ", 1)[0] in LOCK_KINDS for k, v in packages.items()
     ):
-        raise _bad(source, "lock_packages", packages, "expected {'deb <name>' or 'pip <name>': '<version>'}")
+        raise _bad(
+            source,
+            "lock_packages",
+            packages,
+            "expected {'deb <name>', 'pip <name>' or 'wheel <file>': '<version or sha256>'}",
+        )
     return dict(packages)
 
 

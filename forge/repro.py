@@ -30,7 +30,7 @@ from forge.backends.base import FAKETIME_ENV, UMASK_ENV
 from forge.config import Config, Data, backend_for
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
-from forge.matrix import Cell, Excluded, Request
+from forge.matrix import Cell, Request
 
 REPORT_TXT = "repro-report.txt"
 REPORT_JSON = "repro-report.json"
@@ -513,9 +513,7 @@ def run_repro(
     cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
     progress = Progress(out, cfg.ci)
     results = []
-    for item in forge_cli.requests_from(target, matrix, pins, data):
-        if isinstance(item, Excluded):
-            continue
+    for item in forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data), matrix):
         result = repro_cell(item, data, backend_for(cfg, item.target), progress)
         for comp in result.comparisons:
             style = "green" if comp.outcome is Outcome.IDENTICAL else "red"
