@@ -297,6 +297,20 @@ def toolchain_tag(spec: ToolchainSpec, key: str) -> str:
     return f"forge/toolchain:{spec.name}-{key[:12]}"
 
 
+def planned_tag(
+    spec: ToolchainSpec,
+    base: ImageRef,
+    template_dir: Path = DOCKERFILES,
+    lock_dir: Path | None = None,
+    update: bool = False,
+) -> str:
+    """The tag `ensure_toolchain_image` gives `spec` on `base` now (it builds it when missing)."""
+    template = (template_dir / f"{spec.family}.Dockerfile").read_text()
+    context, hashed = image_context(spec, lock_dir or locks.LOCK_DIR, update)
+    key = image_key(template, toolchain_args(spec, base.tag, hashed), base.id, spec.pip_requirements(), context)
+    return toolchain_tag(spec, key)
+
+
 # ---------------------------------------------------------------------------------------------
 # Doing: base images, toolchain builds, listing and pruning
 
