@@ -329,10 +329,13 @@ def run_report(cli: Mapping[str, object]) -> None:
 
 
 def run_clean(all_: bool, cli: Mapping[str, object]) -> None:
-    """Remove dist/ and forge's build directories (and the compiler cache with --all)."""
+    """Remove dist/ and forge's build directories (and the compiler cache with --all).
+
+    The instance id stays: it names the owner of this checkout's containers (forge.backends.docker).
+    """
     cfg, _ = setup(cli)
     targets = (
-        [cfg.dist, *(p for p in cfg.cache.glob("*") if all_ or p.name != "ccache")]
+        [cfg.dist, *(p for p in cfg.cache.glob("*") if (all_ or p.name != "ccache") and p.name != "instance-id")]
         if cfg.cache.exists()
         else [cfg.dist]
     )

@@ -99,3 +99,19 @@ def test_the_readme_lists_every_exit_code() -> None:
     listed = {int(code) for code in re.findall(r"^\| `?(\d+)`? \|", section, flags=re.MULTILINE)}
     assert listed == {0, *_exit_codes()}, (listed, _exit_codes())
     assert build.BackendError.exit_code in listed  # 6 also means "no build of the cell in dist/"
+
+
+def test_clean_keeps_the_instance_id_that_owns_this_checkouts_containers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    for part in ("matrix", "toolchains"):
+        shutil.copytree(REPO / part, tmp_path / part)
+    cache = tmp_path / ".cache" / "forge"
+    for name in ("ccache", "some-cell"):
+        (cache / name).mkdir(parents=True)
+    (cache / "instance-id").write_text("0" * 32 + "\n")
+    monkeypatch.setenv("FORGE_ROOT", str(tmp_path))
+    cli.run_clean(True, {})
+    assert sorted(p.name for p in cache.iterdir()) == ["instance-id"]
