@@ -5,11 +5,13 @@ a read-only root filesystem and the configured pids and memory limits; inside it
 process must hold no capability, the root filesystem must refuse writes while every directory a
 build writes accepts them, and the pids limit must stop a fork bomb. A tiny cell then builds,
 verifies and records through `invoke build` in such a container, so nothing a build step does
-needs more.
+needs more. On an engine shared with another forge (another checkout's owner id), a build removes
+only its own abandoned containers, naming them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -105,3 +107,35 @@ def test_a_cell_builds_verifies_and_records_in_a_hardened_container(repo: Path) 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     recorded = manifest.read_manifest(repo / "dist" / "linux-x86_64-py3.11-np2.4-gcc12-cpu")
     assert recorded is not None and recorded["result"] == "passed", recorded
+
+
+def test_a_shared_engine_loses_only_this_forges_abandoned_containers(
+    client: Any, repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from forge.backends import docker as docker_backend
+
+    cfg, data = cli.setup({"backend": "docker"})
+    cell: Cell = resolve_for(Request.make("linux-x86_64", {"python": "3.11"}), data, cfg).cell
+    env = {**os.environ, **LIMITS}
+    instance = tmp_path / "instance-id"
+    mine = docker_backend.owner_id(env, client.info(), docker_backend.instance_id(instance))
+    theirs = docker_backend.owner_id(env, client.info(), "f" * 32)  # another checkout on the same engine
+    dead = next(pid for pid in range(4_000_000, 4_100_000) if not docker_backend.pid_alive(pid))
+    image = client.images.list(filters={"label": "org.forge.managed=toolchain"})[0].id
+    planted = {}
+    for who, owner in (("mine", mine), ("theirs", theirs)):
+        labels = {OWNER_LABEL: owner, docker_backend.SESSION_LABEL: str(dead), "org.forge.managed": "build"}
+        planted[who] = client.containers.create(image, ["true"], labels=labels, name=f"forge-planted-{who}-{dead}")
+    try:
+        ws = Workspace(*(PurePosixPath(p) for p in (repo, tmp_path / "b", tmp_path / "s", tmp_path / "v")))
+        with DockerBackend(client, env=env, instance_file=instance) as be:
+            be.prepare(cell, ws)
+        names = {c.name for c in client.containers.list(all=True)}
+        assert planted["mine"].name not in names and planted["theirs"].name in names
+        out = capsys.readouterr().out
+        assert f"removed container {planted['mine'].name}, left by forge session {dead}" in out
+        assert planted["theirs"].name not in out
+    finally:
+        for container in planted.values():
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
