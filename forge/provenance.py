@@ -205,6 +205,10 @@ def _hex(data: Mapping[str, Any], key: str, source: str, lengths: tuple[int, ...
     return value
 
 
+OPTIONAL = ("gcc", "cuda")  # None for zig cells and CPU cells
+VERSIONED = ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
+
+
 def _parse_cell(value: object, source: str) -> Cell:
     if not isinstance(value, dict):
         raise _bad(source, "cell", value, "expected an object with the cell's axes and id")
@@ -225,10 +229,6 @@ def _parse_cell(value: object, source: str) -> Cell:
     if recorded_id != cell.id:
         raise _bad(source, "cell.id", recorded_id, f"the cell's axes give the id {cell.id}")
     return cell
-
-
-OPTIONAL = ("gcc", "cuda")  # None for zig cells and CPU cells
-VERSIONED = ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
 
 
 def _parse_lock(data: Mapping[str, Any], source: str) -> str | None:
