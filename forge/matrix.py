@@ -195,26 +195,8 @@ def _matches(pins: dict[str, str], pattern: dict[str, str]) -> bool:
     return all(axis in pins and fnmatch.fnmatchcase(pins[axis], value) for axis, value in pattern.items())
 
 
-def check_utf8(path: Path) -> None:
-    """A ConfigError with the line when the file is not UTF-8 text (YAML files must be)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}", str(exc.strerror), "check the path") from None
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError(
-            f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
-            "matrix files are YAML, which forge reads as UTF-8",
-            "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or remove the stray byte",
-        ) from None
-
-
 def expand_matrix(path: Path, targets: tuple[str, ...]) -> list[Request | Excluded]:
     """Expand a named matrix file into requests (axes product, minus exclude, plus include)."""
-    check_utf8(path)
     data = load_yaml(path)
     check_keys(data, ["axes", "include", "exclude"])
     axes = _axes(data, targets)

@@ -115,3 +115,12 @@ def test_clean_keeps_the_instance_id_that_owns_this_checkouts_containers(
     monkeypatch.setenv("FORGE_ROOT", str(tmp_path))
     cli.run_clean(True, {})
     assert sorted(p.name for p in cache.iterdir()) == ["instance-id"]
+
+
+def test_a_non_utf8_toolchains_file_is_a_config_error_too(tmp_path: Path) -> None:
+    from forge.yamlio import load_yaml
+
+    path = tmp_path / "debian.yaml"
+    path.write_bytes(b"suites:\n\n  - name: b\xf6okworm\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}:3: not UTF-8 text (byte 0xf6")):
+        load_yaml(path)
