@@ -297,18 +297,33 @@ def toolchain_tag(spec: ToolchainSpec, key: str) -> str:
     return f"forge/toolchain:{spec.name}-{key[:12]}"
 
 
-def planned_tag(
+@dataclass(frozen=True)
+class PlannedImage:
+    """What a toolchain image of `spec` on a base is made of now: its inputs, content key and tag."""
+
+    template_path: Path
+    template: str
+    args: dict[str, str]
+    context: dict[str, bytes]
+    key: str
+    tag: str
+
+
+def plan_image(
     spec: ToolchainSpec,
-    base: ImageRef,
+    base_tag: str,
+    base_id: str,
     template_dir: Path = DOCKERFILES,
-    lock_dir: Path | None = None,
+    lock_dir: Path = locks.LOCK_DIR,
     update: bool = False,
-) -> str:
-    """The tag `ensure_toolchain_image` gives `spec` on `base` now (it builds it when missing)."""
-    template = (template_dir / f"{spec.family}.Dockerfile").read_text()
-    context, hashed = image_context(spec, lock_dir or locks.LOCK_DIR, update)
-    key = image_key(template, toolchain_args(spec, base.tag, hashed), base.id, spec.pip_requirements(), context)
-    return toolchain_tag(spec, key)
+) -> PlannedImage:
+    """The inputs, key and tag `ensure_toolchain_image` uses for `spec` (it builds the tag when missing)."""
+    template_path = template_dir / f"{spec.family}.Dockerfile"
+    template = template_path.read_text()
+    context, hashed = image_context(spec, lock_dir, update)
+    args = toolchain_args(spec, base_tag, hashed)
+    key = image_key(template, args, base_id, spec.pip_requirements(), context)
+    return PlannedImage(template_path, template, args, context, key, toolchain_tag(spec, key))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -439,23 +454,19 @@ def _ensure_toolchain_image(
 ) -> tuple[ImageRef, ImageRef]:
     spec.check()
     base = ensure_base_image(client, spec.suite, mirror)
-    template_path = template_dir / f"{spec.family}.Dockerfile"
-    template = template_path.read_text()
-    context, hashed = image_context(spec, lock_dir, update)
-    args = toolchain_args(spec, base.tag, hashed)
-    key = image_key(template, args, base.id, spec.pip_requirements(), context)
-    tag = toolchain_tag(spec, key)
+    planned = plan_image(spec, base.tag, base.id, template_dir, lock_dir, update)
+    tag, key = planned.tag, planned.key
     if (found := _find(client, tag)) is not None:
         return base, ImageRef(tag, found.id, key, spec.name, built=False, seconds=0.0)
     start = time.monotonic()
-    dockerfile = render_dockerfile(template, args, source=str(template_path))
+    dockerfile = render_dockerfile(planned.template, planned.args, source=str(planned.template_path))
     labels = {
         MANAGED_LABEL: "toolchain",
         "org.forge.key": key,
         "org.forge.name": spec.name,
         "org.forge.suite": spec.suite,
     }
-    build_image(client, dockerfile, tag, labels, context)
+    build_image(client, dockerfile, tag, labels, planned.context)
     found = _find(client, tag)
     assert found is not None
     return base, ImageRef(tag, found.id, key, spec.name, built=True, seconds=time.monotonic() - start)
@@ -576,10 +587,7 @@ def expected_tags(client: docker.DockerClient, spec: ToolchainSpec, mirror: str)
     base = _find(client, base_tag)
     if base is None:
         return None, None
-    template = (DOCKERFILES / f"{spec.family}.Dockerfile").read_text()
-    context, hashed = image_context(spec, locks.LOCK_DIR, False)
-    key = image_key(template, toolchain_args(spec, base_tag, hashed), base.id, spec.pip_requirements(), context)
-    return base_tag, toolchain_tag(spec, key)
+    return base_tag, plan_image(spec, base_tag, base.id).tag
 
 
 def has_image(cell: Any, target: Target | None) -> bool:

@@ -59,7 +59,7 @@ TMPFS = {"/tmp": "rw,nosuid,nodev,size=2g", "/var/tmp": "rw,nosuid,nodev,size=25
 SCRATCH = ("stage", "verify-build", "home")
 """Container directories a build writes besides /build and /ccache: a volume each (a fresh named
 volume starts as a copy of the image's directory, owners and modes included)."""
-INSIDE = CONTAINER_WORKSPACE  # /build is the build volume; /stage and /verify-build live in the container
+INSIDE = CONTAINER_WORKSPACE  # /build, /stage and /verify-build are volumes of the container's session
 
 # Probes whose first output line goes into the manifest: versions found inside the container.
 VERSION_PROBES: dict[str, tuple[str, ...]] = {

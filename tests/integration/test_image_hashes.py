@@ -48,4 +48,4 @@ def test_a_wheel_whose_hash_differs_from_the_lock_fails_the_image_build(client: 
         images.ensure_toolchain_image(client, spec, images.debian_mirror(os.environ), lock_dir=tmp_path)
     assert "DO NOT MATCH THE HASHES" in caught.value.why, caught.value.why[-2000:]
     base = images.ensure_base_image(client, spec.suite, images.debian_mirror(os.environ))
-    assert client.images.list(name=images.planned_tag(spec, base, lock_dir=tmp_path)) == []
+    assert client.images.list(name=images.plan_image(spec, base.tag, base.id, lock_dir=tmp_path).tag) == []
