@@ -212,7 +212,7 @@ def manifest_data(
 
 def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path, data: dict[str, Any]) -> Path:
     """Assemble dist/<cell-id>/ in a temporary directory, then swap it in atomically."""
-    with manifest.publishing(cfg.dist, plan.cell.id) as tmp:  # an OSError here: DistError, old result kept
+    with manifest.publishing(cfg.dist, plan.cell.id) as tmp:  # on an OSError: DistError, old result kept
         backend.copy_out(ws.prefix, tmp / "install")
         shutil.copytree(logs, tmp / "logs")
         data["files"] = manifest.file_records(tmp / "install")
@@ -220,7 +220,7 @@ def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path,
         data["steps"].append({"name": "record", "seconds": 0.0, "status": "ok"})
         manifest.write_json(tmp / manifest.MANIFEST, data)
         provenance.write_provenance(tmp, data)
-    return manifest.publish(tmp, cfg.dist, plan.cell.id)
+    return cfg.dist / plan.cell.id
 
 
 def _result_from_dist(cell_id: str, path: Path, result: str, seconds: float) -> BuildResult:

@@ -158,8 +158,8 @@ def last_size(cell_dir: Path) -> int:
     return sum(size for size in sizes if isinstance(size, int) and size > 0)
 
 
-def _fix_for(dist: Path, exc: OSError | None) -> str:
-    if exc is not None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+def _fix_for(dist: Path, exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"free space on the filesystem of {dist}, or move dist/ elsewhere (a symlink to a bigger disk)"
     return f"make {dist} a writable directory (or remove what is in its way), or point dist/ at one with a symlink"
 
@@ -185,7 +185,8 @@ def check_dist(dist: Path, cell_id: str, floor: int = DIST_FLOOR) -> None:
         dist.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=dist, prefix=".forge-write-probe-"):
             pass
-        need, free = max(floor, 2 * last_size(final)), shutil.disk_usage(dist).free
+        last = last_size(final)
+        need, free = max(floor, 2 * last), shutil.disk_usage(dist).free
     except OSError as exc:
         raise DistError(
             f"dist/ cannot take the result of {cell_id}: {exc.filename or dist}: {exc.strerror or exc}",
@@ -195,14 +196,14 @@ def check_dist(dist: Path, cell_id: str, floor: int = DIST_FLOOR) -> None:
     if free < need:
         raise DistError(
             f"dist/ has {free / 1024**2:.0f} MiB free, {cell_id} needs {need / 1024**2:.0f} MiB",
-            f"twice the cell's last result ({last_size(final) / 1024**2:.0f} MiB), at least {floor / 1024**2:.0f} MiB",
+            f"twice the cell's last result ({last / 1024**2:.0f} MiB), at least {floor / 1024**2:.0f} MiB",
             _fix_for(dist, OSError(errno.ENOSPC, "no space")),
         )
 
 
 @contextlib.contextmanager
 def publishing(dist: Path, cell_id: str) -> Iterator[Path]:
-    """A staging directory to fill; when the body ends, it replaces dist/<cell_id> atomically.
+    """A staging directory to fill; when the body ends, it replaces dist/<cell_id> (`publish`).
 
     Any OSError (no space, read-only filesystem, something in the way) becomes one DistError,
     the staging directory is removed and dist/<cell_id> keeps its previous result.
@@ -216,6 +217,7 @@ def publishing(dist: Path, cell_id: str) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    publish(tmp, dist, cell_id)
 
 
 def recover(dist: Path, cell_id: str) -> None:

@@ -480,7 +480,7 @@ def publish_copy(cell_dir: Path, dist: Path, cell_id: str) -> Path:
     """Publish a copy of a recorded cell directory as dist/<cell_id>/, atomically."""
     with manifest.publishing(dist, cell_id) as tmp:
         shutil.copytree(cell_dir, tmp, symlinks=True, dirs_exist_ok=True)
-    return manifest.publish(tmp, dist, cell_id)
+    return dist / cell_id
 
 
 def repro_table(results: list[ReproResult]) -> Table:

@@ -88,6 +88,16 @@ def test_no_space_while_publishing_keeps_the_previous_result(tmp_path: Path) -> 
     assert sorted(p.name for p in dist.iterdir()) == [CELL]  # no staging directory left
 
 
+def test_publishing_swaps_the_new_result_in_when_the_body_ends(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    _previous(dist, 4)
+    with manifest.publishing(dist, CELL) as tmp:
+        (tmp / "new.txt").write_text("new\n")
+        assert (dist / CELL / "install" / "old.txt").is_file()  # readers see the old result meanwhile
+    assert sorted(p.name for p in (dist / CELL).iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in dist.iterdir()) == [CELL]
+
+
 def test_a_failed_swap_puts_the_previous_result_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dist = tmp_path / "dist"
     _previous(dist, 4)
