@@ -334,6 +334,12 @@ def test_each_malformed_field_is_one_clear_error(
     assert why in error.why and error.fix
 
 
+def test_lock_packages_may_hold_the_locks_wheel_hashes() -> None:
+    wheel = "wheel numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.whl"
+    packages = {"deb gcc-12:amd64": "12.2.0-14", "pip numpy": "2.4.6", wheel: "sha256:" + "9" * 64}
+    assert _recorded(lock_packages=packages).lock_packages == packages
+
+
 def test_non_utf8_and_non_object_manifests_are_config_errors(tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
     path.write_bytes(b'{"cell": "\xff\xfe"}')
