@@ -191,7 +191,7 @@ def compare(
     out: str | None = None,
     debug: bool = False,
 ) -> None:
-    """Compare two builds (ABI, symbols, required symbol versions, headers, verify, numerics, speed, sizes); exit 11 on a regression."""
+    """Compare two builds (ABI, symbols, required symbol versions, headers, verify, numerics, speed, sizes); exit 12 on a regression."""
     options = {"no_run": no_run, "rounds": rounds, "threshold": threshold, "out": out, "debug": debug}
     _guarded(debug, lambda: _cli().run_compare(base, candidate, options))
 

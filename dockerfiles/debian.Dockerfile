@@ -10,8 +10,18 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && update-ca-certificates
 # A venv because Debian's python refuses system-wide pip installs (PEP 668) from bookworm on.
+# requirements.txt is rendered from the toolchain lock: each wheel pinned by its sha256 once the
+# lock records it (then pip requires the hashes). pip downloads first, the wheels' sha256 are kept for
+# the lock, and only those files are installed, with no index.
+COPY requirements.txt /opt/forge-requirements.txt
 RUN python3 -m venv /opt/forge-venv \
- && PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/forge-venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check @PIP_REQUIREMENTS@
+ && export PIP_CERT=/etc/ssl/certs/ca-certificates.crt PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+ && /opt/forge-venv/bin/python -m pip download --no-deps --only-binary=:all: @PIP_HASH_FLAGS@ \
+      -d /tmp/forge-wheels -r /opt/forge-requirements.txt \
+ && (cd /tmp/forge-wheels && sha256sum -- *.whl) > /opt/forge-venv/forge-wheels.sha256 \
+ && /opt/forge-venv/bin/python -m pip install --no-index --no-deps @PIP_HASH_FLAGS@ \
+      --find-links /tmp/forge-wheels -r /opt/forge-requirements.txt \
+ && rm -rf /tmp/forge-wheels
 # forge builds; forge-b (another uid, same group) is the user of repro's second build, so the
 # build directories are group-writable. The compiler cache stays forge's alone.
 RUN useradd --create-home --uid @UID@ --user-group forge \

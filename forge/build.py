@@ -212,8 +212,7 @@ def manifest_data(
 
 def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path, data: dict[str, Any]) -> Path:
     """Assemble dist/<cell-id>/ in a temporary directory, then swap it in atomically."""
-    tmp = manifest.staging_dir(cfg.dist, plan.cell.id)
-    try:
+    with manifest.publishing(cfg.dist, plan.cell.id) as tmp:  # on an OSError: DistError, old result kept
         backend.copy_out(ws.prefix, tmp / "install")
         shutil.copytree(logs, tmp / "logs")
         data["files"] = manifest.file_records(tmp / "install")
@@ -221,10 +220,7 @@ def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path,
         data["steps"].append({"name": "record", "seconds": 0.0, "status": "ok"})
         manifest.write_json(tmp / manifest.MANIFEST, data)
         provenance.write_provenance(tmp, data)
-        return manifest.publish(tmp, cfg.dist, plan.cell.id)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    return cfg.dist / plan.cell.id
 
 
 def _result_from_dist(cell_id: str, path: Path, result: str, seconds: float) -> BuildResult:
@@ -283,6 +279,7 @@ def _build_locked(
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
     manifest.recover(cfg.dist, cell.id)
+    manifest.check_dist(cfg.dist, cell.id)  # a dist/ that cannot take the result fails before any step
     reference = ensure_reference(request, cell, data, cfg, progress)
     if cfg.backend == "local":
         ensure_host_tools(dict(os.environ), logs / "host-tools.log", cfg.install_tools)

@@ -25,7 +25,14 @@ from forge import doctor, provenance, report
 from forge.backends.base import CONTAINER_WORKSPACE, Workspace
 from forge.build import BuildResult, build_cell, close_open_backends, host_workspace, resolve_for, verify_dist
 from forge.config import Config, Data, backend_for, load_config, load_data
-from forge.errors import BuildInterrupted, ConfigError, ForgeError, StepFailedError, VerifyFailedError
+from forge.errors import (
+    BuildInterrupted,
+    ConfigError,
+    ForgeError,
+    RegressionFoundError,
+    StepFailedError,
+    VerifyFailedError,
+)
 from forge.log import Progress, SummaryRow, summary_table
 from forge.matrix import Cell, Excluded, Request, expand_matrix, request_for_cell_id
 from forge.plan import BuildOptions, Plan, plan_build
@@ -115,7 +122,33 @@ def requests_from(
                 f"pick one of: {', '.join(sorted(str(p) for p in (REPO / 'matrix').glob('*.yaml') if p.name != 'supported.yaml'))}",
             )
         return expand_matrix(path, data.supported.targets)
-    return [Request.make(target or "host", pins)]
+    return [Request.make(target_or_host(target, data), pins)]
+
+
+def target_or_host(target: str | None, data: Data) -> str:
+    """The --target value, `host` when none was given; an empty one is an error, not the host."""
+    if target is None:
+        return "host"
+    if not target.strip():
+        raise ConfigError(
+            "--target is empty",
+            "an empty target does not mean the host",
+            f"name one: {', '.join(data.supported.targets)}",
+        )
+    return target
+
+
+def scheduled(items: list[Request | Excluded], matrix: str | None) -> list[Request]:
+    """The requests to build; a matrix that excludes every combination is an error, not a no-op."""
+    requests = [item for item in items if not isinstance(item, Excluded)]
+    if not requests:
+        reasons = sorted({item.reason for item in items if isinstance(item, Excluded)})
+        raise ConfigError(
+            f"{matrix or 'the request'} schedules no cell: every combination is excluded",
+            "\n".join(reasons[:10]) or "the matrix has no combinations",
+            "remove or narrow an exclude entry, or add an include entry (`invoke plan --matrix ...` shows each reason)",
+        )
+    return requests
 
 
 def plan_for(cell: Cell, data: Data, cfg: Config) -> Plan:
@@ -320,14 +353,19 @@ def run_build(
     selection = Selection.from_cli(cli)
     matrix = selection.matrix(matrix)
     if matrix is None:
-        items = requests_from(target, matrix, pins, data, selection.cell)
-        requests = [item for item in items if not isinstance(item, Excluded)]
+        requests = scheduled(requests_from(target, matrix, pins, data, selection.cell), matrix)
     else:  # the cells `invoke plan --matrix` schedules, by the same route; the rest are named with the reason
         pairs = select(target, matrix, pins, cfg, data, selection)
         requests = [item for item, entry in pairs if entry["status"] == "scheduled" and isinstance(item, Request)]
-        for _, entry in pairs:
-            if entry["status"] == "skipped":
-                out.print(f"skipped: {entry['request']} ({entry['origin']}): {entry['reason']}", markup=False)
+        skipped = [entry for _, entry in pairs if entry["status"] == "skipped"]
+        for entry in skipped:
+            out.print(f"skipped: {entry['request']} ({entry['origin']}): {entry['reason']}", markup=False)
+        if not requests:
+            raise ConfigError(
+                f"{matrix} schedules no cell: every combination is excluded or infeasible",
+                "\n".join(sorted({str(e["reason"]) for e in skipped})[:10]) or "the matrix has no combinations",
+                "remove or narrow an exclude entry, or add an include entry (`invoke plan --matrix ...` shows each reason)",
+            )
     parallel = cfg.cells > 1 and len(requests) > 1
     progress = Progress(out, cfg.ci or mode.verbose, live=not parallel)
     if parallel:
@@ -451,7 +489,7 @@ def _side_path(text: str, cfg: Config) -> Path:
 
 
 def run_compare(base: str, candidate: str, options: Mapping[str, object]) -> None:
-    """Compare two built cells; the findings first, then where the reports are; exit 11 on a regression."""
+    """Compare two built cells; the findings first, then where the reports are; exit 12 on a regression."""
     from forge import compare
 
     cfg, _ = setup({"debug": options.get("debug")})
@@ -484,7 +522,7 @@ def run_compare(base: str, candidate: str, options: Mapping[str, object]) -> Non
     written = compare.write_reports(result, Path(str(options["out"])) if options.get("out") else cfg.dist / "compare")
     out.print("reports: " + ", ".join(str(p) for p in written), markup=False)
     if result.regressions:
-        raise compare.RegressionFound(
+        raise RegressionFoundError(
             f"{len(result.regressions)} regressions from {result.base.name} to {result.candidate.name}",
             "\n".join(f"{f.section}: {f.message}" for f in result.regressions[:10]),
             f"read {written[0]}",
@@ -607,10 +645,13 @@ def run_report(cli: Mapping[str, object]) -> None:
 
 
 def run_clean(all_: bool, cli: Mapping[str, object]) -> None:
-    """Remove dist/ and forge's build directories (and the compiler cache with --all)."""
+    """Remove dist/ and forge's build directories (and the compiler cache with --all).
+
+    The instance id stays: it names the owner of this checkout's containers (forge.backends.docker).
+    """
     cfg, _ = setup(cli)
     targets = (
-        [cfg.dist, *(p for p in cfg.cache.glob("*") if all_ or p.name != "ccache")]
+        [cfg.dist, *(p for p in cfg.cache.glob("*") if (all_ or p.name != "ccache") and p.name != "instance-id")]
         if cfg.cache.exists()
         else [cfg.dist]
     )
@@ -633,7 +674,7 @@ def run_doctor() -> None:
 def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]) -> None:
     """Rebuild verify/ against dist/<cell-id>/install and run its suites (dist/ is not changed)."""
     cfg, data = setup(cli)
-    request = Request.make(target or "host", pins)
+    request = Request.make(target_or_host(target, data), pins)
     cfg = replace(backend_for(cfg, request.target), backend="local")
     suites = verify_dist(request, data, cfg, Progress(console(), cfg.ci))
     failed = [s.name for s in suites if not s.passed]

@@ -32,7 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from forge import manifest
 from forge.checks import elf, symbols, tree
-from forge.errors import ConfigError, ForgeError
+from forge.errors import ConfigError
 
 HOST_MACHINE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
 
@@ -42,12 +42,6 @@ class Severity(enum.Enum):
     CHANGE = "change"
     NOT_RUN = "not run"
     SAME = "same"
-
-
-class RegressionFound(ForgeError):
-    """`invoke compare` found a regression; the findings come first in its output."""
-
-    exit_code = 11
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from forge.matrix import Supported, load_supported
 from forge.toolchains import Toolchains, load_toolchains
 
 BACKENDS = ("local", "docker")
+MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,12 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
 
         raise unknown("backend", str(values["backend"]), BACKENDS, "--backend")
     values["jobs"] = _int("--jobs", str(values["jobs"]))
+    if int(str(values["jobs"])) < 1:
+        raise ConfigError(
+            f"{values['jobs']} compile jobs (--jobs, or FORGE_JOBS)",
+            "ninja needs at least one job; 0 would reach cmake --build -j0",
+            "pass --jobs 1 or more",
+        )
     values["cells"] = _int("--jobs (cells at once)", str(values["cells"]))
     if int(str(values["cells"])) < 1:
         raise ConfigError(
@@ -110,7 +117,14 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
             "at least one cell must build",
             "pass --jobs 1 or more",
         )
+    container_limits(env)  # a malformed FORGE_PIDS_LIMIT / FORGE_MEMORY_LIMIT fails before any work
     epoch = _int("SOURCE_DATE_EPOCH", env["SOURCE_DATE_EPOCH"]) if "SOURCE_DATE_EPOCH" in env else _git_epoch(repo)
+    if epoch is not None and not 0 <= epoch <= MAX_EPOCH:
+        raise ConfigError(
+            f"SOURCE_DATE_EPOCH={epoch} is out of range",
+            "it is seconds since 1970-01-01 UTC; a negative one dates archives before 1970",
+            "unset it (the last commit's time is used) or set e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)",
+        )
     return Config(
         repo=repo,
         dist=repo / "dist",
@@ -128,8 +142,58 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
     )
 
 
+@dataclass(frozen=True)
+class ContainerLimits:
+    """What one build container may use: processes (pids cgroup) and memory, in bytes."""
+
+    pids: int
+    memory: int
+
+
+DEFAULT_PIDS_LIMIT = 4096  # ninja -j N x (compiler driver + cc1plus + as + ld) with room to spare
+DEFAULT_MEMORY_LIMIT = "8g"
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+MIN_MEMORY = 256 * 1024**2
+
+
+def container_limits(env: Mapping[str, str]) -> ContainerLimits:
+    """FORGE_PIDS_LIMIT (default 4096) and FORGE_MEMORY_LIMIT (default 8g; b/k/m/g suffixes)."""
+    pids = _int("FORGE_PIDS_LIMIT", env.get("FORGE_PIDS_LIMIT", str(DEFAULT_PIDS_LIMIT)))
+    if pids < 64:
+        raise ConfigError(
+            f"FORGE_PIDS_LIMIT={pids} is too small", "a build runs dozens of processes", "set 64 or more (default 4096)"
+        )
+    text = env.get("FORGE_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT).strip().lower()
+    number, unit = text.rstrip("bkmg"), text[len(text.rstrip("bkmg")) :]
+    if not number.isdigit() or unit not in _UNITS or int(number) * _UNITS[unit] < MIN_MEMORY:
+        raise ConfigError(
+            f"FORGE_MEMORY_LIMIT={text!r} is not a memory size of at least 256m",
+            "it caps each build container's memory",
+            "set e.g. FORGE_MEMORY_LIMIT=8g (suffixes b, k, m, g), or unset it",
+        )
+    return ContainerLimits(pids=pids, memory=int(number) * _UNITS[unit])
+
+
 def backend_for(cfg: Config, target: str) -> Config:
     """The config with its backend decided: as asked, else local for `host` and docker otherwise."""
     if cfg.backend is not None:
         return cfg
     return replace(cfg, backend="local" if target == "host" else "docker")
+
+
+def inside(root: Path, *parts: str, what: str) -> Path:
+    """root/parts, or a ConfigError when (symlinks resolved) that path would leave root.
+
+    Paths made from read input (a manifest's cell id, a lock name) go through here before
+    anything creates, deletes or reads them.
+    """
+    path = root.joinpath(*parts)
+    if any(part in ("", ".", "..") or "/" in part or "\0" in part for part in parts) or not (
+        path.resolve().is_relative_to(root.resolve())
+    ):
+        raise ConfigError(
+            f"{what} {'/'.join(parts)!r} would lead outside {root}",
+            "forge only creates, removes and reads files inside its own directories",
+            "use the file forge wrote, unedited",
+        )
+    return path

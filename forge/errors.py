@@ -71,6 +71,25 @@ class VerifyFailedError(ForgeError):
     exit_code = 7
 
 
+class DistError(ForgeError):
+    """dist/ cannot take a result (not a directory, not writable, too little space); checked before
+    a build starts, and a publish that fails anyway leaves the previous result in place."""
+
+    exit_code = 11
+
+
+class RegressionFoundError(ForgeError):
+    """`invoke compare`/`upgrade` found a regression between two builds; the findings come first."""
+
+    exit_code = 12
+
+
+class ReleaseError(ForgeError):
+    """A cell cannot go into a release (failed, damaged or incomplete); nothing was published."""
+
+    exit_code = 13
+
+
 class BuildInterrupted(ForgeError):
     """The user pressed Ctrl-C; children were ended and dist/ left untouched."""
 

@@ -208,7 +208,7 @@ def pin(version: str, package: str) -> str:
     return f"{package}=={version}" if len(parts) >= 3 else f"{package}=={version}.*"
 
 
-def toolchain_args(spec: ToolchainSpec, base_ref: str) -> dict[str, str]:
+def toolchain_args(spec: ToolchainSpec, base_ref: str, hashed: bool = False) -> dict[str, str]:
     return {
         "BASE": base_ref,
         "SUITE": spec.suite,
@@ -217,8 +217,23 @@ def toolchain_args(spec: ToolchainSpec, base_ref: str) -> dict[str, str]:
         "UID": str(BUILD_UID),
         "UID_B": str(BUILD_UID + 1),
         "APT_PACKAGES": " ".join(spec.apt_packages()),
-        "PIP_REQUIREMENTS": " ".join(f"'{r}'" for r in spec.pip_requirements()),
+        "PIP_HASH_FLAGS": "--require-hashes" if hashed else "",
     }
+
+
+def pip_requirements_file(
+    spec: ToolchainSpec, lock_dir: Path = locks.LOCK_DIR, update: bool = False
+) -> tuple[str, bool]:
+    """(requirements.txt of the image, whether it pins wheels by sha256).
+
+    Pinned from the image's lock when the lock records a wheel for every requirement; the plain
+    requirements for a first build and for `--update-locks` (the lock then records the hashes).
+    """
+    lock = None if update else locks.read_lock(locks.lock_path(spec.name, lock_dir), spec.name)
+    pinned = locks.requirements_from_lock(lock, spec.pip_requirements())
+    if pinned is not None:
+        return pinned, True
+    return "".join(f"{r}\n" for r in spec.pip_requirements()), False
 
 
 PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
@@ -280,6 +295,35 @@ def base_key(suite: str, mirror: str, debootstrap_version: str) -> str:
 
 def toolchain_tag(spec: ToolchainSpec, key: str) -> str:
     return f"forge/toolchain:{spec.name}-{key[:12]}"
+
+
+@dataclass(frozen=True)
+class PlannedImage:
+    """What a toolchain image of `spec` on a base is made of now: its inputs, content key and tag."""
+
+    template_path: Path
+    template: str
+    args: dict[str, str]
+    context: dict[str, bytes]
+    key: str
+    tag: str
+
+
+def plan_image(
+    spec: ToolchainSpec,
+    base_tag: str,
+    base_id: str,
+    template_dir: Path = DOCKERFILES,
+    lock_dir: Path = locks.LOCK_DIR,
+    update: bool = False,
+) -> PlannedImage:
+    """The inputs, key and tag `ensure_toolchain_image` uses for `spec` (it builds the tag when missing)."""
+    template_path = template_dir / f"{spec.family}.Dockerfile"
+    template = template_path.read_text()
+    context, hashed = image_context(spec, lock_dir, update)
+    args = toolchain_args(spec, base_tag, hashed)
+    key = image_key(template, args, base_id, spec.pip_requirements(), context)
+    return PlannedImage(template_path, template, args, context, key, toolchain_tag(spec, key))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,14 +396,15 @@ def build_image(
     dockerfile: str,
     tag: str,
     labels: Mapping[str, str],
-    ca_certs: Mapping[str, bytes],
+    context: Mapping[str, bytes],
 ) -> None:
-    """Build `dockerfile` with the host network so apt and pip reach the mirrors."""
+    """Build `dockerfile` with the host network so apt and pip reach the mirrors; `context` holds
+    the other files of the build context (ca/<name>.crt, requirements.txt)."""
     with tempfile.TemporaryDirectory(prefix="forge-ctx-") as ctx:
         (Path(ctx) / "Dockerfile").write_text(dockerfile)
         (Path(ctx) / "ca").mkdir()
-        for name, data in ca_certs.items():
-            (Path(ctx) / "ca" / name).write_bytes(data)
+        for name, data in context.items():
+            (Path(ctx) / name).write_bytes(data)
         log: list[str] = []
         print(f"+ docker build --network host -t {tag}", flush=True)
         for chunk in client.api.build(
@@ -383,35 +428,45 @@ def building(name: str) -> contextlib.AbstractContextManager[None]:
 
 
 def ensure_toolchain_image(
-    client: docker.DockerClient, spec: ToolchainSpec, mirror: str, template_dir: Path = DOCKERFILES
+    client: docker.DockerClient,
+    spec: ToolchainSpec,
+    mirror: str,
+    template_dir: Path = DOCKERFILES,
+    *,
+    lock_dir: Path = locks.LOCK_DIR,
+    update_locks: bool = False,
 ) -> tuple[ImageRef, ImageRef]:
     """(base, toolchain) images for `spec`, building only what is missing."""
     with building(spec.name):
-        return _ensure_toolchain_image(client, spec, mirror, template_dir)
+        return _ensure_toolchain_image(client, spec, mirror, template_dir, lock_dir, update_locks)
+
+
+def image_context(spec: ToolchainSpec, lock_dir: Path, update_locks: bool) -> tuple[dict[str, bytes], bool]:
+    """The build context's files besides the Dockerfile, and whether pip checks wheel hashes."""
+    requirements, hashed = pip_requirements_file(spec, lock_dir, update_locks)
+    context = {f"ca/{n}": d for n, d in host_ca_certificates().items()}
+    context["requirements.txt"] = requirements.encode()
+    return context, hashed
 
 
 def _ensure_toolchain_image(
-    client: docker.DockerClient, spec: ToolchainSpec, mirror: str, template_dir: Path
+    client: docker.DockerClient, spec: ToolchainSpec, mirror: str, template_dir: Path, lock_dir: Path, update: bool
 ) -> tuple[ImageRef, ImageRef]:
     spec.check()
     base = ensure_base_image(client, spec.suite, mirror)
-    template_path = template_dir / f"{spec.family}.Dockerfile"
-    template = template_path.read_text()
-    args = toolchain_args(spec, base.tag)
-    ca_certs = host_ca_certificates()
-    key = image_key(template, args, base.id, spec.pip_requirements(), {f"ca/{n}": d for n, d in ca_certs.items()})
-    tag = toolchain_tag(spec, key)
+    planned = plan_image(spec, base.tag, base.id, template_dir, lock_dir, update)
+    tag, key = planned.tag, planned.key
     if (found := _find(client, tag)) is not None:
         return base, ImageRef(tag, found.id, key, spec.name, built=False, seconds=0.0)
     start = time.monotonic()
-    dockerfile = render_dockerfile(template, args, source=str(template_path))
+    dockerfile = render_dockerfile(planned.template, planned.args, source=str(planned.template_path))
     labels = {
         MANAGED_LABEL: "toolchain",
         "org.forge.key": key,
         "org.forge.name": spec.name,
         "org.forge.suite": spec.suite,
     }
-    build_image(client, dockerfile, tag, labels, ca_certs)
+    build_image(client, dockerfile, tag, labels, planned.context)
     found = _find(client, tag)
     assert found is not None
     return base, ImageRef(tag, found.id, key, spec.name, built=True, seconds=time.monotonic() - start)
@@ -505,7 +560,7 @@ def run_images(
         mirror = debian_mirror(env)
         for name, (spec, _) in sorted(wanted.items()):
             if build:
-                base, image = ensure_toolchain_image(client, spec, mirror)
+                base, image = ensure_toolchain_image(client, spec, mirror, update_locks=update_locks)
                 lock, status = locks.check_image_lock(client, image.tag, spec.name, image.built, update_locks)
                 verb = f"built in {image.seconds:.0f} s" if image.built else "up to date"
                 print(f"{name}: {image.tag} {verb}; lock {lock.name} {status}")
@@ -532,10 +587,7 @@ def expected_tags(client: docker.DockerClient, spec: ToolchainSpec, mirror: str)
     base = _find(client, base_tag)
     if base is None:
         return None, None
-    template = (DOCKERFILES / f"{spec.family}.Dockerfile").read_text()
-    ca = {f"ca/{n}": d for n, d in host_ca_certificates().items()}
-    key = image_key(template, toolchain_args(spec, base_tag), base.id, spec.pip_requirements(), ca)
-    return base_tag, toolchain_tag(spec, key)
+    return base_tag, plan_image(spec, base_tag, base.id).tag
 
 
 def has_image(cell: Any, target: Target | None) -> bool:

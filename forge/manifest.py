@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import shutil
 import signal
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from forge.errors import DistError
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".cache", "dist", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 MANIFEST = "manifest.json"
@@ -130,11 +134,90 @@ def sigint_blocked() -> Iterator[None]:
 
 def staging_dir(dist: Path, cell_id: str) -> Path:
     """A fresh temporary directory next to dist/<cell_id> (same filesystem, so rename is atomic)."""
-    dist.mkdir(parents=True, exist_ok=True)
-    tmp = dist / f".tmp-{cell_id}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    try:
+        dist.mkdir(parents=True, exist_ok=True)
+        tmp = dist / f".tmp-{cell_id}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+    except OSError as exc:
+        raise dist_error(dist, cell_id, exc) from None
     return tmp
+
+
+DIST_FLOOR = 64 * 1024**2
+"""Free space dist/ must have for a cell never built before (a tiny cell's tree and package)."""
+
+
+def last_size(cell_dir: Path) -> int:
+    """Bytes of the cell's previous result (installed files and package, from its manifest)."""
+    data = read_manifest(cell_dir) or {}
+    files = data.get("files")
+    sizes = [r.get("size", 0) for r in files.values() if isinstance(r, dict)] if isinstance(files, dict) else []
+    package = data.get("package")
+    sizes.append(package.get("size", 0) if isinstance(package, dict) else 0)
+    return sum(size for size in sizes if isinstance(size, int) and size > 0)
+
+
+def _fix_for(dist: Path, exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"free space on the filesystem of {dist}, or move dist/ elsewhere (a symlink to a bigger disk)"
+    return f"make {dist} a writable directory (or remove what is in its way), or point dist/ at one with a symlink"
+
+
+def dist_error(dist: Path, cell_id: str, exc: OSError) -> DistError:
+    """The one clear error for a dist/ that failed to take a result."""
+    return DistError(
+        f"cannot publish {cell_id} to {dist}",
+        f"{exc.strerror or exc} ({exc.filename or dist}); the previous result of {cell_id} is unchanged",
+        _fix_for(dist, exc),
+    )
+
+
+def check_dist(dist: Path, cell_id: str, floor: int = DIST_FLOOR) -> None:
+    """Before a build: dist/ is (or can be made) a writable directory, dist/<cell_id> is not in the
+    way, and dist/ has room for twice the cell's last result (or `floor`). DistError otherwise."""
+    final = dist / cell_id
+    try:
+        if dist.exists() and not dist.is_dir():
+            raise FileExistsError(errno.EEXIST, "exists and is not a directory", str(dist))
+        if final.exists() and not final.is_dir():
+            raise FileExistsError(errno.EEXIST, "exists and is not a directory", str(final))
+        dist.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=dist, prefix=".forge-write-probe-"):
+            pass
+        last = last_size(final)
+        need, free = max(floor, 2 * last), shutil.disk_usage(dist).free
+    except OSError as exc:
+        raise DistError(
+            f"dist/ cannot take the result of {cell_id}: {exc.filename or dist}: {exc.strerror or exc}",
+            "checked before building, so no build time is spent on a result that cannot be kept",
+            _fix_for(dist, exc),
+        ) from None
+    if free < need:
+        raise DistError(
+            f"dist/ has {free / 1024**2:.0f} MiB free, {cell_id} needs {need / 1024**2:.0f} MiB",
+            f"twice the cell's last result ({last / 1024**2:.0f} MiB), at least {floor / 1024**2:.0f} MiB",
+            _fix_for(dist, OSError(errno.ENOSPC, "no space")),
+        )
+
+
+@contextlib.contextmanager
+def publishing(dist: Path, cell_id: str) -> Iterator[Path]:
+    """A staging directory to fill; when the body ends, it replaces dist/<cell_id> (`publish`).
+
+    Any OSError (no space, read-only filesystem, something in the way) becomes one DistError,
+    the staging directory is removed and dist/<cell_id> keeps its previous result.
+    """
+    tmp = staging_dir(dist, cell_id)
+    try:
+        yield tmp
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise dist_error(dist, cell_id, exc) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    publish(tmp, dist, cell_id)
 
 
 def recover(dist: Path, cell_id: str) -> None:
@@ -155,9 +238,17 @@ def publish(tmp: Path, dist: Path, cell_id: str) -> Path:
     """Replace dist/<cell_id> with tmp: readers see the old tree or the new one, never a mix."""
     final = dist / cell_id
     old = dist / f".old-{cell_id}-{os.getpid()}"
-    with sigint_blocked():
-        if final.exists():
-            final.rename(old)
-        tmp.rename(final)
+    moved = False
+    try:
+        with sigint_blocked():
+            if final.exists():
+                final.rename(old)
+                moved = True
+            tmp.rename(final)
+    except OSError as exc:
+        if moved and not final.exists():
+            old.rename(final)  # the previous result goes back
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise dist_error(dist, cell_id, exc) from None
     shutil.rmtree(old, ignore_errors=True)
     return final

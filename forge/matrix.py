@@ -58,6 +58,22 @@ class Cell:
         return data
 
 
+CELL_ID = re.compile(r"[a-z0-9](?:[a-z0-9_+-]|\.(?!\.))*")
+"""The grammar of a cell id (and of every axis value in it): lower-case letters, digits, `._+-`,
+never `..` and never a `/`, so an id is always one plain name inside forge's directories."""
+
+
+def check_cell_id(value: object, where: str) -> str:
+    """`value` as a cell id, or a ConfigError naming where it came from."""
+    if not isinstance(value, str) or CELL_ID.fullmatch(value) is None:
+        raise ConfigError(
+            f"{where}: {value!r} is not a cell id",
+            "a cell id is lower-case letters, digits and . _ + - (no '..', no '/'), e.g. linux-x86_64-py3.11-np2.4-gcc12-cpu",
+            "use the manifest.json forge wrote for the cell",
+        )
+    return value
+
+
 REQUEST_AXES: tuple[str, ...] = ("target", "suite", "python", "numpy", "gcc", "cuda", "cmake", "bazel")
 """Axes a request (CLI flags or a matrix entry) may pin."""
 
@@ -92,16 +108,16 @@ class Request:
         return Request(target=target, pins=ordered, origin=origin)
 
 
-CELL_ID = re.compile(
+CELL_ID_PARTS = re.compile(
     r"(?P<target>[a-z0-9_]+(?:-[a-z0-9_]+)*?)-py(?P<python>\d+\.\d+)-np(?P<numpy>\d+\.\d+)"
     r"-(?:gcc(?P<gcc>\d+)|zig)-(?:cpu|cu(?P<cuda>\d+\.\d+))"
 )
-"""The grammar of Cell.id: target, python, numpy, compiler (gcc N or zig) and accelerator."""
+"""The parts of a Cell.id: target, python, numpy, compiler (gcc N or zig) and accelerator."""
 
 
 def request_for_cell_id(cell_id: str, origin: str = "--cell") -> Request:
     """The request that pins every axis a cell id names (ConfigError naming the grammar when it is not one)."""
-    match = CELL_ID.fullmatch(cell_id.strip())
+    match = CELL_ID_PARTS.fullmatch(cell_id.strip())
     if match is None:
         raise ConfigError(
             f"{origin}: `{cell_id}` is not a cell id",
@@ -146,6 +162,12 @@ def _entry_pins(entry: LocDict, targets: tuple[str, ...]) -> dict[str, str]:
     check_keys(entry, REQUEST_AXES, "axis")
     pins = {}
     for axis, value in entry.items():
+        if isinstance(value, (list, dict)):
+            raise ConfigError(
+                f"{entry.where(axis)}: `{axis}` must be one value, not a {'list' if isinstance(value, list) else 'mapping'}",
+                "an include/exclude entry pins each axis to one value or pattern; a list would match nothing",
+                f'write one entry per value, or one pattern (e.g. `{axis}: "3.1*"`)',
+            )
         if isinstance(value, float):
             raise ConfigError(f"{entry.where(axis)}: `{axis}: {value}` must be quoted", "YAML reads 3.10 as 3.1")
         pins[axis] = str(value)

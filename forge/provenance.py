@@ -11,20 +11,22 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forge import __version__, archive, manifest
-from forge.config import Config, Data, load_data
+from forge.config import BACKENDS, Config, Data, inside, load_data
 from forge.errors import ConfigError, ForgeError
+from forge.locks import KINDS as LOCK_KINDS
 from forge.log import Progress
-from forge.matrix import REQUEST_AXES, Request
+from forge.matrix import AXES, CELL_ID, REQUEST_AXES, Cell, Request, check_cell_id
 from forge.plan import Plan
 
 if TYPE_CHECKING:
@@ -65,14 +67,6 @@ def settle_epoch(cfg: Config, source_tree_hash: str, commit: str | None) -> Conf
     if cfg.source_date_epoch == 0 and commit is None:
         return replace(cfg, source_date_epoch=tree_epoch(source_tree_hash))
     return cfg
-
-
-def rebuild_request(cell: Mapping[str, Any]) -> Request:
-    """The request that resolves to `cell` again: every axis pinned to the recorded value."""
-    pins = {axis: cell.get(axis) for axis in REQUEST_AXES if axis != "target"}
-    if pins.get("cuda") is None:
-        pins["cuda"] = "none"
-    return Request.make(str(cell["target"]), pins, origin="manifest")
 
 
 def lock_packages(backend: Any) -> dict[str, str] | None:
@@ -168,28 +162,205 @@ def write_provenance(cell_dir: Path, data: Mapping[str, Any], started: float | N
 # --- rebuild -----------------------------------------------------------------------------------
 
 REQUIRED = ("cell", "backend", "source_tree_hash", "source_date_epoch", "files")
+LOCK_DIR = ("toolchains", "locks")
+"""Where every lock a manifest may name lives, relative to the repository."""
+LOCK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9_+-]+)*\.txt")
+HEX = re.compile(r"[0-9a-f]+")
+OBJECT_ID_LENGTHS = (40, 64)  # SHA-1 and SHA-256 repositories
 
 
-def load_for_rebuild(path: Path) -> dict[str, Any]:
-    """A manifest with every field a rebuild needs, or a ConfigError naming the missing ones."""
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}", str(exc), "pass dist/<cell-id>/manifest.json") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path} is not JSON", str(exc), "pass the manifest.json forge wrote") from None
+@dataclass(frozen=True)
+class Recorded:
+    """The fields of a manifest that a rebuild reads, each one validated (see `parse_recorded`).
+
+    Nothing from a manifest reaches the filesystem, git or a build except through this record.
+    """
+
+    source: str
+    """Where the manifest came from, for messages."""
+    cell: Cell
+    backend: str
+    source_tree_hash: str
+    source_commit: str | None
+    """A full hex object id, not yet resolved (`resolve_commit` does that against a repository)."""
+    source_date_epoch: int
+    lock: str | None
+    """`toolchains/locks/<name>.txt`, relative to the repository, or None (no docker image)."""
+    lock_packages: dict[str, str] | None
+    artifacts: dict[str, dict[str, Any]]
+    """Recorded artifacts by their path in dist/<cell-id>/: install/** and the package."""
+
+
+def _bad(source: str, field_name: str, value: object, why: str, fix: str = "") -> ConfigError:
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    return ConfigError(
+        f"{source}: field {field_name} = {shown} cannot be used", why, fix or "use the manifest.json forge wrote"
+    )
+
+
+def _hex(data: Mapping[str, Any], key: str, source: str, lengths: tuple[int, ...]) -> str:
+    value = data[key]
+    if not isinstance(value, str) or len(value) not in lengths or HEX.fullmatch(value) is None:
+        raise _bad(source, key, value, f"expected {' or '.join(map(str, lengths))} lower-case hex digits")
+    return value
+
+
+OPTIONAL = ("gcc", "cuda")  # None for zig cells and CPU cells
+VERSIONED = ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
+
+
+def _parse_cell(value: object, source: str) -> Cell:
+    if not isinstance(value, dict):
+        raise _bad(source, "cell", value, "expected an object with the cell's axes and id")
+    unknown = sorted(set(value) - {*AXES, "id"})
+    missing = [axis for axis in ("id", *AXES) if axis not in value or (value[axis] is None and axis not in OPTIONAL)]
+    if unknown or missing:
+        raise _bad(source, "cell", value, f"missing {', '.join(missing) or '-'}; unknown {', '.join(unknown) or '-'}")
+    for axis in AXES:
+        item = value[axis]
+        if item is None:
+            continue
+        ok = isinstance(item, str) and CELL_ID.fullmatch(item) is not None
+        if not ok or (axis in VERSIONED and not str(item)[:1].isdigit()):
+            kind = "a version such as 3.11" if axis in VERSIONED else "a name such as linux-x86_64"
+            raise _bad(source, f"cell.{axis}", item, f"expected {kind}")
+    cell = Cell(**{axis: value[axis] for axis in AXES})
+    recorded_id = check_cell_id(value["id"], f"{source}: field cell.id")
+    if recorded_id != cell.id:
+        raise _bad(source, "cell.id", recorded_id, f"the cell's axes give the id {cell.id}")
+    return cell
+
+
+def _parse_lock(data: Mapping[str, Any], source: str) -> str | None:
+    image = data.get("image")
+    if image is None:
+        return None
+    if not isinstance(image, dict):
+        raise _bad(source, "image", image, "expected an object (tag, id, lock, lock_sha256)")
+    lock = image.get("lock")
+    if lock is None:
+        return None
+    parts = tuple(str(lock).split("/")) if isinstance(lock, str) else ()
+    if len(parts) != 3 or parts[:2] != LOCK_DIR or LOCK_NAME.fullmatch(parts[2]) is None:
+        raise _bad(source, "image.lock", lock, "a toolchain lock is a file toolchains/locks/<image-name>.txt")
+    return str(lock)
+
+
+def _parse_lock_packages(data: Mapping[str, Any], source: str) -> dict[str, str] | None:
+    packages = data.get("lock_packages")
+    if packages is None:
+        return None
+    if not isinstance(packages, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k.split(" ", 1)[0] in LOCK_KINDS for k, v in packages.items()
+    ):
+        raise _bad(
+            source,
+            "lock_packages",
+            packages,
+            "expected {'deb <name>', 'pip <name>' or 'wheel <file>': '<version or sha256>'}",
+        )
+    return dict(packages)
+
+
+def _relative_path(path: object) -> bool:
+    """A plain relative POSIX path that stays below where it is joined to."""
+    if not isinstance(path, str) or not path or path.startswith("/") or "\\" in path or "\0" in path:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _file_record(record: object) -> bool:
+    if not isinstance(record, dict):
+        return False
+    if set(record) == {"link"}:
+        return isinstance(record["link"], str) and "\0" not in record["link"]
+    sha, size = record.get("sha256"), record.get("size")
+    return (
+        isinstance(sha, str)
+        and len(sha) == 64
+        and HEX.fullmatch(sha) is not None
+        and isinstance(size, int)
+        and not isinstance(size, bool)
+        and size >= 0
+    )
+
+
+def _parse_artifacts(data: Mapping[str, Any], cell: Cell, source: str) -> dict[str, dict[str, Any]]:
+    files = data["files"]
+    if not isinstance(files, dict):
+        raise _bad(source, "files", files, "expected an object of installed path -> {sha256, size} or {link}")
+    for path, record in files.items():
+        if not _relative_path(path):
+            raise _bad(source, "files", path, "an installed file's path is relative, without '..' or empty parts")
+        if not _file_record(record):
+            raise _bad(source, f"files[{path!r}]", record, "expected {sha256: 64 hex digits, size: bytes} or {link}")
+    artifacts = {f"install/{p}": dict(r) for p, r in files.items()}
+    package = data.get("package")
+    if package is not None:
+        if (
+            not isinstance(package, dict)
+            or package.get("name") != f"{cell.id}.tar.gz"
+            or not _file_record({k: v for k, v in package.items() if k != "name"})
+        ):
+            raise _bad(source, "package", package, f"expected {{name: {cell.id}.tar.gz, sha256, size}}")
+        artifacts[package["name"]] = dict(package)
+    return artifacts
+
+
+def parse_recorded(data: object, source: str) -> Recorded:
+    """Validate a manifest's raw JSON for a rebuild: every field a rebuild reads, before any is used.
+
+    Raises a ConfigError naming the file, the field and the fix.
+    """
     if not isinstance(data, dict):
         raise ConfigError(
-            f"{path} is not a forge manifest", "expected a JSON object", "pass dist/<cell-id>/manifest.json"
+            f"{source} is not a forge manifest", "expected a JSON object", "pass dist/<cell-id>/manifest.json"
         )
     missing = [key for key in REQUIRED if key not in data]
     if missing:
         raise ConfigError(
-            f"{path} lacks {', '.join(missing)}",
+            f"{source} lacks {', '.join(missing)}",
             "a manifest written before forge recorded provenance cannot be rebuilt from alone",
             "build the cell again with `invoke build` to get a complete manifest",
         )
-    return data
+    cell = _parse_cell(data["cell"], source)
+    if data["backend"] not in BACKENDS:
+        raise _bad(source, "backend", data["backend"], f"expected one of {', '.join(BACKENDS)}")
+    epoch = data["source_date_epoch"]
+    if not isinstance(epoch, int) or isinstance(epoch, bool) or not 0 <= epoch < 2**32:
+        raise _bad(source, "source_date_epoch", epoch, "expected whole seconds since 1970, not negative")
+    commit = data.get("source_commit")
+    return Recorded(
+        source=source,
+        cell=cell,
+        backend=str(data["backend"]),
+        source_tree_hash=_hex(data, "source_tree_hash", source, (64,)),
+        source_commit=None if commit is None else _hex(data, "source_commit", source, OBJECT_ID_LENGTHS),
+        source_date_epoch=epoch,
+        lock=_parse_lock(data, source),
+        lock_packages=_parse_lock_packages(data, source),
+        artifacts=_parse_artifacts(data, cell, source),
+    )
+
+
+def load_for_rebuild(path: Path) -> Recorded:
+    """The validated record of the manifest at `path`, or a ConfigError naming the field and fix."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}", str(exc), "pass dist/<cell-id>/manifest.json") from None
+    except ValueError as exc:  # bad JSON, or bytes that are not UTF-8
+        raise ConfigError(f"{path} is not JSON", str(exc), "pass the manifest.json forge wrote") from None
+    return parse_recorded(data, str(path))
+
+
+def rebuild_request(cell: Cell) -> Request:
+    """The request that resolves to `cell` again: every axis pinned to the recorded value."""
+    pins = {axis: getattr(cell, axis) for axis in REQUEST_AXES if axis != "target"}
+    if pins.get("cuda") is None:
+        pins["cuda"] = "none"
+    return Request.make(cell.target, pins, origin="manifest")
 
 
 def lock_drift(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
@@ -199,18 +370,16 @@ def lock_drift(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[
     return locks.diff_locks(locks.Lock("manifest", dict(recorded)), locks.Lock("now", dict(current)))
 
 
-def current_lock_packages(data: Mapping[str, Any], repo: Path) -> dict[str, str] | None:
-    """The packages of the lock the image of the manifest's cell is held to today."""
-    image = data.get("image")
-    if not isinstance(image, dict) or not image.get("lock"):
+def current_lock_packages(recorded: Recorded, repo: Path) -> dict[str, str] | None:
+    """The packages of the lock the image of the manifest's cell is held to today ({} when gone)."""
+    if recorded.lock is None:
         return None
-    path = Path(str(image["lock"]))
-    path = path if path.is_absolute() else repo / path
+    path = inside(repo / LOCK_DIR[0] / LOCK_DIR[1], recorded.lock.rsplit("/", 1)[1], what="the manifest's image.lock")
     if not path.is_file():
         return {}
     from forge import locks
 
-    return dict(locks.parse_lock(path.read_text(), path.stem, str(path)).packages)
+    return dict(locks.parse_lock(path.read_text(errors="replace"), path.stem, str(path)).packages)
 
 
 class SourceMismatchError(ForgeError):
@@ -219,55 +388,65 @@ class SourceMismatchError(ForgeError):
     exit_code = 10
 
 
-def check_sources(data: Mapping[str, Any], now_hash: str) -> None:
-    if now_hash != data["source_tree_hash"]:
-        commit = data.get("source_commit")
+def check_sources(recorded: Recorded, now_hash: str) -> None:
+    if now_hash != recorded.source_tree_hash:
+        commit = recorded.source_commit
         raise SourceMismatchError(
             "the sources differ from the ones the manifest was built from",
-            f"source tree hash now {now_hash}, in the manifest {data['source_tree_hash']}",
+            f"source tree hash now {now_hash}, in the manifest {recorded.source_tree_hash}",
             f"rebuild from commit {commit} with the same uncommitted and untracked files the build had"
             if commit
             else "restore the source tree the manifest was built from",
         )
 
 
-def rebuild_cell(recorded: Mapping[str, Any], data: Data, cfg: Config, progress: Progress) -> BuildResult:
+def rebuild_cell(recorded: Recorded, data: Data, cfg: Config, progress: Progress) -> BuildResult:
     """Build a manifest's cell again from what the manifest says (request, epoch, backend) into
     cfg's directories; repro's second build and `invoke rebuild` both go through here."""
     from forge.build import build_cell
 
-    shutil.rmtree(cfg.cache / str(recorded["cell"]["id"]), ignore_errors=True)  # start from empty build dirs
-    rcfg = replace(
-        cfg, backend=str(recorded["backend"]), source_date_epoch=int(recorded["source_date_epoch"]), force=True
-    )
-    built = build_cell(rebuild_request(recorded["cell"]), data, rcfg, progress)
-    if built.cell_id != recorded["cell"].get("id"):
+    cell_id = recorded.cell.id
+    shutil.rmtree(inside(cfg.cache, cell_id, what="cell id"), ignore_errors=True)  # start from empty build dirs
+    rcfg = replace(cfg, backend=recorded.backend, source_date_epoch=recorded.source_date_epoch, force=True)
+    built = build_cell(rebuild_request(recorded.cell), data, rcfg, progress)
+    if built.cell_id != cell_id:
         raise ConfigError(
-            f"the manifest's cell {recorded['cell'].get('id')} now resolves to {built.cell_id}",
+            f"the manifest's cell {cell_id} now resolves to {built.cell_id}",
             "matrix/ or toolchains/ changed since",
             "rebuild from the commit the manifest names",
         )
     return built
 
 
-def _dist_records(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A manifest's artifacts as paths relative to dist/<cell-id>/: install/** and the package."""
-    records = {f"install/{p}": r for p, r in data.get("files", {}).items()}
-    package = data.get("package")
-    if isinstance(package, dict):
-        records[str(package["name"])] = package
-    return records
-
-
 SOURCE_PARTS = ("engine", "verify", "toolchains", "matrix")
 """What a cell build reads from the repository (repro snapshots them, rebuild exports them)."""
 
 
-def export_commit(repo: Path, commit: str, dest: Path) -> Path | None:
-    """SOURCE_PARTS as of `commit`, written to dest with `git archive`; None when git cannot."""
+def resolve_commit(repo: Path, commit: str) -> str | None:
+    """`commit` as the full id of a commit object in repo (git rev-parse --verify), else None."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(repo), "archive", "--format=tar", commit, *SOURCE_PARTS],
+            ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = out.stdout.strip()
+    return found if out.returncode == 0 and found == commit else None
+
+
+def export_commit(repo: Path, commit: str, dest: Path) -> Path | None:
+    """SOURCE_PARTS as of `commit` (resolved first), written to dest with `git archive`; None when
+    git cannot."""
+    resolved = resolve_commit(repo, commit)
+    if resolved is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "archive", "--format=tar", resolved, "--", *SOURCE_PARTS],
             capture_output=True,
             timeout=120,
             check=False,
@@ -279,25 +458,43 @@ def export_commit(repo: Path, commit: str, dest: Path) -> Path | None:
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(out.stdout)) as tar:
-        tar.extractall(dest, filter="tar")
-    (dest / COMMIT_FILE).write_text(commit + "\n")
+        tar.extractall(dest, filter="data")
+    (dest / COMMIT_FILE).write_text(resolved + "\n")
     return dest
 
 
-def sources_for(recorded: Mapping[str, Any], repo: Path, scratch: Path) -> Path:
-    """The tree to rebuild from: repo when its sources hash as recorded, else the recorded commit
-    exported to scratch when that matches; otherwise SourceMismatchError says what to check out."""
+def sources_for(recorded: Recorded, repo: Path, scratch: Path) -> Path:
+    """The tree to rebuild from, never another commit's.
+
+    repo itself when it is at the recorded commit (or none is recorded) and its sources hash as
+    recorded; otherwise the recorded commit exported to scratch when its sources hash as
+    recorded; otherwise a SourceMismatchError that says what to check out.
+    """
     from forge.build import SOURCE_SUBDIRS
 
     now = manifest.source_tree_hash(repo, SOURCE_SUBDIRS)
-    if now == recorded["source_tree_hash"]:
+    commit = recorded.source_commit
+    if now == recorded.source_tree_hash and commit in (None, git_commit(repo)):
         return repo
-    commit = recorded.get("source_commit")
-    exported = export_commit(repo, str(commit), scratch) if commit else None
-    if exported is not None and manifest.source_tree_hash(exported, SOURCE_SUBDIRS) == recorded["source_tree_hash"]:
-        return exported
-    check_sources(recorded, now)  # raises, naming both hashes and the commit
-    return repo
+    if commit is None:
+        check_sources(recorded, now)  # raises, naming both hashes
+    assert commit is not None
+    exported = export_commit(repo, commit, scratch)
+    if exported is None:
+        raise SourceMismatchError(
+            f"commit {commit} of the manifest is not in {repo}",
+            f"this checkout is at {git_commit(repo) or 'no commit'}; a rebuild builds the manifest's commit or nothing",
+            f"fetch the commit into this repository (git fetch <remote> {commit}) and run the rebuild again",
+        )
+    exported_hash = manifest.source_tree_hash(exported, SOURCE_SUBDIRS)
+    if exported_hash != recorded.source_tree_hash:
+        raise SourceMismatchError(
+            f"commit {commit} does not hold the sources the manifest was built from",
+            f"its source tree hash is {exported_hash}, the manifest's {recorded.source_tree_hash}: "
+            "the build had uncommitted or untracked changes",
+            f"check out {commit} with the same uncommitted and untracked files the build had, and rebuild there",
+        )
+    return exported
 
 
 def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
@@ -306,25 +503,25 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
     from forge import repro
 
     path = Path(manifest_arg).resolve()
-    data = load_for_rebuild(path)
-    env = {**os.environ, "SOURCE_DATE_EPOCH": str(data["source_date_epoch"])}
-    cfg, tdata = forge_cli.setup({**cli, "backend": data["backend"]}, env)
+    recorded = load_for_rebuild(path)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": str(recorded.source_date_epoch)}
+    cfg, tdata = forge_cli.setup({**cli, "backend": recorded.backend}, env)
     out = forge_cli.console()
-    source = sources_for(data, cfg.repo, cfg.cache / "rebuild" / "src")
+    root = cfg.cache / "rebuild"
+    source = sources_for(recorded, cfg.repo, root / "src")
     if source != cfg.repo:
-        out.print(f"sources: the working tree differs from the manifest's; commit {data['source_commit']} exported")
+        out.print(f"sources: commit {recorded.source_commit} exported (the working tree differs)", markup=False)
         cfg, tdata = replace(cfg, repo=source), load_data(source)
-    recorded_lock = data.get("lock_packages")
-    if isinstance(recorded_lock, dict):
-        current = current_lock_packages(data, cfg.repo) or {}
-        drift = lock_drift(recorded_lock, current)
+    else:
+        out.print(f"sources: the working tree, at commit {recorded.source_commit or '(none recorded)'}", markup=False)
+    if recorded.lock_packages is not None:
+        drift = lock_drift(recorded.lock_packages, current_lock_packages(recorded, cfg.repo) or {})
         if drift:
             out.print(f"[yellow]toolchain lock drift since the manifest ({len(drift)} packages):[/]")
             for line in drift:
                 out.print(f"  {line}", markup=False)
         else:
             out.print("toolchain lock: same packages as the manifest's")
-    root = cfg.cache / "rebuild"
     # No compiler cache unless asked (then `invoke build`'s): a cached object must not stand in for a compile.
     use_ccache = bool(cli.get("ccache", False))
     if use_ccache and not (root / "ccache").exists():
@@ -335,15 +532,19 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
     start = time.monotonic()
     # Not `<cell>.lock`: the build inside takes that one (build.cell_lock, same cache root), and
     # flock would then wait on this very process.
-    lock = root / f"{data['cell'].get('id')}.rebuild.lock"
+    lock = inside(root, f"{recorded.cell.id}.rebuild.lock", what="cell id")
     with repro.exclusive(lock, out.print, "another rebuild of this cell"):
-        built = rebuild_cell(data, tdata, rcfg, Progress(out, cfg.ci))
+        built = rebuild_cell(recorded, tdata, rcfg, Progress(out, cfg.ci))
     assert built.dist is not None
-    comparisons = repro.compare_records(_dist_records(data), _dist_records(manifest.read_manifest(built.dist) or {}))
+    rebuilt = parse_recorded(manifest.read_manifest(built.dist) or {}, str(built.dist / manifest.MANIFEST))
+    comparisons = repro.compare_records(recorded.artifacts, rebuilt.artifacts)
     result = repro.ReproResult(f"rebuild of {built.cell_id}", comparisons, (), [time.monotonic() - start])
     trees = (path.parent, built.dist)
     repro.write_report(result, path.parent / "rebuild", trees, cfg.cache / "tools", out.print)
     for comp in result.differing:
         out.print(f"  [red]{comp.outcome.value:>20}[/]  {comp.path}")
-    out.print(f"rebuild of {built.cell_id}: {result.identical}/{len(comparisons)} files identical ({result.report})")
+    what = f"commit {recorded.source_commit}" if recorded.source_commit else "the working tree"
+    out.print(
+        f"rebuild of {built.cell_id} from {what}: {result.identical}/{len(comparisons)} files identical ({result.report})"
+    )
     repro.raise_for([result])

@@ -23,16 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from forge import __version__, manifest, report
-from forge.errors import ForgeError
+from forge.errors import ReleaseError
 from forge.provenance import PROVENANCE
 
 PASSED = ("passed", "up to date")
-
-
-class ReleaseError(ForgeError):
-    """A cell cannot go into the release (failed, damaged or incomplete); nothing was published."""
-
-    exit_code = 12
 
 
 @dataclass(frozen=True)

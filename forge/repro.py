@@ -30,7 +30,7 @@ from forge.backends.base import FAKETIME_ENV, UMASK_ENV
 from forge.config import Config, Data, backend_for
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
-from forge.matrix import Cell, Excluded, Request
+from forge.matrix import Cell, Request
 
 REPORT_TXT = "repro-report.txt"
 REPORT_JSON = "repro-report.json"
@@ -428,6 +428,7 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
     from forge.build import resolve_for  # build imports the backends; keep `invoke --list` light
 
     cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
+    manifest.check_dist(cfg.dist, cell.id)  # and on a dist/ that could not take the result
     with exclusive(cfg.cache / "repro" / f"{cell.id}.lock", progress.info, f"another repro of {cell.id}"):
         return _repro_cell(request, data, cfg, progress, cell)
 
@@ -455,11 +456,13 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
         # Both record into private dist/ directories: another build publishing dist/<cell-id>/
         # meanwhile must not replace the tree being compared.
         vcfg = replace(cfg, cache=v.root, dist=v.root / "dist", force=True, jobs=v.jobs, ccache=v.ccache)
-        first = manifest.read_manifest(variations[0].root / "dist" / cell.id) if v.label != "a" else None
+        first_dir = variations[0].root / "dist" / cell.id
+        first = manifest.read_manifest(first_dir) if v.label != "a" else None
         if first is None:
             built = build_cell(request, data, vcfg, progress)
         else:  # the second build takes everything from the first one's manifest, as `invoke rebuild` does
-            built = provenance.rebuild_cell(first, data, vcfg, progress)
+            recorded = provenance.parse_recorded(first, str(first_dir / manifest.MANIFEST))
+            built = provenance.rebuild_cell(recorded, data, vcfg, progress)
         assert built.dist is not None
         return built.dist
 
@@ -475,13 +478,9 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
 
 def publish_copy(cell_dir: Path, dist: Path, cell_id: str) -> Path:
     """Publish a copy of a recorded cell directory as dist/<cell_id>/, atomically."""
-    tmp = manifest.staging_dir(dist, cell_id)
-    try:
+    with manifest.publishing(dist, cell_id) as tmp:
         shutil.copytree(cell_dir, tmp, symlinks=True, dirs_exist_ok=True)
-        return manifest.publish(tmp, dist, cell_id)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    return dist / cell_id
 
 
 def repro_table(results: list[ReproResult]) -> Table:
@@ -514,9 +513,7 @@ def run_repro(
     cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
     progress = Progress(out, cfg.ci)
     results = []
-    for item in forge_cli.requests_from(target, matrix, pins, data):
-        if isinstance(item, Excluded):
-            continue
+    for item in forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data), matrix):
         result = repro_cell(item, data, backend_for(cfg, item.target), progress)
         for comp in result.comparisons:
             style = "green" if comp.outcome is Outcome.IDENTICAL else "red"

@@ -76,9 +76,16 @@ def _loader_for(path: Path) -> type[yaml.SafeLoader]:
 def load_yaml(path: Path) -> LocDict:
     """Parse a YAML file whose top level must be a mapping."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read {path}", str(exc.strerror), "check the path") from exc
+    except UnicodeDecodeError as exc:
+        number = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}:{number}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+            "forge reads YAML files as UTF-8",
+            "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or remove the stray byte",
+        ) from None
     try:
         data = yaml.load(text, Loader=_loader_for(path))
     except yaml.MarkedYAMLError as exc:

@@ -1,17 +1,23 @@
 """The `docker` backend: every step runs in a throwaway container of the cell's toolchain image.
 
-The container has no network, the repository mounted read-only at /src, a temporary build volume
-at /build (the engine build; /stage and /verify-build are container directories) and a persistent
-compiler cache volume per toolchain image at /ccache (FORGE_CCACHE_VOLUME names another); it runs
-as the image's non-root user `forge`. Commands run with `docker exec`, artifacts leave with
-`copy_out`. `close` (also on Ctrl-C and failure) removes the
-container and the build volume; `FORGE_KEEP_CONTAINER=1` keeps both and prints how to enter.
-Containers and volumes carry a session label, so ones left by a killed forge are removed the next
-time a docker backend starts.
+The container has no network, the repository mounted read-only at /src, temporary volumes at
+/build (the engine build), /stage, /verify-build and /home, and a persistent compiler cache volume
+per toolchain image at /ccache (FORGE_CCACHE_VOLUME names another); it runs as the image's
+non-root user `forge`, with every capability dropped, no-new-privileges (the image's setuid
+programs cannot raise anyone), a read-only root filesystem (tmpfs at /tmp and /var/tmp) and the
+pids and memory limits of `forge.config.container_limits`. Commands run with `docker exec`,
+artifacts leave with `copy_out`. `close` (also on Ctrl-C and failure) removes the container and its
+volumes; `FORGE_KEEP_CONTAINER=1` keeps them and prints how to enter.
+
+Containers and volumes carry an owner label (a hash of the engine's identity and this forge
+instance's id) and a session label (the pid), so the ones a killed forge left are removed the next
+time a docker backend of the same forge starts, with a message; nobody else's are touched, even on
+an engine shared through DOCKER_HOST.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shlex
@@ -35,6 +41,7 @@ from forge.backends.base import (
     check_variation_env,
     varied_command,
 )
+from forge.config import ContainerLimits, container_limits
 from forge.errors import BackendError, BuildInterrupted, ConfigError, StepFailedError
 from forge.matrix import Cell
 from forge.proc import tail
@@ -42,7 +49,17 @@ from forge.toolchains import load_toolchains
 
 MANAGED = images.MANAGED_LABEL
 SESSION_LABEL = "org.forge.session"
-INSIDE = CONTAINER_WORKSPACE  # /build is the build volume; /stage and /verify-build live in the container
+OWNER_LABEL = "org.forge.owner"
+INSTANCE_FILE = locks.REPO / ".cache" / "forge" / "instance-id"
+CAP_ADD: tuple[str, ...] = ()
+"""Capabilities a build needs back after dropping ALL: none. Every step runs as the non-root build
+user, whose processes hold no effective capability anyway (measured: a full cell build, verify and
+repro's umask/faketime/other-user variation pass with none)."""
+TMPFS = {"/tmp": "rw,nosuid,nodev,size=2g", "/var/tmp": "rw,nosuid,nodev,size=256m"}
+SCRATCH = ("stage", "verify-build", "home")
+"""Container directories a build writes besides /build and /ccache: a volume each (a fresh named
+volume starts as a copy of the image's directory, owners and modes included)."""
+INSIDE = CONTAINER_WORKSPACE  # /build, /stage and /verify-build are volumes of the container's session
 
 # Probes whose first output line goes into the manifest: versions found inside the container.
 VERSION_PROBES: dict[str, tuple[str, ...]] = {
@@ -90,23 +107,79 @@ def ccache_hit_rate(stats: Mapping[str, int]) -> float | None:
     return hits / total if total else None
 
 
-def remove_stale(client: Any, alive: Callable[[int], bool]) -> list[str]:
-    """Remove forge containers and build volumes whose session (a pid on this host) is gone."""
+def instance_id(path: Path = INSTANCE_FILE) -> str:
+    """This forge checkout's id on this machine: random, made once and kept under its cache."""
+    try:
+        found = path.read_text().strip()
+    except OSError:
+        found = ""
+    if len(found) == 32 and all(c in "0123456789abcdef" for c in found):
+        return found
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(uuid.uuid4().hex + "\n")
+    try:
+        os.link(tmp, path)  # the first writer wins; parallel cells then read the same id
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    return path.read_text().strip()
+
+
+def owner_id(env: Mapping[str, str], info: Mapping[str, Any], instance: str) -> str:
+    """Who owns forge's containers on this engine: the engine (DOCKER_HOST and the daemon's ID and
+    name) and this forge instance, hashed. Another checkout, user or machine gets another owner."""
+    engine = f"{env.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'}|{info.get('ID', '')}|{info.get('Name', '')}"
+    return hashlib.sha256(f"{engine}\0{instance}".encode()).hexdigest()[:24]
+
+
+def _abandoned(labels: Mapping[str, str] | None, owner: str, alive: Callable[[int], bool]) -> str | None:
+    """The dead session pid when these labels are this owner's and not kept; else None."""
+    labels = labels or {}
+    pid = labels.get(SESSION_LABEL, "")
+    if labels.get(OWNER_LABEL) != owner or labels.get("org.forge.keep") == "1" or not pid.isdigit():
+        return None
+    return None if alive(int(pid)) else pid
+
+
+def remove_stale(
+    client: Any, alive: Callable[[int], bool], owner: str, log: Callable[[str], None] = print
+) -> list[str]:
+    """Remove this forge instance's containers and volumes whose session (a pid here) is gone,
+    naming each; containers of other owners (another checkout, user or machine) are left alone."""
     removed: list[str] = []
-    for container in client.containers.list(all=True, filters={"label": SESSION_LABEL}):
-        pid = (container.labels or {}).get(SESSION_LABEL, "")
-        if pid.isdigit() and not alive(int(pid)) and container.labels.get("org.forge.keep") != "1":
+    for container in client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"}):
+        pid = _abandoned(container.labels, owner, alive)
+        if pid is not None:
             container.remove(force=True)
             removed.append(container.name)
-    for volume in client.volumes.list(filters={"label": SESSION_LABEL}):
-        pid = (volume.attrs.get("Labels") or {}).get(SESSION_LABEL, "")
-        if pid.isdigit() and not alive(int(pid)) and volume.attrs["Labels"].get("org.forge.keep") != "1":
-            try:
-                volume.remove(force=True)
-                removed.append(volume.name)
-            except docker.errors.APIError:  # a kept container still uses it
-                continue
+            log(f"forge: removed container {container.name}, left by forge session {pid} (no longer running)")
+    for volume in client.volumes.list(filters={"label": f"{OWNER_LABEL}={owner}"}):
+        pid = _abandoned(volume.attrs.get("Labels"), owner, alive)
+        if pid is None:
+            continue
+        try:
+            volume.remove(force=True)
+        except docker.errors.APIError:  # a kept container still uses it
+            continue
+        removed.append(volume.name)
+        log(f"forge: removed volume {volume.name}, left by forge session {pid} (no longer running)")
     return removed
+
+
+def hardening(limits: ContainerLimits) -> dict[str, Any]:
+    """containers.create options that leave a build no more power than it needs."""
+    return {
+        "cap_drop": ["ALL"],
+        "cap_add": list(CAP_ADD) or None,
+        "security_opt": ["no-new-privileges:true"],
+        "read_only": True,
+        "tmpfs": dict(TMPFS),
+        "pids_limit": limits.pids,
+        "mem_limit": limits.memory,
+        "memswap_limit": limits.memory,  # no swap beyond the memory limit
+    }
 
 
 def fair_cpu_placement(info: Mapping[str, Any], cpus: int) -> dict[str, Any]:
@@ -151,6 +224,7 @@ class DockerBackend(Backend):
         env: Mapping[str, str] | None = None,
         update_locks: bool = False,
         lock_dir: Path = locks.LOCK_DIR,
+        instance_file: Path = INSTANCE_FILE,
     ) -> None:
         self._env = dict(os.environ if env is None else env)
         self._client = client
@@ -159,7 +233,9 @@ class DockerBackend(Backend):
         self._update_locks = update_locks or self._env.get("FORGE_UPDATE_LOCKS", "") == "1"
         self._lock_dir = lock_dir
         self._container: Any | None = None
-        self._volume: Any | None = None
+        self._volumes: list[Any] = []
+        self._limits = container_limits(self._env)
+        self._instance_file = instance_file
         self.image: ImageChoice | None = None
         # forge.repro varies these between its two builds; an ordinary build leaves them unset.
         self._hostname = self._env.get("FORGE_CONTAINER_HOSTNAME") or None
@@ -186,7 +262,10 @@ class DockerBackend(Backend):
     def choose_image(self, cell: Cell) -> ImageChoice:
         """Find or build the cell's toolchain image and reconcile its lock."""
         spec = toolchain_spec(cell)
-        base, image = images.ensure_toolchain_image(self.client, spec, self._mirror or images.debian_mirror(self._env))
+        mirror = self._mirror or images.debian_mirror(self._env)
+        base, image = images.ensure_toolchain_image(
+            self.client, spec, mirror, lock_dir=self._lock_dir, update_locks=self._update_locks
+        )
         path, status = locks.check_image_lock(
             self.client, image.tag, spec.name, image.built, self._update_locks, self._lock_dir
         )
@@ -207,18 +286,25 @@ class DockerBackend(Backend):
     # -- Backend -----------------------------------------------------------------------------
 
     def prepare(self, cell: Cell, host: Workspace) -> Workspace:
-        remove_stale(self.client, pid_alive)
+        info = self.client.info()
+        owner = owner_id(self._env, info, instance_id(self._instance_file))
+        remove_stale(self.client, pid_alive, owner)
         self.image = self.choose_image(cell)
         spec = toolchain_spec(cell)
-        session = {MANAGED: "build", SESSION_LABEL: str(os.getpid()), "org.forge.cell": cell.id}
+        session = {MANAGED: "build", OWNER_LABEL: owner, SESSION_LABEL: str(os.getpid()), "org.forge.cell": cell.id}
         if self._keep:
             session["org.forge.keep"] = "1"
         suffix = uuid.uuid4().hex[:8]
         try:
-            self._volume = self.client.volumes.create(name=f"forge-build-{suffix}", labels=session)
+            build = self.client.volumes.create(name=f"forge-build-{suffix}", labels=session)
+            self._volumes.append(build)
+            scratch = []
+            for name in SCRATCH:
+                self._volumes.append(self.client.volumes.create(name=f"forge-{name}-{suffix}", labels=session))
+                scratch.append(Mount(f"/{name}", self._volumes[-1].name, type="volume"))
             ccache = self._env.get("FORGE_CCACHE_VOLUME") or f"forge-ccache-{spec.name}"
             self.client.volumes.create(name=ccache, labels={MANAGED: "ccache"})
-            placement = fair_cpu_placement(self.client.info(), os.cpu_count() or 1)
+            placement = fair_cpu_placement(info, os.cpu_count() or 1)
             self._container = self.client.containers.create(
                 self.image.tag,
                 ["sleep", "infinity"],
@@ -227,13 +313,15 @@ class DockerBackend(Backend):
                 network_mode="none",
                 user=self._user,
                 **placement,
+                **hardening(self._limits),
                 hostname=self._hostname,
                 working_dir=str(INSIDE.build),
                 labels=session,
                 mounts=[
                     Mount(str(INSIDE.source), str(host.source), type="bind", read_only=True),
-                    Mount(str(INSIDE.build), self._volume.name, type="volume"),
+                    Mount(str(INSIDE.build), build.name, type="volume"),
                     Mount(str(INSIDE.ccache), ccache, type="volume"),
+                    *scratch,
                 ],
             )
             self._container.start()
@@ -353,18 +441,19 @@ class DockerBackend(Backend):
         return facts
 
     def close(self) -> None:
-        container, volume = self._container, self._volume
-        self._container = self._volume = None
+        container, volumes = self._container, self._volumes
+        self._container, self._volumes = None, []
+        names = " ".join(v.name for v in volumes)
         if self._keep and container is not None:
             print(
                 f"forge: kept container {container.name} (FORGE_KEEP_CONTAINER=1); enter it with\n"
                 f"  docker exec -it {container.name} bash\n"
-                f"remove it with: docker rm -f {container.name} && docker volume rm {volume.name if volume else ''}"
+                f"remove it with: docker rm -f {container.name} && docker volume rm {names}"
             )
             return
         if container is not None:
             _remove(container, f"docker rm -f {container.name}")
-        if volume is not None:
+        for volume in volumes:
             _remove(volume, f"docker volume rm -f {volume.name}")
 
 

@@ -2,7 +2,7 @@
 
 Each pair differs in one way a toolchain upgrade can change a build: an export removed or added,
 a public struct's layout (which only abidiff sees, from the debug info), a higher GLIBCXX
-requirement. Each must be found, with the right severity, and the CLI must exit 11.
+requirement. Each must be found, with the right severity, and the CLI must exit 12.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def test_raised_glibcxx_requirement_is_a_regression(tmp_path: Path) -> None:
     assert any("now requires GLIBCXX_3.4." in m and "(was none)" in m for m in raised), result.findings
 
 
-def test_cli_exits_11_with_findings_first(tmp_path: Path) -> None:
+def test_cli_exits_12_with_findings_first(tmp_path: Path) -> None:
     _abidiff()
     dist = tmp_path / "dist"
     _cell(dist, "base-cell")
@@ -145,7 +145,7 @@ def test_cli_exits_11_with_findings_first(tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
-    assert proc.returncode == 11, proc.stdout + proc.stderr
+    assert proc.returncode == 12, proc.stdout + proc.stderr
     assert "error: 1 regressions from base-cell to cand-cell" in proc.stderr + proc.stdout
     assert "verify: session failed (passed in the baseline)" in proc.stderr + proc.stdout
     assert json.loads((tmp_path / "out" / "base-cell--cand-cell.json").read_text())["regressions"] == 1

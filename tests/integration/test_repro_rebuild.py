@@ -87,3 +87,20 @@ def test_rebuild_catches_a_planted_timestamp_and_names_the_file(tiny_repo: Path)
     assert "install/lib/libember_framework.so" in caught.value.why
     text = (manifest_path.parent / "rebuild" / repro.REPORT_TXT).read_text()
     assert "different  install/lib/libember_framework.so" in text
+
+
+def test_rebuild_of_another_commit_builds_that_commit(tiny_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest_path = _build(tiny_repo)
+    built_at = json.loads(manifest_path.read_text())["source_commit"]
+    # a later commit changes what resolves cells but not one engine/ or verify/ byte: the source
+    # tree hash stays the same, so only the commit tells the two apart
+    with (tiny_repo / "matrix" / "ci.yaml").open("a") as handle:
+        handle.write("# moved on\n")
+    _git(tiny_repo, "commit", "-q", "-am", "matrix moved on")
+    capsys.readouterr()
+    provenance.run_rebuild(str(manifest_path), {})
+    out = capsys.readouterr().out
+    assert f"commit {built_at} exported" in out and f"from commit {built_at}:" in out
+    exported = tiny_repo / ".cache" / "forge" / "rebuild" / "src"
+    assert provenance.git_commit(exported) == built_at
+    assert "# moved on" not in (exported / "matrix" / "ci.yaml").read_text()

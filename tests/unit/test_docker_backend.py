@@ -132,14 +132,16 @@ def no_daemon(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
     monkeypatch.setattr(docker, "from_env", refuse)
     ref = images.ImageRef("forge/toolchain:bookworm-x-abc", "sha256:abc", "abc" * 8, "bookworm-x", False, 0.0)
-    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror: (ref, ref))
+    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror, **kw: (ref, ref))
     monkeypatch.setattr(
         locks, "collect_lock", lambda client, tag, name: locks.Lock(name, {"deb gcc-12:amd64": "12.2.0-14"})
     )
 
 
 def backend(engine: FakeEngine, tmp_path: Path, **env: str) -> docker_backend.DockerBackend:
-    return docker_backend.DockerBackend(engine, mirror="http://m/debian", env=env, lock_dir=tmp_path / "locks")
+    return docker_backend.DockerBackend(
+        engine, mirror="http://m/debian", env=env, lock_dir=tmp_path / "locks", instance_file=tmp_path / "instance-id"
+    )
 
 
 def test_prepare_starts_a_hermetic_container(tmp_path: Path) -> None:
@@ -154,12 +156,20 @@ def test_prepare_starts_a_hermetic_container(tmp_path: Path) -> None:
         mounts = {m["Target"]: m for m in kw["mounts"]}
         assert mounts["/src"]["Source"] == "/repo" and mounts["/src"]["ReadOnly"] is True
         assert mounts["/build"]["Type"] == "volume" and mounts["/ccache"]["Type"] == "volume"
+        assert all(mounts[f"/{d}"]["Type"] == "volume" for d in ("stage", "verify-build", "home"))
+        assert kw["cap_drop"] == ["ALL"] and kw["cap_add"] is None
+        assert kw["security_opt"] == ["no-new-privileges:true"] and kw["read_only"] is True
+        assert set(kw["tmpfs"]) == {"/tmp", "/var/tmp"}
+        assert kw["pids_limit"] == 4096 and kw["mem_limit"] == kw["memswap_limit"] == 8 * 1024**3
+        assert container.labels[docker_backend.OWNER_LABEL] == docker_backend.owner_id(
+            {}, engine.info(), (tmp_path / "instance-id").read_text().strip()
+        )
         assert container.started
         assert ws.source == PurePosixPath("/src") and ws.prefix == PurePosixPath("/stage")
         assert ["ccache", "--zero-stats"] in engine.execs
         assert (tmp_path / "locks" / "bookworm-gcc12-py3.11-np2.1.txt").exists()
     assert container.name in engine.removed  # close removed the container...
-    assert not [v for v in engine.volumes_by_name if v.startswith("forge-build-")]  # ...and the build volume
+    assert not [v for v in engine.volumes_by_name if "ccache" not in v]  # ...and its volumes
     assert "forge-ccache-bookworm-gcc12-py3.11-np2.1" in engine.volumes_by_name  # the cache persists
 
 
@@ -227,7 +237,7 @@ def test_facts_carry_image_lock_versions_and_ccache_hit_rate(tmp_path: Path) -> 
 def test_lock_drift_fails_and_untags_the_image(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engine = FakeEngine()
     built = images.ImageRef("forge/toolchain:new", "sha256:new", "k", "n", True, 1.0)
-    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror: (built, built))
+    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror, **kw: (built, built))
     path = tmp_path / "locks" / "bookworm-gcc12-py3.11-np2.1.txt"
     path.parent.mkdir()
     path.write_text("deb gcc-12:amd64 12.2.0-13\n")
@@ -237,14 +247,47 @@ def test_lock_drift_fails_and_untags_the_image(tmp_path: Path, monkeypatch: pyte
     assert not engine.containers_by_name
 
 
-def test_stale_sessions_are_removed_live_ones_kept() -> None:
+def test_only_this_instances_abandoned_containers_are_removed_and_named() -> None:
     engine = FakeEngine()
-    for name, pid in (("dead", "999999"), ("live", "1")):
-        engine._create_container("img", [], name, {docker_backend.SESSION_LABEL: pid})
-        engine._create_volume(f"forge-build-{name}", {docker_backend.SESSION_LABEL: pid})
-    removed = docker_backend.remove_stale(engine, alive=lambda pid: pid == 1)
+    mine = docker_backend.owner_id({"DOCKER_HOST": "tcp://shared:2375"}, {"ID": "E1", "Name": "eng"}, "a" * 32)
+    theirs = docker_backend.owner_id({"DOCKER_HOST": "tcp://shared:2375"}, {"ID": "E1", "Name": "eng"}, "b" * 32)
+    other_engine = docker_backend.owner_id({"DOCKER_HOST": "tcp://other:2375"}, {"ID": "E2", "Name": "x"}, "a" * 32)
+    assert len({mine, theirs, other_engine}) == 3
+    for name, owner, pid in (
+        ("dead", mine, "999999"),
+        ("live", mine, "1"),
+        ("theirs-dead", theirs, "999999"),  # another forge on the shared engine: its pid means nothing here
+        ("unowned-dead", None, "999999"),  # made by a forge before owners existed: not provably ours
+    ):
+        labels = {docker_backend.SESSION_LABEL: pid, **({docker_backend.OWNER_LABEL: owner} if owner else {})}
+        engine._create_container("img", [], name, labels)
+        engine._create_volume(f"forge-build-{name}", labels)
+    said: list[str] = []
+    removed = docker_backend.remove_stale(engine, alive=lambda pid: pid == 1, owner=mine, log=said.append)
     assert sorted(removed) == ["dead", "forge-build-dead"]
-    assert list(engine.containers_by_name) == ["live"]
+    assert sorted(engine.containers_by_name) == ["live", "theirs-dead", "unowned-dead"]
+    assert said == [
+        "forge: removed container dead, left by forge session 999999 (no longer running)",
+        "forge: removed volume forge-build-dead, left by forge session 999999 (no longer running)",
+    ]
+
+
+def test_instance_id_is_made_once_and_kept(tmp_path: Path) -> None:
+    first = docker_backend.instance_id(tmp_path / "c" / "instance-id")
+    assert len(first) == 32 and docker_backend.instance_id(tmp_path / "c" / "instance-id") == first
+    assert docker_backend.instance_id(tmp_path / "other") != first
+
+
+def test_bad_container_limits_are_config_errors(tmp_path: Path) -> None:
+    from forge.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="FORGE_MEMORY_LIMIT"):
+        backend(FakeEngine(), tmp_path, FORGE_MEMORY_LIMIT="lots")
+    with pytest.raises(ConfigError, match="FORGE_PIDS_LIMIT"):
+        backend(FakeEngine(), tmp_path, FORGE_PIDS_LIMIT="3")
+    be = backend(FakeEngine(), tmp_path, FORGE_MEMORY_LIMIT="2G", FORGE_PIDS_LIMIT="500")
+    assert docker_backend.hardening(be._limits)["mem_limit"] == 2 * 1024**3
+    assert docker_backend.hardening(be._limits)["pids_limit"] == 500
 
 
 def test_ccache_stats_parse_and_rate() -> None:

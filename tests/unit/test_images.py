@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from forge import images
+from forge import images, locks
 from forge.errors import ConfigError
 from forge.matrix import Cell
 
@@ -73,7 +73,9 @@ def test_rendered_template_has_the_cells_toolchain_and_no_placeholders() -> None
     assert "@" not in text.replace("@{", "")
     assert text.splitlines()[3] == "FROM forge/base:bookworm-abc"
     assert "g++-11" in text and "gcc-11" in text and "CXX=g++-11" in text
-    assert "'numpy==2.1.*'" in text
+    assert "COPY requirements.txt" in text and "--require-hashes" not in text  # no lock: plain requirements
+    hashed = images.render_dockerfile(TEMPLATE, images.toolchain_args(spec, "forge/base:bookworm-abc", hashed=True))
+    assert hashed.count("--require-hashes") == 2  # pip download and pip install both check the sha256
     assert " cmake " in text  # bookworm's own cmake 3.25, from Debian
     assert "USER forge" in text and "--uid 1000" in text
     assert "--uid 1001 --gid forge forge-b" in text  # repro's second build user, same group
@@ -200,3 +202,18 @@ def test_prune_removes_every_forge_image_not_kept_including_dangling_layers() ->
     assert {i.kind for i in listed} == {"toolchain", "base", "dangling"}
     removed = images.prune_images(client, {"forge/toolchain:bookworm-gcc12-aaa", "forge/base:bookworm-ccc"})
     assert sorted(removed) == ["forge/toolchain:trixie-gcc14-bbb", "sha256:0left-over"]
+
+
+WHEEL = "numpy-2.1.3-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+
+
+def test_pip_requirements_come_from_the_lock_with_hashes_once_it_has_them(tmp_path: Path) -> None:
+    spec = images.ToolchainSpec.from_cell(cell(gcc="11"))
+    assert images.pip_requirements_file(spec, tmp_path) == ("numpy==2.1.*\n", False)  # first build: no lock
+    lock = locks.Lock(spec.name, {"pip numpy": "2.1.3", f"wheel {WHEEL}": "sha256:" + "a" * 64})
+    locks.lock_path(spec.name, tmp_path).write_text(locks.format_lock(lock))
+    text, hashed = images.pip_requirements_file(spec, tmp_path)
+    assert hashed and text == f"numpy==2.1.3 --hash=sha256:{'a' * 64}\n"
+    assert images.pip_requirements_file(spec, tmp_path, update=True) == ("numpy==2.1.*\n", False)
+    context, hashed = images.image_context(spec, tmp_path, False)
+    assert hashed and context["requirements.txt"] == text.encode()

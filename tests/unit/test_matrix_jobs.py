@@ -237,9 +237,10 @@ def test_build_update_locks_reaches_the_lock_check(flag: bool, tmp_path: Path, m
         calls.append(update)
         raise locks.LockMismatchError(f"image {name} drifted", "~ deb gcc-12:amd64 1 -> 2")
 
-    monkeypatch.setattr(docker_backend.daemon, "ensure_daemon", lambda env: object())
-    monkeypatch.setattr(docker_backend, "remove_stale", lambda client, alive: None)
-    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror: (ref, ref))
+    monkeypatch.setattr(docker_backend.daemon, "ensure_daemon", lambda env: SimpleNamespace(info=dict))
+    monkeypatch.setattr(docker_backend, "remove_stale", lambda client, alive, owner: None)
+    monkeypatch.setattr(docker_backend, "instance_id", lambda path: "0" * 32)
+    monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror, **kw: (ref, ref))
     monkeypatch.setattr(locks, "check_image_lock", check)
     seen: list[Config] = []
     monkeypatch.setattr(cli, "build_all", lambda requests, data, cfg, progress, report: seen.append(cfg) or [])

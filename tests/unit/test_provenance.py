@@ -39,6 +39,10 @@ def _manifest(**extra: Any) -> dict[str, Any]:
     return data
 
 
+def _recorded(**extra: Any) -> provenance.Recorded:
+    return provenance.parse_recorded(_manifest(**extra), "m.json")
+
+
 def test_tree_epoch_is_stable_and_plausible() -> None:
     epoch = provenance.tree_epoch("0123456789abcdef" * 4)
     assert epoch == provenance.tree_epoch("0123456789abcdef" * 4)
@@ -91,7 +95,7 @@ def test_write_provenance_next_to_manifest(tmp_path: Path) -> None:
 
 
 def test_rebuild_request_pins_every_axis() -> None:
-    request = provenance.rebuild_request(_manifest()["cell"])
+    request = provenance.rebuild_request(_recorded().cell)
     assert request == Request.make(
         "host",
         {"suite": "bookworm", "python": "3.11", "numpy": "2.4", "gcc": "12", "cuda": "none", "cmake": "3.25",
@@ -112,7 +116,7 @@ def test_load_for_rebuild_names_missing_fields(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         provenance.load_for_rebuild(tmp_path / "missing.json")
     path.write_text(json.dumps(_manifest()))
-    assert provenance.load_for_rebuild(path)["backend"] == "docker"
+    assert provenance.load_for_rebuild(path).backend == "docker"
 
 
 def test_lock_drift_names_each_changed_package() -> None:
@@ -129,29 +133,32 @@ def test_lock_drift_names_each_changed_package() -> None:
 def test_current_lock_packages_reads_the_lock_the_manifest_names(tmp_path: Path) -> None:
     (tmp_path / "toolchains" / "locks").mkdir(parents=True)
     (tmp_path / "toolchains" / "locks" / "x.txt").write_text("# lock\ndeb gcc-12:amd64 12.2.0-15\n")
-    assert provenance.current_lock_packages(_manifest(), tmp_path) == {"deb gcc-12:amd64": "12.2.0-15"}
-    assert provenance.current_lock_packages(_manifest(image=None), tmp_path) is None
+    assert provenance.current_lock_packages(_recorded(), tmp_path) == {"deb gcc-12:amd64": "12.2.0-15"}
+    assert provenance.current_lock_packages(_recorded(image=None), tmp_path) is None
+    assert provenance.current_lock_packages(_recorded(image={"lock": None}), tmp_path) is None
 
 
 def test_check_sources_says_which_commit_to_check_out() -> None:
-    provenance.check_sources(_manifest(), "ab" * 32)
+    provenance.check_sources(_recorded(), "ab" * 32)
     with pytest.raises(provenance.SourceMismatchError) as caught:
-        provenance.check_sources(_manifest(), "00" * 32)
+        provenance.check_sources(_recorded(), "00" * 32)
     assert "c" * 40 in caught.value.fix and "00" * 32 in caught.value.why
 
 
 def test_rebuild_names_drifted_packages_before_building(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from forge import build, manifest
+    from forge import build, locks, manifest
 
-    lock = tmp_path / "bookworm-x.txt"
-    lock.write_text("# lock\ndeb gcc-12:amd64 12.2.0-15\npip numpy 2.4.0\n")
+    lock = "toolchains/locks/bookworm-gcc12-py3.11-np2.4.txt"
+    committed = dict(locks.parse_lock((REPO / lock).read_text(), "x", lock).packages)
+    recorded_lock = {**committed, "deb gcc-12:amd64": "12.2.0-1", "deb zlib-gone:amd64": "1:1.2.13"}
     data = _manifest(
         backend="local",
         source_tree_hash=manifest.source_tree_hash(REPO, build.SOURCE_SUBDIRS),
-        lock_packages={"deb gcc-12:amd64": "12.2.0-14", "pip numpy": "2.4.0", "deb zlib1g:amd64": "1:1.2.13"},
-        image={"tag": "t", "id": "sha256:1", "lock": str(lock), "lock_sha256": "2"},
+        source_commit=provenance.git_commit(REPO),
+        lock_packages=recorded_lock,
+        image={"tag": "t", "id": "sha256:1", "lock": lock, "lock_sha256": "2"},
     )
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(data))
@@ -166,7 +173,9 @@ def test_rebuild_names_drifted_packages_before_building(
         provenance.run_rebuild(str(path), {})
     (printed,) = calls
     assert "toolchain lock drift since the manifest (2 packages)" in printed
-    assert "~ deb gcc-12:amd64 12.2.0-14 -> 12.2.0-15" in printed and "- deb zlib1g:amd64 1:1.2.13" in printed
+    now = committed["deb gcc-12:amd64"]
+    assert f"~ deb gcc-12:amd64 12.2.0-1 -> {now}" in printed and "- deb zlib-gone:amd64 1:1.2.13" in printed
+    assert f"at commit {provenance.git_commit(REPO)}" in printed
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -191,7 +200,7 @@ def test_rebuild_sources_come_from_the_recorded_commit_when_the_tree_moved_on(tm
     _git(repo, "commit", "-q", "-m", "one")
     commit = _git(repo, "rev-parse", "HEAD")
     built_from = manifest.source_tree_hash(repo, build.SOURCE_SUBDIRS)
-    recorded = {"source_tree_hash": built_from, "source_commit": commit}
+    recorded = _recorded(source_tree_hash=built_from, source_commit=commit)
 
     assert provenance.sources_for(recorded, repo, tmp_path / "scratch") == repo  # unchanged tree: itself
 
@@ -202,5 +211,190 @@ def test_rebuild_sources_come_from_the_recorded_commit_when_the_tree_moved_on(tm
     assert provenance.git_commit(source) == commit
 
     with pytest.raises(provenance.SourceMismatchError) as caught:  # a commit that never held these sources
-        provenance.sources_for({**recorded, "source_tree_hash": "0" * 64}, repo, tmp_path / "scratch")
+        provenance.sources_for(replace(recorded, source_tree_hash="0" * 64), repo, tmp_path / "scratch")
     assert commit in caught.value.fix
+
+
+# --- hostile manifests: each is refused before anything touches the filesystem or git ---------
+
+
+def _plant(tmp_path: Path, data: dict[str, Any]) -> Path:
+    path = tmp_path / "planted" / "manifest.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _refused(path: Path, monkeypatch: pytest.MonkeyPatch) -> ConfigError:
+    """run_rebuild on `path` must fail with a ConfigError before any build, git call or removal."""
+    from forge import build
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the hostile manifest reached a build, git or the filesystem")
+
+    monkeypatch.setattr(build, "build_cell", never)
+    monkeypatch.setattr(provenance, "export_commit", never)
+    monkeypatch.setattr(provenance.shutil, "rmtree", never)
+    with pytest.raises(ConfigError) as caught:
+        provenance.run_rebuild(str(path), {})
+    return caught.value
+
+
+@pytest.mark.parametrize("planted_id", ["victim", "../../victim", "host-py3.11-np2.4-gcc12-cpu/../../victim"])
+def test_a_cell_id_that_is_a_path_deletes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted_id: str
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious\n")
+    cell = {**_manifest()["cell"], "id": str(victim) if planted_id == "victim" else planted_id}
+    error = _refused(_plant(tmp_path, _manifest(cell=cell)), monkeypatch)
+    assert "cell.id" in error.what and "manifest.json" in error.what and error.fix
+    assert (victim / "keep.txt").read_text() == "precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planted", "victim"]  # no lock file beside it
+
+
+def test_an_id_that_does_not_match_the_axes_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cell = {**_manifest()["cell"], "id": "linux-x86_64-py3.11-np2.4-gcc12-cpu"}
+    error = _refused(_plant(tmp_path, _manifest(cell=cell)), monkeypatch)
+    assert "the cell's axes give the id host-py3.11-np2.4-gcc12-cpu" in error.why
+
+
+@pytest.mark.parametrize("commit", ["--output=FILE", "HEAD", "c" * 39, "C" * 40, "main", 7])
+def test_a_commit_that_is_not_a_full_object_id_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commit: object
+) -> None:
+    target = tmp_path / "FILE"
+    target.write_text("kept\n")
+    monkeypatch.chdir(tmp_path)
+    error = _refused(_plant(tmp_path, _manifest(source_commit=commit)), monkeypatch)
+    assert "source_commit" in error.what and "hex" in error.why
+    assert target.read_text() == "kept\n"
+
+
+def test_resolve_commit_reads_an_option_like_value_as_a_revision(tmp_path: Path) -> None:
+    target = tmp_path / "FILE"
+    target.write_text("kept\n")
+    assert provenance.resolve_commit(REPO, f"--output={target}") is None
+    assert provenance.export_commit(REPO, f"--output={target}", tmp_path / "out") is None
+    assert target.read_text() == "kept\n" and not (tmp_path / "out").exists()
+    assert provenance.resolve_commit(REPO, "0" * 40) is None  # well-formed, but no such commit
+    head = provenance.git_commit(REPO)
+    assert head is not None and provenance.resolve_commit(REPO, head) == head
+
+
+@pytest.mark.parametrize("lock", ["/etc/passwd", "toolchains/locks/../../secret.txt", "secret.txt", "toolchains/x.txt"])
+def test_a_lock_outside_toolchains_locks_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lock: str
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET first line\n")
+    image = {"tag": "t", "id": "sha256:1", "lock": lock.replace("/etc/passwd", str(secret)), "lock_sha256": "2"}
+    error = _refused(_plant(tmp_path, _manifest(image=image, lock_packages={"deb a:amd64": "1"})), monkeypatch)
+    assert "image.lock" in error.what and "toolchains/locks/<image-name>.txt" in error.why
+    assert "TOP-SECRET" not in error.render()
+
+
+def test_a_lock_symlinked_out_of_toolchains_locks_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "toolchains" / "locks").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("TOP-SECRET\n")
+    (tmp_path / "toolchains" / "locks" / "x.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(ConfigError, match="outside") as caught:
+        provenance.current_lock_packages(_recorded(), tmp_path)
+    assert "TOP-SECRET" not in caught.value.render()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("cell", "host", "expected an object"),
+        ("cell", {k: v for k, v in _manifest()["cell"].items() if k != "target"}, "missing target"),
+        ("cell", {**_manifest()["cell"], "target": "../x"}, "expected a name"),
+        ("cell", {**_manifest()["cell"], "python": "x;rm -rf /"}, "expected a version"),
+        ("cell", {**_manifest()["cell"], "extra": 1}, "unknown extra"),
+        ("backend", "ssh://evil", "expected one of local, docker"),
+        ("source_tree_hash", "../" * 30, "64 lower-case hex"),
+        ("source_date_epoch", -5, "not negative"),
+        ("source_date_epoch", True, "not negative"),
+        ("source_date_epoch", "1700000000", "not negative"),
+        ("files", [], "expected an object"),
+        ("files", {"../../../etc/cron.d/x": {"sha256": "1" * 64, "size": 1}}, "without '..'"),
+        ("files", {"/etc/passwd": {"sha256": "1" * 64, "size": 1}}, "relative"),
+        ("files", {"lib/x": {"sha256": "zz", "size": 1}}, "64 hex"),
+        ("package", {"name": "../../x.tar.gz", "sha256": "1" * 64, "size": 1}, "host-py3.11-np2.4-gcc12-cpu.tar.gz"),
+        ("lock_packages", {"evil": 1}, "deb <name>"),
+        ("image", "x", "expected an object"),
+    ],
+)
+def test_each_malformed_field_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, value: object, why: str
+) -> None:
+    error = _refused(_plant(tmp_path, _manifest(**{field: value})), monkeypatch)
+    assert f"field {field}" in error.what and str(tmp_path) in error.what
+    assert why in error.why and error.fix
+
+
+def test_lock_packages_may_hold_the_locks_wheel_hashes() -> None:
+    wheel = "wheel numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.whl"
+    packages = {"deb gcc-12:amd64": "12.2.0-14", "pip numpy": "2.4.6", wheel: "sha256:" + "9" * 64}
+    assert _recorded(lock_packages=packages).lock_packages == packages
+
+
+def test_non_utf8_and_non_object_manifests_are_config_errors(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_bytes(b'{"cell": "\xff\xfe"}')
+    with pytest.raises(ConfigError, match="is not JSON"):
+        provenance.load_for_rebuild(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="is not a forge manifest"):
+        provenance.load_for_rebuild(path)
+
+
+def _two_commits(tmp_path: Path) -> tuple[Path, str, str]:
+    """A repository whose second commit changes matrix/ only: same engine sources, other cells."""
+    repo = tmp_path / "repo"
+    for part in provenance.SOURCE_PARTS:
+        (repo / part).mkdir(parents=True)
+        (repo / part / "CMakeLists.txt").write_text(f"# {part}\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "one")
+    first = _git(repo, "rev-parse", "HEAD")
+    (repo / "matrix" / "CMakeLists.txt").write_text("# matrix, changed\n")
+    _git(repo, "commit", "-q", "-am", "two")
+    return repo, first, _git(repo, "rev-parse", "HEAD")
+
+
+def test_a_manifest_of_another_commit_builds_that_commit_not_the_tree(tmp_path: Path) -> None:
+    from forge import build, manifest
+
+    repo, first, second = _two_commits(tmp_path)
+    same_hash = manifest.source_tree_hash(repo, build.SOURCE_SUBDIRS)  # engine/verify unchanged
+    recorded = _recorded(source_tree_hash=same_hash, source_commit=first)
+    source = provenance.sources_for(recorded, repo, tmp_path / "scratch")
+    assert source == tmp_path / "scratch" and provenance.git_commit(source) == first
+    assert (source / "matrix" / "CMakeLists.txt").read_text() == "# matrix\n"
+    assert provenance.sources_for(replace(recorded, source_commit=second), repo, tmp_path / "s2") == repo
+
+
+def test_a_manifest_of_an_unknown_commit_is_refused(tmp_path: Path) -> None:
+    from forge import build, manifest
+
+    repo, _, _ = _two_commits(tmp_path)
+    recorded = _recorded(source_tree_hash=manifest.source_tree_hash(repo, build.SOURCE_SUBDIRS), source_commit="a" * 40)
+    with pytest.raises(provenance.SourceMismatchError) as caught:
+        provenance.sources_for(recorded, repo, tmp_path / "scratch")
+    assert "a" * 40 in caught.value.what and "git fetch" in caught.value.fix
+    assert not (tmp_path / "scratch").exists()
+
+
+def test_paths_from_input_stay_inside_forge_directories(tmp_path: Path) -> None:
+    from forge.config import inside
+
+    assert inside(tmp_path, "cell-1", what="cell id") == tmp_path / "cell-1"
+    for bad in ("..", "../x", "/etc", "a/b", ""):
+        with pytest.raises(ConfigError, match="outside"):
+            inside(tmp_path, bad, what="cell id")
+    (tmp_path / "link").symlink_to("/")
+    with pytest.raises(ConfigError, match="outside"):
+        inside(tmp_path, "link", what="cell id")
