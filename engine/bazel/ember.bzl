@@ -21,6 +21,10 @@ EMBER_COPTS = [
     "-D_FILE_OFFSET_BITS=64",
 ]
 
+# Bazel's toolchain appends -lstdc++ -lm after -Wl,-no-as-needed; g++'s driver, which CMake
+# links through, adds libm as needed only. Without this libember_cc.so would need libm.so.6.
+EMBER_LINKOPTS = ["-Wl,--as-needed"]
+
 # verify/CMakeLists.txt: the suites' own flags (no -Werror=date-time there).
 EMBER_VERIFY_COPTS = [
     "-std=c++17",
@@ -102,7 +106,7 @@ def ember_shared_library(name, lib_name, deps, dynamic_deps = [], visibility = N
     native.cc_binary(
         name = so,
         linkshared = True,
-        linkopts = ["-Wl,-soname," + soname],
+        linkopts = ["-Wl,-soname," + soname] + EMBER_LINKOPTS,
         deps = deps + dynamic_deps,
         visibility = visibility,
     )
