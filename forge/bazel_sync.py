@@ -3,7 +3,7 @@ same exported symbols.
 
 CMake is the reference. Its side is read from a configured build directory
 (compile_commands.json: every translation unit it compiles) and an install prefix; Bazel's from
-`bazel query` (the source files every target under //engine and //verify depends on) and the
+`bazel cquery` (the source files every target under //engine and //verify depends on) and the
 tree //engine:install lays out like `cmake --install`. The comparisons are pure functions over
 sets of strings, so a difference reads as "only in CMake: ..., only in Bazel: ...".
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from forge.checks.elf import read_elf
 from forge.errors import StepFailedError, ToolMissingError
 
-# What `bazel query` looks at: ember's libraries, tools, engine tests and the verify suites.
+# What `bazel cquery` looks at: ember's libraries, tools, engine tests and the verify suites.
 BAZEL_UNIVERSE = "//engine/... + //verify/..."
 SOURCE_SUFFIXES = (".cc",)
 # The parts of an install tree both builds lay out; CMake also installs static archives, its
@@ -109,9 +109,10 @@ def label_path(label: str) -> str | None:
     return f"{package}/{name}" if package else name
 
 
-def bazel_sources(labels: Iterable[str]) -> frozenset[str]:
-    """Workspace-relative paths of the C++ translation units among `bazel query` labels."""
-    paths = (label_path(label.strip()) for label in labels)
+def bazel_sources(lines: Iterable[str]) -> frozenset[str]:
+    """Workspace-relative paths of the C++ translation units among `bazel cquery` output
+    lines ('//engine:src/core/tensor.cc (null)': the label, then its configuration)."""
+    paths = (label_path(line.split()[0]) for line in lines if line.strip())
     return frozenset(p for p in paths if p is not None and p.endswith(SOURCE_SUFFIXES))
 
 
@@ -166,8 +167,11 @@ def library_facts(path: Path) -> LibraryFacts:
 
 
 def compare_libraries(name: str, cmake: LibraryFacts, bazel: LibraryFacts) -> list[SetDiff]:
-    """SONAME, DT_NEEDED and the strong global defined dynamic symbols (every export, not only
-    ember's public ones: a symbol one build exports and the other hides is an ABI difference)."""
+    """SONAME, DT_NEEDED and the strong global defined dynamic symbols (every one, not only
+    ember's public ones: a symbol one build exports and the other hides is an ABI difference).
+    Weak definitions (inline functions, template instances) are left out, as in
+    forge/checks/symbols.py: whether the compiler emits one out of line follows its inlining
+    choices, which Bazel's own opt flags (-ffunction-sections, -fstack-protector, ...) move."""
     return [
         compare(f"{name} SONAME", [cmake.soname or "(none)"], [bazel.soname or "(none)"]),
         compare(f"{name} NEEDED", cmake.needed, bazel.needed),
@@ -188,8 +192,12 @@ def bazel_argv(bazel: str, workspace: Path) -> list[str]:
 
 
 def query_bazel_sources(bazel: Sequence[str], workspace: Path, universe: str = BAZEL_UNIVERSE) -> frozenset[str]:
-    """The source files of every target in `universe` and what it depends on."""
-    argv = [*bazel, "query", f'kind("source file", deps({universe}))', "--output=label"]
+    """The source files of every target in `universe` and what it depends on, explicit
+    dependencies only (toolchains and test runners are Bazel's). `cquery`, not `query`: it
+    reads the build options of the rc files, among them the coverage report generator that
+    would otherwise be a download."""
+    query = f'kind("source file", deps({universe}))'
+    argv = [*bazel, "cquery", "--noimplicit_deps", query, "--output=label"]
     try:
         proc = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, check=False)
     except FileNotFoundError as exc:

@@ -58,14 +58,15 @@ def test_label_path() -> None:
     assert bazel_sync.label_path("Loading: 0 packages") is None
 
 
-def test_bazel_sources_keeps_cc_files_of_the_workspace() -> None:
+def test_bazel_sources_keeps_cc_files_of_the_workspace_from_cquery_lines() -> None:
     labels = [
-        "//engine:src/core/tensor.cc",
-        "//engine:src/core/tensor_proto.h",
-        "//engine/bazel:run_in_dir.sh",
-        "@eigen//:Eigen/src/Core/util/Macros.h",
-        "@bazel_tools//tools/test:collect_cc_coverage.cc",
+        "//engine:src/core/tensor.cc (null)",
+        "//engine:src/core/tensor_proto.h (null)",
+        "//engine/bazel:run_in_dir.sh (null)",
+        "@eigen//:Eigen/src/Core/util/Macros.h (null)",
+        "@bazel_tools//tools/test:collect_cc_coverage.cc (null)",
         "  //verify:session/direct_session_test.cc  ",
+        "",
     ]
     assert bazel_sync.bazel_sources(labels) == {"engine/src/core/tensor.cc", "verify/session/direct_session_test.cc"}
 
