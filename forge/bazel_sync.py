@@ -33,6 +33,7 @@ SOURCE_SUFFIXES = (".cc",)
 INSTALL_DIRS = ("include", "lib", "bin")
 LIBRARIES = ("libember_framework.so", "libember_cc.so", "libember_lite.so")
 OFFLINE_BAZELRC = "toolchains/bazel/debian-offline.bazelrc"
+MOCK_REPOS = Path("/usr/src/bazel-bootstrap/mock_repos")  # Debian's bazel-bootstrap-source
 
 
 @dataclass(frozen=True)
@@ -182,11 +183,12 @@ def compare_libraries(name: str, cmake: LibraryFacts, bazel: LibraryFacts) -> li
 # ---- drivers ----
 
 
-def bazel_argv(bazel: str, workspace: Path) -> list[str]:
-    """`bazel --batch` with the offline overrides when the workspace has them."""
+def bazel_argv(bazel: str, workspace: Path, mock_repos: Path = MOCK_REPOS) -> list[str]:
+    """`bazel --batch`, with Debian's repository stand-ins (debian-offline.bazelrc) where
+    bazel-bootstrap-source installed them; without them WORKSPACE's own stand-ins serve."""
     argv = [bazel, "--batch"]
     rc = workspace / OFFLINE_BAZELRC
-    if rc.is_file():
+    if rc.is_file() and mock_repos.is_dir():
         argv.append(f"--bazelrc={rc}")
     return argv
 
@@ -202,7 +204,7 @@ def query_bazel_sources(bazel: Sequence[str], workspace: Path, universe: str = B
         proc = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, check=False)
     except FileNotFoundError as exc:
         raise ToolMissingError(
-            "bazel is missing", "the sync check queries Bazel", "apt-get install bazel-bootstrap bazel-bootstrap-source"
+            "bazel is missing", "the sync check queries Bazel", "apt-get install bazel-bootstrap"
         ) from exc
     if proc.returncode != 0:
         raise StepFailedError(f"bazel query exited with {proc.returncode}", proc.stderr[-3000:])

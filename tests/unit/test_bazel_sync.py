@@ -119,17 +119,25 @@ def test_compare_libraries_catches_each_kind_of_difference() -> None:
     )
 
 
-def test_bazel_argv_adds_the_offline_rc_when_the_workspace_has_it(tmp_path: Path) -> None:
-    assert bazel_sync.bazel_argv("bazel", tmp_path) == ["bazel", "--batch"]
+def test_bazel_argv_adds_the_offline_rc_only_with_debians_stand_ins(tmp_path: Path) -> None:
+    mock_repos = tmp_path / "mock_repos"
     rc = tmp_path / bazel_sync.OFFLINE_BAZELRC
+    assert bazel_sync.bazel_argv("bazel", tmp_path, mock_repos) == ["bazel", "--batch"]
     _touch(rc)
-    assert bazel_sync.bazel_argv("bazel", tmp_path) == ["bazel", "--batch", f"--bazelrc={rc}"]
+    assert bazel_sync.bazel_argv("bazel", tmp_path, mock_repos) == ["bazel", "--batch"]
+    mock_repos.mkdir()
+    assert bazel_sync.bazel_argv("bazel", tmp_path, mock_repos) == ["bazel", "--batch", f"--bazelrc={rc}"]
 
 
 def test_the_repository_ships_the_offline_rc_and_bazel_files() -> None:
     repo = Path(__file__).resolve().parents[2]
     rc = (repo / bazel_sync.OFFLINE_BAZELRC).read_text()
-    assert "--override_repository=rules_cc=/usr/src/bazel-bootstrap/mock_repos/rules_cc" in rc
-    assert "--coverage_report_generator=@bazel_tools//tools/test:collect_coverage" in rc
-    for path in ("WORKSPACE", "engine/BUILD.bazel", "verify/BUILD.bazel", "third_party/eigen.BUILD"):
+    assert f"--override_repository=rules_cc={bazel_sync.MOCK_REPOS}/rules_cc" in rc
+    coverage = "build --coverage_report_generator=@bazel_tools//tools/test:collect_coverage"
+    assert coverage in (repo / ".bazelrc").read_text()
+    workspace = (repo / "WORKSPACE").read_text()
+    for name in ("rules_cc", "rules_java"):  # @bazel_tools loads them: never a download
+        assert f'name = "{name}",\n    path = "toolchains/bazel/stand_ins/{name}"' in workspace
+        assert (repo / "toolchains" / "bazel" / "stand_ins" / name / "WORKSPACE").is_file()
+    for path in ("engine/BUILD.bazel", "verify/BUILD.bazel", "third_party/eigen.BUILD"):
         assert (repo / path).is_file(), path
