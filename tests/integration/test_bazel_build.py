@@ -87,7 +87,7 @@ def test_libraries_have_cmakes_sonames_and_no_build_paths(bazel: list[str], baze
         assert not found, f"{path.name} holds build paths: {found}"
 
 
-def test_tools_run_from_the_install_tree(bazel_build: Path) -> None:
+def test_tools_run_from_the_install_tree(bazel_build: Path, tmp_path: Path) -> None:
     install = bazel_build / "engine" / "install"
     assert sorted(p.name for p in (install / "bin").iterdir()) == [
         "ember-benchmark",
@@ -97,11 +97,11 @@ def test_tools_run_from_the_install_tree(bazel_build: Path) -> None:
     ]
     # $ORIGIN/../lib finds the installed libraries, as CMake's INSTALL_RPATH does
     model = REPO / "engine" / "testdata" / "lite" / "add.tflite"
-    proc = subprocess.run(
-        [str(install / "bin" / "ember-lite-run"), str(model)], capture_output=True, text=True, check=False
-    )
+    argv = [str(install / "bin" / "ember-lite-run"), str(model)]
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert "error while loading shared libraries" not in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "output_0.npy").is_file(), "ember-lite-run wrote no output"
 
 
 def test_verify_suites_pass_under_bazel(bazel: list[str], bazel_build: Path) -> None:
