@@ -174,6 +174,34 @@ def container_limits(env: Mapping[str, str]) -> ContainerLimits:
     return ContainerLimits(pids=pids, memory=int(number) * _UNITS[unit])
 
 
+@dataclass(frozen=True)
+class RemoteCache:
+    """ccache's shared remote storage (FORGE_CCACHE_REMOTE): a Redis server on TCP or on a unix socket."""
+
+    url: str
+
+    @property
+    def socket(self) -> Path | None:
+        """The unix socket of a redis+unix: URL (the only kind a build container, which has no network, can reach)."""
+        return Path(self.url.split(":", 1)[1].split("|", 1)[0]) if self.url.startswith("redis+unix:") else None
+
+
+def ccache_remote(env: Mapping[str, str]) -> RemoteCache | None:
+    """FORGE_CCACHE_REMOTE: redis://HOST[:PORT] or redis+unix:/PATH/TO/SOCKET; unset means a local cache only."""
+    text = env.get("FORGE_CCACHE_REMOTE", "").strip()
+    if not text:
+        return None
+    tcp = text.startswith("redis://") and len(text) > len("redis://")
+    unix = text.startswith("redis+unix:/") and len(text) > len("redis+unix:/")
+    if not (tcp or unix) or any(c.isspace() for c in text):
+        raise ConfigError(
+            f"FORGE_CCACHE_REMOTE={text!r} is not a Redis URL",
+            "ccache shares its cache through Redis: redis://HOST:PORT, or redis+unix:/PATH for a socket",
+            "e.g. FORGE_CCACHE_REMOTE=redis+unix:/run/redis/redis.sock (build containers reach only sockets)",
+        )
+    return RemoteCache(text)
+
+
 def backend_for(cfg: Config, target: str) -> Config:
     """The config with its backend decided: as asked, else local for `host` and docker otherwise."""
     if cfg.backend is not None:

@@ -41,7 +41,7 @@ from forge.backends.base import (
     check_variation_env,
     varied_command,
 )
-from forge.config import ContainerLimits, container_limits
+from forge.config import ContainerLimits, RemoteCache, ccache_remote, container_limits
 from forge.errors import BackendError, BuildInterrupted, ConfigError, StepFailedError
 from forge.matrix import Cell
 from forge.proc import tail
@@ -168,6 +168,28 @@ def remove_stale(
     return removed
 
 
+REMOTE_CACHE_DIR = "/ccache-remote"
+
+
+def remote_cache_mounts(remote: RemoteCache | None) -> tuple[list[Mount], dict[str, str]]:
+    """The mount and environment that give a build container ccache's shared Redis storage.
+
+    A build container has no network, so the server must listen on a unix socket, whose directory
+    is mounted. ccache hashes the compiler's contents (compiler_check=content), so only builds with
+    identical compilers share entries."""
+    if remote is None:
+        return [], {}
+    if remote.socket is None:
+        raise ConfigError(
+            f"FORGE_CCACHE_REMOTE={remote.url}: build containers have no network, so they cannot reach a TCP Redis",
+            "the docker backend shares the compiler cache through a unix socket mounted into the container",
+            "start redis with --unixsocket PATH --unixsocketperm 777 and set FORGE_CCACHE_REMOTE=redis+unix:PATH",
+        )
+    mount = Mount(REMOTE_CACHE_DIR, str(remote.socket.parent), type="bind")
+    inside = f"redis+unix:{REMOTE_CACHE_DIR}/{remote.socket.name}"
+    return [mount], {"CCACHE_REMOTE_STORAGE": inside, "CCACHE_COMPILERCHECK": "content"}
+
+
 def hardening(limits: ContainerLimits) -> dict[str, Any]:
     """containers.create options that leave a build no more power than it needs."""
     return {
@@ -235,6 +257,7 @@ class DockerBackend(Backend):
         self._container: Any | None = None
         self._volumes: list[Any] = []
         self._limits = container_limits(self._env)
+        self._remote = ccache_remote(self._env)
         self._instance_file = instance_file
         self.image: ImageChoice | None = None
         # forge.repro varies these between its two builds; an ordinary build leaves them unset.
@@ -304,6 +327,7 @@ class DockerBackend(Backend):
                 scratch.append(Mount(f"/{name}", self._volumes[-1].name, type="volume"))
             ccache = self._env.get("FORGE_CCACHE_VOLUME") or f"forge-ccache-{spec.name}"
             self.client.volumes.create(name=ccache, labels={MANAGED: "ccache"})
+            shared, shared_env = remote_cache_mounts(self._remote)
             placement = fair_cpu_placement(info, os.cpu_count() or 1)
             self._container = self.client.containers.create(
                 self.image.tag,
@@ -322,7 +346,9 @@ class DockerBackend(Backend):
                     Mount(str(INSIDE.build), build.name, type="volume"),
                     Mount(str(INSIDE.ccache), ccache, type="volume"),
                     *scratch,
+                    *shared,
                 ],
+                environment=shared_env,
             )
             self._container.start()
         except docker.errors.APIError as err:
@@ -425,6 +451,12 @@ class DockerBackend(Backend):
         rate = ccache_hit_rate(stats)
         counted = {k: v for k, v in stats.items() if v and not k.endswith("_timestamp")}
         facts: dict[str, Any] = {"container_versions": versions, "ccache": {"hit_rate": rate, "stats": counted}}
+        if self._remote is not None:
+            facts["ccache"]["remote"] = {
+                "url": self._remote.url,
+                "hits": stats.get("remote_storage_hit", 0),
+                "misses": stats.get("remote_storage_miss", 0),
+            }
         if self.image is not None:
             facts["image"] = {
                 "tag": self.image.tag,

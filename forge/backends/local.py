@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 
 from forge import proc
 from forge.backends.base import FAKETIME_ENV, Backend, Workspace, check_variation_env, varied_command
+from forge.config import ccache_remote
 from forge.errors import ToolMissingError
 from forge.matrix import Cell
 
@@ -41,7 +42,9 @@ class LocalBackend(Backend):
         env: Mapping[str, str],
         log_path: Path,
     ) -> None:
-        command, full = varied_command(argv, {**self._base_env, **env})
+        shared = ccache_remote(self._base_env)  # the host reaches TCP and socket servers alike
+        remote = {"CCACHE_REMOTE_STORAGE": shared.url, "CCACHE_COMPILERCHECK": "content"} if shared else {}
+        command, full = varied_command(argv, {**self._base_env, **remote, **env})
         proc.run_logged(command, cwd=Path(cwd), env=full, log_path=log_path)
 
     def output(self, argv: Sequence[str]) -> str | None:
