@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from forge import doctor, report
+from forge import host, report
 from forge.backends.base import CONTAINER_WORKSPACE, Workspace
 from forge.build import BuildResult, build_cell, close_open_backends, host_workspace, resolve_for, verify_dist
 from forge.config import Config, Data, backend_for, load_config, load_data
@@ -237,6 +237,10 @@ def run_build(
         cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
     items = requests_from(target, matrix, pins, data)
     requests = [item for item in items if not isinstance(item, Excluded)]
+    scopes = [(backend_for(cfg, r.target).backend, r.target) for r in requests]
+    host.ensure_tools(
+        "build", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes, install=cfg.install_tools
+    )
     parallel = cfg.cells > 1 and len(requests) > 1
     progress = Progress(out, cfg.ci, live=not parallel)
     if parallel:
@@ -316,22 +320,14 @@ def run_clean(all_: bool, cli: Mapping[str, object]) -> None:
         console().print(f"removed {path}")
 
 
-def run_doctor() -> None:
-    out = console()
-    table = Table(title="forge doctor")
-    for column in ("capability", "status", "how to get it"):
-        table.add_column(column, overflow="fold")
-    for finding in doctor.diagnose():
-        status = f"[green]{finding.detail}[/]" if finding.found else f"[red]{finding.detail}[/]"
-        table.add_row(finding.name, status, finding.fix or "-")
-    out.print(table)
-
-
 def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]) -> None:
     """Rebuild verify/ against dist/<cell-id>/install and run its suites (dist/ is not changed)."""
     cfg, data = setup(cli)
     request = Request.make(target or "host", pins)
     cfg = replace(backend_for(cfg, request.target), backend="local")
+    host.ensure_tools(
+        "verify", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=(("local", request.target),)
+    )
     suites = verify_dist(request, data, cfg, Progress(console(), cfg.ci))
     failed = [s.name for s in suites if not s.passed]
     console().print(f"{len(suites) - len(failed)}/{len(suites)} verify suites passed")
@@ -379,9 +375,7 @@ def run_tests(unit: bool) -> None:
     """Run every check with its output streamed; fail naming each check that failed."""
     import subprocess
 
-    from forge.host import TEST_TOOLS, ensure_host_tools
-
-    installed = ensure_host_tools(os.environ, REPO / ".cache" / "forge" / "test-tools.log", tools=TEST_TOOLS)
+    installed = host.ensure_tools("test", env=os.environ, log_path=REPO / ".cache" / "forge" / "test-tools.log")
     if installed:
         console().print(f"installed {', '.join(installed)}")
     start_test_services(os.environ)

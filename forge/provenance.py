@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forge import __version__, archive, manifest
+from forge import __version__, archive, host, manifest
 from forge.config import Config, Data, load_data
 from forge.errors import ConfigError, ForgeError
 from forge.log import Progress
@@ -310,6 +310,8 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
     env = {**os.environ, "SOURCE_DATE_EPOCH": str(data["source_date_epoch"])}
     cfg, tdata = forge_cli.setup({**cli, "backend": data["backend"]}, env)
     out = forge_cli.console()
+    scopes = ((str(data["backend"]), str(data["cell"].get("target"))),)
+    host.ensure_tools("rebuild", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes)
     source = sources_for(data, cfg.repo, cfg.cache / "rebuild" / "src")
     if source != cfg.repo:
         out.print(f"sources: the working tree differs from the manifest's; commit {data['source_commit']} exported")
