@@ -71,19 +71,27 @@ def pip_env(env: Mapping[str, str]) -> dict[str, str]:
 def local_package_dirs(configs: Mapping[str, bytes], env: Mapping[str, str]) -> list[str]:
     """Directories pip's configuration points at (find-links, file:// indexes) that exist here.
 
-    They are part of how this machine reaches packages; the container sees them read-only.
+    They are part of how this machine reaches packages; the container sees them read-only. A
+    local index is mounted with its parent: a PEP 503 index links to its files relatively
+    (`../../files/...`), so the repository around `simple/` must be there too.
     """
-    values: list[str] = []
+    links: list[str] = []
+    indexes: list[str] = []
     for text in configs.values():
         parser = configparser.ConfigParser()
         parser.read_string(text.decode())
         for section in parser.sections():
-            for key in ("find-links", "index-url", "extra-index-url"):
-                values += parser.get(section, key, fallback="").split()
-    for key in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
-        values += env.get(key, "").split()
-    dirs = {v.removeprefix("file://") for v in values if v.startswith(("file://", "/"))}
-    return sorted(d for d in dirs if Path(d).is_dir())
+            links += parser.get(section, "find-links", fallback="").split()
+            for key in ("index-url", "extra-index-url"):
+                indexes += parser.get(section, key, fallback="").split()
+    links += env.get("PIP_FIND_LINKS", "").split()
+    indexes += (env.get("PIP_INDEX_URL", "") + " " + env.get("PIP_EXTRA_INDEX_URL", "")).split()
+
+    def local(value: str) -> Path | None:
+        return Path(value.removeprefix("file://")) if value.startswith(("file://", "/")) else None
+
+    dirs = {p for p in map(local, links) if p} | {p.parent for p in map(local, indexes) if p}
+    return sorted(str(d) for d in dirs if d.is_dir())
 
 
 def extra_ca_certificates(ca_dir: Path = images.HOST_CA_DIR) -> dict[str, bytes]:
