@@ -162,8 +162,7 @@ TOOLS: tuple[HostTool, ...] = (
         on_path("c++filt"),
         apt="binutils",
         tasks=LOCAL_TASKS,
-        backend="local",
-        targets=ARM_TARGETS | MACOS_TARGETS,  # the symbol parity checks of cross cells
+        targets=ARM_TARGETS | MACOS_TARGETS,  # cross cells' symbol parity checks run on the host, either backend
         executables=("c++filt",),
     ),
     HostTool(

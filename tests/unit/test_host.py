@@ -81,6 +81,8 @@ def test_cross_targets_add_their_emulator_or_zig_only_for_them() -> None:
     assert "qemu-user" in names(tools_for("build", backend="local", target="linux-aarch64"))
     assert "zig" in names(tools_for("build", backend="local", target="macos-arm64"))
     assert "zig" not in names(tools_for("build", backend="local", target="linux-aarch64"))
+    docker_arm = names(tools_for("build", backend="docker", target="linux-aarch64"))
+    assert "c++filt" in docker_arm and "qemu-user" not in docker_arm  # parity checks run here; qemu in the image
 
 
 def test_test_task_needs_every_tool_the_integration_tests_use() -> None:
