@@ -98,6 +98,7 @@ class HostTool:
     cannot install it and `hint` says how). `tasks`: the invoke tasks that need it;
     `backend` / `targets` narrow that to builds with that backend / of those targets.
     `executables`: every program forge runs from it (a unit test checks each call site's argv[0]).
+    `optional`: the tasks work without it, less well (installed when forge can, else a note).
     """
 
     name: str
@@ -109,6 +110,7 @@ class HostTool:
     targets: frozenset[str] | None = None
     executables: tuple[str, ...] = ()
     hint: str = ""
+    optional: bool = False
 
     def source(self) -> str:
         """How forge installs it, in words."""
@@ -156,7 +158,15 @@ TOOLS: tuple[HostTool, ...] = (
     HostTool(
         "python3", on_path("python3"), apt="python3", tasks=LOCAL_TASKS, backend="local", executables=("python3",)
     ),
-    HostTool("ccache", on_path("ccache"), apt="ccache", tasks=LOCAL_TASKS, backend="local", executables=("ccache",)),
+    HostTool(
+        "ccache",
+        on_path("ccache"),
+        apt="ccache",
+        tasks=LOCAL_TASKS,
+        backend="local",
+        executables=("ccache",),
+        optional=True,  # without it every object is compiled again
+    ),
     HostTool(
         "c++filt",
         on_path("c++filt"),
@@ -171,6 +181,7 @@ TOOLS: tuple[HostTool, ...] = (
         apt="git",
         tasks=frozenset({"build", "rebuild", "repro", "test"}),  # the commit and SOURCE_DATE_EPOCH of a checkout
         executables=("git",),
+        optional=True,  # without it a checkout's epoch is derived from its tree hash
     ),
     # cross targets built on the host: qemu-user runs ARM programs (forge names the emulator in
     # CMAKE_CROSSCOMPILING_EMULATOR, so binfmt_misc is not needed); zig compiles for macOS. The
@@ -218,6 +229,7 @@ TOOLS: tuple[HostTool, ...] = (
         tasks=frozenset({"repro", "test"}),
         backend="local",
         executables=("faketime",),
+        optional=True,  # without it repro's second build keeps the real clock, and its report says so
     ),
     HostTool(
         "diffoscope",
@@ -225,6 +237,7 @@ TOOLS: tuple[HostTool, ...] = (
         apt="diffoscope-minimal",  # Debian's build brings the tools it compares with (binutils, file)
         tasks=frozenset({"repro", "test"}),
         executables=("diffoscope",),
+        optional=True,  # without it repro still names the differing files
     ),
     # invoke test: the C++ format check (ruff, mypy and pytest come with `pip install -e '.[test]'`)
     HostTool(
@@ -430,7 +443,12 @@ def install_tools(
         reason = "" if install else " (installing was not asked for)"
         if not blocked and install:
             reason = " (installing Debian packages needs root and apt-get)"
-        raise ToolMissingError(f"missing host tools: {names}", f"{why}{reason}", "\n".join(commands))
+        required = [t for t in missing if not t.optional]
+        if not required:  # the task works without them, less well: say so and go on
+            installer.notify(f"forge: going on without {names}{reason}; to add them: {'; '.join(commands)}")
+            return []
+        needed = ", ".join(t.name for t in required)
+        raise ToolMissingError(f"missing host tools: {needed}", f"{why}{reason}", "\n".join(commands))
     apt = sorted({t.apt for t in missing if t.apt})
     pip = sorted({t.pip for t in missing if t.pip})
     installer.notify(f"forge: installing {names} ({'; '.join(commands)})")

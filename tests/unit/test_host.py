@@ -113,6 +113,23 @@ def test_without_root_the_error_names_each_tool_and_the_exact_commands(machine: 
     assert machine.commands == []
 
 
+def test_optional_tools_that_cannot_be_installed_are_a_note_not_an_error(machine: FakeMachine) -> None:
+    notes: list[str] = []
+    machine.present -= {"ccache", "git"}
+    installer = machine.installer(can_apt=False)
+    installer = Installer(installer.env, installer.log_path, False, installer.python, notes.append, installer.dpkg_dir)
+    assert ensure_tools("build", env={}, scopes=(("local", "host"),), present=machine.has, installer=installer) == []
+    assert notes == [
+        "forge: going on without ccache, git (installing Debian packages needs root and apt-get); "
+        "to add them: sudo apt-get install -y --no-install-recommends ccache git"
+    ]
+    machine.present.discard("cmake")
+    with pytest.raises(ToolMissingError) as info:
+        ensure_tools("build", env={}, scopes=(("local", "host"),), present=machine.has, installer=installer)
+    assert info.value.what == "missing host tools: cmake"
+    assert info.value.fix == "sudo apt-get install -y --no-install-recommends ccache cmake git"
+
+
 def test_install_false_reports_instead_of_installing(machine: FakeMachine) -> None:
     machine.present.discard("ninja")
     with pytest.raises(ToolMissingError, match="ninja-build") as info:
