@@ -7,7 +7,8 @@ with pip and venv, this machine's apt sources, extra CA certificates and pip con
 the registries are reachable the same way), copies in a `git archive` of the checkout, and runs
 the README's first command there with the local backend. It must exit 0 and record a cell whose
 manifest says every verify suite passed. The timings (tool installs, engine build, verify) are
-printed and written to .cache/forge/fresh-machine.json.
+printed and written to .cache/forge/fresh-machine.json. A second fresh container kills dpkg in
+the middle of forge's install; the next run must repair dpkg and finish the install.
 """
 
 from __future__ import annotations
@@ -239,3 +240,50 @@ def test_readme_first_command_on_a_fresh_bookworm_machine(machine: Any, base: im
     out_file = REPO / ".cache" / "forge" / "fresh-machine.json"
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(json.dumps({"cell": data["cell"]["id"], "seconds": timings}, indent=2) + "\n")
+
+
+DPKG_PIDS = (
+    'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = dpkg ] && '
+    'tr "\\0" " " <$p/cmdline | grep -q -- "--status-fd" && echo "${p#/proc/}"; done'
+)
+"""dpkg runs that change packages (apt starts them with --status-fd), not its quick queries; bash only (no procps here)."""
+ENSURE_BUILD_TOOLS = (
+    f'. {VENV}/bin/activate && python -c "import os, pathlib; from forge import host; '
+    "host.ensure_tools('build', env=os.environ, log_path=pathlib.Path('/tmp/tools.log'), scopes=(('local', 'host'),))\""
+)
+"""What `invoke build --backend local` runs first (the install step alone, without the engine build)."""
+
+
+def test_an_install_killed_midway_is_finished_by_the_next_run(machine: Any) -> None:
+    """dpkg killed while unpacking (a crash, an OOM kill): the next forge run repairs dpkg and installs."""
+    code, out = sh(
+        machine,
+        "apt-get update -q && apt-get install -y -q --no-install-recommends "
+        + " ".join(PREREQUISITES)
+        + f" && update-ca-certificates && python3 -m venv {VENV} && . {VENV}/bin/activate && pip install -q -e .",
+    )
+    assert code == 0, f"preparing the new machine failed:\n{out[-3000:]}"
+    machine.exec_run(
+        ["bash", "-c", f"({ENSURE_BUILD_TOOLS}) >/tmp/first.log 2>&1; echo $? >/tmp/first.rc"],
+        workdir=WORKDIR,
+        detach=True,
+    )
+    killed = False
+    deadline = time.monotonic() + 900
+    while not killed and time.monotonic() < deadline and sh(machine, "test -s /tmp/first.rc")[0] != 0:
+        for pid in sh(machine, DPKG_PIDS)[1].split():
+            killed = killed or sh(machine, f"kill -KILL {pid}")[0] == 0
+        time.sleep(0.2)
+    assert killed, "dpkg was never seen running, so nothing was interrupted: " + sh(machine, "cat /tmp/first.log")[1]
+    while sh(machine, "test -s /tmp/first.rc")[0] != 0 and time.monotonic() < deadline:
+        time.sleep(1)
+    first = sh(machine, "cat /tmp/first.rc; tail -n 5 /tmp/first.log")[1]
+    assert not first.startswith("0\n"), f"the install whose dpkg was killed reported success:\n{first}"
+
+    code, out = sh(machine, f"{ENSURE_BUILD_TOOLS} 2>&1")
+    assert code == 0, f"the next run did not finish the interrupted install:\n{out[-3000:]}"
+    assert "dpkg --configure -a" in out, f"the next run did not repair dpkg first:\n{out[-3000:]}"
+    code, audit = sh(machine, "dpkg --audit")
+    assert code == 0 and not audit.strip(), f"dpkg still has unfinished packages:\n{audit}"
+    for tool in ("cmake", "ninja", "c++"):
+        assert sh(machine, f"command -v {tool}")[0] == 0, f"{tool} is missing after the repaired install"
