@@ -532,7 +532,7 @@ def dpkg_idle(dpkg_dir: Path, wait_s: float = LOCK_WAIT_S) -> bool:
                 fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 fcntl.lockf(handle, fcntl.LOCK_UN)
             return True
-        except FileNotFoundError:
+        except (FileNotFoundError, PermissionError):  # no dpkg here, or not ours to test: dpkg itself will say
             return True
         except OSError:
             if time.monotonic() >= deadline:
