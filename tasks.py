@@ -299,10 +299,18 @@ def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     _guarded(debug, lambda: _cli().run_clean(all, {"debug": debug}))
 
 
-@task(auto_shortflags=False)
-def doctor(c: Context) -> None:
-    """Say what this machine can do (docker, compilers, qemu, zig, nvcc, GPU) and how to get the rest."""
-    _guarded(False, lambda: _cli().run_doctor())
+@task(
+    auto_shortflags=False,
+    help={
+        "fix": "install every missing host tool forge can install (apt-get as root, pip)",
+        "debug": AXIS_HELP["debug"],
+    },
+)
+def doctor(c: Context, fix: bool = False, debug: bool = False) -> None:
+    """Print forge's host-tool table (found or missing, how installed, which tasks need it); --fix installs the rest."""
+    from forge import doctor as forge_doctor
+
+    _guarded(debug, lambda: forge_doctor.run_doctor(os.environ, fix))
 
 
 @task(auto_shortflags=False, help={"unit": "only the fast unit tests", "debug": AXIS_HELP["debug"]})

@@ -18,7 +18,7 @@ from forge import __version__, filelock, manifest, provenance
 from forge.backends.base import Backend, Workspace
 from forge.config import Config, Data
 from forge.errors import BackendError, BuildInterrupted, ConfigError, ForgeError, StepFailedError, ToolMissingError
-from forge.host import ensure_host_tools, probe_host_facts
+from forge.host import probe_host_facts
 from forge.log import Progress
 from forge.matrix import Cell, Request
 from forge.plan import BuildOptions, Plan, Step, StepKind, plan_build, verify_steps
@@ -282,7 +282,6 @@ def _build_locked(
     manifest.check_dist(cfg.dist, cell.id)  # a dist/ that cannot take the result fails before any step
     reference = ensure_reference(request, cell, data, cfg, progress)
     if cfg.backend == "local":
-        ensure_host_tools(dict(os.environ), logs / "host-tools.log", cfg.install_tools)
         cross.ensure_target_tools(cell, target, os.environ, logs / "host-tools.log", cfg.install_tools)
     with tracked(make_backend(cfg.backend, cfg.update_locks)) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):

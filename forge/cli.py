@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from forge import doctor, provenance, report
+from forge import host, provenance, report
 from forge.backends.base import CONTAINER_WORKSPACE, Workspace
 from forge.build import BuildResult, build_cell, close_open_backends, host_workspace, resolve_for, verify_dist
 from forge.config import Config, Data, backend_for, load_config, load_data
@@ -366,6 +366,10 @@ def run_build(
                 "\n".join(sorted({str(e["reason"]) for e in skipped})[:10]) or "the matrix has no combinations",
                 "remove or narrow an exclude entry, or add an include entry (`invoke plan --matrix ...` shows each reason)",
             )
+    scopes = [(backend_for(cfg, r.target).backend, r.target) for r in requests]
+    host.ensure_tools(
+        "build", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes, install=cfg.install_tools
+    )
     parallel = cfg.cells > 1 and len(requests) > 1
     progress = Progress(out, cfg.ci or mode.verbose, live=not parallel)
     if parallel:
@@ -493,6 +497,7 @@ def run_compare(base: str, candidate: str, options: Mapping[str, object]) -> Non
     from forge import compare
 
     cfg, _ = setup({"debug": options.get("debug")})
+    host.ensure_tools("compare", env=os.environ, log_path=cfg.cache / "host-tools.log")
     rounds = int(str(options.get("rounds") or 3))
     threshold = float(str(options.get("threshold") or 0.10))
     if rounds < 1 or not 0 <= threshold < 10:
@@ -630,6 +635,8 @@ def run_release(matrix: str | None, from_artifacts: str | None, version: str | N
         entries = plan_entries(None, matrix, {}, plan_cfg, data, Selection.from_cli(cli))
         cells = [cfg.dist / e["id"] for e in entries if e["status"] == "scheduled"]
     key = os.environ.get("FORGE_SIGNING_KEY") or None
+    if key:
+        host.ensure_tools("release", env=os.environ, log_path=cfg.cache / "host-tools.log")
     path = release.assemble(cells, cfg.dist / "release", version, commit, cfg.source_date_epoch, key)
     console().print(
         f"release {version}: {path} ({len(cells)} cells{', SHA256SUMS signed' if key else ''})", markup=False
@@ -660,22 +667,14 @@ def run_clean(all_: bool, cli: Mapping[str, object]) -> None:
         console().print(f"removed {path}")
 
 
-def run_doctor() -> None:
-    out = console()
-    table = Table(title="forge doctor")
-    for column in ("capability", "status", "how to get it"):
-        table.add_column(column, overflow="fold")
-    for finding in doctor.diagnose():
-        status = f"[green]{finding.detail}[/]" if finding.found else f"[red]{finding.detail}[/]"
-        table.add_row(finding.name, status, finding.fix or "-")
-    out.print(table)
-
-
 def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]) -> None:
     """Rebuild verify/ against dist/<cell-id>/install and run its suites (dist/ is not changed)."""
     cfg, data = setup(cli)
     request = Request.make(target_or_host(target, data), pins)
     cfg = replace(backend_for(cfg, request.target), backend="local")
+    host.ensure_tools(
+        "verify", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=(("local", request.target),)
+    )
     suites = verify_dist(request, data, cfg, Progress(console(), cfg.ci))
     failed = [s.name for s in suites if not s.passed]
     console().print(f"{len(suites) - len(failed)}/{len(suites)} verify suites passed")
@@ -723,9 +722,7 @@ def run_tests(unit: bool) -> None:
     """Run every check with its output streamed; fail naming each check that failed."""
     import subprocess
 
-    from forge.host import TEST_TOOLS, ensure_host_tools
-
-    installed = ensure_host_tools(os.environ, REPO / ".cache" / "forge" / "test-tools.log", tools=TEST_TOOLS)
+    installed = host.ensure_tools("test", env=os.environ, log_path=REPO / ".cache" / "forge" / "test-tools.log")
     if installed:
         console().print(f"installed {', '.join(installed)}")
     start_test_services(os.environ)

@@ -21,6 +21,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
+from forge import host
 from forge.config import Config
 from forge.errors import BackendError, ForgeError, ToolMissingError
 
@@ -28,7 +29,6 @@ DOCKERD_FLAGS: tuple[str, ...] = ("--iptables=false", "--bridge=none", "--storag
 """Flags that let dockerd run on a CI VM without netfilter privileges or a bridge."""
 
 DEFAULT_LOG = Path("/var/log/forge-dockerd.log")
-INSTALL_ARGV: tuple[str, ...] = ("apt-get", "install", "-y", "--no-install-recommends", "docker.io")
 
 START_HINT = (
     "start one with `invoke docker.start` (installs docker.io and runs dockerd),\n"
@@ -72,33 +72,20 @@ def _tail(path: Path, lines: int = 20) -> str:
         return f"(no log at {path})"
 
 
-def install_docker(run: Callable[[list[str]], int] | None = None) -> None:
-    """Install Debian's docker.io (root only); raise with the command to run otherwise."""
-    if shutil.which("apt-get") is None:
-        raise ToolMissingError(
-            "dockerd is not installed and apt-get is not available",
-            fix="install a container engine (docker.io or podman) with your package manager",
-        )
-    if os.geteuid() != 0:
-        raise ToolMissingError(
-            "dockerd is not installed", fix="sudo apt-get install -y docker.io && invoke docker.start"
-        )
-    runner = run or (
-        lambda argv: subprocess.run(argv, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}).returncode
+def install_docker(env: Mapping[str, str], log_path: Path = host.DEFAULT_LOG) -> None:
+    """Install the engine forge.host's table names (Debian's docker.io, as root); raise with the command otherwise."""
+    host.ensure(
+        (host.tool("dockerd"),), env=env, log_path=log_path, why="no container engine answers and none is installed"
     )
-    print(f"+ {' '.join(INSTALL_ARGV)}", flush=True)
-    if runner(list(INSTALL_ARGV)) != 0:
-        raise ToolMissingError(
-            "installing docker.io failed",
-            fix="run `apt-get update` and retry `invoke docker.start`",
-        )
 
 
 def start_dockerd(log_path: Path = DEFAULT_LOG) -> subprocess.Popen[bytes]:
     """Start dockerd in its own session so it outlives forge; output goes to `log_path`."""
     dockerd = shutil.which("dockerd")
     if dockerd is None:
-        raise ToolMissingError("dockerd is not on PATH", fix="apt-get install -y docker.io")
+        raise ToolMissingError(
+            "dockerd is not on PATH", fix=f"invoke doctor --fix (installs {host.tool('dockerd').apt})"
+        )
     if os.geteuid() != 0:
         raise BackendError(
             "cannot start dockerd without root",
@@ -130,8 +117,19 @@ def ensure_daemon(
     if shutil.which("dockerd") is None:
         if not install:
             raise daemon_unreachable_error(env)
-        install_docker()
+        install_docker(env)
     proc = start_dockerd(log_path)
+    try:
+        return _wait_for_engine(env, proc, timeout_s, log_path)
+    except BaseException:
+        # Never leave a half-started engine behind (timeout, Ctrl-C): the next run starts a fresh one.
+        stop_dockerd(proc)
+        raise
+
+
+def _wait_for_engine(
+    env: Mapping[str, str], proc: subprocess.Popen[bytes], timeout_s: float, log_path: Path
+) -> docker.DockerClient:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         client = connect(env, timeout_s=2.0)
@@ -149,6 +147,18 @@ def ensure_daemon(
         why=_tail(log_path),
         fix=f"read {log_path}, then retry `invoke docker.start`",
     )
+
+
+def stop_dockerd(proc: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
+    """End a dockerd this process started (SIGTERM, then SIGKILL after `grace_s`); nothing if it already exited."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def run_start(env: Mapping[str, str]) -> None:

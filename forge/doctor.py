@@ -1,13 +1,22 @@
-"""What this machine can do: each capability found (with its version) or how to get it."""
+"""`invoke doctor`: forge's host-tool table (forge.host.TOOLS) as this machine has it, and `--fix`.
+
+Each row is one tool: found (with where) or missing, how forge installs it, and which tasks need
+it. Two rows are not tools: whether a container engine answers, and whether a GPU is present.
+`--fix` installs every missing tool that forge can install (Debian packages with apt-get as
+root, PyPI packages with pip), the same way each task installs what it needs before it runs.
+"""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from forge import proc
-from forge.host import first_version
+from rich.console import Console
+from rich.table import Table
+
+from forge import host, proc
 
 
 @dataclass(frozen=True)
@@ -15,71 +24,78 @@ class Finding:
     name: str
     found: bool
     detail: str
-    fix: str
+    source: str
+    needed_by: str
 
 
-def _tool(name: str, argv: list[str], fix: str) -> Finding:
-    if shutil.which(argv[0]) is None:
-        return Finding(name, False, "not found", fix)
-    out = proc.capture(argv) or ""
-    lines = out.strip().splitlines()
-    version = first_version(out) or (lines[0] if lines else "version unknown")
-    return Finding(name, True, f"{shutil.which(argv[0])} {version}", "")
+def tool_finding(tool: host.HostTool, present: Callable[[host.HostTool], bool]) -> Finding:
+    found = present(tool)
+    where = ""
+    if found and tool.detect.kind is host.DetectKind.EXECUTABLES:
+        where = shutil.which(tool.detect.what[0]) or ""
+    detail = (where or "found") if found else f"missing ({tool.detect.kind.value}: {tool.detect.describe()})"
+    return Finding(tool.name, found, detail, tool.source(), tool.needed_by())
 
 
-def docker_daemon() -> Finding:
-    fix = "apt-get install docker.io, then start it: dockerd --iptables=false --bridge=none &"
-    try:
-        import docker
+def docker_daemon(env: Mapping[str, str]) -> Finding:
+    from forge import daemon  # the docker SDK: only when the doctor runs
 
-        client = docker.from_env(timeout=3)
-        version = client.version().get("Version", "?")
-        client.close()
-    except Exception as exc:  # docker raises many types; all mean "not reachable"
-        return Finding("docker daemon", False, f"not reachable ({type(exc).__name__})", fix)
-    return Finding("docker daemon", True, f"reachable, engine {version}", "")
-
-
-def zig() -> Finding:
-    out = proc.capture(["python3", "-m", "ziglang", "version"])
-    if out:
-        return Finding("zig (macOS targets)", True, f"python3 -m ziglang {out.strip()}", "")
-    return _tool("zig (macOS targets)", ["zig", "version"], "pip install ziglang==0.15.1")
+    client = daemon.connect(env, timeout_s=3.0)
+    if client is None:
+        return Finding("docker engine", False, "not answering", "invoke docker.start", "--backend docker")
+    version = client.version().get("Version", "?")
+    client.close()
+    return Finding("docker engine", True, f"answering, engine {version}", "invoke docker.start", "--backend docker")
 
 
 def gpu() -> Finding:
     out = proc.capture(["nvidia-smi", "-L"])
-    if out and out.strip():
-        return Finding("GPU", True, out.strip().splitlines()[0], "")
-    return Finding(
-        "GPU",
-        False,
-        "none (CUDA kernels compile; GPU checks do not run)",
-        "run on a machine with an NVIDIA GPU and driver",
-    )
+    found = bool(out and out.strip())
+    detail = (out or "").strip().splitlines()[0] if found else "none (CUDA kernels compile; GPU checks do not run)"
+    return Finding("GPU", found, detail, "a machine with an NVIDIA GPU and driver", "GPU kernel checks")
 
 
-CHECKS: tuple[Callable[[], Finding], ...] = (
-    docker_daemon,
-    lambda: _tool("cmake", ["cmake", "--version"], "apt-get install cmake"),
-    lambda: _tool("ninja", ["ninja", "--version"], "apt-get install ninja-build"),
-    lambda: _tool("c++ (host)", ["c++", "--version"], "apt-get install g++"),
-    lambda: _tool("clang", ["clang", "--version"], "apt-get install clang"),
-    lambda: _tool("ccache", ["ccache", "--version"], "apt-get install ccache"),
-    lambda: _tool("aarch64 cross g++", ["aarch64-linux-gnu-g++", "--version"], "apt-get install g++-aarch64-linux-gnu"),
-    lambda: _tool(
-        "armv7 cross g++", ["arm-linux-gnueabihf-g++", "--version"], "apt-get install g++-arm-linux-gnueabihf"
-    ),
-    lambda: _tool("qemu-aarch64", ["qemu-aarch64", "--version"], "apt-get install qemu-user"),
-    lambda: _tool("qemu-arm", ["qemu-arm", "--version"], "apt-get install qemu-user"),
-    zig,
-    lambda: _tool(
-        "nvcc", ["nvcc", "--version"], "pip install nvidia-cuda-nvcc==13.0.* (or Debian non-free nvidia-cuda-toolkit)"
-    ),
-    gpu,
-    lambda: _tool("debootstrap (images)", ["debootstrap", "--version"], "apt-get install debootstrap"),
-)
+def diagnose(
+    env: Mapping[str, str], present: Callable[[host.HostTool], bool] | None = None, engine: bool = True
+) -> list[Finding]:
+    """One finding per table entry, then the container engine and the GPU."""
+    check = present or (lambda t: host.detected(t.detect))
+    findings = [tool_finding(t, check) for t in host.TOOLS]
+    return [*findings, *([docker_daemon(env), gpu()] if engine else [])]
 
 
-def diagnose() -> list[Finding]:
-    return [check() for check in CHECKS]
+def render(findings: list[Finding]) -> Table:
+    table = Table(title="forge doctor: host tools (forge/host.py)")
+    for column in ("tool", "status", "installed by forge with", "needed by"):
+        table.add_column(column, overflow="fold")
+    for f in findings:
+        status = f"[green]{f.detail}[/]" if f.found else f"[red]{f.detail}[/]"
+        table.add_row(f.name, status, f.source, f.needed_by)
+    return table
+
+
+def fix(
+    env: Mapping[str, str], log_path: Path = host.DEFAULT_LOG, installer: host.Installer | None = None
+) -> list[str]:
+    """Install every missing tool forge can install; returns the packages installed.
+
+    Tools forge cannot install (no package in the table) are left to the table's hint.
+    """
+    installable = tuple(t for t in host.TOOLS if t.apt or t.pip)
+    return host.ensure(installable, env=env, log_path=log_path, why="`invoke doctor --fix`", installer=installer)
+
+
+def run_doctor(env: Mapping[str, str], do_fix: bool, out: Console | None = None) -> None:
+    """`invoke doctor [--fix]`: print the table; with --fix install what is missing first."""
+    console = out or Console(highlight=False)
+    if out is None and not console.is_terminal:
+        console = Console(highlight=False, width=160)  # CI logs and pipes: wide, so the table does not fold
+    if do_fix:
+        installed = fix(env)
+        console.print(f"installed: {', '.join(installed)}" if installed else "nothing to install", markup=False)
+    console.print(render(diagnose(env)))
+    missing = [t.name for t in host.TOOLS if (t.apt or t.pip) and not host.detected(t.detect)]
+    if missing and not do_fix:
+        console.print(
+            f"{len(missing)} missing: `invoke doctor --fix` installs them ({', '.join(missing)})", markup=False
+        )

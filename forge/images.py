@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import json
 import re
-import shutil
 import subprocess
 import tempfile
 import time
@@ -26,8 +25,8 @@ import docker
 import docker.errors
 from packaging.version import Version
 
-from forge import filelock, locks
-from forge.errors import BackendError, ConfigError, StepFailedError, ToolMissingError
+from forge import filelock, host, locks
+from forge.errors import BackendError, ConfigError, StepFailedError
 from forge.toolchains import Suite, Target, load_toolchains
 
 REPO = Path(__file__).resolve().parent.parent
@@ -370,8 +369,7 @@ def ensure_base_image(client: docker.DockerClient, suite: str, mirror: str) -> I
 
 
 def _ensure_base_image(client: docker.DockerClient, suite: str, mirror: str) -> ImageRef:
-    if shutil.which("debootstrap") is None:
-        raise ToolMissingError("debootstrap is not installed", fix="apt-get install -y debootstrap")
+    host.require(host.tool("debootstrap"), "base images are debootstrapped")
     key = base_key(suite, mirror, debootstrap_version())
     tag = f"forge/base:{suite}-{key[:12]}"
     if (found := _find(client, tag)) is not None:
@@ -553,6 +551,7 @@ def run_images(
     """List forge's images (with the matrix cells using them); build what is missing; prune the rest."""
     from forge.daemon import ensure_daemon
 
+    host.ensure_tools("images", env=env, scopes=(("docker", None),))
     client = ensure_daemon(env)
     wanted = matrix_specs(matrix, env)
     keep: set[str] = set()

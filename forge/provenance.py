@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forge import __version__, archive, manifest
+from forge import __version__, archive, host, manifest
 from forge.config import BACKENDS, Config, Data, inside, load_data
 from forge.errors import ConfigError, ForgeError
 from forge.locks import KINDS as LOCK_KINDS
@@ -507,6 +507,8 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
     env = {**os.environ, "SOURCE_DATE_EPOCH": str(recorded.source_date_epoch)}
     cfg, tdata = forge_cli.setup({**cli, "backend": recorded.backend}, env)
     out = forge_cli.console()
+    scopes = ((recorded.backend, recorded.cell.target),)
+    host.ensure_tools("rebuild", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes)
     root = cfg.cache / "rebuild"
     source = sources_for(recorded, cfg.repo, root / "src")
     if source != cfg.repo:

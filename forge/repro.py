@@ -400,7 +400,7 @@ def ensure_faketime(log_path: Path, log: Callable[[str], None]) -> bool:
     when it cannot be had: the wall clock is then not varied and the report says so."""
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        installed = host.ensure_host_tools(os.environ, log_path, tools=(host.FAKETIME_TOOL,))
+        installed = host.ensure((host.tool("faketime"),), env=os.environ, log_path=log_path, why="a shifted clock")
     except ForgeError as exc:
         log(f"[yellow]the wall clock will not be varied: {exc.what}; {exc.fix}[/]")
         return False
@@ -513,7 +513,10 @@ def run_repro(
     cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
     progress = Progress(out, cfg.ci)
     results = []
-    for item in forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data), matrix):
+    items = forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data), matrix)
+    scopes = [(backend_for(cfg, i.target).backend, i.target) for i in items]
+    host.ensure_tools("repro", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes)
+    for item in items:
         result = repro_cell(item, data, backend_for(cfg, item.target), progress)
         for comp in result.comparisons:
             style = "green" if comp.outcome is Outcome.IDENTICAL else "red"

@@ -12,22 +12,21 @@
 from __future__ import annotations
 
 import shlex
-import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from forge import manifest, proc
+from forge import host, manifest, proc
 from forge.errors import ToolMissingError
-from forge.host import HostTool, ensure_host_tools
+from forge.host import HostTool
 from forge.matrix import Cell, Request
 from forge.toolchains import Checker, Target
 from forge.verify import SuiteResult
 
 REFERENCE_TARGETS = ("linux-x86_64", "host")
 DYNAMIC_LOADERS = {"aarch64-linux-gnu": "ld-linux-aarch64.so.1", "arm-linux-gnueabihf": "ld-linux-armhf.so.3"}
-EMULATOR_PACKAGE = "qemu-user"
+EMULATOR_PACKAGE = host.tool("qemu-user").apt
 ZIG_CACHE = "zig"  # under the compiler cache directory, so the docker ccache volume keeps it too
 
 
@@ -57,15 +56,17 @@ def _cross_compiler(cell: Cell, target: Target) -> str:
 
 
 def target_tools(cell: Cell, target: Target) -> tuple[HostTool, ...]:
-    """Debian packages the host needs to build `target` locally (zig is handled by `ensure_zig`)."""
+    """What the host needs to build `target` locally beyond forge.host's table: the cell's cross g++
+    (its package depends on the cell's gcc, so toolchains/targets.yaml names it), and qemu-user."""
     if target.compiler_provider != "debian" or not target.emulator:
         return ()
     compiler = _cross_compiler(cell, target)
-    emulator = emulator_argv(target)[0]
-    return (
-        HostTool(compiler, target.compiler_package.format(gcc=cell.gcc), lambda: shutil.which(compiler) is not None),
-        HostTool(emulator, EMULATOR_PACKAGE, lambda: shutil.which(emulator) is not None),
+    package = target.compiler_package.format(gcc=cell.gcc)
+    scope = frozenset({target.name})
+    cross_gxx = HostTool(
+        compiler, host.on_path(compiler), apt=package, tasks=host.LOCAL_TASKS, backend="local", targets=scope
     )
+    return (cross_gxx, host.tool("qemu-user"))
 
 
 def zig_present(python: str = sys.executable) -> bool:
@@ -73,29 +74,18 @@ def zig_present(python: str = sys.executable) -> bool:
 
 
 def ensure_zig(target: Target, env: Mapping[str, str], log_path: Path, install: bool) -> list[str]:
-    """pip-install the pinned `ziglang` for macOS targets when python3 cannot run it."""
+    """pip-install the pinned `ziglang` (forge.host's table) for macOS targets when python3 cannot import it."""
     if target.compiler_provider != "pypi":
         return []
-    python = shutil.which("python3") or sys.executable  # the toolchain wrappers run `python3 -m ziglang`
-    if zig_present(python):
-        return []
-    command = [python, "-m", "pip", "install", "--disable-pip-version-check", target.compiler_package]
-    if not install:
-        raise ToolMissingError(
-            f"zig is missing (target {target.name} is compiled with {target.compiler_package})",
-            f"{python} -m ziglang does not run",
-            " ".join(command),
-        )
-    proc.run_logged(command, cwd=Path("/"), env=dict(env), log_path=log_path)
-    return [target.compiler_package]
+    why = f"target {target.name} is compiled with zig"
+    return host.ensure((host.tool("zig"),), env=env, log_path=log_path, why=why, install=install)
 
 
 def ensure_target_tools(cell: Cell, target: Target, env: Mapping[str, str], log_path: Path, install: bool) -> list[str]:
-    """Install what a local build of a cross target needs; returns the packages installed."""
-    packages = (
-        ensure_host_tools(env, log_path, install, target_tools(cell, target)) if target_tools(cell, target) else []
-    )
-    return packages + ensure_zig(target, env, log_path, install)
+    """Install what a local build of `target` needs (forge.host's table and the cell's cross g++)."""
+    scopes = (("local", target.name),)
+    extra = target_tools(cell, target)
+    return host.ensure_tools("build", env=env, log_path=log_path, scopes=scopes, extra=extra, install=install)
 
 
 def zig_cache_env(ccache: str | None) -> tuple[tuple[str, str], ...]:

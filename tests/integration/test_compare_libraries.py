@@ -8,12 +8,11 @@ requirement. Each must be found, with the right severity, and the CLI must exit 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import needs
 import pytest
 
 from forge import compare, manifest
@@ -33,22 +32,7 @@ extern "C" int ember_run(const Options* o) { return o->threads; }
 
 
 def _abidiff() -> str:
-    found = shutil.which("abidiff")
-    if found:
-        return found
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        pytest.skip("abidiff is missing and apt-get is not usable here: apt-get install abigail-tools")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "update"], check=True, env=env, capture_output=True)
-    subprocess.run(
-        ["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends", "abigail-tools"],
-        check=True,
-        env=env,
-        capture_output=True,
-    )
-    found = shutil.which("abidiff")
-    assert found, "abigail-tools installed but abidiff is not on PATH"
-    return found
+    return needs.program("abidiff")
 
 
 def _cell(root: Path, name: str, field: str = "", body: str = "", suites: str = "passed") -> Path:

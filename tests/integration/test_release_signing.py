@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import needs
 import pytest
 
 from forge import release
@@ -18,16 +17,7 @@ from test_release import CELLS, EPOCH, plant  # noqa: E402
 
 
 def _gpg() -> str:
-    found = shutil.which("gpg")
-    if found is None:
-        if os.geteuid() != 0 or shutil.which("apt-get") is None:
-            pytest.skip("gpg is missing and apt-get is not usable here: apt-get install gnupg")
-        subprocess.run(
-            ["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "gnupg"], check=True, capture_output=True
-        )
-        found = shutil.which("gpg")
-    assert found
-    return found
+    return needs.program("gpg")
 
 
 def test_signed_sums_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,11 +9,11 @@ kept for CI under $FORGE_CI_ARTIFACTS (default .ci/artifacts/ in the checkout, i
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import needs
 import pytest
 
 from forge import report
@@ -26,22 +26,7 @@ FAILED_CELL = "linux-aarch64-py3.11-np2.4-gcc12-cpu"
 
 
 def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        pytest.skip("chromium is not installed and apt-get is not usable here: apt-get install chromium")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update"], check=True, env=env, capture_output=True)
-    subprocess.run(
-        ["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends", "chromium"],
-        check=True,
-        env=env,
-    )
-    found = shutil.which("chromium")
-    assert found, "apt-get installed chromium but it is not on PATH"
-    return found
+    return needs.program("chromium")
 
 
 def _plant(dist: Path) -> None:

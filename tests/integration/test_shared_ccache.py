@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import needs
 import pytest
 import tinyrepo
 
@@ -30,20 +31,7 @@ CELL = "linux-x86_64-py3.11-np2.4-gcc12-cpu"
 
 
 def _redis_server() -> str:
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        pytest.skip("redis-server is missing and apt-get is not usable here: apt-get install redis-server")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600"]
-    subprocess.run([*apt, "update"], check=True, env=env, capture_output=True)
-    subprocess.run(
-        [*apt, "install", "-y", "--no-install-recommends", "redis-server"], check=True, env=env, capture_output=True
-    )
-    found = shutil.which("redis-server")
-    assert found, "apt-get installed redis-server but it is not on PATH"
-    return found
+    return needs.program("redis-server")
 
 
 @pytest.fixture

@@ -194,8 +194,8 @@ def test_aarch64_plan_checks_the_emulator_before_ctest(toolchains: Toolchains) -
 def test_armv7_emulator_and_tools(toolchains: Toolchains) -> None:
     target = toolchains.targets["linux-armv7"]
     assert cross.emulator_probe(target)[-2] == "/usr/arm-linux-gnueabihf/lib/ld-linux-armhf.so.3"
-    tools = {t.name: t.package for t in cross.target_tools(cell("linux-armv7"), target)}
-    assert tools == {"arm-linux-gnueabihf-g++-12": "g++-12-arm-linux-gnueabihf", "qemu-arm": "qemu-user"}
+    tools = {t.name: t.apt for t in cross.target_tools(cell("linux-armv7"), target)}
+    assert tools == {"arm-linux-gnueabihf-g++-12": "g++-12-arm-linux-gnueabihf", "qemu-user": "qemu-user"}
     assert cross.target_tools(cell("linux-x86_64"), toolchains.targets["linux-x86_64"]) == ()
 
 
