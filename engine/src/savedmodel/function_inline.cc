@@ -9,6 +9,7 @@
 
 #include "core/graph.h"
 #include "core/op_kernel.h"
+#include "savedmodel/op_defaults.h"
 
 namespace ember {
 
@@ -251,6 +252,7 @@ Status Inliner::EnsureCall(Frame* f, const std::string& name, CallState** out) {
   child->nodes = fn->node_def;
   for (size_t i = 0; i < child->nodes.size(); ++i) {
     EMBER_RETURN_IF_ERROR(SubstituteAttrs(*child, inst, &child->nodes[i]));
+    if (options_.add_default_attrs) AddDefaultAttrs(&child->nodes[i]);
     if (!child->index.emplace(child->nodes[i].name, i).second) {
       return errors::InvalidArgument("function '" + fname + "' has two nodes named '" +
                                      child->nodes[i].name + "'");
@@ -292,6 +294,7 @@ Status Inliner::Emit(Frame* f, const NodeDef& n) {
   flat.name = f->prefix + n.name;
   flat.op = n.op;
   flat.attr = n.attr;
+  if (options_.add_default_attrs) AddDefaultAttrs(&flat);
   if (f->fn == nullptr) flat.device = n.device;
   std::vector<std::string> controls;
   for (const std::string& in : n.input) {

@@ -20,6 +20,8 @@ namespace ember {
 struct InlineOptions {
   // Fail when a kept node's op is not registered, naming the function and node that use it.
   bool check_ops = true;
+  // Restore the default attrs SavedModels strip (op_defaults.h).
+  bool add_default_attrs = true;
 };
 
 // `roots` are tensor names ("n", "n:1") or control targets ("^n") of `graph`'s top level;

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -109,6 +110,48 @@ Status FindRestores(const MetaGraphInfo& mg, std::vector<VariableRestore>* out) 
                                    "supported");
     }
     out->push_back(std::move(r));
+  }
+  return Status::OK();
+}
+
+// TF2's own mechanism (the Python loader's): a top-level call's last inputs are the variables
+// its function captures, listed as object-graph node ids in bound_inputs; the checkpoint's
+// object graph gives each node's key. Keras 3 models need this: their saver restores copies
+// of the variables (Variable_N) rather than the handles the signatures read.
+Status FindCapturedVariables(const MetaGraphInfo& mg, const TensorBundleReader& reader,
+                             std::vector<VariableRestore>* out) {
+  out->clear();
+  if (mg.bound_inputs.empty() || !reader.Contains("_CHECKPOINTABLE_OBJECT_GRAPH")) {
+    return Status::OK();
+  }
+  std::vector<std::string> graph_bytes;
+  EMBER_RETURN_IF_ERROR(reader.LookupStrings("_CHECKPOINTABLE_OBJECT_GRAPH", &graph_bytes));
+  if (graph_bytes.size() != 1) return Status::OK();
+  std::vector<std::string> keys;
+  EMBER_RETURN_IF_ERROR(
+      ParseTrackableObjectGraph("_CHECKPOINTABLE_OBJECT_GRAPH", graph_bytes[0], &keys));
+  std::unordered_map<std::string, const NodeDef*> nodes;
+  for (const NodeDef& n : mg.graph.node) nodes[n.name] = &n;
+  for (const NodeDef& n : mg.graph.node) {
+    auto f = n.attr.find("f");
+    if (f == n.attr.end() || f->second.kind != AttrValue::Kind::kFunc) continue;
+    auto bound = mg.bound_inputs.find(f->second.s);
+    if (bound == mg.bound_inputs.end()) continue;
+    std::vector<std::string> data;
+    for (const std::string& in : n.input) {
+      if (in.empty() || in[0] != '^') data.push_back(in);
+    }
+    const std::vector<int>& ids = bound->second;
+    if (ids.size() > data.size()) continue;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      std::string handle = data[data.size() - ids.size() + i];
+      const NodeDef* var = TraceIdentity(nodes, &handle);
+      size_t id = static_cast<size_t>(ids[i]);
+      if (var == nullptr || var->op != "VarHandleOp" || id >= keys.size() || keys[id].empty()) {
+        continue;
+      }
+      out->push_back({var->name, keys[id]});
+    }
   }
   return Status::OK();
 }
@@ -210,13 +253,20 @@ Status LoadSavedModel(const SessionOptions& options, const std::string& export_d
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<std::string> targets;
   TensorBundleReader reader;
-  bool opened = false;
+  bool needs_variables = false;
+  for (const NodeDef& n : flat.node) needs_variables = needs_variables || n.op == "VarHandleOp";
+  if (needs_variables) {
+    EMBER_RETURN_IF_ERROR(reader.Open(export_dir + "/variables/variables"));
+    std::vector<VariableRestore> captured;
+    EMBER_RETURN_IF_ERROR(FindCapturedVariables(*mg, reader, &captured));
+    // Object-graph keys first; the saver's restore function fills in the rest.
+    captured.insert(captured.end(), restores.begin(), restores.end());
+    restores.swap(captured);
+  }
+  std::set<std::string> restored;
   for (const VariableRestore& r : restores) {
     if (flat_nodes.count(r.var_node) == 0) continue;  // no signature reads it
-    if (!opened) {
-      EMBER_RETURN_IF_ERROR(reader.Open(export_dir + "/variables/variables"));
-      opened = true;
-    }
+    if (!restored.insert(r.var_node).second) continue;
     Tensor value;
     EMBER_RETURN_IF_ERROR(reader.Lookup(r.key, &value));
     std::string base = "ember_restore/" + std::to_string(targets.size());

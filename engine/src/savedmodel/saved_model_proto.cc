@@ -151,6 +151,60 @@ Status ParseSignature(const uint8_t* data, size_t size, const std::string& where
                       });
 }
 
+// SavedObjectGraph: concrete_functions = 2 (map<string, SavedConcreteFunction>), whose
+// bound_inputs = 2 (repeated int32).
+Status ParseObjectGraph(const uint8_t* data, size_t size, const std::string& where,
+                        MetaGraphInfo* out) {
+  return ForEachField(data, size, where, "SavedObjectGraph",
+                      [&](uint32_t f, int wt, Reader* r, bool* used) -> Status {
+                        if (f != 2) return Status::OK();
+                        const uint8_t* d;
+                        size_t n;
+                        *used = true;
+                        EMBER_RETURN_IF_ERROR(ReadLen(r, wt, where, &d, &n));
+                        std::string key;
+                        std::vector<int> ids;
+                        EMBER_RETURN_IF_ERROR(ForEachField(
+                            d, n, where, "concrete_functions entry",
+                            [&](uint32_t f2, int wt2, Reader* r2, bool* used2) -> Status {
+                              if (f2 == 1) {
+                                *used2 = true;
+                                return ReadStr(r2, wt2, where, &key);
+                              }
+                              if (f2 != 2) return Status::OK();
+                              const uint8_t* d2;
+                              size_t n2;
+                              *used2 = true;
+                              EMBER_RETURN_IF_ERROR(ReadLen(r2, wt2, where, &d2, &n2));
+                              return ForEachField(
+                                  d2, n2, where, "SavedConcreteFunction",
+                                  [&](uint32_t f3, int wt3, Reader* r3, bool* used3) -> Status {
+                                    if (f3 != 2) return Status::OK();
+                                    *used3 = true;
+                                    uint64_t v;
+                                    if (wt3 == wire::kVarint) {
+                                      if (!r3->ReadVarint(&v))
+                                        return Bad(where, "truncated bound_inputs");
+                                      ids.push_back(static_cast<int>(v & 0x7fffffff));
+                                      return Status::OK();
+                                    }
+                                    const uint8_t* d3;
+                                    size_t n3;
+                                    EMBER_RETURN_IF_ERROR(ReadLen(r3, wt3, where, &d3, &n3));
+                                    Reader packed(d3, n3);
+                                    while (!packed.done()) {
+                                      if (!packed.ReadVarint(&v))
+                                        return Bad(where, "truncated bound_inputs");
+                                      ids.push_back(static_cast<int>(v & 0x7fffffff));
+                                    }
+                                    return Status::OK();
+                                  });
+                            }));
+                        out->bound_inputs[key] = std::move(ids);
+                        return Status::OK();
+                      });
+}
+
 Status ParseMetaGraph(const std::string& name, const uint8_t* data, size_t size, size_t index,
                       MetaGraphInfo* out) {
   std::string where = name + ": meta_graphs[" + std::to_string(index) + "]";
@@ -158,7 +212,7 @@ Status ParseMetaGraph(const std::string& name, const uint8_t* data, size_t size,
       data, size, where, "MetaGraphDef", [&](uint32_t f, int wt, Reader* r, bool* used) -> Status {
         const uint8_t* d;
         size_t n;
-        if (f < 1 || f > 5 || f == 4) return Status::OK();
+        if (f < 1 || f > 7 || f == 4 || f == 6) return Status::OK();
         *used = true;
         EMBER_RETURN_IF_ERROR(ReadLen(r, wt, where, &d, &n));
         if (f == 1) {  // MetaInfoDef: tags = 4
@@ -190,6 +244,7 @@ Status ParseMetaGraph(const std::string& name, const uint8_t* data, size_t size,
                                 return ReadStr(r2, wt2, where + ".saver_def", dst);
                               });
         }
+        if (f == 7) return ParseObjectGraph(d, n, where + ".object_graph_def", out);
         // f == 5: map<string, SignatureDef> entry
         std::string key;
         SignatureDef sig;
@@ -215,6 +270,42 @@ Status ParseMetaGraph(const std::string& name, const uint8_t* data, size_t size,
 }
 
 }  // namespace
+
+Status ParseTrackableObjectGraph(const std::string& where, const std::string& bytes,
+                                 std::vector<std::string>* variable_keys) {
+  variable_keys->clear();
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  return ForEachField(data, bytes.size(), where, "TrackableObjectGraph",
+                      [&](uint32_t f, int wt, Reader* r, bool* used) -> Status {
+                        if (f != 1) return Status::OK();
+                        const uint8_t* d;
+                        size_t n;
+                        *used = true;
+                        EMBER_RETURN_IF_ERROR(ReadLen(r, wt, where, &d, &n));
+                        std::string key;
+                        EMBER_RETURN_IF_ERROR(ForEachField(
+                            d, n, where, "TrackableObject",
+                            [&](uint32_t f2, int wt2, Reader* r2, bool* used2) -> Status {
+                              if (f2 != 2) return Status::OK();
+                              const uint8_t* d2;
+                              size_t n2;
+                              *used2 = true;
+                              EMBER_RETURN_IF_ERROR(ReadLen(r2, wt2, where, &d2, &n2));
+                              std::string name, ckpt;
+                              EMBER_RETURN_IF_ERROR(ForEachField(
+                                  d2, n2, where, "SerializedTensor",
+                                  [&](uint32_t f3, int wt3, Reader* r3, bool* used3) -> Status {
+                                    if (f3 != 1 && f3 != 3) return Status::OK();
+                                    *used3 = true;
+                                    return ReadStr(r3, wt3, where, f3 == 1 ? &name : &ckpt);
+                                  }));
+                              if (name == "VARIABLE_VALUE") key = ckpt;
+                              return Status::OK();
+                            }));
+                        variable_keys->push_back(std::move(key));
+                        return Status::OK();
+                      });
+}
 
 Status ParseSavedModel(const std::string& name, const std::string& bytes,
                        std::vector<MetaGraphInfo>* out) {

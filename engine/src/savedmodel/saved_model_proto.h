@@ -26,7 +26,15 @@ struct MetaGraphInfo {
   bool has_saver = false;
   SaverDefInfo saver;
   std::map<std::string, SignatureDef> signatures;  // tensor names as in `graph`
+  // SavedObjectGraph.concrete_functions[f].bound_inputs: the object-graph node ids of the
+  // variables a function captures (its last inputs). Ids match the checkpoint's object graph.
+  std::map<std::string, std::vector<int>> bound_inputs;
 };
+
+// TrackableObjectGraph (the checkpoint's _CHECKPOINTABLE_OBJECT_GRAPH): per node, the checkpoint
+// key of its VARIABLE_VALUE attribute ("" when it has none).
+Status ParseTrackableObjectGraph(const std::string& where, const std::string& bytes,
+                                 std::vector<std::string>* variable_keys);
 
 // Parses a SavedModel message. Errors start with `name` (the file).
 Status ParseSavedModel(const std::string& name, const std::string& bytes,

@@ -238,4 +238,73 @@ Status TensorBundleReader::Lookup(const std::string& key, Tensor* out) const {
   return Status::OK();
 }
 
+Status TensorBundleReader::ReadShardBytes(const std::string& key, const BundleEntry& e,
+                                          std::string* out) const {
+  if (e.shard_id < 0 || e.shard_id >= num_shards_) {
+    return Bad(index_name_ + " entry \"" + key + "\"",
+               "shard " + std::to_string(e.shard_id) + " of " + std::to_string(num_shards_));
+  }
+  std::string shard = ShardName(prefix_, e.shard_id, num_shards_);
+  std::ifstream in(shard, std::ios::binary);
+  if (!in) {
+    return errors::NotFound("Cannot open the checkpoint data shard " + shard + ": " +
+                            std::strerror(errno) + " (needed for \"" + key + "\")");
+  }
+  in.seekg(0, std::ios::end);
+  int64_t file_size = static_cast<int64_t>(in.tellg());
+  if (e.offset > file_size || e.size > file_size - e.offset) {
+    return Bad(shard, "is " + std::to_string(file_size) + " bytes, but \"" + key +
+                          "\" lies at offset " + std::to_string(e.offset) + ", size " +
+                          std::to_string(e.size) + " (truncated shard?)");
+  }
+  out->assign(static_cast<size_t>(e.size), '\0');
+  in.seekg(e.offset);
+  if (e.size > 0) in.read(&(*out)[0], static_cast<std::streamsize>(e.size));
+  if (!in) return Bad(shard, "read failed for \"" + key + "\"");
+  return Status::OK();
+}
+
+Status TensorBundleReader::LookupStrings(const std::string& key,
+                                         std::vector<std::string>* out) const {
+  out->clear();
+  BundleEntry e;
+  EMBER_RETURN_IF_ERROR(LookupEntry(key, &e));
+  std::string where = index_name_ + " entry \"" + key + "\"";
+  if (e.dtype != DataType::kString) return Bad(where, "is not a string tensor");
+  StatusOr<TensorShape> shape = TensorShape::FromDims(e.shape);
+  if (!shape.ok()) return Bad(where, shape.status().message());
+  int64_t n = shape->num_elements();
+  if (n > e.size) return Bad(where, "claims more strings than it has bytes");
+  std::string bytes;
+  EMBER_RETURN_IF_ERROR(ReadShardBytes(key, e, &bytes));
+  wire::Reader r(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  std::vector<uint64_t> lengths;
+  uint32_t crc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t len;
+    if (!r.ReadVarint(&len)) return Bad(where, "truncated string lengths");
+    lengths.push_back(len);
+    if (len > 0xffffffffu) return Bad(where, "a string is longer than 4 GiB");
+    uint32_t len32 = static_cast<uint32_t>(len);
+    crc = crc32c::Extend(crc, &len32, sizeof(len32));  // the checksums cover uint32 lengths
+  }
+  uint32_t length_crc;
+  if (!r.ReadFixed32(&length_crc)) return Bad(where, "truncated string length checksum");
+  if (crc32c::Unmask(length_crc) != crc) return Bad(where, "string lengths fail their crc32c");
+  uint32_t entry_crc = crc32c::Extend(crc, &length_crc, sizeof(length_crc));
+  for (uint64_t len : lengths) {
+    if (len > r.remaining()) return Bad(where, "a string runs past the entry");
+    size_t start = bytes.size() - r.remaining();
+    out->push_back(bytes.substr(start, static_cast<size_t>(len)));
+    entry_crc = crc32c::Extend(entry_crc, bytes.data() + start, static_cast<size_t>(len));
+    wire::Reader rest(reinterpret_cast<const uint8_t*>(bytes.data()) + start + len,
+                      r.remaining() - static_cast<size_t>(len));
+    r = rest;
+  }
+  if (e.has_crc && crc32c::Unmask(e.masked_crc32c) != entry_crc) {
+    return Bad(where, "fails its crc32c check (corrupt data shard)");
+  }
+  return Status::OK();
+}
+
 }  // namespace ember

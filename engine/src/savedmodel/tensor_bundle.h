@@ -39,12 +39,16 @@ class TensorBundleReader {
   Status LookupEntry(const std::string& key, BundleEntry* out) const;
   // Reads `key`'s tensor from its data shard and checks its size and crc32c.
   Status Lookup(const std::string& key, Tensor* out) const;
+  // Reads a DT_STRING tensor (e.g. _CHECKPOINTABLE_OBJECT_GRAPH): per element a varint64
+  // length, then a masked crc32c of the lengths, then the bytes.
+  Status LookupStrings(const std::string& key, std::vector<std::string>* out) const;
   int num_shards() const { return num_shards_; }
 
  private:
   std::string prefix_;
   std::string index_name_;
   int num_shards_ = 1;
+  Status ReadShardBytes(const std::string& key, const BundleEntry& e, std::string* out) const;
   std::map<std::string, std::string> entries_;  // key -> BundleEntryProto bytes
 };
 
