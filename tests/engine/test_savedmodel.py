@@ -137,3 +137,65 @@ def test_empty_graphdef_names_file(ember_install: Path, tmp_path: Path) -> None:
     proc = _ember_run(ember_install, str(pb))
     assert proc.returncode == 1
     assert str(pb) in proc.stderr and "empty" in proc.stderr, proc.stderr
+
+
+def test_c_api_runs_both_signatures(ember_install: Path) -> None:
+    import ctypes
+
+    libs = sorted(ember_install.glob("lib*/libember_framework.so"))
+    assert libs, "libember_framework.so not installed"
+    c = ctypes.CDLL(str(libs[0]))
+    P, S = ctypes.c_void_p, ctypes.c_char_p
+    c.EMBER_NewStatus.restype = P
+    c.EMBER_GetCode.argtypes = [P]
+    c.EMBER_Message.argtypes = [P]
+    c.EMBER_Message.restype = S
+    c.EMBER_LoadSavedModel.argtypes = [S, P, ctypes.c_int, P, P]
+    c.EMBER_LoadSavedModel.restype = P
+    c.EMBER_SavedModelNumSignatures.argtypes = [P]
+    c.EMBER_SavedModelSignatureKey.argtypes = [P, ctypes.c_int]
+    c.EMBER_SavedModelSignatureKey.restype = S
+    c.EMBER_NewTensorFromData.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int,
+                                          P, ctypes.c_size_t, P]
+    c.EMBER_NewTensorFromData.restype = P
+    c.EMBER_SavedModelRun.argtypes = [P, S, ctypes.POINTER(S), ctypes.POINTER(P), ctypes.c_int,
+                                      ctypes.POINTER(S), ctypes.POINTER(P), ctypes.c_int, P]
+    c.EMBER_TensorData.argtypes = [P]
+    c.EMBER_TensorData.restype = P
+    c.EMBER_TensorElementCount.argtypes = [P]
+    c.EMBER_TensorElementCount.restype = ctypes.c_int64
+    for f in ("EMBER_DeleteTensor", "EMBER_DeleteSavedModel", "EMBER_DeleteStatus"):
+        getattr(c, f).argtypes = [P]
+
+    status = c.EMBER_NewStatus()
+    bad = c.EMBER_LoadSavedModel(b"/nonexistent", None, 0, None, status)
+    assert bad is None and c.EMBER_GetCode(status) == 5
+    assert b"saved_model.pb" in c.EMBER_Message(status)
+
+    name = DATA / "module_two_signatures"
+    model = c.EMBER_LoadSavedModel(str(name).encode(), None, 0, None, status)
+    assert c.EMBER_GetCode(status) == 0, c.EMBER_Message(status)
+    keys = [c.EMBER_SavedModelSignatureKey(model, i) for i in range(c.EMBER_SavedModelNumSignatures(model))]
+    assert keys == [b"scores", b"serving_default"]
+    manifest = json.loads((name / "manifest.json").read_text())
+    for sig in ("serving_default", "scores"):
+        entry = manifest[sig]
+        x = np.ascontiguousarray(np.load(name / entry["inputs"]["x"]))
+        dims = (ctypes.c_int64 * x.ndim)(*x.shape)
+        t = c.EMBER_NewTensorFromData(1, dims, x.ndim, x.ctypes.data, x.nbytes, status)
+        out_keys = sorted(entry["outputs"])
+        outs = (P * len(out_keys))()
+        c.EMBER_SavedModelRun(model, sig.encode(), (S * 1)(b"x"), (P * 1)(t), 1,
+                              (S * len(out_keys))(*[k.encode() for k in out_keys]), outs,
+                              len(out_keys), status)
+        assert c.EMBER_GetCode(status) == 0, c.EMBER_Message(status)
+        for i, key in enumerate(out_keys):
+            want = np.load(name / entry["outputs"][key])
+            n = c.EMBER_TensorElementCount(outs[i])
+            got = np.ctypeslib.as_array(ctypes.cast(c.EMBER_TensorData(outs[i]),
+                                                    ctypes.POINTER(ctypes.c_float)), (n,))
+            np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-5)
+            c.EMBER_DeleteTensor(outs[i])
+        c.EMBER_DeleteTensor(t)
+    c.EMBER_DeleteSavedModel(model)
+    c.EMBER_DeleteStatus(status)
