@@ -199,3 +199,14 @@ def test_c_api_runs_both_signatures(ember_install: Path) -> None:
         c.EMBER_DeleteTensor(t)
     c.EMBER_DeleteSavedModel(model)
     c.EMBER_DeleteStatus(status)
+
+
+@pytest.mark.parametrize("encoding", ["pb", "json"])
+def test_graphdef_with_function_library(ember_install: Path, tmp_path: Path, encoding: str) -> None:
+    """A GraphDef whose work sits in a library function (PartitionedCall, body tensors named
+    node:arg:index) is inlined by ember-run, from the binary and the JSON form alike."""
+    d = DATA / "graph_with_functions"
+    proc = _ember_run(ember_install, str(d / f"model.{encoding}"), "--feed", f"x={d / 'input_x.npy'}",
+                      "--fetch", "Identity", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "0.npy"), np.load(d / "expected.npy"), rtol=1e-5)

@@ -126,6 +126,33 @@ def tiny_bert(path: Path) -> dict:
     return {"serving_default": {"input_ids": ids}}
 
 
+def graph_with_functions() -> None:
+    """A GraphDef (not a SavedModel) whose computation sits in a library function called through
+    PartitionedCall, as .pb and as protobuf JSON: ember-run inlines such calls too."""
+    from google.protobuf import json_format
+
+    @tf.function
+    def inner(a, b):
+        return tf.nn.relu(a - b), a * b
+
+    @tf.function
+    def outer(x):
+        p, q = inner(x, tf.constant(0.5))
+        return tf.matmul(p, q, transpose_b=True) + 1.0
+
+    cf = outer.get_concrete_function(tf.TensorSpec([2, 3], tf.float32, name="x"))
+    path = HERE / "graph_with_functions"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
+    gd = cf.graph.as_graph_def()
+    (path / "model.pb").write_bytes(gd.SerializeToString())
+    (path / "model.json").write_text(json_format.MessageToJson(gd))
+    x = (np.random.RandomState(9).randn(2, 3) + 1.0).astype(np.float32)
+    np.save(path / "input_x.npy", x)
+    np.save(path / "expected.npy", cf(tf.constant(x)).numpy())
+    print("graph_with_functions ok")
+
+
 FIXTURES = {
     "module_two_signatures": module_two_signatures,
     "keras_small": keras_small,
@@ -135,6 +162,11 @@ FIXTURES = {
 
 
 def main(names: list[str]) -> None:
+    if not names or "graph_with_functions" in names:
+        graph_with_functions()
+        names = [n for n in names if n != "graph_with_functions"]
+        if not names and len(sys.argv) > 1:
+            return
     for name in names or list(FIXTURES):
         path = HERE / name
         shutil.rmtree(path, ignore_errors=True)

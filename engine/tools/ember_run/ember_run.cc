@@ -19,6 +19,7 @@
 #include "ember/saved_model.h"
 #include "ember/session.h"
 #include "npy.h"
+#include "savedmodel/function_inline.h"
 #ifdef EMBER_RUN_HAS_LITE
 #include "lite/tools/run_tflite.h"
 #endif
@@ -104,9 +105,25 @@ Status RunGraphDef(const Args& args, const std::vector<std::pair<std::string, Te
   if (graph.node.empty()) {
     return errors::InvalidArgument(args.model + ": the graph is empty (no nodes); nothing to run");
   }
+  std::vector<std::string> fetches = args.fetches;
+  std::vector<std::string> targets = args.targets;
+  if (!graph.library.function.empty()) {
+    // Calls into the function library (PartitionedCall, ...) are inlined first.
+    std::vector<std::string> roots = fetches, flat;
+    for (const auto& f : feeds) roots.push_back(f.first);
+    for (const std::string& t : targets) roots.push_back("^" + t);
+    GraphDef inlined;
+    Status s = InlineFunctionCalls(graph, roots, InlineOptions(), &inlined, &flat);
+    if (!s.ok()) return Status(s.code(), args.model + ": " + s.message());
+    for (size_t i = 0; i < fetches.size(); ++i) fetches[i] = flat[i];
+    for (size_t i = 0; i < targets.size(); ++i) {
+      targets[i] = flat[fetches.size() + feeds.size() + i].substr(1);
+    }
+    graph = std::move(inlined);
+  }
   std::unique_ptr<Session> session = NewSession(SessionOptions());
   EMBER_RETURN_IF_ERROR(session->Create(graph));
-  return session->Run(feeds, args.fetches, args.targets, outputs);
+  return session->Run(feeds, fetches, targets, outputs);
 }
 
 Status RunSavedModel(const Args& args, const std::vector<std::pair<std::string, Tensor>>& feeds,
