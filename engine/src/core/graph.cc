@@ -9,7 +9,8 @@ namespace ember {
 TensorId ParseTensorName(const std::string& name) {
   TensorId id;
   size_t colon = name.rfind(':');
-  if (colon != std::string::npos && colon + 1 < name.size() && colon + 11 > name.size()) {
+  // At most 9 digits, so that std::stoi cannot overflow (and throw).
+  if (colon != std::string::npos && colon + 1 < name.size() && colon + 10 > name.size()) {
     bool digits = true;
     for (size_t i = colon + 1; i < name.size(); ++i) {
       digits = digits && std::isdigit(static_cast<unsigned char>(name[i]));

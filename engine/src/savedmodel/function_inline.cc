@@ -66,6 +66,7 @@ class Inliner {
   std::vector<NodeDef> out_;
   std::vector<std::string> origin_;  // "function 'f' node 'n'" per emitted node
   std::vector<std::unique_ptr<Frame>> frames_;
+  int active_calls_ = 0;  // EnsureCall recursion (nesting and call-to-call chains)
 };
 
 Status SubstituteAttrs(const Frame& f, const std::map<std::string, AttrValue>& inst, NodeDef* n) {
@@ -183,10 +184,15 @@ Status Inliner::EnsureCall(Frame* f, const std::string& name, CallState** out) {
   if (st.state == CallState::kBusy) {
     return errors::InvalidArgument(Where(*f, name) + ": function calls form a cycle");
   }
-  if (f->depth >= kMaxCallDepth) {
-    return errors::InvalidArgument(Where(*f, name) + ": functions nest more than " +
+  if (active_calls_ >= kMaxCallDepth) {
+    return errors::InvalidArgument(Where(*f, name) + ": function calls nest or chain more than " +
                                    std::to_string(kMaxCallDepth) + " deep");
   }
+  struct Active {
+    int* n;
+    explicit Active(int* c) : n(c) { ++*n; }
+    ~Active() { --*n; }
+  } active(&active_calls_);
   st.state = CallState::kBusy;
   const NodeDef& call = f->nodes[f->index.at(name)];
   std::string fname = call.op;
