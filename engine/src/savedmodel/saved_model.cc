@@ -32,9 +32,13 @@ namespace {
 constexpr const char kInitOpSignature[] = "__saved_model_init_op";
 
 struct VariableRestore {
-  std::string var_node;  // the VarHandleOp in the flat graph
+  std::string var_node;  // the VarHandleOp (or TF1 VariableV2) in the flat graph
   std::string key;       // checkpoint key
 };
+
+bool IsVariableOp(const std::string& op) {
+  return op == "VarHandleOp" || op == "VariableV2" || op == "Variable";
+}
 
 std::string NodeOf(const std::string& input) {
   std::string s = !input.empty() && input[0] == '^' ? input.substr(1) : input;
@@ -86,10 +90,11 @@ Status FindRestores(const MetaGraphInfo& mg, std::vector<VariableRestore>* out) 
   std::unordered_map<std::string, const NodeDef*> nodes;
   for (const NodeDef& n : restore.node) nodes[n.name] = &n;
   for (const NodeDef& n : restore.node) {
-    if (n.op != "AssignVariableOp" || n.input.size() < 2) continue;
+    // TF2: AssignVariableOp(handle, value); TF1 (tf.compat.v1 savers): Assign(ref, value).
+    if ((n.op != "AssignVariableOp" && n.op != "Assign") || n.input.size() < 2) continue;
     std::string handle = n.input[0];
     const NodeDef* var = TraceIdentity(nodes, &handle);
-    if (var == nullptr || var->op != "VarHandleOp") continue;
+    if (var == nullptr || !IsVariableOp(var->op)) continue;
     std::string value = n.input[1];
     const NodeDef* src = TraceIdentity(nodes, &value);
     if (src == nullptr || (src->op != "RestoreV2" && src->op != "Restore")) continue;
@@ -248,13 +253,13 @@ Status LoadSavedModel(const SessionOptions& options, const std::string& export_d
   std::vector<VariableRestore> restores;
   s = FindRestores(*mg, &restores);
   if (!s.ok()) return Status(s.code(), pb + ": " + s.message());
-  std::unordered_map<std::string, const NodeDef*> flat_nodes;
-  for (const NodeDef& n : flat.node) flat_nodes[n.name] = &n;
+  std::unordered_map<std::string, std::string> flat_nodes;  // name -> op (flat.node grows below)
+  for (const NodeDef& n : flat.node) flat_nodes[n.name] = n.op;
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<std::string> targets;
   TensorBundleReader reader;
   bool needs_variables = false;
-  for (const NodeDef& n : flat.node) needs_variables = needs_variables || n.op == "VarHandleOp";
+  for (const NodeDef& n : flat.node) needs_variables = needs_variables || IsVariableOp(n.op);
   if (needs_variables) {
     EMBER_RETURN_IF_ERROR(reader.Open(export_dir + "/variables/variables"));
     std::vector<VariableRestore> captured;
@@ -277,9 +282,14 @@ Status LoadSavedModel(const SessionOptions& options, const std::string& export_d
     ph.attr["dtype"].type = value.dtype();
     NodeDef assign;
     assign.name = base + "/assign";
-    assign.op = "AssignVariableOp";
     assign.input = {r.var_node, ph.name};
-    assign.attr["dtype"] = ph.attr["dtype"];
+    if (flat_nodes.at(r.var_node) == "VarHandleOp") {
+      assign.op = "AssignVariableOp";
+      assign.attr["dtype"] = ph.attr["dtype"];
+    } else {  // a TF1 reference variable
+      assign.op = "Assign";
+      assign.attr["T"] = ph.attr["dtype"];
+    }
     flat.node.push_back(std::move(ph));
     flat.node.push_back(std::move(assign));
     feeds.emplace_back(base + "/value", std::move(value));

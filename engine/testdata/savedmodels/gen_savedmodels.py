@@ -153,6 +153,42 @@ def graph_with_functions() -> None:
     print("graph_with_functions ok")
 
 
+def tf1_variables() -> None:
+    """A TF1-style SavedModel (tf.compat.v1 Builder): reference variables (VariableV2), no
+    functions, restored by the saver's save/restore_all (RestoreV2 + Assign)."""
+    tf1 = tf.compat.v1
+    path = HERE / "tf1_variables"
+    shutil.rmtree(path, ignore_errors=True)
+    g = tf.Graph()
+    with g.as_default():
+        tf1.disable_resource_variables()
+        x = tf1.placeholder(tf.float32, [None, 4], name="x")
+        rng = np.random.RandomState(10)
+        w = tf1.get_variable("w", initializer=rng.randn(4, 3).astype(np.float32), use_resource=False)
+        b = tf1.get_variable("b", initializer=rng.randn(3).astype(np.float32), use_resource=False)
+        y = tf.nn.relu(tf.matmul(x, w) + b, name="y")
+        with tf1.Session(graph=g) as sess:
+            sess.run(tf1.global_variables_initializer())
+            builder = tf1.saved_model.Builder(str(path))
+            sig = tf1.saved_model.predict_signature_def({"x": x}, {"y": y})
+            builder.add_meta_graph_and_variables(
+                sess, ["serve"], signature_def_map={"serving_default": sig}
+            )
+            builder.save()
+            xv = np.random.RandomState(11).randn(2, 4).astype(np.float32)
+            np.save(path / "in_serving_default_x.npy", xv)
+            np.save(path / "out_serving_default_y.npy", sess.run(y, {x: xv}))
+    manifest = {
+        "serving_default": {
+            "inputs": {"x": "in_serving_default_x.npy"},
+            "outputs": {"y": "out_serving_default_y.npy"},
+        }
+    }
+    (path / "fingerprint.pb").unlink(missing_ok=True)
+    (path / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    print("tf1_variables ok")
+
+
 FIXTURES = {
     "module_two_signatures": module_two_signatures,
     "keras_small": keras_small,
@@ -161,12 +197,16 @@ FIXTURES = {
 }
 
 
+SPECIAL = {"graph_with_functions": graph_with_functions, "tf1_variables": tf1_variables}
+
+
 def main(names: list[str]) -> None:
-    if not names or "graph_with_functions" in names:
-        graph_with_functions()
-        names = [n for n in names if n != "graph_with_functions"]
-        if not names and len(sys.argv) > 1:
-            return
+    for name, make in SPECIAL.items():
+        if not names or name in names:
+            make()
+    names = [n for n in names if n not in SPECIAL]
+    if not names and len(sys.argv) > 1:
+        return
     for name in names or list(FIXTURES):
         path = HERE / name
         shutil.rmtree(path, ignore_errors=True)
