@@ -145,6 +145,11 @@ Status RunModel(const Args& args, const std::vector<std::pair<std::string, Tenso
                 std::vector<std::string>* names, std::vector<Tensor>* outputs) {
   *names = args.fetches;
   if (IsSavedModelDirectory(args.model)) return RunSavedModel(args, feeds, names, outputs);
+  struct stat st;
+  if (::stat(args.model.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return errors::NotFound(args.model +
+                            " is a directory without saved_model.pb, so not a SavedModel");
+  }
   if (!args.signature.empty() || !args.tags.empty()) {
     return errors::InvalidArgument(args.model +
                                    " is not a SavedModel directory (no saved_model.pb), so "
