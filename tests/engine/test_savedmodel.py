@@ -62,7 +62,9 @@ def test_matches_tensorflow(ember_install: Path, tmp_path: Path, name: str, sig:
         want = np.load(DATA / name / entry["outputs"][key])
         got = np.load(tmp_path / f"{i}.npy")
         assert got.shape == want.shape, (key, got.shape, want.shape)
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=f"{name}/{sig}/{key}")
+        # rtol 1e-4; the absolute floor scales with the output (deep nets' logits reach ~5).
+        atol = 1e-5 * max(1.0, float(np.abs(want).max()))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=atol, err_msg=f"{name}/{sig}/{key}")
 
 
 def _copy(tmp_path: Path, name: str = "module_two_signatures") -> Path:

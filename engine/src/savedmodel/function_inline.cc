@@ -295,6 +295,51 @@ Status Inliner::EnsureCall(Frame* f, const std::string& name, CallState** out) {
   return Status::OK();
 }
 
+// ResourceGather(resource, indices) reads the variable and gathers along axis batch_dims:
+// emitted as ReadVariableOp + GatherV2 (same output arg name, "output"), so no resource-aware
+// gather kernel is needed.
+bool RewriteResourceGather(const NodeDef& flat, std::vector<NodeDef>* out) {
+  if (flat.op != "ResourceGather" || flat.input.size() < 2) return false;
+  auto dtype = flat.attr.find("dtype");
+  if (dtype == flat.attr.end()) return false;
+  int64_t batch_dims = 0;
+  auto b = flat.attr.find("batch_dims");
+  if (b != flat.attr.end() && b->second.kind == AttrValue::Kind::kI) batch_dims = b->second.i;
+  NodeDef read;
+  read.name = flat.name + "/ember_read";
+  read.op = "ReadVariableOp";
+  read.input = {flat.input[0]};
+  read.attr["dtype"] = dtype->second;
+  NodeDef axis;
+  axis.name = flat.name + "/ember_axis";
+  axis.op = "Const";
+  axis.attr["dtype"].kind = AttrValue::Kind::kType;
+  axis.attr["dtype"].type = DataType::kInt32;
+  axis.attr["value"].kind = AttrValue::Kind::kTensor;
+  axis.attr["value"].tensor = Tensor(DataType::kInt32, TensorShape());
+  axis.attr["value"].tensor.data<int32_t>()[0] = static_cast<int32_t>(batch_dims);
+  NodeDef gather = flat;
+  gather.op = "GatherV2";
+  gather.input = {read.name, flat.input[1], axis.name};
+  for (size_t i = 2; i < flat.input.size(); ++i) gather.input.push_back(flat.input[i]);
+  gather.attr.erase("dtype");
+  gather.attr.erase("validate_indices");
+  gather.attr["Tparams"] = dtype->second;
+  gather.attr["Taxis"] = axis.attr["dtype"];
+  gather.attr["batch_dims"].kind = AttrValue::Kind::kI;
+  gather.attr["batch_dims"].i = batch_dims;
+  for (const std::string& in : flat.input) {
+    if (!in.empty() && in[0] == '^') {
+      read.input.push_back(in);
+      axis.input.push_back(in);
+    }
+  }
+  out->push_back(std::move(read));
+  out->push_back(std::move(axis));
+  out->push_back(std::move(gather));
+  return true;
+}
+
 Status Inliner::Emit(Frame* f, const NodeDef& n) {
   NodeDef flat;
   flat.name = f->prefix + n.name;
@@ -315,6 +360,14 @@ Status Inliner::Emit(Frame* f, const NodeDef& n) {
   }
   for (const std::string& c : controls) flat.input.push_back(c);
   for (const std::string& c : f->start_controls) flat.input.push_back(c);
+  std::vector<NodeDef> rewritten;
+  if (RewriteResourceGather(flat, &rewritten)) {
+    for (NodeDef& r : rewritten) {
+      out_.push_back(std::move(r));
+      origin_.push_back(Where(*f, n.name));
+    }
+    return Status::OK();
+  }
   out_.push_back(std::move(flat));
   origin_.push_back(Where(*f, n.name));
   return Status::OK();

@@ -66,7 +66,23 @@ def mobilenet_v2(path: Path) -> dict:
     import keras
 
     keras.utils.set_random_seed(5)
-    model = keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=10)
+    model = keras.applications.MobileNetV2(
+        input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=10, classifier_activation=None
+    )
+    # Keras' own init leaves BatchNorm at identity and the logits nearly equal: randomize every
+    # weight (fan-in scaled; positive variances and scales) so that the logits differ.
+    rng = np.random.RandomState(12)
+    for w in model.weights:
+        shape, name = tuple(w.shape), w.path
+        if "variance" in name or "gamma" in name:
+            w.assign(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+        elif "mean" in name or "beta" in name or "bias" in name:
+            w.assign((rng.randn(*shape) * 0.1).astype(np.float32))
+        else:
+            fan_in = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+            if "depthwise" in name:
+                fan_in = int(np.prod(shape[:2]))
+            w.assign((rng.randn(*shape) * np.sqrt(2.0 / max(fan_in, 1))).astype(np.float32))
     tf.saved_model.save(model, str(path))
     x = np.random.RandomState(6).rand(1, 96, 96, 3).astype(np.float32)
     return {"serving_default": [x]}
