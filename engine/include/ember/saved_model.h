@@ -2,8 +2,10 @@
 //   DIR/saved_model.pb                     SavedModel -> MetaGraphDef (graph, library, signatures)
 //   DIR/variables/variables.index + .data-* the TensorBundle checkpoint of the variables
 // The signature functions (StatefulPartitionedCall / PartitionedCall) are inlined into one flat
-// graph, the variables are restored from the checkpoint through the MetaGraph's saver restore
-// function, and the result runs in an ordinary Session.
+// graph; each variable a signature reads is restored from the checkpoint under the key that the
+// object graph gives its captured handle (TF2), or that the saver's restore function assigns it
+// (TF1 and the rest); the result runs in an ordinary Session. TF1-style SavedModels (reference
+// variables, no functions) load too.
 #ifndef EMBER_SAVED_MODEL_H_
 #define EMBER_SAVED_MODEL_H_
 

@@ -8,7 +8,10 @@
 // prefix and the same handles; its body runs RestoreV2(prefix, tensor_names, shape_and_slices)
 // and AssignVariableOp(handle_arg_k, Identity(RestoreV2:tensors:j)). ember does not execute that
 // function: it inlines it and reads which checkpoint key (tensor_names[j]) each handle is
-// assigned, then assigns the values read from the bundle itself.
+// assigned, then assigns the values read from the bundle itself. Keras 3 models restore copies
+// there (Variable_N), not the handles the signatures capture, so the object graph comes first:
+// a signature call's last inputs are its captured variables, bound_inputs names their object
+// graph nodes, and the checkpoint's _CHECKPOINTABLE_OBJECT_GRAPH gives each node's key.
 #include "ember/saved_model.h"
 
 #include <sys/stat.h>
