@@ -212,3 +212,17 @@ def test_graphdef_with_function_library(ember_install: Path, tmp_path: Path, enc
                       "--fetch", "Identity", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_allclose(np.load(tmp_path / "0.npy"), np.load(d / "expected.npy"), rtol=1e-5)
+
+
+def test_missing_op_names_function_and_node(ember_install: Path, tmp_path: Path) -> None:
+    """An op ember lacks inside a function: the error names the op, the function and the node.
+    (Renaming Relu to Relx keeps the protobuf valid: same length everywhere.)"""
+    model = _copy(tmp_path)
+    pb = model / "saved_model.pb"
+    pb.write_bytes(pb.read_bytes().replace(b"Relu", b"Relx"))
+    err = _expect_error(ember_install, model, "saved_model.pb", "op 'Relx'", "node 'Relx'")
+    assert "function '__inference_forward" in err, err
+    # The other signature does not use it and still runs.
+    x = DATA / "module_two_signatures" / "in_scores_x.npy"
+    proc = _ember_run(ember_install, str(model), "--signature", "scores", "--feed", f"x={x}")
+    assert proc.returncode == 0, proc.stderr
