@@ -29,9 +29,7 @@ def _cases() -> list[tuple[str, str]]:
 
 
 def _ember_run(prefix: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(prefix / "bin" / "ember-run"), *args], capture_output=True, text=True, timeout=300
-    )
+    return subprocess.run([str(prefix / "bin" / "ember-run"), *args], capture_output=True, text=True, timeout=300)
 
 
 def _run_signature(prefix: Path, model: Path, sig: str, entry: dict[str, Any], out: Path):
@@ -127,8 +125,7 @@ def test_corrupt_data_shard(ember_install: Path, tmp_path: Path) -> None:
 
 def test_unknown_signature(ember_install: Path) -> None:
     x = DATA / "module_two_signatures" / "in_serving_default_x.npy"
-    proc = _ember_run(ember_install, str(DATA / "module_two_signatures"), "--signature", "nope",
-                      "--feed", f"x={x}")
+    proc = _ember_run(ember_install, str(DATA / "module_two_signatures"), "--signature", "nope", "--feed", f"x={x}")
     assert proc.returncode == 1
     assert "serving_default" in proc.stderr and "scores" in proc.stderr
 
@@ -147,27 +144,42 @@ def test_c_api_runs_both_signatures(ember_install: Path) -> None:
     libs = sorted(ember_install.glob("lib*/libember_framework.so"))
     assert libs, "libember_framework.so not installed"
     c = ctypes.CDLL(str(libs[0]))
-    P, S = ctypes.c_void_p, ctypes.c_char_p
-    c.EMBER_NewStatus.restype = P
-    c.EMBER_GetCode.argtypes = [P]
-    c.EMBER_Message.argtypes = [P]
-    c.EMBER_Message.restype = S
-    c.EMBER_LoadSavedModel.argtypes = [S, P, ctypes.c_int, P, P]
-    c.EMBER_LoadSavedModel.restype = P
-    c.EMBER_SavedModelNumSignatures.argtypes = [P]
-    c.EMBER_SavedModelSignatureKey.argtypes = [P, ctypes.c_int]
-    c.EMBER_SavedModelSignatureKey.restype = S
-    c.EMBER_NewTensorFromData.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_int,
-                                          P, ctypes.c_size_t, P]
-    c.EMBER_NewTensorFromData.restype = P
-    c.EMBER_SavedModelRun.argtypes = [P, S, ctypes.POINTER(S), ctypes.POINTER(P), ctypes.c_int,
-                                      ctypes.POINTER(S), ctypes.POINTER(P), ctypes.c_int, P]
-    c.EMBER_TensorData.argtypes = [P]
-    c.EMBER_TensorData.restype = P
-    c.EMBER_TensorElementCount.argtypes = [P]
+    vp, cs = ctypes.c_void_p, ctypes.c_char_p
+    c.EMBER_NewStatus.restype = vp
+    c.EMBER_GetCode.argtypes = [vp]
+    c.EMBER_Message.argtypes = [vp]
+    c.EMBER_Message.restype = cs
+    c.EMBER_LoadSavedModel.argtypes = [cs, vp, ctypes.c_int, vp, vp]
+    c.EMBER_LoadSavedModel.restype = vp
+    c.EMBER_SavedModelNumSignatures.argtypes = [vp]
+    c.EMBER_SavedModelSignatureKey.argtypes = [vp, ctypes.c_int]
+    c.EMBER_SavedModelSignatureKey.restype = cs
+    c.EMBER_NewTensorFromData.argtypes = [
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_int64),
+        ctypes.c_int,
+        vp,
+        ctypes.c_size_t,
+        vp,
+    ]
+    c.EMBER_NewTensorFromData.restype = vp
+    c.EMBER_SavedModelRun.argtypes = [
+        vp,
+        cs,
+        ctypes.POINTER(cs),
+        ctypes.POINTER(vp),
+        ctypes.c_int,
+        ctypes.POINTER(cs),
+        ctypes.POINTER(vp),
+        ctypes.c_int,
+        vp,
+    ]
+    c.EMBER_TensorData.argtypes = [vp]
+    c.EMBER_TensorData.restype = vp
+    c.EMBER_TensorElementCount.argtypes = [vp]
     c.EMBER_TensorElementCount.restype = ctypes.c_int64
     for f in ("EMBER_DeleteTensor", "EMBER_DeleteSavedModel", "EMBER_DeleteStatus"):
-        getattr(c, f).argtypes = [P]
+        getattr(c, f).argtypes = [vp]
 
     status = c.EMBER_NewStatus()
     bad = c.EMBER_LoadSavedModel(b"/nonexistent", None, 0, None, status)
@@ -186,16 +198,23 @@ def test_c_api_runs_both_signatures(ember_install: Path) -> None:
         dims = (ctypes.c_int64 * x.ndim)(*x.shape)
         t = c.EMBER_NewTensorFromData(1, dims, x.ndim, x.ctypes.data, x.nbytes, status)
         out_keys = sorted(entry["outputs"])
-        outs = (P * len(out_keys))()
-        c.EMBER_SavedModelRun(model, sig.encode(), (S * 1)(b"x"), (P * 1)(t), 1,
-                              (S * len(out_keys))(*[k.encode() for k in out_keys]), outs,
-                              len(out_keys), status)
+        outs = (vp * len(out_keys))()
+        c.EMBER_SavedModelRun(
+            model,
+            sig.encode(),
+            (cs * 1)(b"x"),
+            (vp * 1)(t),
+            1,
+            (cs * len(out_keys))(*[k.encode() for k in out_keys]),
+            outs,
+            len(out_keys),
+            status,
+        )
         assert c.EMBER_GetCode(status) == 0, c.EMBER_Message(status)
         for i, key in enumerate(out_keys):
             want = np.load(name / entry["outputs"][key])
             n = c.EMBER_TensorElementCount(outs[i])
-            got = np.ctypeslib.as_array(ctypes.cast(c.EMBER_TensorData(outs[i]),
-                                                    ctypes.POINTER(ctypes.c_float)), (n,))
+            got = np.ctypeslib.as_array(ctypes.cast(c.EMBER_TensorData(outs[i]), ctypes.POINTER(ctypes.c_float)), (n,))
             np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-5)
             c.EMBER_DeleteTensor(outs[i])
         c.EMBER_DeleteTensor(t)
@@ -208,8 +227,16 @@ def test_graphdef_with_function_library(ember_install: Path, tmp_path: Path, enc
     """A GraphDef whose work sits in a library function (PartitionedCall, body tensors named
     node:arg:index) is inlined by ember-run, from the binary and the JSON form alike."""
     d = DATA / "graph_with_functions"
-    proc = _ember_run(ember_install, str(d / f"model.{encoding}"), "--feed", f"x={d / 'input_x.npy'}",
-                      "--fetch", "Identity", "--out", str(tmp_path))
+    proc = _ember_run(
+        ember_install,
+        str(d / f"model.{encoding}"),
+        "--feed",
+        f"x={d / 'input_x.npy'}",
+        "--fetch",
+        "Identity",
+        "--out",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_allclose(np.load(tmp_path / "0.npy"), np.load(d / "expected.npy"), rtol=1e-5)
 

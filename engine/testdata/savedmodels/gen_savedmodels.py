@@ -103,10 +103,15 @@ class TinyBert(tf.Module):
         for _ in range(layers):
             self.layers.append(
                 {
-                    "qkv": v(hidden, 3 * hidden), "qkv_b": v(3 * hidden),
-                    "o": v(hidden, hidden), "o_b": v(hidden),
+                    "qkv": v(hidden, 3 * hidden),
+                    "qkv_b": v(3 * hidden),
+                    "o": v(hidden, hidden),
+                    "o_b": v(hidden),
                     "ln1": (v(hidden), v(hidden)),
-                    "f1": v(hidden, ffn), "f1_b": v(ffn), "f2": v(ffn, hidden), "f2_b": v(hidden),
+                    "f1": v(hidden, ffn),
+                    "f1_b": v(ffn),
+                    "f2": v(ffn, hidden),
+                    "f2_b": v(hidden),
                     "ln2": (v(hidden), v(hidden)),
                 }
             )
@@ -187,9 +192,7 @@ def tf1_variables() -> None:
             sess.run(tf1.global_variables_initializer())
             builder = tf1.saved_model.Builder(str(path))
             sig = tf1.saved_model.predict_signature_def({"x": x}, {"y": y})
-            builder.add_meta_graph_and_variables(
-                sess, ["serve"], signature_def_map={"serving_default": sig}
-            )
+            builder.add_meta_graph_and_variables(sess, ["serve"], signature_def_map={"serving_default": sig})
             builder.save()
             xv = np.random.RandomState(11).randn(2, 4).astype(np.float32)
             np.save(path / "in_serving_default_x.npy", xv)
@@ -232,7 +235,7 @@ def main(names: list[str]) -> None:
         for sig, inputs in feeds.items():
             fn = loaded.signatures[sig]
             if isinstance(inputs, list):  # Keras names its signature inputs itself
-                inputs = dict(zip(sorted(fn.structured_input_signature[1]), inputs))
+                inputs = dict(zip(sorted(fn.structured_input_signature[1]), inputs, strict=True))
             outs = fn(**{k: tf.constant(v) for k, v in inputs.items()})
             entry = {"inputs": {}, "outputs": {}}
             for k, v in inputs.items():
