@@ -115,6 +115,32 @@ EMBER_CAPI_EXPORT void EMBER_SessionRun(EMBER_Session* session, const char* cons
 EMBER_CAPI_EXPORT void EMBER_CloseSession(EMBER_Session* session, EMBER_Status* status);
 EMBER_CAPI_EXPORT void EMBER_DeleteSession(EMBER_Session* session);
 
+/* ---- SavedModel directories (tf.saved_model.save) ---- */
+typedef struct EMBER_SavedModel EMBER_SavedModel;
+/* Loads the MetaGraph of `export_dir` tagged with every one of `tags` (NULL or 0 tags: "serve"),
+ * inlines its signature functions and restores its variables. `options` may be NULL. */
+EMBER_CAPI_EXPORT EMBER_SavedModel* EMBER_LoadSavedModel(const char* export_dir,
+                                                         const char* const* tags, int num_tags,
+                                                         const EMBER_SessionOptions* options,
+                                                         EMBER_Status* status);
+EMBER_CAPI_EXPORT void EMBER_DeleteSavedModel(EMBER_SavedModel* model);
+/* Signatures that can run, in key order; keys are valid while the model lives. */
+EMBER_CAPI_EXPORT int EMBER_SavedModelNumSignatures(const EMBER_SavedModel* model);
+EMBER_CAPI_EXPORT const char* EMBER_SavedModelSignatureKey(const EMBER_SavedModel* model,
+                                                           int index);
+/* Input (is_output 0) or output (1) keys of a signature, in key order; NULL when out of range. */
+EMBER_CAPI_EXPORT int EMBER_SavedModelNumKeys(const EMBER_SavedModel* model, const char* signature,
+                                              int is_output);
+EMBER_CAPI_EXPORT const char* EMBER_SavedModelKey(const EMBER_SavedModel* model,
+                                                  const char* signature, int is_output, int index);
+/* Runs `signature` with inputs and outputs named by key. On success outputs[i] holds a new
+ * tensor per output key, owned by the caller; on failure every outputs[i] is NULL. */
+EMBER_CAPI_EXPORT void EMBER_SavedModelRun(EMBER_SavedModel* model, const char* signature,
+                                           const char* const* input_keys,
+                                           EMBER_Tensor* const* inputs, int num_inputs,
+                                           const char* const* output_keys, EMBER_Tensor** outputs,
+                                           int num_outputs, EMBER_Status* status);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,12 @@ struct AttrValue {
     std::vector<DataType> type;
     std::vector<PartialShape> shape;
     std::vector<Tensor> tensor;
+    std::vector<std::string> func;  // function names
   } list;
+  // kTensor of DT_STRING: the string_val entries (Tensor holds no string storage).
+  std::vector<std::string> string_val;
+  // kFunc: the NameAttrList's own attrs (instantiation attrs of the called function).
+  std::shared_ptr<const std::map<std::string, AttrValue>> func_attr;
 };
 
 struct NodeDef {
@@ -49,8 +55,43 @@ struct NodeDef {
   std::map<std::string, AttrValue> attr;
 };
 
+// OpDef.ArgDef as used in a FunctionDef signature.
+struct FunctionArg {
+  std::string name;
+  DataType type = DataType::kInvalid;
+  std::string type_attr;
+  std::string number_attr;
+  std::string type_list_attr;
+};
+
+// FunctionDef: a signature (OpDef), a body of NodeDefs whose inputs name function arguments
+// ("x") or node outputs by output-arg name ("MatMul:product:0"), and `ret` mapping each output
+// arg to such a tensor.
+struct FunctionDef {
+  std::string name;  // signature.name
+  std::vector<FunctionArg> input_arg;
+  std::vector<FunctionArg> output_arg;
+  std::vector<std::string> control_output;
+  std::map<std::string, AttrValue> attr;
+  std::vector<NodeDef> node_def;
+  std::map<std::string, std::string> ret;
+  std::map<std::string, std::string> control_ret;
+};
+
+struct FunctionDefLibrary {
+  std::vector<FunctionDef> function;
+  // nullptr when absent.
+  const FunctionDef* Find(const std::string& name) const {
+    for (const FunctionDef& f : function) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  }
+};
+
 struct GraphDef {
   std::vector<NodeDef> node;
+  FunctionDefLibrary library;
   int32_t producer = 0;
   int32_t min_consumer = 0;
 };

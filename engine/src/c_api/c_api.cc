@@ -4,12 +4,15 @@
 
 #include <cstring>
 #include <exception>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "ember/graph_def.h"
+#include "ember/saved_model.h"
 #include "ember/session.h"
 
 struct EMBER_Status {
@@ -26,6 +29,10 @@ struct EMBER_Session {
 };
 struct EMBER_Tensor {
   ember::Tensor tensor;
+};
+struct EMBER_SavedModel {
+  ember::SavedModelBundle bundle;
+  std::vector<std::string> keys;  // runnable signature keys
 };
 
 namespace {
@@ -290,3 +297,115 @@ void EMBER_DeleteSession(EMBER_Session* session) {
 }
 
 }  // extern "C"
+
+EMBER_SavedModel* EMBER_LoadSavedModel(const char* export_dir, const char* const* tags,
+                                       int num_tags, const EMBER_SessionOptions* options,
+                                       EMBER_Status* status) {
+  EMBER_SavedModel* result = nullptr;
+  Set(status, ember::Status::OK());
+  Guard(status, [&] {
+    if (export_dir == nullptr || num_tags < 0 || (num_tags > 0 && tags == nullptr)) {
+      Set(status, ember::errors::InvalidArgument("export_dir is NULL or tags are malformed"));
+      return;
+    }
+    std::vector<std::string> t;
+    for (int i = 0; i < num_tags; ++i) {
+      if (tags[i] == nullptr) {
+        Set(status, ember::errors::InvalidArgument("tag " + std::to_string(i) + " is NULL"));
+        return;
+      }
+      t.emplace_back(tags[i]);
+    }
+    if (t.empty()) t.emplace_back(ember::kSavedModelTagServe);
+    auto m = std::make_unique<EMBER_SavedModel>();
+    ember::Status st = ember::LoadSavedModel(options ? options->options : ember::SessionOptions(),
+                                             export_dir, t, &m->bundle);
+    Set(status, st);
+    if (!st.ok()) return;
+    for (const auto& kv : m->bundle.signatures) m->keys.push_back(kv.first);
+    result = m.release();
+  });
+  return result;
+}
+
+void EMBER_DeleteSavedModel(EMBER_SavedModel* model) { delete model; }
+
+int EMBER_SavedModelNumSignatures(const EMBER_SavedModel* model) {
+  return model == nullptr ? 0 : static_cast<int>(model->keys.size());
+}
+
+const char* EMBER_SavedModelSignatureKey(const EMBER_SavedModel* model, int index) {
+  if (model == nullptr || index < 0 || index >= static_cast<int>(model->keys.size())) {
+    return nullptr;
+  }
+  return model->keys[static_cast<size_t>(index)].c_str();
+}
+
+namespace {
+const std::map<std::string, ember::TensorInfo>* SignatureKeys(const EMBER_SavedModel* model,
+                                                              const char* signature,
+                                                              int is_output) {
+  if (model == nullptr || signature == nullptr) return nullptr;
+  auto it = model->bundle.signatures.find(signature);
+  if (it == model->bundle.signatures.end()) return nullptr;
+  return is_output ? &it->second.outputs : &it->second.inputs;
+}
+}  // namespace
+
+int EMBER_SavedModelNumKeys(const EMBER_SavedModel* model, const char* signature, int is_output) {
+  const auto* keys = SignatureKeys(model, signature, is_output);
+  return keys == nullptr ? 0 : static_cast<int>(keys->size());
+}
+
+const char* EMBER_SavedModelKey(const EMBER_SavedModel* model, const char* signature, int is_output,
+                                int index) {
+  const auto* keys = SignatureKeys(model, signature, is_output);
+  if (keys == nullptr || index < 0 || index >= static_cast<int>(keys->size())) return nullptr;
+  auto it = keys->begin();
+  std::advance(it, index);
+  return it->first.c_str();
+}
+
+void EMBER_SavedModelRun(EMBER_SavedModel* model, const char* signature,
+                         const char* const* input_keys, EMBER_Tensor* const* inputs, int num_inputs,
+                         const char* const* output_keys, EMBER_Tensor** outputs, int num_outputs,
+                         EMBER_Status* status) {
+  Set(status, ember::Status::OK());
+  for (int i = 0; outputs != nullptr && i < num_outputs; ++i) outputs[i] = nullptr;
+  Guard(status, [&] {
+    if (model == nullptr || signature == nullptr || num_inputs < 0 || num_outputs < 0 ||
+        (num_inputs > 0 && (input_keys == nullptr || inputs == nullptr)) ||
+        (num_outputs > 0 && (output_keys == nullptr || outputs == nullptr))) {
+      Set(status, ember::errors::InvalidArgument(
+                      "EMBER_SavedModelRun: NULL model, signature or arrays, or negative counts"));
+      return;
+    }
+    std::vector<std::pair<std::string, ember::Tensor>> feeds;
+    for (int i = 0; i < num_inputs; ++i) {
+      if (input_keys[i] == nullptr || inputs[i] == nullptr) {
+        Set(status, ember::errors::InvalidArgument("input " + std::to_string(i) + " is NULL"));
+        return;
+      }
+      feeds.emplace_back(input_keys[i], inputs[i]->tensor);
+    }
+    std::vector<std::string> keys;
+    for (int i = 0; i < num_outputs; ++i) {
+      if (output_keys[i] == nullptr) {
+        Set(status, ember::errors::InvalidArgument("output key " + std::to_string(i) + " is NULL"));
+        return;
+      }
+      keys.emplace_back(output_keys[i]);
+    }
+    if (keys.empty()) return;  // nothing asked: Run would fetch every output
+    std::vector<ember::Tensor> results;
+    ember::Status st = model->bundle.Run(signature, feeds, &keys, &results);
+    Set(status, st);
+    if (!st.ok()) return;
+    std::vector<std::unique_ptr<EMBER_Tensor>> owned;
+    for (ember::Tensor& t : results) {
+      owned.push_back(std::make_unique<EMBER_Tensor>());
+      owned.back()->tensor = std::move(t);
+    }
+    for (size_t i = 0; i < owned.size(); ++i) outputs[i] = owned[i].release();
+  });
+}

@@ -9,7 +9,8 @@ namespace ember {
 TensorId ParseTensorName(const std::string& name) {
   TensorId id;
   size_t colon = name.rfind(':');
-  if (colon != std::string::npos && colon + 1 < name.size() && colon + 11 > name.size()) {
+  // At most 9 digits, so that std::stoi cannot overflow (and throw).
+  if (colon != std::string::npos && colon + 1 < name.size() && colon + 10 > name.size()) {
     bool digits = true;
     for (size_t i = colon + 1; i < name.size(); ++i) {
       digits = digits && std::isdigit(static_cast<unsigned char>(name[i]));
@@ -22,6 +23,39 @@ TensorId ParseTensorName(const std::string& name) {
   }
   id.node = name;
   return id;
+}
+
+Status OutputArgRange(const NodeDef& node, const OpDef& op, const std::string& arg, int* start,
+                      int* count) {
+  AttrReader attrs(node);
+  int pos = 0;
+  for (const ArgDef& a : op.outputs) {
+    int n = 1;
+    if (!a.number_attr.empty()) {
+      int64_t v = 0;
+      EMBER_RETURN_IF_ERROR(attrs.Get(a.number_attr, &v));
+      if (v < 0 || v > (1 << 20)) {
+        return errors::InvalidArgument("Attr '" + a.number_attr + "' of node '" + node.name +
+                                       "' is " + std::to_string(v));
+      }
+      n = static_cast<int>(v);
+    } else if (!a.type_list_attr.empty()) {
+      std::vector<DataType> types;
+      EMBER_RETURN_IF_ERROR(attrs.Get(a.type_list_attr, &types));
+      n = static_cast<int>(types.size());
+    }
+    if (a.name == arg || op.outputs.size() == 1) {
+      *start = pos;
+      *count = n;
+      return Status::OK();
+    }
+    pos += n;
+  }
+  std::string names;
+  for (const ArgDef& a : op.outputs) names += (names.empty() ? "" : ", ") + a.name;
+  return errors::InvalidArgument("Node '" + node.name + "' (op " + node.op +
+                                 ") has no output arg '" + arg + "'; its output args are [" +
+                                 names + "]");
 }
 
 Status CheckDevice(const NodeDef& node, int num_cpu_devices) {

@@ -59,6 +59,12 @@ class Graph {
   GraphOptions options_;
 };
 
+// The flat output indices [*start, *start + *count) of output arg `arg` of `node` (an op with
+// OpDef `op`): function bodies name tensors "node:arg:index", counting within the arg. An op
+// with a single output arg also answers to any arg name (registries may name it differently).
+Status OutputArgRange(const NodeDef& node, const OpDef& op, const std::string& arg, int* start,
+                      int* count);
+
 // Checks that `node`'s requested device exists (CPU 0..num_cpu_devices-1).
 Status CheckDevice(const NodeDef& node, int num_cpu_devices);
 

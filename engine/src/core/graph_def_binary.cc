@@ -2,21 +2,25 @@
 #include <cstring>
 #include <utility>
 
+#include "core/graph_def_wire.h"
 #include "core/tensor_proto.h"
 #include "core/wire_format.h"
 #include "ember/graph_def.h"
 
 namespace ember {
 
-namespace {
-
-using wire::Reader;
-using wire::Writer;
-
+namespace graph_wire {
 Status Corrupt(const std::string& where, const std::string& what) {
   return errors::InvalidArgument("Corrupt GraphDef: " + where + ": " + what +
                                  " (the .pb is truncated or not a GraphDef; re-export it)");
 }
+}  // namespace graph_wire
+
+namespace {
+
+using graph_wire::Corrupt;
+using wire::Reader;
+using wire::Writer;
 
 // Reads a repeated scalar field that may be packed (wire type 2) or not.
 template <typename Fn>
@@ -117,7 +121,8 @@ Status ParseShape(const uint8_t* data, size_t size, const std::string& where, Pa
   return Status::OK();
 }
 
-Status ParseTensor(const uint8_t* data, size_t size, const std::string& where, Tensor* out) {
+Status ParseTensor(const uint8_t* data, size_t size, const std::string& where, Tensor* out,
+                   std::vector<std::string>* strings = nullptr) {
   Reader r(data, size);
   TensorProtoFields f;
   while (!r.done()) {
@@ -154,6 +159,12 @@ Status ParseTensor(const uint8_t* data, size_t size, const std::string& where, T
       case 13:  // half_val holds bit patterns; no half dtype is supported, kept for skipping
         ok = ReadRepeatedVarint(&r, wt, push(&f.int_val));
         break;
+      case 8: {
+        std::string sv;
+        ok = wt == wire::kLengthDelimited && r.ReadString(&sv);
+        if (ok && strings != nullptr) strings->push_back(std::move(sv));
+        break;
+      }
       case 10:
         ok = ReadRepeatedVarint(&r, wt, push(&f.int64_val));
         break;
@@ -227,6 +238,22 @@ Status ParseList(const uint8_t* data, size_t size, const std::string& where, Att
         out->tensor.push_back(std::move(t));
         break;
       }
+      case 9: {  // NameAttrList: the name only
+        ok = wt == wire::kLengthDelimited && r.ReadBytes(&d, &n);
+        if (!ok) break;
+        Reader fr(d, n);
+        std::string name;
+        while (!fr.done()) {
+          uint32_t f2;
+          int wt2;
+          if (!fr.ReadTag(&f2, &wt2)) return Corrupt(where, "bad tag in NameAttrList");
+          bool ok2 =
+              (f2 == 1 && wt2 == wire::kLengthDelimited) ? fr.ReadString(&name) : fr.Skip(wt2);
+          if (!ok2) return Corrupt(where, "truncated NameAttrList");
+        }
+        out->func.push_back(std::move(name));
+        break;
+      }
       default:
         ok = r.Skip(wt);
         break;
@@ -237,7 +264,18 @@ Status ParseList(const uint8_t* data, size_t size, const std::string& where, Att
   return Status::OK();
 }
 
-Status ParseAttrValue(const uint8_t* data, size_t size, const std::string& where, AttrValue* out) {
+}  // namespace
+namespace graph_wire {
+Status ParseAttrMapEntry(const uint8_t* data, size_t size, const std::string& where, int depth,
+                         std::map<std::string, AttrValue>* attrs);
+}  // namespace graph_wire
+namespace {
+using graph_wire::ParseAttrMapEntry;
+
+// `depth` bounds NameAttrList nesting (a func attr's attrs may hold func attrs).
+Status ParseAttrValue(const uint8_t* data, size_t size, const std::string& where, AttrValue* out,
+                      int depth = 0) {
+  if (depth > 16) return Corrupt(where, "function attrs nested too deeply");
   Reader r(data, size);
   *out = AttrValue();
   while (!r.done()) {
@@ -289,27 +327,34 @@ Status ParseAttrValue(const uint8_t* data, size_t size, const std::string& where
         break;
       case 8:
         ok = wt == wire::kLengthDelimited && r.ReadBytes(&d, &n);
-        if (ok) EMBER_RETURN_IF_ERROR(ParseTensor(d, n, where, &out->tensor));
+        if (ok) EMBER_RETURN_IF_ERROR(ParseTensor(d, n, where, &out->tensor, &out->string_val));
         out->kind = AttrValue::Kind::kTensor;
         break;
       case 9:
         ok = wt == wire::kLengthDelimited && r.ReadString(&out->s);
         out->kind = AttrValue::Kind::kPlaceholder;
         break;
-      case 10: {  // NameAttrList: keep the function name only
+      case 10: {  // NameAttrList: the function name and its instantiation attrs
         ok = wt == wire::kLengthDelimited && r.ReadBytes(&d, &n);
         if (!ok) break;
         Reader fr(d, n);
+        auto attrs = std::make_shared<std::map<std::string, AttrValue>>();
         while (!fr.done()) {
           uint32_t f2;
           int wt2;
           if (!fr.ReadTag(&f2, &wt2)) return Corrupt(where, "bad tag in NameAttrList");
+          const uint8_t* ed;
+          size_t en;
           if (f2 == 1 && wt2 == wire::kLengthDelimited) {
             if (!fr.ReadString(&out->s)) return Corrupt(where, "truncated NameAttrList.name");
+          } else if (f2 == 2 && wt2 == wire::kLengthDelimited) {
+            if (!fr.ReadBytes(&ed, &en)) return Corrupt(where, "truncated NameAttrList.attr");
+            EMBER_RETURN_IF_ERROR(ParseAttrMapEntry(ed, en, where, depth + 1, attrs.get()));
           } else if (!fr.Skip(wt2)) {
             return Corrupt(where, "truncated NameAttrList");
           }
         }
+        if (!attrs->empty()) out->func_attr = std::move(attrs);
         out->kind = AttrValue::Kind::kFunc;
         break;
       }
@@ -323,9 +368,41 @@ Status ParseAttrValue(const uint8_t* data, size_t size, const std::string& where
   return Status::OK();
 }
 
-Status ParseNode(const uint8_t* data, size_t size, size_t index, NodeDef* node) {
+}  // namespace
+
+namespace graph_wire {
+Status ParseAttrMapEntry(const uint8_t* data, size_t size, const std::string& where, int depth,
+                         std::map<std::string, AttrValue>* attrs) {
+  Reader entry(data, size);
+  std::string key;
+  const uint8_t* vd = nullptr;
+  size_t vn = 0;
+  while (!entry.done()) {
+    uint32_t f2;
+    int wt2;
+    if (!entry.ReadTag(&f2, &wt2)) return Corrupt(where, "bad tag in attr map entry");
+    bool ok2;
+    if (f2 == 1 && wt2 == wire::kLengthDelimited) {
+      ok2 = entry.ReadString(&key);
+    } else if (f2 == 2 && wt2 == wire::kLengthDelimited) {
+      ok2 = entry.ReadBytes(&vd, &vn);
+    } else {
+      ok2 = entry.Skip(wt2);
+    }
+    if (!ok2) return Corrupt(where, "truncated attr map entry");
+  }
+  AttrValue value;
+  if (vd != nullptr) {
+    EMBER_RETURN_IF_ERROR(ParseAttrValue(vd, vn, where + " attr '" + key + "'", &value, depth));
+  }
+  (*attrs)[key] = std::move(value);
+  return Status::OK();
+}
+
+Status ParseNode(const uint8_t* data, size_t size, size_t index, NodeDef* node,
+                 const std::string& prefix) {
   Reader r(data, size);
-  std::string where = "node #" + std::to_string(index);
+  std::string where = prefix + "node #" + std::to_string(index);
   while (!r.done()) {
     uint32_t field;
     int wt;
@@ -334,7 +411,7 @@ Status ParseNode(const uint8_t* data, size_t size, size_t index, NodeDef* node) 
     switch (field) {
       case 1:
         ok = wt == wire::kLengthDelimited && r.ReadString(&node->name);
-        if (ok) where = "node '" + node->name + "'";
+        if (ok) where = prefix + "node '" + node->name + "'";
         break;
       case 2:
         ok = wt == wire::kLengthDelimited && r.ReadString(&node->op);
@@ -353,29 +430,7 @@ Status ParseNode(const uint8_t* data, size_t size, size_t index, NodeDef* node) 
         size_t n;
         ok = wt == wire::kLengthDelimited && r.ReadBytes(&d, &n);
         if (!ok) break;
-        Reader entry(d, n);
-        std::string key;
-        const uint8_t* vd = nullptr;
-        size_t vn = 0;
-        while (!entry.done()) {
-          uint32_t f2;
-          int wt2;
-          if (!entry.ReadTag(&f2, &wt2)) return Corrupt(where, "bad tag in attr map entry");
-          bool ok2;
-          if (f2 == 1 && wt2 == wire::kLengthDelimited) {
-            ok2 = entry.ReadString(&key);
-          } else if (f2 == 2 && wt2 == wire::kLengthDelimited) {
-            ok2 = entry.ReadBytes(&vd, &vn);
-          } else {
-            ok2 = entry.Skip(wt2);
-          }
-          if (!ok2) return Corrupt(where, "truncated attr map entry");
-        }
-        AttrValue value;
-        if (vd != nullptr) {
-          EMBER_RETURN_IF_ERROR(ParseAttrValue(vd, vn, where + " attr '" + key + "'", &value));
-        }
-        node->attr[key] = std::move(value);
+        EMBER_RETURN_IF_ERROR(ParseAttrMapEntry(d, n, where, 0, &node->attr));
         break;
       }
       default:
@@ -386,6 +441,11 @@ Status ParseNode(const uint8_t* data, size_t size, size_t index, NodeDef* node) 
   }
   return Status::OK();
 }
+
+}  // namespace graph_wire
+
+namespace {
+using graph_wire::ParseNode;
 
 // ---- encoder ----
 void WriteShape(Writer* w, uint32_t field, const PartialShape& shape) {
@@ -399,7 +459,8 @@ void WriteShape(Writer* w, uint32_t field, const PartialShape& shape) {
   w->BytesField(field, s.buffer());
 }
 
-void WriteTensor(Writer* w, uint32_t field, const Tensor& t) {
+void WriteTensor(Writer* w, uint32_t field, const Tensor& t,
+                 const std::vector<std::string>* strings = nullptr) {
   Writer s;
   s.VarintField(1, static_cast<uint64_t>(t.dtype()));
   PartialShape shape;
@@ -407,6 +468,9 @@ void WriteTensor(Writer* w, uint32_t field, const Tensor& t) {
   WriteShape(&s, 2, shape);
   if (t.raw_data() != nullptr && t.TotalBytes() > 0) {
     s.BytesField(4, std::string(static_cast<const char*>(t.raw_data()), t.TotalBytes()));
+  }
+  if (strings != nullptr) {
+    for (const std::string& v : *strings) s.BytesField(8, v);
   }
   w->BytesField(field, s.buffer());
 }
@@ -445,7 +509,7 @@ std::string EncodeAttrValue(const AttrValue& v) {
       WriteShape(&w, 7, v.shape);
       break;
     case AttrValue::Kind::kTensor:
-      WriteTensor(&w, 8, v.tensor);
+      WriteTensor(&w, 8, v.tensor, &v.string_val);
       break;
     case AttrValue::Kind::kPlaceholder:
       w.BytesField(9, v.s);
@@ -453,6 +517,14 @@ std::string EncodeAttrValue(const AttrValue& v) {
     case AttrValue::Kind::kFunc: {
       Writer f;
       f.BytesField(1, v.s);
+      if (v.func_attr) {
+        for (const auto& kv : *v.func_attr) {
+          Writer entry;
+          entry.BytesField(1, kv.first);
+          entry.BytesField(2, EncodeAttrValue(kv.second));
+          f.BytesField(2, entry.buffer());
+        }
+      }
       w.BytesField(10, f.buffer());
       break;
     }
@@ -473,6 +545,11 @@ std::string EncodeAttrValue(const AttrValue& v) {
       WritePackedVarints(&l, 6, types);
       for (const PartialShape& s : v.list.shape) WriteShape(&l, 7, s);
       for (const Tensor& t : v.list.tensor) WriteTensor(&l, 8, t);
+      for (const std::string& name : v.list.func) {
+        Writer f;
+        f.BytesField(1, name);
+        l.BytesField(9, f.buffer());
+      }
       w.BytesField(1, l.buffer());
       break;
     }
@@ -499,6 +576,11 @@ Status ParseGraphDefBinary(const void* data, size_t size, GraphDef* out) {
       NodeDef node;
       EMBER_RETURN_IF_ERROR(ParseNode(d, n, out->node.size(), &node));
       out->node.push_back(std::move(node));
+    } else if (field == 2 && wt == wire::kLengthDelimited) {
+      const uint8_t* d;
+      size_t n;
+      if (!r.ReadBytes(&d, &n)) return Corrupt("GraphDef.library", "truncated");
+      EMBER_RETURN_IF_ERROR(graph_wire::ParseLibrary(d, n, &out->library));
     } else if (field == 4 && wt == wire::kLengthDelimited) {
       const uint8_t* d;
       size_t n;
@@ -523,21 +605,32 @@ Status ParseGraphDefBinary(const void* data, size_t size, GraphDef* out) {
   return Status::OK();
 }
 
+namespace graph_wire {
+void WriteAttrMap(Writer* w, uint32_t field, const std::map<std::string, AttrValue>& attrs) {
+  for (const auto& kv : attrs) {
+    Writer entry;
+    entry.BytesField(1, kv.first);
+    entry.BytesField(2, EncodeAttrValue(kv.second));
+    w->BytesField(field, entry.buffer());
+  }
+}
+
+std::string EncodeNode(const NodeDef& node) {
+  Writer n;
+  n.BytesField(1, node.name);
+  n.BytesField(2, node.op);
+  for (const std::string& in : node.input) n.BytesField(3, in);
+  if (!node.device.empty()) n.BytesField(4, node.device);
+  WriteAttrMap(&n, 5, node.attr);
+  return n.buffer();
+}
+}  // namespace graph_wire
+
 std::string SerializeGraphDefBinary(const GraphDef& graph) {
   Writer w;
-  for (const NodeDef& node : graph.node) {
-    Writer n;
-    n.BytesField(1, node.name);
-    n.BytesField(2, node.op);
-    for (const std::string& in : node.input) n.BytesField(3, in);
-    if (!node.device.empty()) n.BytesField(4, node.device);
-    for (const auto& kv : node.attr) {
-      Writer entry;
-      entry.BytesField(1, kv.first);
-      entry.BytesField(2, EncodeAttrValue(kv.second));
-      n.BytesField(5, entry.buffer());
-    }
-    w.BytesField(1, n.buffer());
+  for (const NodeDef& node : graph.node) w.BytesField(1, graph_wire::EncodeNode(node));
+  if (!graph.library.function.empty()) {
+    w.BytesField(2, graph_wire::EncodeLibrary(graph.library));
   }
   if (graph.producer != 0 || graph.min_consumer != 0) {
     Writer v;

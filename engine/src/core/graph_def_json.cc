@@ -8,6 +8,8 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include "core/json.h"
@@ -203,7 +205,8 @@ Status ParseShape(const Value& v, const std::string& where, PartialShape* out) {
       });
 }
 
-Status ParseTensor(const Value& v, const std::string& where, Tensor* out) {
+Status ParseTensor(const Value& v, const std::string& where, Tensor* out,
+                   std::vector<std::string>* strings = nullptr) {
   TensorProtoFields f;
   auto ints = [&](const Value& x, const std::string& w, std::vector<int64_t>* vec) {
     return ForEachItem(x, w, [&](const Value& item, const std::string& w2) {
@@ -255,6 +258,14 @@ Status ParseTensor(const Value& v, const std::string& where, Tensor* out) {
         if (field == "intVal" || field == "halfVal") return ints(x, w, &f.int_val);
         if (field == "int64Val") return ints(x, w, &f.int64_val);
         if (field == "boolVal") return ints(x, w, &f.bool_val);
+        if (field == "stringVal" && strings != nullptr) {
+          return ForEachItem(x, w, [&](const Value& item, const std::string& w2) {
+            std::string sv;
+            EMBER_RETURN_IF_ERROR(GetBytes(item, w2, &sv));
+            strings->push_back(std::move(sv));
+            return Status::OK();
+          });
+        }
         return Status::OK();  // string, complex, handle values: not materialized
       });
   EMBER_RETURN_IF_ERROR(s);
@@ -295,13 +306,18 @@ Status ParseList(const Value& v, const std::string& where, AttrValue::List* out)
             Tensor t;
             EMBER_RETURN_IF_ERROR(ParseTensor(item, w2, &t));
             out->tensor.push_back(t);
+          } else if (field == "func") {
+            std::string name;
+            const Value* n = item.type == Type::kObject ? item.Find("name") : nullptr;
+            if (n != nullptr) EMBER_RETURN_IF_ERROR(GetString(*n, w2 + ".name", &name));
+            out->func.push_back(name);
           }
           return Status::OK();
         });
       });
 }
 
-Status ParseAttr(const Value& v, const std::string& where, AttrValue* out) {
+Status ParseAttr(const Value& v, const std::string& where, AttrValue* out, int depth = 0) {
   *out = AttrValue();
   return ForEachField(
       v, where, "AttrValue",
@@ -343,7 +359,7 @@ Status ParseAttr(const Value& v, const std::string& where, AttrValue* out) {
         }
         if (field == "tensor") {
           out->kind = AttrValue::Kind::kTensor;
-          return ParseTensor(x, w, &out->tensor);
+          return ParseTensor(x, w, &out->tensor, &out->string_val);
         }
         if (field == "placeholder") {
           out->kind = AttrValue::Kind::kPlaceholder;
@@ -352,16 +368,27 @@ Status ParseAttr(const Value& v, const std::string& where, AttrValue* out) {
         out->kind = AttrValue::Kind::kFunc;
         if (x.type != Type::kObject) return Bad(w, "expected a NameAttrList object");
         const Value* name = x.Find("name");
-        if (name != nullptr) return GetString(*name, w + ".name", &out->s);
+        if (name != nullptr) EMBER_RETURN_IF_ERROR(GetString(*name, w + ".name", &out->s));
+        const Value* attrs = x.Find("attr");
+        if (attrs != nullptr && attrs->type == Type::kObject && !attrs->object.empty()) {
+          if (depth > 16) return Bad(w, "function attrs nested too deeply");
+          auto map = std::make_shared<std::map<std::string, AttrValue>>();
+          for (const auto& kv : attrs->object) {
+            EMBER_RETURN_IF_ERROR(
+                ParseAttr(kv.second, w + " attr '" + kv.first + "'", &(*map)[kv.first], depth + 1));
+          }
+          out->func_attr = std::move(map);
+        }
         return Status::OK();
       });
 }
 
-Status ParseNode(const Value& v, size_t index, NodeDef* node) {
-  std::string where = "node #" + std::to_string(index);
+Status ParseNode(const Value& v, size_t index, NodeDef* node, const std::string& prefix = "") {
+  std::string where = prefix + "node #" + std::to_string(index);
   if (v.type == Type::kObject) {
     const Value* name = v.Find("name");
-    if (name != nullptr && name->type == Type::kString) where = "node '" + name->text + "'";
+    if (name != nullptr && name->type == Type::kString)
+      where = prefix + "node '" + name->text + "'";
   }
   return ForEachField(
       v, where, "NodeDef",
@@ -392,6 +419,90 @@ Status ParseNode(const Value& v, size_t index, NodeDef* node) {
       });
 }
 
+Status ParseStringMap(const Value& v, const std::string& where,
+                      std::map<std::string, std::string>* out) {
+  if (v.type != Type::kObject) return Bad(where, "expected an object of strings");
+  for (const auto& kv : v.object) {
+    EMBER_RETURN_IF_ERROR(GetString(kv.second, where + "." + kv.first, &(*out)[kv.first]));
+  }
+  return Status::OK();
+}
+
+Status ParseArgDefs(const Value& v, const std::string& where, std::vector<FunctionArg>* out) {
+  return ForEachItem(v, where, [&](const Value& item, const std::string& w) -> Status {
+    FunctionArg arg;
+    EMBER_RETURN_IF_ERROR(
+        ForEachField(item, w, "ArgDef",
+                     {"name", "description", "type", "typeAttr", "numberAttr", "typeListAttr",
+                      "handleData", "isRef", "experimentalFullType"},
+                     [&](const std::string& f, const Value& x) -> Status {
+                       if (f == "name") return GetString(x, w + ".name", &arg.name);
+                       if (f == "type") return GetDataType(x, w + ".type", &arg.type);
+                       if (f == "typeAttr") return GetString(x, w + ".typeAttr", &arg.type_attr);
+                       if (f == "numberAttr")
+                         return GetString(x, w + ".numberAttr", &arg.number_attr);
+                       if (f == "typeListAttr")
+                         return GetString(x, w + ".typeListAttr", &arg.type_list_attr);
+                       return Status::OK();
+                     }));
+    out->push_back(std::move(arg));
+    return Status::OK();
+  });
+}
+
+Status ParseFunction(const Value& v, size_t index, FunctionDef* fn) {
+  std::string where = "function #" + std::to_string(index);
+  const Value* sig = v.type == Type::kObject ? v.Find("signature") : nullptr;
+  if (sig != nullptr) {
+    EMBER_RETURN_IF_ERROR(
+        ForEachField(*sig, where + ".signature", "OpDef",
+                     {"name", "inputArg", "outputArg", "controlOutput", "attr", "deprecation",
+                      "summary", "description", "isCommutative", "isAggregate", "isStateful",
+                      "allowsUninitializedInput", "isDistributedCommunication"},
+                     [&](const std::string& f, const Value& x) -> Status {
+                       std::string w = where + ".signature." + f;
+                       if (f == "name") return GetString(x, w, &fn->name);
+                       if (f == "inputArg") return ParseArgDefs(x, w, &fn->input_arg);
+                       if (f == "outputArg") return ParseArgDefs(x, w, &fn->output_arg);
+                       if (f == "controlOutput") {
+                         return ForEachItem(x, w, [&](const Value& item, const std::string& w2) {
+                           std::string c;
+                           EMBER_RETURN_IF_ERROR(GetString(item, w2, &c));
+                           fn->control_output.push_back(std::move(c));
+                           return Status::OK();
+                         });
+                       }
+                       return Status::OK();
+                     }));
+    where = "function '" + fn->name + "'";
+  }
+  return ForEachField(
+      v, where, "FunctionDef",
+      {"signature", "attr", "argAttr", "resourceArgUniqueId", "nodeDef", "ret", "controlRet"},
+      [&](const std::string& f, const Value& x) -> Status {
+        std::string w = where + "." + f;
+        if (f == "nodeDef") {
+          if (x.type != Type::kArray) return Bad(w, "expected an array of NodeDef objects");
+          for (size_t i = 0; i < x.array.size(); ++i) {
+            NodeDef node;
+            EMBER_RETURN_IF_ERROR(ParseNode(x.array[i], i, &node, where + ": "));
+            fn->node_def.push_back(std::move(node));
+          }
+        } else if (f == "ret") {
+          return ParseStringMap(x, w, &fn->ret);
+        } else if (f == "controlRet") {
+          return ParseStringMap(x, w, &fn->control_ret);
+        } else if (f == "attr") {
+          if (x.type != Type::kObject) return Bad(w, "expected an object of AttrValues");
+          for (const auto& kv : x.object) {
+            EMBER_RETURN_IF_ERROR(
+                ParseAttr(kv.second, where + " attr '" + kv.first + "'", &fn->attr[kv.first]));
+          }
+        }
+        return Status::OK();
+      });
+}
+
 }  // namespace
 
 Status ParseGraphDefJson(const std::string& text, GraphDef* out) {
@@ -409,6 +520,20 @@ Status ParseGraphDefJson(const std::string& text, GraphDef* out) {
             EMBER_RETURN_IF_ERROR(ParseNode(x.array[i], i, &node));
             out->node.push_back(std::move(node));
           }
+        } else if (field == "library") {
+          return ForEachField(x, "GraphDef.library", "FunctionDefLibrary",
+                              {"function", "gradient", "registeredGradients"},
+                              [&](const std::string& f, const Value& y) -> Status {
+                                if (f != "function") return Status::OK();
+                                if (y.type != Type::kArray)
+                                  return Bad("GraphDef.library.function", "expected an array");
+                                for (size_t i = 0; i < y.array.size(); ++i) {
+                                  FunctionDef fn;
+                                  EMBER_RETURN_IF_ERROR(ParseFunction(y.array[i], i, &fn));
+                                  out->library.function.push_back(std::move(fn));
+                                }
+                                return Status::OK();
+                              });
         } else if (field == "versions") {
           return ForEachField(
               x, "GraphDef.versions", "VersionDef", {"producer", "minConsumer", "badConsumers"},

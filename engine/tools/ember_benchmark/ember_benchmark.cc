@@ -19,9 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "bench_saved_model.h"
 #include "core/op_kernel.h"
 #include "core/resource_mgr.h"
 #include "ember/graph_def.h"
+#include "ember/saved_model.h"
 #include "ember/tensor.h"
 #include "kernels/cpu/gemm.h"
 
@@ -216,7 +218,9 @@ int Usage() {
   std::fprintf(stderr,
                "usage: ember-benchmark [--json] [--min-time SECONDS]\n"
                "       ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] "
-               "[--threads 1] [--json]\n");
+               "[--threads 1] [--json]\n"
+               "       ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] "
+               "[--feed KEY=FILE.npy]... [--repeat N] [--warmup N] [--threads N] [--json]\n");
   return 2;
 }
 
@@ -277,10 +281,21 @@ int main(int argc, char** argv) {
   double min_time = 1.0;
   std::string model;
   int repeat = 50, warmup = 3, threads = 1;
+  ember::SavedModelBenchOptions saved;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--json") {
+    if ((a == "--signature" || a == "--feed") && has_value) {  // SavedModel directories
+      const std::string v = argv[++i];
+      const size_t eq = v.find('=');
+      if (a == "--signature") {
+        saved.signature = v;
+      } else if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+        return Error("--feed expects KEY=FILE.npy, got '" + v + "'");
+      } else {
+        saved.feeds.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+      }
+    } else if (a == "--json") {
       json = true;
     } else if (a == "--min-time" && has_value) {
       min_time = std::atof(argv[++i]);
@@ -298,6 +313,16 @@ int main(int argc, char** argv) {
       return Usage();
     }
   }
+  if (!model.empty() && ember::IsSavedModelDirectory(model)) {
+    if (repeat < 1) return Error("--repeat must be at least 1");
+    saved.dir = model;
+    saved.warmup = warmup;
+    saved.repeat = repeat;
+    saved.threads = threads;
+    saved.json = json;
+    return ember::BenchSavedModel(saved);
+  }
+  if (!saved.feeds.empty()) return Error("--feed and --signature need a SavedModel directory");
   if (!model.empty()) {
 #ifdef EMBER_BENCH_HAS_LITE
     if (threads != 1) {

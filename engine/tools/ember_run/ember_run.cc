@@ -1,7 +1,10 @@
 // ember-run MODEL [--feed NAME=FILE.npy]... [--fetch NAME]... [--target NAME]... [--out DIR]
+//           [--signature KEY] [--tag TAG]...
 //
-// Runs a GraphDef (.pb or .json) on .npy inputs. Each fetch, in order, goes to DIR/<i>.npy
-// (printed without --out). On failure: a non-zero exit and one stderr line
+// Runs a GraphDef (.pb or .json), a .tflite model or a SavedModel directory on .npy inputs. For
+// a SavedModel, NAMEs are the signature's input and output keys (default signature
+// serving_default, tag serve; no --fetch fetches every output, in key order). Each fetch, in order,
+// goes to DIR/<i>.npy (printed without --out). On failure: a non-zero exit and one stderr line
 // "error: <CODE>: <message>" with TensorFlow's code name.
 #include <sys/stat.h>
 
@@ -13,8 +16,10 @@
 #include <vector>
 
 #include "ember/graph_def.h"
+#include "ember/saved_model.h"
 #include "ember/session.h"
 #include "npy.h"
+#include "savedmodel/function_inline.h"
 #ifdef EMBER_RUN_HAS_LITE
 #include "lite/tools/run_tflite.h"
 #endif
@@ -24,7 +29,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ember-run MODEL [--feed NAME=FILE.npy]... [--fetch NAME]... [--target NAME]... "
-    "[--out DIR]";
+    "[--out DIR] [--signature KEY] [--tag TAG]...";
 
 struct Args {
   std::string model;
@@ -32,6 +37,8 @@ struct Args {
   std::vector<std::string> fetches;
   std::vector<std::string> targets;
   std::string out_dir;
+  std::string signature;
+  std::vector<std::string> tags;
 };
 
 Status ParseArgs(int argc, char** argv, Args* args) {
@@ -46,7 +53,8 @@ Status ParseArgs(int argc, char** argv, Args* args) {
       value = a.substr(eq + 1);
       has_inline = true;
     }
-    bool known = flag == "--feed" || flag == "--fetch" || flag == "--target" || flag == "--out";
+    bool known = flag == "--feed" || flag == "--fetch" || flag == "--target" || flag == "--out" ||
+                 flag == "--signature" || flag == "--tag";
     if (a == "-h" || a == "--help") return errors::InvalidArgument(kUsage);
     if (!known && a.rfind("-", 0) == 0 && a.size() > 1) {
       return errors::InvalidArgument("unknown option '" + a + "'; " + kUsage);
@@ -73,6 +81,10 @@ Status ParseArgs(int argc, char** argv, Args* args) {
       args->fetches.push_back(value);
     } else if (flag == "--target") {
       args->targets.push_back(value);
+    } else if (flag == "--signature") {
+      args->signature = value;
+    } else if (flag == "--tag") {
+      args->tags.push_back(value);
     } else {
       args->out_dir = value;
     }
@@ -90,14 +102,59 @@ Status RunGraphDef(const Args& args, const std::vector<std::pair<std::string, Te
                    std::vector<Tensor>* outputs) {
   GraphDef graph;
   EMBER_RETURN_IF_ERROR(ReadGraphDefFile(args.model, &graph));
+  if (graph.node.empty()) {
+    return errors::InvalidArgument(args.model + ": the graph is empty (no nodes); nothing to run");
+  }
+  std::vector<std::string> fetches = args.fetches;
+  std::vector<std::string> targets = args.targets;
+  if (!graph.library.function.empty()) {
+    // Calls into the function library (PartitionedCall, ...) are inlined first.
+    std::vector<std::string> roots = fetches, flat;
+    for (const auto& f : feeds) roots.push_back(f.first);
+    for (const std::string& t : targets) roots.push_back("^" + t);
+    GraphDef inlined;
+    Status s = InlineFunctionCalls(graph, roots, InlineOptions(), &inlined, &flat);
+    if (!s.ok()) return Status(s.code(), args.model + ": " + s.message());
+    for (size_t i = 0; i < fetches.size(); ++i) fetches[i] = flat[i];
+    for (size_t i = 0; i < targets.size(); ++i) {
+      targets[i] = flat[fetches.size() + feeds.size() + i].substr(1);
+    }
+    graph = std::move(inlined);
+  }
   std::unique_ptr<Session> session = NewSession(SessionOptions());
   EMBER_RETURN_IF_ERROR(session->Create(graph));
-  return session->Run(feeds, args.fetches, args.targets, outputs);
+  return session->Run(feeds, fetches, targets, outputs);
+}
+
+Status RunSavedModel(const Args& args, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                     std::vector<std::string>* names, std::vector<Tensor>* outputs) {
+  if (!args.targets.empty()) {
+    return errors::InvalidArgument("--target is not used with a SavedModel (run a signature)");
+  }
+  SavedModelBundle bundle;
+  std::vector<std::string> tags = args.tags;
+  if (tags.empty()) tags.push_back(kSavedModelTagServe);
+  EMBER_RETURN_IF_ERROR(LoadSavedModel(SessionOptions(), args.model, tags, &bundle));
+  *names = args.fetches;
+  return bundle.Run(args.signature.empty() ? "serving_default" : args.signature, feeds, names,
+                    outputs);
 }
 
 // The one place that picks a runner by model type (a .tflite runner plugs in here).
 Status RunModel(const Args& args, const std::vector<std::pair<std::string, Tensor>>& feeds,
-                std::vector<Tensor>* outputs) {
+                std::vector<std::string>* names, std::vector<Tensor>* outputs) {
+  *names = args.fetches;
+  if (IsSavedModelDirectory(args.model)) return RunSavedModel(args, feeds, names, outputs);
+  struct stat st;
+  if (::stat(args.model.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return errors::NotFound(args.model +
+                            " is a directory without saved_model.pb, so not a SavedModel");
+  }
+  if (!args.signature.empty() || !args.tags.empty()) {
+    return errors::InvalidArgument(args.model +
+                                   " is not a SavedModel directory (no saved_model.pb), so "
+                                   "--signature and --tag do not apply");
+  }
   if (EndsWith(args.model, ".tflite")) {
 #ifdef EMBER_RUN_HAS_LITE
     return lite::RunTflite(args.model, feeds, args.fetches, outputs);
@@ -185,7 +242,8 @@ Status Main(int argc, char** argv) {
     feeds.emplace_back(f.first, t);
   }
   std::vector<Tensor> outputs;
-  EMBER_RETURN_IF_ERROR(RunModel(args, feeds, &outputs));
+  std::vector<std::string> names;
+  EMBER_RETURN_IF_ERROR(RunModel(args, feeds, &names, &outputs));
   if (!args.out_dir.empty()) {
     EMBER_RETURN_IF_ERROR(MakeDirs(args.out_dir));
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -194,7 +252,7 @@ Status Main(int argc, char** argv) {
     }
   } else {
     for (size_t i = 0; i < outputs.size(); ++i) {
-      PrintTensor(i, i < args.fetches.size() ? args.fetches[i] : std::to_string(i), outputs[i]);
+      PrintTensor(i, i < names.size() ? names[i] : std::to_string(i), outputs[i]);
     }
   }
   return Status::OK();
