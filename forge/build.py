@@ -146,6 +146,7 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
     if step.name == "install":
         _reset(host_ws.prefix)
     assert step.cwd is not None
+    exited_ok = True
     try:
         backend.run(step.argv, cwd=step.cwd, env=dict(step.env), log_path=log_path)
     except StepFailedError as exc:
@@ -153,9 +154,9 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
             raise emulator_error(target, exc) from exc
         if step.kind is not StepKind.CTEST:
             raise
+        exited_ok = False
     if step.kind is StepKind.CTEST:
-        suites = parse_ctest(log_path.read_text(errors="replace"))
-        return suites or [SuiteResult("verify (no tests found)", "not run", 0.0)]
+        return parse_ctest(log_path.read_text(errors="replace"), exited_ok)
     return []
 
 
@@ -230,7 +231,7 @@ def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path,
 def _result_from_dist(cell_id: str, path: Path, result: str, seconds: float) -> BuildResult:
     data = manifest.read_manifest(path) or {}
     files = data.get("files", {})
-    suites = [SuiteResult(s["name"], s["status"], s["seconds"]) for s in data.get("verify", {}).get("suites", [])]
+    suites = [SuiteResult.from_dict(s) for s in data.get("verify", {}).get("suites", [])]
     size = sum(r.get("size", 0) for r in files.values())
     mode = str(data.get("verify", {}).get("mode") or "native")
     return BuildResult(cell_id, result, seconds, path, size, len(files), suites, mode=mode)
@@ -375,3 +376,4 @@ def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 suites += run_step(step, backend, logs, ws, target)
     return suites
+

@@ -333,10 +333,10 @@ def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[
     request = Request.make(target or "host", pins)
     cfg = replace(backend_for(cfg, request.target), backend="local")
     suites = verify_dist(request, data, cfg, Progress(console(), cfg.ci))
-    failed = [s.name for s in suites if not s.passed]
+    failed = [s.describe() for s in suites if not s.passed]
     console().print(f"{len(suites) - len(failed)}/{len(suites)} verify suites passed")
     if failed:
-        raise VerifyFailedError("verify suites failed", ", ".join(failed))
+        raise VerifyFailedError("verify suites failed", "\n".join(failed))
 
 
 def start_test_services(env: Mapping[str, str]) -> None:

@@ -4,7 +4,7 @@ Cross cells are compared with a native Linux build of the same sources (the *ref
 the same public headers, the same public exported symbols, the same verify results. macOS
 cells cannot run here, so their Mach-O files are checked instead: CPU type, minimum macOS,
 install names, static libraries, and the verify programs that were linked against the package.
-Every check returns a SuiteResult whose status is "passed" or says what differs.
+Every check returns a SuiteResult: PASSED, or FAILED with what differs.
 """
 
 from __future__ import annotations
@@ -16,18 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from forge.checks import elf, macho, symbols
-from forge.verify import SuiteResult
+from forge.verify import SuiteResult, check_result
 
 LIBRARIES = ("ember_framework", "ember_cc", "ember_lite")
 _SHARED = re.compile(r"^lib(?P<name>ember_\w+?)(\.so(\.\d+)*|(\.\d+)*\.dylib)$")
 _ABSOLUTE_BUILD_PATH = re.compile(r"^/(?!usr/lib/|System/)")
-
-
-def _result(name: str, problems: list[str], what: str = "") -> SuiteResult:
-    if not problems:
-        return SuiteResult(name, "passed", 0.0)
-    shown = "; ".join(problems[:3]) + (f"; ... ({len(problems) - 3} more)" if len(problems) > 3 else "")
-    return SuiteResult(name, f"failed: {what}{shown}", 0.0)
 
 
 def binaries(tree: Path) -> list[Path]:
@@ -81,7 +74,7 @@ def check_headers(tree: Path, reference: Path) -> SuiteResult:
     problems += [f"differs {p}" for p in sorted(theirs.keys() & mine.keys()) if theirs[p] != mine[p]]
     if not theirs:
         problems.append(f"the reference {reference} has no include/")
-    return _result("parity:headers", problems)
+    return check_result("parity:headers", problems)
 
 
 def check_symbols(tree: Path, reference: Path) -> SuiteResult:
@@ -97,7 +90,7 @@ def check_symbols(tree: Path, reference: Path) -> SuiteResult:
             problems.append(f"lib{name}: {diff.describe()}")
         elif not theirs[name]:
             problems.append(f"lib{name} exports no public symbols")
-    return _result("parity:symbols", problems)
+    return check_result("parity:symbols", problems)
 
 
 def check_verify_results(
@@ -120,7 +113,7 @@ def check_verify_results(
             problems.append(f"{name} {'passed' if mine[name] else 'failed'} here, not in the reference")
     if not theirs:
         problems.append("the reference recorded no verify suites")
-    return _result("parity:verify", problems)
+    return check_result("parity:verify", problems)
 
 
 # ---- structure of foreign binaries ---------------------------------------------------------------
@@ -142,7 +135,7 @@ def check_elf_tree(tree: Path, machine: str, hard_float: bool | None) -> SuiteRe
             problems.append(f"{rel} is {'hard' if info.hard_float else 'soft'}-float")
     if not files:
         problems.append(f"no binaries under {tree}/bin or lib")
-    return _result("elf:arch", problems)
+    return check_result("elf:arch", problems)
 
 
 def _macho_files(tree: Path) -> tuple[list[macho.MachO], list[str]]:
@@ -166,13 +159,13 @@ def check_macho_tree(tree: Path, arch: str, min_os: str | None) -> list[SuiteRes
     if not files:
         problems.append(f"no Mach-O binaries under {tree}/bin or lib")
     wrong = [f"{f.path.name} is {f.arch}" for f in files if f.arch != arch]
-    results = [_result("macho:arch", problems + wrong, f"want {arch}: ")]
+    results = [check_result("macho:arch", problems + wrong, f"want {arch}: ")]
     minos = [f"{f.path.name} has minos {f.minos}" for f in files if f.platform != 1 or f.minos != min_os]
-    results.append(_result("macho:minos", minos, f"want LC_BUILD_VERSION macOS {min_os}: "))
-    results.append(_result("macho:install-names", _install_name_problems(tree, files)))
-    results.append(_result("macho:static-libs", _static_lib_problems(tree, arch)))
+    results.append(check_result("macho:minos", minos, f"want LC_BUILD_VERSION macOS {min_os}: "))
+    results.append(check_result("macho:install-names", _install_name_problems(tree, files)))
+    results.append(check_result("macho:static-libs", _static_lib_problems(tree, arch)))
     package = [p for p in ("lib/cmake/ember/ember-config.cmake", "include/ember/session.h") if not (tree / p).is_file()]
-    results.append(_result("package", [f"missing {p}" for p in package]))
+    results.append(check_result("package", [f"missing {p}" for p in package]))
     return results
 
 
@@ -254,4 +247,4 @@ def check_consumer(verify_build: Path, arch: str, library: str = "ember_cc") -> 
     ]
     if not programs:
         problems.append(f"no Mach-O executables in {verify_build} (did verify-build link?)")
-    return _result("macho:consumer", problems)
+    return check_result("macho:consumer", problems)
