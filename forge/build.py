@@ -25,9 +25,10 @@ from forge.plan import BuildOptions, Plan, Step, StepKind, plan_build, verify_st
 from forge.resolve import Resolution, resolve
 from forge.targets import cross
 from forge.toolchains import Target
-from forge.verify import SuiteResult, parse_ctest
+from forge.verify import SuiteResult, SuiteStatus, parse_ctest
 
 SOURCE_SUBDIRS = ("engine", "verify", "toolchains/cmake")
+INSTALLED_FILES = "installed-files"  # the verify result that dist/<cell>/install matches its manifest
 
 
 @dataclass
@@ -305,9 +306,12 @@ def _build_locked(
             "backend": backend.identity(),
         }
         final = cfg.dist / cell.id
-        if not cfg.force and manifest.is_up_to_date(final, manifest.input_hash(inputs)):
+        stale = manifest.stale_reason(final, manifest.input_hash(inputs))
+        if not cfg.force and stale is None:
             progress.info(f"[cyan]{cell.id}[/]: up to date ({final})")
             return _result_from_dist(cell.id, final, "up to date", time.monotonic() - start)
+        if not cfg.force and final.is_dir():
+            progress.info(f"[cyan]{cell.id}[/]: rebuilding: {stale}")
         suites: list[SuiteResult] = []
         for step in plan.steps:
             if step.kind in (StepKind.PREPARE, StepKind.RECORD):
@@ -362,6 +366,7 @@ def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -
         raise BackendError(
             f"no build of {cell.id} in {cfg.dist}", "", f"run `invoke build --target {cell.target}` first"
         )
+    files = check_recorded_files(cfg.dist / cell.id)
     base = host_workspace(cfg, cell)
     ws = Workspace(
         base.source, base.build, PurePosixPath(install), PurePosixPath(cfg.cache / cell.id / "verify-dist"), base.ccache
@@ -370,10 +375,25 @@ def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
     opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=False)
-    suites: list[SuiteResult] = []
+    suites: list[SuiteResult] = [files]
     with make_backend("local") as backend:
         for step in verify_steps(cell, target, ws, opts):
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 suites += run_step(step, backend, logs, ws, target)
     return suites
 
+
+def check_recorded_files(cell_dir: Path) -> SuiteResult:
+    """The installed tree against its manifest: every listed file present with its recorded sha256."""
+    data = manifest.read_manifest(cell_dir)
+    if data is None:
+        raise BackendError(
+            f"{cell_dir / manifest.MANIFEST} is missing or unreadable",
+            "without it nothing says which files the build installed, so the tree cannot be checked",
+            "rebuild the cell: `invoke build --force`",
+        )
+    problems = manifest.tree_problems(cell_dir / "install", data.get("files"))
+    if not problems:
+        return SuiteResult(INSTALLED_FILES, SuiteStatus.PASSED)
+    more = f"; ... ({len(problems) - 5} more)" if len(problems) > 5 else ""
+    return SuiteResult(INSTALLED_FILES, SuiteStatus.FAILED, 0.0, "; ".join(problems[:5]) + more)
