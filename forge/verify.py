@@ -80,6 +80,8 @@ _LISTED = re.compile(r"^\t\s*(?P<number>\d+) - (?P<name>.+) \((?P<why>[^()]*)\)$
 _MISSING_END = re.compile(r"^Unable to find executable: (?P<path>.+)$")
 _IGNORED = (
     re.compile(r"^Total Test time \(real\) =\s+\S+ sec$"),
+    re.compile(r"^Label Time Summary:$"),  # with LABELS (verify/'s suites have them), one line per label:
+    re.compile(r"^\S+\s+=\s+[\d.]+ sec\*proc \(\d+ tests?\)$"),
     re.compile(r"^Errors while running CTest$"),
     re.compile(r"^Output from these tests are in: .+$"),
     re.compile(r'^Use "--rerun-failed --output-on-failure" to re-run the failed cases verbosely\.$'),

@@ -25,6 +25,7 @@ foreach(kind {kinds})
   add_executable(${{kind}} main.c)
   target_compile_definitions(${{kind}} PRIVATE PLANTED_${{kind}})
   add_test(NAME ${{kind}} COMMAND ${{kind}})
+  set_tests_properties(${{kind}} PROPERTIES LABELS planted)  # as verify/'s suites: a label summary
 endforeach()
 set_tests_properties(timeout PROPERTIES TIMEOUT 1)
 add_test(NAME {missing} COMMAND ${{CMAKE_CURRENT_BINARY_DIR}}/no-such-program)
