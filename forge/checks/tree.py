@@ -15,7 +15,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
-from forge.checks import elf, macho, symbols
+from forge.checks import ar, elf, macho, symbols
 from forge.verify import SuiteResult, check_result
 
 LIBRARIES = ("ember_framework", "ember_cc", "ember_lite")
@@ -79,7 +79,10 @@ def check_headers(tree: Path, reference: Path) -> SuiteResult:
 
 def check_symbols(tree: Path, reference: Path) -> SuiteResult:
     """Each ember library exports the same public symbols as the reference build's."""
-    mine, theirs = public_symbol_table(tree), public_symbol_table(reference)
+    try:
+        mine, theirs = public_symbol_table(tree), public_symbol_table(reference)
+    except (elf.ElfError, macho.MachOError) as exc:
+        return check_result("parity:symbols", [str(exc)])
     problems = [f"lib{name} missing" for name in sorted(theirs.keys() - mine.keys())]
     problems += [f"lib{name} extra" for name in sorted(mine.keys() - theirs.keys())]
     if not theirs:
@@ -128,7 +131,11 @@ def check_elf_tree(tree: Path, machine: str, hard_float: bool | None) -> SuiteRe
         if not elf.is_elf(path):
             problems.append(f"{rel} is not ELF")
             continue
-        info = elf.read_elf(path)
+        try:
+            info = elf.read_elf(path)
+        except elf.ElfError as exc:
+            problems.append(str(exc))
+            continue
         if info.machine != machine:
             problems.append(f"{rel} is {info.machine}, not {machine}")
         elif hard_float is not None and info.hard_float != hard_float:
@@ -191,25 +198,6 @@ def _install_name_problems(tree: Path, files: list[macho.MachO]) -> list[str]:
     return problems
 
 
-def archive_members(path: Path) -> list[tuple[str, bytes]]:
-    """(name, data) of each member of a Unix `ar` archive (GNU or BSD long names)."""
-    data = path.read_bytes()
-    if not data.startswith(b"!<arch>\n"):
-        raise ValueError(f"{path}: not an ar archive")
-    members, offset = [], 8
-    while offset + 60 <= len(data):
-        header = data[offset : offset + 60]
-        name = header[:16].decode("ascii", "replace").strip()
-        size = int(header[48:58].decode("ascii").strip() or 0)
-        body = data[offset + 60 : offset + 60 + size]
-        if name.startswith("#1/"):  # BSD: the name is the first N bytes of the body
-            length = int(name[3:])
-            name, body = body[:length].rstrip(b"\0").decode("utf-8", "replace"), body[length:]
-        members.append((name, body))
-        offset += 60 + size + (size & 1)
-    return members
-
-
 def _static_lib_problems(tree: Path, arch: str) -> list[str]:
     problems = []
     cpu = {v: k for k, v in macho.CPU_TYPES.items()}[arch]
@@ -218,7 +206,11 @@ def _static_lib_problems(tree: Path, arch: str) -> list[str]:
         if not path.is_file():
             problems.append(f"missing lib/{path.name}")
             continue
-        members = archive_members(path)
+        try:
+            members = ar.read_members(path)
+        except ar.ArError as exc:
+            problems.append(str(exc))
+            continue
         if not any(member.startswith("__.SYMDEF") for member, _ in members):
             problems.append(
                 f"lib/{path.name} has no __.SYMDEF index (Apple's ld rejects it; use an Apple-format ranlib)"
@@ -233,13 +225,17 @@ def _static_lib_problems(tree: Path, arch: str) -> list[str]:
 def check_consumer(verify_build: Path, arch: str, library: str = "ember_cc") -> SuiteResult:
     """The verify programs, compiled and linked against the installed package, are Mach-O `arch`
     executables that load lib<library> through @rpath."""
-    programs = []
+    programs, problems = [], []
     for path in sorted(verify_build.glob("*")) if verify_build.is_dir() else []:
         if path.is_file() and macho.sniff(path) == "macho":
-            info = macho.read_macho(path)
+            try:
+                info = macho.read_macho(path)
+            except macho.MachOError as exc:
+                problems.append(str(exc))
+                continue
             if info.filetype == "executable":
                 programs.append(info)
-    problems = [f"{p.path.name} is {p.arch}" for p in programs if p.arch != arch]
+    problems += [f"{p.path.name} is {p.arch}" for p in programs if p.arch != arch]
     problems += [
         f"{p.path.name} does not load @rpath/lib{library}"
         for p in programs
