@@ -75,8 +75,12 @@ def probe_host_facts() -> HostFacts:
 FAKETIME_TOOL = HostTool("faketime", "faketime", _which("faketime"))
 """What a local `invoke repro` needs for the second build's shifted clock."""
 
-TEST_TOOLS: tuple[HostTool, ...] = (*HOST_TOOLS, HostTool("clang-format", "clang-format", _which("clang-format")))
-"""What `invoke test` needs on top of a local build: the C++ format check."""
+TEST_TOOLS: tuple[HostTool, ...] = (
+    *HOST_TOOLS,
+    HostTool("clang-format", "clang-format", _which("clang-format")),
+    FAKETIME_TOOL,  # the unit tests of the shifted clock need it and must not install it themselves
+)
+"""What `invoke test` needs on top of a local build: the C++ format check, faketime."""
 
 
 def missing_host_tools(tools: tuple[HostTool, ...] = HOST_TOOLS) -> list[HostTool]:
