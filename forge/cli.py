@@ -291,8 +291,10 @@ def _raise_for(results: list[BuildResult]) -> None:
         raise StepFailedError(f"{len(failed)} of {len(results)} cells failed", ", ".join(r.cell_id for r in failed))
     bad = [r for r in results if r.result == "verify-failed"]
     if bad:
-        details = "; ".join(f"{r.cell_id}: {', '.join(s.name for s in r.suites if not s.passed)}" for r in bad)
-        raise VerifyFailedError("verify suites failed", details, "read the verify-run log in dist/<cell-id>/logs/")
+        details = "\n".join(f"{r.cell_id}: {s.describe()}" for r in bad for s in r.suites if not s.passed)
+        raise VerifyFailedError(
+            "verify suites failed", details, "read the engine-tests and verify-run logs in dist/<cell-id>/logs/"
+        )
 
 
 def run_report(cli: Mapping[str, object]) -> None:

@@ -7,13 +7,20 @@ and neither may output that is cut short, edited, or not ctest's at all.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
 
 import pytest
 
+from forge.backends.base import Workspace
+from forge.build import run_step
+from forge.config import load_data
+from forge.errors import StepFailedError
+from forge.plan import ENGINE_TESTS, Step, StepKind
 from forge.verify import CTEST, SuiteResult, SuiteStatus, parse_ctest
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ctest"
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "ctest"
 EXPECTED = {
     "fail": (SuiteStatus.FAILED, "planted: a check failed"),
     "segfault": (SuiteStatus.CRASHED, "SegFault"),
@@ -147,3 +154,28 @@ def test_results_round_trip_through_the_manifest_and_unknown_statuses_fail() -> 
     for record in ({"name": "x", "status": "ok"}, {"name": "x", "status": "failed: old style"}, {"name": "x"}):
         read = SuiteResult.from_dict(record)
         assert read.status is SuiteStatus.ERROR and not read.passed
+
+
+class ReplayBackend:
+    """Stands in for a backend: 'runs' ctest by writing recorded output to the step's log."""
+
+    def __init__(self, output: str, exit_ok: bool) -> None:
+        self.output, self.exit_ok = output, exit_ok
+
+    def run(self, argv: Sequence[str], *, cwd: PurePosixPath, env: Mapping[str, str], log_path: Path) -> None:
+        log_path.write_text(f"$ {' '.join(argv)}\n{self.output}")
+        if not self.exit_ok:
+            raise StepFailedError(f"{argv[0]} exited 8", "")
+
+
+@pytest.mark.parametrize("step_name", ["verify-run", ENGINE_TESTS])
+def test_a_crash_in_a_ctest_step_is_recorded_by_name(tmp_path: Path, step_name: str) -> None:
+    target = load_data(REPO).toolchains.targets["host"]
+    ws = Workspace(*(PurePosixPath(tmp_path / n) for n in ("src", "build", "stage", "verify")))
+    step = Step(step_name, StepKind.CTEST, "replayed", ("ctest", "--output-on-failure"), ws.verify_build)
+    results = run_step(step, ReplayBackend(fixture("sigtrap"), False), tmp_path, ws, target)  # type: ignore[arg-type]
+    prefix = "engine:" if step_name == ENGINE_TESTS else ""
+    assert [(r.name, r.status) for r in results] == [
+        (f"{prefix}pass", SuiteStatus.PASSED),
+        (f"{prefix}sigtrap", SuiteStatus.CRASHED),
+    ]
