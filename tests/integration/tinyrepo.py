@@ -21,14 +21,15 @@ project(ember CXX)
 ENGINE_LIBRARY = """add_library(ember_framework SHARED framework.cc)
 install(TARGETS ember_framework EXPORT emberTargets LIBRARY DESTINATION lib)
 install(EXPORT emberTargets NAMESPACE ember:: DESTINATION lib/cmake/ember FILE ember-config.cmake)
-if(EMBER_BUILD_TESTS)
+"""
+ENGINE_TESTS = """if(EMBER_BUILD_TESTS)
   enable_testing()
   add_executable(framework_test framework_test.cc)
   target_link_libraries(framework_test ember_framework)
   add_test(NAME framework_test COMMAND framework_test)
 endif()
 """
-ENGINE = ENGINE_HEAD + ENGINE_LIBRARY
+ENGINE = ENGINE_HEAD + ENGINE_LIBRARY + ENGINE_TESTS  # host cells run ENGINE_TESTS (a planted engine needs them)
 FRAMEWORK = "int ember_answer() { return 42; }\n"
 VERIFY = """cmake_minimum_required(VERSION 3.18)
 project(ember_verify CXX)
