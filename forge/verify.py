@@ -78,6 +78,8 @@ _SECONDS = re.compile(r"^(?P<status>.*?)\s+(?P<secs>-?\d+\.\d+) sec$", re.DOTALL
 _SUMMARY = re.compile(r"^(?P<percent>\d+)% tests passed, (?P<failed>\d+) tests? failed out of (?P<total>\d+)$")
 _LISTED = re.compile(r"^\t\s*(?P<number>\d+) - (?P<name>.+) \((?P<why>[^()]*)\)$")
 _MISSING_END = re.compile(r"^Unable to find executable: (?P<path>.+)$")
+# Why ctest did not run a test, printed before its "***Not Run" result.
+_NOT_RUN_WHY = re.compile(r"^(Unable to find executable|Failed test dependencies): .+$")
 _IGNORED = (
     re.compile(r"^Total Test time \(real\) =\s+\S+ sec$"),
     re.compile(r"^Label Time Summary:$"),  # with LABELS (verify/'s suites have them), one line per label:
@@ -141,7 +143,7 @@ class _CtestReader:
     def read(self, lines: list[str]) -> None:
         current: _Test | None = None  # a test whose output (--output-on-failure) may follow
         listing: str | None = None
-        missing: list[str] = []  # "Unable to find executable" messages not yet given to a result
+        missing: list[str] = []  # why tests were not run, not yet given to a "***Not Run" result
         i = 0
         while i < len(lines):
             line = lines[i]
@@ -166,7 +168,7 @@ class _CtestReader:
                 listing = None
             elif line.startswith("Could not find executable "):
                 i = self._skip_lookup(lines, i)
-            elif _MISSING_END.match(line):
+            elif _NOT_RUN_WHY.match(line):
                 missing.append(line.strip())
             elif match := _SUMMARY.match(line.strip()):
                 self.summary = (int(match["failed"]), int(match["total"]))

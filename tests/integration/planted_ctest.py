@@ -1,7 +1,8 @@
 """A tiny CMake project whose tests fail in every way ctest reports, and its real ctest output.
 
 Each planted test is one C program that passes, fails, segfaults, aborts, raises SIGTRAP or
-hangs past its TIMEOUT; one more test names a program that does not exist. The integration
+hangs past its TIMEOUT; one more test names a program that does not exist, and one needs
+a fixture whose setup fails. The integration
 test runs them through the real ctest; `python tests/integration/planted_ctest.py OUTDIR`
 writes the output of each kind to OUTDIR/<kind>.txt (how tests/fixtures/ctest/ was made).
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 KINDS = ("pass", "fail", "segfault", "abort", "sigtrap", "timeout")
 MISSING = "missing"
+DEPENDENCY, SETUP = "dependency", "broken_setup"
 
 CMAKELISTS = """\
 cmake_minimum_required(VERSION 3.18)
@@ -29,6 +31,12 @@ foreach(kind {kinds})
 endforeach()
 set_tests_properties(timeout PROPERTIES TIMEOUT 1)
 add_test(NAME {missing} COMMAND ${{CMAKE_CURRENT_BINARY_DIR}}/no-such-program)
+# A test whose fixture's setup fails: ctest does not run it (and runs the setup even when only
+# the dependent test is asked for).
+add_test(NAME {setup} COMMAND fail)
+set_tests_properties({setup} PROPERTIES FIXTURES_SETUP planted_fixture)
+add_test(NAME {dependency} COMMAND pass)
+set_tests_properties({dependency} PROPERTIES FIXTURES_REQUIRED planted_fixture)
 """
 
 MAIN_C = """\
@@ -58,7 +66,9 @@ int main(void) {
 def build(root: Path) -> Path:
     """Configure and build the planted project under root; returns its build directory."""
     (root / "src").mkdir(parents=True, exist_ok=True)
-    (root / "src" / "CMakeLists.txt").write_text(CMAKELISTS.format(kinds=" ".join(KINDS), missing=MISSING))
+    (root / "src" / "CMakeLists.txt").write_text(
+        CMAKELISTS.format(kinds=" ".join(KINDS), missing=MISSING, setup=SETUP, dependency=DEPENDENCY)
+    )
     (root / "src" / "main.c").write_text(MAIN_C)
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     subprocess.run(["cmake", "-S", root / "src", "-B", root / "build", *generator], check=True, capture_output=True)
@@ -83,9 +93,14 @@ def run_ctest(build_dir: Path, names: tuple[str, ...]) -> tuple[str, int]:
 def fixture_runs() -> dict[str, tuple[str, ...]]:
     """Fixture name -> the planted tests it runs: each failure kind next to a passing test, and all."""
     runs = {"passed": ("pass",)}
-    runs.update({kind: ("pass", kind) for kind in (*KINDS[1:], MISSING)})
-    runs["all"] = (*KINDS, MISSING)
+    runs.update({kind: ("pass", kind) for kind in (*KINDS[1:], MISSING, DEPENDENCY)})
+    runs["all"] = (*KINDS, MISSING, DEPENDENCY)
     return runs
+
+
+def results_of(tests: tuple[str, ...]) -> tuple[str, ...]:
+    """The tests ctest runs when asked for `tests`: a fixture's setup comes with its dependent."""
+    return (*tests, SETUP) if DEPENDENCY in tests else tests
 
 
 def main(out: Path) -> None:
