@@ -201,6 +201,8 @@ class _CtestReader:
     def _result_end(self, lines: list[str], at: int) -> int | None:
         """Index after the last line of the result starting at `at` (its status may span lines)."""
         for end in range(at, min(len(lines), at + _CONTINUATION_LINES)):
+            if end > at and any(p.match(lines[end]) for p in (_START, _RESULT, _SUMMARY)):
+                return None  # the next test began: this result has no time
             if _SECONDS.match(lines[end]):
                 return end + 1
         return None

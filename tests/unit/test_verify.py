@@ -7,6 +7,7 @@ and neither may output that is cut short, edited, or not ctest's at all.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
@@ -94,6 +95,7 @@ def test_output_cut_short_is_an_error_naming_the_unfinished_test() -> None:
 
 def test_a_summary_that_disagrees_with_the_tests_is_an_error() -> None:
     text = fixture("passed").replace("   Passed    0.", "***Failed    0.", 1)
+    assert text != fixture("passed")
     results = parse_ctest(text)
     assert by_name(results)["pass"].status is SuiteStatus.FAILED
     errors = [r.detail for r in results if r.name == CTEST]
@@ -104,6 +106,7 @@ def test_a_passing_summary_with_a_crash_line_is_an_error() -> None:
     text = fixture("segfault").replace(
         "50% tests passed, 1 tests failed out of 2", "100% tests passed, 0 tests failed out of 2"
     )
+    assert text != fixture("segfault")
     results = by_name(parse_ctest(text))
     assert results["segfault"].status is SuiteStatus.CRASHED and results[CTEST].status is SuiteStatus.ERROR
 
@@ -117,8 +120,17 @@ def test_an_unknown_line_between_tests_is_an_error_with_its_line_number() -> Non
     assert results[1].detail.startswith("line 4 (after the result of pass): 'warning: something")
 
 
+def test_a_result_line_without_its_time_does_not_swallow_the_next_one() -> None:
+    text = re.sub(r"   Passed +[\d.]+ sec", "   Passed", fixture("sigtrap"), count=1)
+    assert text != fixture("sigtrap")
+    results = parse_ctest(text)
+    assert "sigtrap" in {r.name for r in results if r.status is SuiteStatus.CRASHED}
+    assert any("a result of pass with no time" in r.detail for r in results if r.name == CTEST)
+
+
 def test_an_unknown_status_is_an_error() -> None:
     text = fixture("passed").replace("   Passed    0.", "   Passed-ish    0.", 1)
+    assert text != fixture("passed")
     results = by_name(parse_ctest(text))
     assert results["pass"].status is SuiteStatus.ERROR and "Passed-ish" in results["pass"].detail
 
