@@ -10,24 +10,33 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from forge import __version__, filelock, manifest, provenance
 from forge.backends.base import Backend, Workspace
 from forge.config import Config, Data
-from forge.errors import BackendError, BuildInterrupted, ConfigError, ForgeError, StepFailedError, ToolMissingError
+from forge.errors import (
+    BackendError,
+    BuildInterrupted,
+    ConfigError,
+    ForgeError,
+    StepFailedError,
+    ToolMissingError,
+    VerifyFailedError,
+)
 from forge.host import probe_host_facts
 from forge.log import Progress
 from forge.matrix import Cell, Request
-from forge.plan import BuildOptions, Plan, Step, StepKind, plan_build, verify_steps
+from forge.plan import ENGINE_TESTS, BuildOptions, Plan, Step, StepKind, plan_build, verify_steps
 from forge.resolve import Resolution, resolve
 from forge.targets import cross
 from forge.toolchains import Target
-from forge.verify import SuiteResult, parse_ctest
+from forge.verify import SuiteResult, SuiteStatus, parse_ctest
 
 SOURCE_SUBDIRS = ("engine", "verify", "toolchains/cmake")
+INSTALLED_FILES = "installed-files"  # the verify result that dist/<cell>/install matches its manifest
 
 
 @dataclass
@@ -146,6 +155,7 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
     if step.name == "install":
         _reset(host_ws.prefix)
     assert step.cwd is not None
+    exited_ok = True
     try:
         backend.run(step.argv, cwd=step.cwd, env=dict(step.env), log_path=log_path)
     except StepFailedError as exc:
@@ -153,9 +163,12 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
             raise emulator_error(target, exc) from exc
         if step.kind is not StepKind.CTEST:
             raise
+        exited_ok = False
     if step.kind is StepKind.CTEST:
-        suites = parse_ctest(log_path.read_text(errors="replace"))
-        return suites or [SuiteResult("verify (no tests found)", "not run", 0.0)]
+        results = parse_ctest(log_path.read_text(errors="replace"), exited_ok)
+        if step.name == ENGINE_TESTS:  # apart from verify/'s suites, which cross cells compare
+            results = [replace(r, name=f"engine:{r.name}") for r in results]
+        return results
     return []
 
 
@@ -226,7 +239,7 @@ def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path,
 def _result_from_dist(cell_id: str, path: Path, result: str, seconds: float) -> BuildResult:
     data = manifest.read_manifest(path) or {}
     files = data.get("files", {})
-    suites = [SuiteResult(s["name"], s["status"], s["seconds"]) for s in data.get("verify", {}).get("suites", [])]
+    suites = [SuiteResult.from_dict(s) for s in data.get("verify", {}).get("suites", [])]
     size = sum(r.get("size", 0) for r in files.values())
     mode = str(data.get("verify", {}).get("mode") or "native")
     return BuildResult(cell_id, result, seconds, path, size, len(files), suites, mode=mode)
@@ -300,9 +313,12 @@ def _build_locked(
             "backend": backend.identity(),
         }
         final = cfg.dist / cell.id
-        if not cfg.force and manifest.is_up_to_date(final, manifest.input_hash(inputs)):
+        stale = manifest.stale_reason(final, manifest.input_hash(inputs))
+        if not cfg.force and stale is None:
             progress.info(f"[cyan]{cell.id}[/]: up to date ({final})")
             return _result_from_dist(cell.id, final, "up to date", time.monotonic() - start)
+        if not cfg.force and final.is_dir():
+            progress.info(f"[cyan]{cell.id}[/]: rebuilding: {stale}")
         suites: list[SuiteResult] = []
         for step in plan.steps:
             if step.kind in (StepKind.PREPARE, StepKind.RECORD):
@@ -357,6 +373,13 @@ def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -
         raise BackendError(
             f"no build of {cell.id} in {cfg.dist}", "", f"run `invoke build --target {cell.target}` first"
         )
+    files = check_recorded_files(cfg.dist / cell.id)
+    if not files.passed:  # suites run against a damaged tree would prove nothing about the build
+        raise VerifyFailedError(
+            f"{install} does not match its manifest",
+            files.detail.replace("; ", "\n"),
+            f"rebuild it: `invoke build --target {cell.target} --force`",
+        )
     base = host_workspace(cfg, cell)
     ws = Workspace(
         base.source, base.build, PurePosixPath(install), PurePosixPath(cfg.cache / cell.id / "verify-dist"), base.ccache
@@ -365,9 +388,25 @@ def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
     opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=False)
-    suites: list[SuiteResult] = []
+    suites: list[SuiteResult] = [files]
     with make_backend("local") as backend:
         for step in verify_steps(cell, target, ws, opts):
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 suites += run_step(step, backend, logs, ws, target)
     return suites
+
+
+def check_recorded_files(cell_dir: Path) -> SuiteResult:
+    """The installed tree against its manifest: every listed file present with its recorded sha256."""
+    data = manifest.read_manifest(cell_dir)
+    if data is None:
+        raise BackendError(
+            f"{cell_dir / manifest.MANIFEST} is missing or unreadable",
+            "without it nothing says which files the build installed, so the tree cannot be checked",
+            "rebuild the cell: `invoke build --force`",
+        )
+    problems = manifest.tree_problems(cell_dir / "install", data.get("files"))
+    if not problems:
+        return SuiteResult(INSTALLED_FILES, SuiteStatus.PASSED)
+    more = f"; ... ({len(problems) - 10} more)" if len(problems) > 10 else ""
+    return SuiteResult(INSTALLED_FILES, SuiteStatus.FAILED, 0.0, "; ".join(problems[:10]) + more)

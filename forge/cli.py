@@ -482,8 +482,10 @@ def _raise_for(results: list[BuildResult]) -> None:
         raise StepFailedError(f"{len(failed)} of {len(results)} cells failed", ", ".join(r.cell_id for r in failed))
     bad = [r for r in results if r.result == "verify-failed"]
     if bad:
-        details = "; ".join(f"{r.cell_id}: {', '.join(s.name for s in r.suites if not s.passed)}" for r in bad)
-        raise VerifyFailedError("verify suites failed", details, "read the verify-run log in dist/<cell-id>/logs/")
+        details = "\n".join(f"{r.cell_id}: {s.describe()}" for r in bad for s in r.suites if not s.passed)
+        raise VerifyFailedError(
+            "verify suites failed", details, "read the engine-tests and verify-run logs in dist/<cell-id>/logs/"
+        )
 
 
 def _side_path(text: str, cfg: Config) -> Path:
@@ -676,10 +678,10 @@ def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[
         "verify", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=(("local", request.target),)
     )
     suites = verify_dist(request, data, cfg, Progress(console(), cfg.ci))
-    failed = [s.name for s in suites if not s.passed]
+    failed = [s.describe() for s in suites if not s.passed]
     console().print(f"{len(suites) - len(failed)}/{len(suites)} verify suites passed")
     if failed:
-        raise VerifyFailedError("verify suites failed", ", ".join(failed))
+        raise VerifyFailedError("verify suites failed", "\n".join(failed))
 
 
 def start_test_services(env: Mapping[str, str]) -> None:

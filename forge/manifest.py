@@ -56,18 +56,25 @@ def source_tree_hash(repo: Path, subdirs: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def file_records(tree: Path) -> dict[str, dict[str, Any]]:
-    """relative path -> {sha256, size} (or {link} for symlinks) for every file under tree."""
-    records: dict[str, dict[str, Any]] = {}
+def tree_paths(tree: Path) -> list[str]:
+    """Relative paths of every file and symlink under tree, in a stable order."""
+    paths = []
     for dirpath, dirnames, filenames in os.walk(tree):
         dirnames.sort()
         for name in sorted(filenames + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]):
-            path = Path(dirpath) / name
-            rel = path.relative_to(tree).as_posix()
-            if path.is_symlink():
-                records[rel] = {"link": path.readlink().as_posix()}
-            else:
-                records[rel] = {"sha256": sha256_file(path), "size": path.stat().st_size}
+            paths.append((Path(dirpath) / name).relative_to(tree).as_posix())
+    return paths
+
+
+def file_records(tree: Path) -> dict[str, dict[str, Any]]:
+    """relative path -> {sha256, size} (or {link} for symlinks) for every file under tree."""
+    records: dict[str, dict[str, Any]] = {}
+    for rel in tree_paths(tree):
+        path = tree / rel
+        if path.is_symlink():
+            records[rel] = {"link": path.readlink().as_posix()}
+        else:
+            records[rel] = {"sha256": sha256_file(path), "size": path.stat().st_size}
     return records
 
 
@@ -88,20 +95,67 @@ def read_manifest(cell_dir: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
 
 
-def is_up_to_date(cell_dir: Path, wanted_input_hash: str) -> bool:
-    """True when dist/<cell> holds a passed build of the same inputs, with every file intact."""
+def _safe_relative(rel: str) -> bool:
+    """A manifest path that stays inside the tree it describes (no absolute path, no '..')."""
+    parts = rel.split("/")
+    return bool(rel) and not rel.startswith("/") and "\0" not in rel and all(p not in ("", ".", "..") for p in parts)
+
+
+def _file_problem(root: Path, rel: str, record: object) -> str | None:
+    """Why root/rel does not match its manifest record, or None when it does."""
+    if not _safe_relative(rel) or not isinstance(record, dict):
+        return f"{rel!r}: not a valid manifest entry"
+    path = root / rel
+    if "link" in record:
+        if not path.is_symlink():
+            return f"{rel}: missing (a symlink to {record['link']} was recorded)"
+        if path.readlink().as_posix() != record["link"]:
+            return f"{rel}: changed (links to {path.readlink().as_posix()}, {record['link']} was recorded)"
+        return None
+    if not isinstance(record.get("sha256"), str):
+        return f"{rel!r}: not a valid manifest entry (no sha256)"
+    if path.is_symlink() or not path.is_file():
+        return f"{rel}: missing"
+    if sha256_file(path) != record["sha256"]:
+        return f"{rel}: changed (sha256 differs from the manifest)"
+    return None
+
+
+def tree_problems(root: Path, records: object) -> list[str]:
+    """Every way the files under root differ from the manifest's `files` records, by path.
+
+    Each listed file is hashed (a size can stay the same when bytes change); files under root
+    that the manifest does not list are reported too.
+    """
+    if not isinstance(records, dict) or not records:
+        return ["the manifest lists no files"]
+    if not root.is_dir():
+        return [f"{root} does not exist"]
+    problems = [p for rel, record in sorted(records.items()) if (p := _file_problem(root, str(rel), record))]
+    present = set(tree_paths(root))
+    problems += [f"{rel}: not in the manifest" for rel in sorted(present - records.keys())]
+    return problems
+
+
+def stale_reason(cell_dir: Path, wanted_input_hash: str) -> str | None:
+    """None when dist/<cell> holds a passed build of the same inputs with every file intact, else why not."""
     manifest = read_manifest(cell_dir)
-    if manifest is None or manifest.get("input_hash") != wanted_input_hash or manifest.get("result") != "passed":
-        return False
-    install = cell_dir / "install"
-    for rel, record in manifest.get("files", {}).items():
-        path = install / rel
-        if "link" in record:
-            if not path.is_symlink() or path.readlink().as_posix() != record["link"]:
-                return False
-        elif not path.is_file() or path.stat().st_size != record["size"]:
-            return False
-    return True
+    if manifest is None:
+        return f"no readable {MANIFEST} in {cell_dir}"
+    if manifest.get("input_hash") != wanted_input_hash:
+        return "its inputs changed (sources, toolchain, plan or backend)"
+    if manifest.get("result") != "passed":
+        return f"the recorded result is {manifest.get('result')!r}, not passed"
+    problems = tree_problems(cell_dir / "install", manifest.get("files"))
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        return "the installed tree differs from its manifest: " + "; ".join(problems[:3]) + more
+    return None
+
+
+def is_up_to_date(cell_dir: Path, wanted_input_hash: str) -> bool:
+    """True when dist/<cell> holds a passed build of the same inputs, every file's sha256 as recorded."""
+    return stale_reason(cell_dir, wanted_input_hash) is None
 
 
 @contextlib.contextmanager

@@ -109,7 +109,7 @@ def configure_args(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions
         f"-DCMAKE_INSTALL_PREFIX={ws.prefix}",
         f"-DCMAKE_C_FLAGS={prefix_map}",
         f"-DCMAKE_CXX_FLAGS={prefix_map}",
-        "-DEMBER_BUILD_TESTS=OFF",
+        f"-DEMBER_BUILD_TESTS={'ON' if runs_engine_tests(target) else 'OFF'}",
         "-DEMBER_NATIVE=OFF",
         *toolchain_args(cell, target, ws),
     ]
@@ -118,6 +118,19 @@ def configure_args(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions
     if opts.ccache:
         args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
     return args + list(opts.extra_cmake_args)
+
+
+ENGINE_TESTS = "engine-tests"  # the step running engine/tests; its results are named engine:<test>
+
+
+def runs_engine_tests(target: Target) -> bool:
+    """Whether a cell builds and runs the engine's own tests (engine/tests) after installing.
+
+    The host cell does: its tests run natively with the host toolchain, the way a developer and
+    CI run them. Other cells leave them out (EMBER_BUILD_TESTS=OFF), so nothing is built that
+    is not run.
+    """
+    return target.name == "host"
 
 
 def verify_steps(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions) -> list[Step]:
@@ -187,7 +200,17 @@ def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: Bu
         ),
         Step("build", StepKind.COMMAND, "build engine/", build, ws.source, env),
         Step("install", StepKind.COMMAND, "install into the staging prefix", install, ws.source, env),
+        *engine_test_steps(target, ws, opts, env),
         *verify_steps(cell, target, ws, opts),
         Step("record", StepKind.RECORD, f"write dist/{cell.id}/ (installed tree, manifest.json, logs) atomically"),
     ]
     return Plan(cell=cell, backend=backend, steps=tuple(steps))
+
+
+def engine_test_steps(
+    target: Target, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]
+) -> list[Step]:
+    if not runs_engine_tests(target):
+        return []
+    ctest = ("ctest", "--output-on-failure", "-j", str(opts.jobs))
+    return [Step(ENGINE_TESTS, StepKind.CTEST, "run the engine's own tests (engine/tests)", ctest, ws.build, env)]

@@ -1,8 +1,9 @@
 """Shared pytest fixtures.
 
-`ember_install` builds ember once per test session (CMake + Ninja, Release) and installs it
-into a prefix under .cache/, so engine and lite agreement tests can run the real tools
-(ember-run, ember-convert, ...) without going through forge.
+`ember_build` builds ember once per test session (CMake + Ninja, Release, with its own
+engine/tests, which tests/engine/test_engine_tests.py runs through ctest); `ember_install`
+installs it into a prefix under .cache/, so engine and lite agreement tests can run the real
+tools (ember-run, ember-convert, ...) without going through forge.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+INSTALL = REPO / ".cache" / "test-install"
 
 
 def _run(argv: list[str], cwd: Path) -> None:
@@ -25,10 +27,9 @@ def _run(argv: list[str], cwd: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def ember_install() -> Path:
-    """Install prefix of a Release build of engine/ (bin/, lib/, include/)."""
+def ember_build() -> Path:
+    """Build directory of a Release build of engine/ with EMBER_BUILD_TESTS=ON (tests not run here)."""
     build = REPO / ".cache" / "test-build"
-    prefix = REPO / ".cache" / "test-install"
     missing = [tool for tool in ("cmake", "ninja") if shutil.which(tool) is None]
     if missing:
         pytest.fail(f"ember tests need {', '.join(missing)}: apt-get install cmake ninja-build")
@@ -41,14 +42,21 @@ def ember_install() -> Path:
         "-G",
         "Ninja",
         "-DCMAKE_BUILD_TYPE=Release",
-        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+        "-DEMBER_BUILD_TESTS=ON",
+        f"-DCMAKE_INSTALL_PREFIX={INSTALL}",
     ]
     if shutil.which("ccache"):
         configure.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
     _run(configure, REPO)
     _run(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)], REPO)
-    _run(["cmake", "--install", str(build)], REPO)
-    return prefix
+    return build
+
+
+@pytest.fixture(scope="session")
+def ember_install(ember_build: Path) -> Path:
+    """Install prefix of that build (bin/, lib/, include/)."""
+    _run(["cmake", "--install", str(ember_build)], REPO)
+    return INSTALL
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

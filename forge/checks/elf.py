@@ -53,13 +53,33 @@ def _cstr(data: bytes, offset: int) -> str:
 
 
 def read_elf(path: Path) -> Elf:
-    """Parse the ELF header, the dynamic section and .dynsym of `path`."""
-    data = path.read_bytes()
+    """Parse the ELF header, the dynamic section and .dynsym of `path`; ElfError when it cannot."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ElfError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    return parse_elf(data, path)
+
+
+def parse_elf(data: bytes, path: Path) -> Elf:
+    """`data` (the bytes of `path`) as an Elf. Any malformed input raises ElfError and nothing else:
+    a damaged binary must become a failed check, not a traceback."""
+    try:
+        return _parse(data, path)
+    except ElfError:
+        raise
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
+        raise ElfError(f"{path}: malformed ELF file ({exc})") from exc
+
+
+def _parse(data: bytes, path: Path) -> Elf:
     if len(data) < 52 or data[:4] != ELF_MAGIC:
         raise ElfError(f"{path}: not an ELF file (magic {data[:4].hex() or 'empty'})")
     bits = {1: 32, 2: 64}.get(data[4])
     if bits is None or data[5] != 1:
         raise ElfError(f"{path}: unsupported ELF class {data[4]} / data encoding {data[5]} (want little-endian)")
+    if bits == 64 and len(data) < 64:
+        raise ElfError(f"{path}: truncated ELF header ({len(data)} bytes)")
     if bits == 64:
         etype, machine, _, _, _, shoff, flags, _, _, _, shentsize, shnum, _ = struct.unpack_from(
             "<HHIQQQIHHHHHH", data, 16
@@ -114,7 +134,10 @@ def _dynamic(data: bytes, bits: int, offset: int, size: int) -> list[tuple[int, 
 def _exports(data: bytes, bits: int, offset: int, size: int, entsize: int, strtab: int) -> frozenset[str]:
     """Global (not weak), defined, default/protected-visibility FUNC/OBJECT/TLS symbols."""
     names = set()
-    step = entsize or (24 if bits == 64 else 16)
+    size_of_entry = 24 if bits == 64 else 16
+    step = entsize or size_of_entry
+    if step < size_of_entry:
+        raise ElfError(f"symbol table entries of {step} bytes are smaller than an ELF{bits} symbol")
     for at in range(offset + step, offset + size - step + 1, step):  # entry 0 is the null symbol
         if bits == 64:
             name, info, other, shndx = struct.unpack_from("<IBBH", data, at)

@@ -78,8 +78,26 @@ def sniff(path: Path) -> str | None:
 
 
 def read_macho(path: Path) -> MachO:
-    """Parse header, load commands and the symbol table of a thin 64-bit Mach-O file."""
-    data = path.read_bytes()
+    """Parse header, load commands and the symbol table of a thin 64-bit Mach-O file; MachOError when it cannot."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MachOError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    return parse_macho(data, path)
+
+
+def parse_macho(data: bytes, path: Path) -> MachO:
+    """`data` (the bytes of `path`) as a MachO. Any malformed input raises MachOError and nothing
+    else: a damaged binary must become a failed check, not a traceback."""
+    try:
+        return _parse(data, path)
+    except MachOError:
+        raise
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
+        raise MachOError(f"{path}: malformed Mach-O file ({exc})") from exc
+
+
+def _parse(data: bytes, path: Path) -> MachO:
     if len(data) < 32 or struct.unpack_from("<I", data)[0] != MH_MAGIC_64:
         raise MachOError(f"{path}: not a 64-bit little-endian Mach-O file (magic {data[:4].hex() or 'empty'})")
     _, cputype, _, filetype, ncmds, sizeofcmds, _, _ = struct.unpack_from("<IiIIIIII", data)

@@ -4,7 +4,7 @@ Cross cells are compared with a native Linux build of the same sources (the *ref
 the same public headers, the same public exported symbols, the same verify results. macOS
 cells cannot run here, so their Mach-O files are checked instead: CPU type, minimum macOS,
 install names, static libraries, and the verify programs that were linked against the package.
-Every check returns a SuiteResult whose status is "passed" or says what differs.
+Every check returns a SuiteResult: PASSED, or FAILED with what differs.
 """
 
 from __future__ import annotations
@@ -15,19 +15,12 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
-from forge.checks import elf, macho, symbols
-from forge.verify import SuiteResult
+from forge.checks import ar, elf, macho, symbols
+from forge.verify import SuiteResult, check_result
 
 LIBRARIES = ("ember_framework", "ember_cc", "ember_lite")
 _SHARED = re.compile(r"^lib(?P<name>ember_\w+?)(\.so(\.\d+)*|(\.\d+)*\.dylib)$")
 _ABSOLUTE_BUILD_PATH = re.compile(r"^/(?!usr/lib/|System/)")
-
-
-def _result(name: str, problems: list[str], what: str = "") -> SuiteResult:
-    if not problems:
-        return SuiteResult(name, "passed", 0.0)
-    shown = "; ".join(problems[:3]) + (f"; ... ({len(problems) - 3} more)" if len(problems) > 3 else "")
-    return SuiteResult(name, f"failed: {what}{shown}", 0.0)
 
 
 def binaries(tree: Path) -> list[Path]:
@@ -81,12 +74,15 @@ def check_headers(tree: Path, reference: Path) -> SuiteResult:
     problems += [f"differs {p}" for p in sorted(theirs.keys() & mine.keys()) if theirs[p] != mine[p]]
     if not theirs:
         problems.append(f"the reference {reference} has no include/")
-    return _result("parity:headers", problems)
+    return check_result("parity:headers", problems)
 
 
 def check_symbols(tree: Path, reference: Path) -> SuiteResult:
     """Each ember library exports the same public symbols as the reference build's."""
-    mine, theirs = public_symbol_table(tree), public_symbol_table(reference)
+    try:
+        mine, theirs = public_symbol_table(tree), public_symbol_table(reference)
+    except (elf.ElfError, macho.MachOError) as exc:
+        return check_result("parity:symbols", [str(exc)])
     problems = [f"lib{name} missing" for name in sorted(theirs.keys() - mine.keys())]
     problems += [f"lib{name} extra" for name in sorted(mine.keys() - theirs.keys())]
     if not theirs:
@@ -97,7 +93,7 @@ def check_symbols(tree: Path, reference: Path) -> SuiteResult:
             problems.append(f"lib{name}: {diff.describe()}")
         elif not theirs[name]:
             problems.append(f"lib{name} exports no public symbols")
-    return _result("parity:symbols", problems)
+    return check_result("parity:symbols", problems)
 
 
 def check_verify_results(
@@ -120,7 +116,7 @@ def check_verify_results(
             problems.append(f"{name} {'passed' if mine[name] else 'failed'} here, not in the reference")
     if not theirs:
         problems.append("the reference recorded no verify suites")
-    return _result("parity:verify", problems)
+    return check_result("parity:verify", problems)
 
 
 # ---- structure of foreign binaries ---------------------------------------------------------------
@@ -135,14 +131,18 @@ def check_elf_tree(tree: Path, machine: str, hard_float: bool | None) -> SuiteRe
         if not elf.is_elf(path):
             problems.append(f"{rel} is not ELF")
             continue
-        info = elf.read_elf(path)
+        try:
+            info = elf.read_elf(path)
+        except elf.ElfError as exc:
+            problems.append(str(exc))
+            continue
         if info.machine != machine:
             problems.append(f"{rel} is {info.machine}, not {machine}")
         elif hard_float is not None and info.hard_float != hard_float:
             problems.append(f"{rel} is {'hard' if info.hard_float else 'soft'}-float")
     if not files:
         problems.append(f"no binaries under {tree}/bin or lib")
-    return _result("elf:arch", problems)
+    return check_result("elf:arch", problems)
 
 
 def _macho_files(tree: Path) -> tuple[list[macho.MachO], list[str]]:
@@ -166,13 +166,13 @@ def check_macho_tree(tree: Path, arch: str, min_os: str | None) -> list[SuiteRes
     if not files:
         problems.append(f"no Mach-O binaries under {tree}/bin or lib")
     wrong = [f"{f.path.name} is {f.arch}" for f in files if f.arch != arch]
-    results = [_result("macho:arch", problems + wrong, f"want {arch}: ")]
+    results = [check_result("macho:arch", problems + wrong, f"want {arch}: ")]
     minos = [f"{f.path.name} has minos {f.minos}" for f in files if f.platform != 1 or f.minos != min_os]
-    results.append(_result("macho:minos", minos, f"want LC_BUILD_VERSION macOS {min_os}: "))
-    results.append(_result("macho:install-names", _install_name_problems(tree, files)))
-    results.append(_result("macho:static-libs", _static_lib_problems(tree, arch)))
+    results.append(check_result("macho:minos", minos, f"want LC_BUILD_VERSION macOS {min_os}: "))
+    results.append(check_result("macho:install-names", _install_name_problems(tree, files)))
+    results.append(check_result("macho:static-libs", _static_lib_problems(tree, arch)))
     package = [p for p in ("lib/cmake/ember/ember-config.cmake", "include/ember/session.h") if not (tree / p).is_file()]
-    results.append(_result("package", [f"missing {p}" for p in package]))
+    results.append(check_result("package", [f"missing {p}" for p in package]))
     return results
 
 
@@ -198,25 +198,6 @@ def _install_name_problems(tree: Path, files: list[macho.MachO]) -> list[str]:
     return problems
 
 
-def archive_members(path: Path) -> list[tuple[str, bytes]]:
-    """(name, data) of each member of a Unix `ar` archive (GNU or BSD long names)."""
-    data = path.read_bytes()
-    if not data.startswith(b"!<arch>\n"):
-        raise ValueError(f"{path}: not an ar archive")
-    members, offset = [], 8
-    while offset + 60 <= len(data):
-        header = data[offset : offset + 60]
-        name = header[:16].decode("ascii", "replace").strip()
-        size = int(header[48:58].decode("ascii").strip() or 0)
-        body = data[offset + 60 : offset + 60 + size]
-        if name.startswith("#1/"):  # BSD: the name is the first N bytes of the body
-            length = int(name[3:])
-            name, body = body[:length].rstrip(b"\0").decode("utf-8", "replace"), body[length:]
-        members.append((name, body))
-        offset += 60 + size + (size & 1)
-    return members
-
-
 def _static_lib_problems(tree: Path, arch: str) -> list[str]:
     problems = []
     cpu = {v: k for k, v in macho.CPU_TYPES.items()}[arch]
@@ -225,7 +206,11 @@ def _static_lib_problems(tree: Path, arch: str) -> list[str]:
         if not path.is_file():
             problems.append(f"missing lib/{path.name}")
             continue
-        members = archive_members(path)
+        try:
+            members = ar.read_members(path)
+        except ar.ArError as exc:
+            problems.append(str(exc))
+            continue
         if not any(member.startswith("__.SYMDEF") for member, _ in members):
             problems.append(
                 f"lib/{path.name} has no __.SYMDEF index (Apple's ld rejects it; use an Apple-format ranlib)"
@@ -240,13 +225,17 @@ def _static_lib_problems(tree: Path, arch: str) -> list[str]:
 def check_consumer(verify_build: Path, arch: str, library: str = "ember_cc") -> SuiteResult:
     """The verify programs, compiled and linked against the installed package, are Mach-O `arch`
     executables that load lib<library> through @rpath."""
-    programs = []
+    programs, problems = [], []
     for path in sorted(verify_build.glob("*")) if verify_build.is_dir() else []:
         if path.is_file() and macho.sniff(path) == "macho":
-            info = macho.read_macho(path)
+            try:
+                info = macho.read_macho(path)
+            except macho.MachOError as exc:
+                problems.append(str(exc))
+                continue
             if info.filetype == "executable":
                 programs.append(info)
-    problems = [f"{p.path.name} is {p.arch}" for p in programs if p.arch != arch]
+    problems += [f"{p.path.name} is {p.arch}" for p in programs if p.arch != arch]
     problems += [
         f"{p.path.name} does not load @rpath/lib{library}"
         for p in programs
@@ -254,4 +243,4 @@ def check_consumer(verify_build: Path, arch: str, library: str = "ember_cc") -> 
     ]
     if not programs:
         problems.append(f"no Mach-O executables in {verify_build} (did verify-build link?)")
-    return _result("macho:consumer", problems)
+    return check_result("macho:consumer", problems)

@@ -22,7 +22,7 @@ from forge.errors import ToolMissingError
 from forge.host import HostTool
 from forge.matrix import Cell, Request
 from forge.toolchains import Checker, Target
-from forge.verify import SuiteResult
+from forge.verify import SuiteResult, SuiteStatus
 
 REFERENCE_TARGETS = ("linux-x86_64", "host")
 DYNAMIC_LOADERS = {"aarch64-linux-gnu": "ld-linux-aarch64.so.1", "arm-linux-gnueabihf": "ld-linux-armhf.so.3"}
@@ -129,17 +129,19 @@ def parity_checks(
         machine = {"armv7": "arm"}.get(target.arch, target.arch)
         results.append(tree.check_elf_tree(prefix, machine, True if machine == "arm" else None))
     if reference is None:
-        missing = "failed: no native linux-x86_64 build of these sources in dist/ to compare with"
-        return [*results, *(SuiteResult(f"parity:{n}", missing, 0.0) for n in ("headers", "symbols"))]
+        missing = "no native linux-x86_64 build of these sources in dist/ to compare with"
+        return [
+            *results,
+            *(SuiteResult(f"parity:{n}", SuiteStatus.FAILED, 0.0, missing) for n in ("headers", "symbols")),
+        ]
     ref_dir, ref_data = reference
     results += [tree.check_headers(prefix, ref_dir / "install"), tree.check_symbols(prefix, ref_dir / "install")]
     if target.checker is Checker.QEMU:
-        recorded = [SuiteResult(s["name"], s["status"], s["seconds"]) for s in ref_data["verify"]["suites"]]
+        recorded = [SuiteResult.from_dict(s) for s in ref_data["verify"]["suites"]]
         ran = [s for s in suites if not s.name.startswith(("parity:", "elf:", "macho:"))]
+        only_there = ("parity:", "elf:", "engine:")  # engine:* results come from the host cell only
         results.append(
-            tree.check_verify_results(
-                ran, [s for s in recorded if not s.name.startswith(("parity:", "elf:"))], verify_build
-            )
+            tree.check_verify_results(ran, [s for s in recorded if not s.name.startswith(only_there)], verify_build)
         )
     return results
 

@@ -85,6 +85,7 @@ def test_linux_aarch64_cross_build_runs_verify_under_qemu(root: Path) -> None:
     assert (dist / "logs" / "emulator.log").read_text().strip(), "the emulator probe printed nothing"
 
 
+@pytest.mark.docker
 def test_macos_arm64_docker_build_is_checked_not_run(root: Path) -> None:
     daemon.ensure_daemon(os.environ)  # fails loudly, saying how to start one, when no engine can be had
     done, data, dist = build(root, "macos-arm64", "docker")

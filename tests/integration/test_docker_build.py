@@ -28,7 +28,7 @@ from forge.build import host_workspace, resolve_for
 from forge.matrix import Cell, Request
 from forge.plan import BuildOptions, StepKind, plan_build
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.docker]
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -181,10 +181,13 @@ def test_interrupted_build_leaves_no_container_or_volume(client: Any, interrupte
 
 
 def test_invoke_build_records_image_lock_and_inside_versions(client: Any, cell: Cell) -> None:
+    root = tinyrepo.readable_dir("docker-invoke-")  # its own dist/, never the checkout's
+    for sub in ("engine", "verify", "matrix", "toolchains"):
+        shutil.copytree(REPO / sub, root / sub, ignore=shutil.ignore_patterns("build*", ".cache"))
     argv = [sys.executable, "-m", "invoke", "build", "--target", "linux-x86_64", "--python", "3.11"]
-    proc = subprocess.run([*argv, "--backend", "docker"], cwd=REPO, capture_output=True, text=True)
-    cfg, _ = cli.setup({"backend": "docker"})
-    manifest_path = cfg.dist / cell.id / "manifest.json"
+    env = {**os.environ, "FORGE_ROOT": str(root)}
+    proc = subprocess.run([*argv, "--backend", "docker"], cwd=REPO, env=env, capture_output=True, text=True)
+    manifest_path = root / "dist" / cell.id / "manifest.json"
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     manifest = json.loads(manifest_path.read_text())
     assert manifest["backend"] == "docker"
@@ -192,4 +195,6 @@ def test_invoke_build_records_image_lock_and_inside_versions(client: Any, cell: 
     assert manifest["image"]["lock"].startswith("toolchains/locks/")
     assert manifest["container_versions"]["cxx"].startswith(f"g++-{cell.gcc} ")
     assert manifest["ccache"]["hit_rate"] is not None
+    cfg, _ = cli.setup({"backend": "docker"})
     assert host_workspace(cfg, cell).source == PurePosixPath(REPO)
+    shutil.rmtree(root, ignore_errors=True)

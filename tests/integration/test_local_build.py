@@ -11,10 +11,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+import tinyrepo
 
 from forge.manifest import sha256_file
 
@@ -67,10 +67,22 @@ def test_host_build_of_ember(tmp_path: Path) -> None:
             assert sha256_file(dist / "install" / rel) == record["sha256"], rel
     assert (dist / "logs" / "build.log").is_file() and (dist / "logs" / "verify-run.log").is_file()
 
-    start = time.monotonic()
+    assert manifest["verify"]["suites"][0]["name"].startswith("engine:")  # engine/tests ran first
+
+    work = root / ".cache" / "forge" / cell_id
+    before = tinyrepo.tree_state(work / "build", work / "stage", work / "verify-build")
     second = invoke(root, "build", "--target", "host", "--backend", "local")
-    elapsed = time.monotonic() - start
     assert second.returncode == 0, second.stderr
     assert "up to date" in second.stdout, second.stdout[-2000:]
-    assert elapsed < 3.0, f"no-op build took {elapsed:.2f}s"
+    assert tinyrepo.tree_state(work / "build", work / "stage", work / "verify-build") == before  # no step ran
     assert json.loads((dist / "manifest.json").read_text()) == manifest
+
+    # The corruption: 64 bytes of libember_cc.so overwritten in place, size unchanged.
+    lib = next(dist / "install" / n for n, r in manifest["files"].items() if "libember_cc.so." in n and "sha256" in r)
+    data = bytearray(lib.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = b"\xcc" * 64
+    lib.write_bytes(bytes(data))
+    third = invoke(root, "build", "--target", "host", "--backend", "local")
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    assert "up to date" not in third.stdout and "changed (sha256 differs" in " ".join(third.stdout.split())
+    assert sha256_file(lib) == manifest["files"][lib.relative_to(dist / "install").as_posix()]["sha256"]

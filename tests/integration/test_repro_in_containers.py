@@ -22,7 +22,7 @@ import tinyrepo
 
 from forge import daemon, repro
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.docker]
 REPO = Path(__file__).resolve().parents[2]
 CELL = "linux-x86_64-py3.11-np2.4-gcc12-cpu"
 LEAKS = {"year": "date -u +%Y", "uid": "id -u", "umask": "umask", "hostname": "hostname"}

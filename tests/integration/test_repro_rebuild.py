@@ -23,7 +23,8 @@ from forge.matrix import Request
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
-ENGINE = """cmake_minimum_required(VERSION 3.18)
+ENGINE = (
+    """cmake_minimum_required(VERSION 3.18)
 project(ember CXX)
 option(PLANT_TIMESTAMP "embed the build time in libember_framework" OFF)
 set(STAMP "fixed")
@@ -36,6 +37,8 @@ target_compile_definitions(ember_framework PRIVATE "STAMP=\\"${STAMP}\\"")
 install(TARGETS ember_framework EXPORT emberTargets LIBRARY DESTINATION lib)
 install(EXPORT emberTargets NAMESPACE ember:: DESTINATION lib/cmake/ember FILE ember-config.cmake)
 """
+    + tinyrepo.ENGINE_TESTS
+)
 
 
 @pytest.fixture

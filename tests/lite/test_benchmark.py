@@ -28,13 +28,12 @@ def bench(install: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def assert_one_error_line(proc: subprocess.CompletedProcess[str], *fragments: str) -> None:
-    assert proc.returncode != 0, proc.stdout
+    assert proc.returncode in (1, 2), (proc.returncode, proc.stdout)  # an exit status, not a signal
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
+    assert len(lines) == 1, proc.stderr  # one line: no abort message or backtrace after it
     assert lines[0].startswith("error: "), proc.stderr
     for fragment in fragments:
         assert fragment in lines[0], proc.stderr
-    assert "Traceback" not in proc.stderr and "terminate" not in proc.stderr
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -1,6 +1,6 @@
 """Unit tests never reach a container engine or the network.
 
-Any attempt fails the test at once, naming what was tried, instead of hanging or passing by
+Any attempt (apt-get included, which host-tool installs run) fails the test at once, naming what was tried, instead of hanging or passing by
 accident on a machine that happens to run dockerd. Integration tests (tests/integration) are
 where real daemons and builds belong.
 """
@@ -12,6 +12,8 @@ from typing import Any
 
 import docker
 import pytest
+
+from forge import proc
 
 
 def _refuse(what: str) -> Any:
@@ -33,3 +35,12 @@ def no_daemon_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", connect)
+    # apt-get reaches the mirrors from a child process, where the socket guard above cannot see.
+    real_run_logged = proc.run_logged
+
+    def run_logged(argv: Any, **kwargs: Any) -> Any:
+        if argv and str(argv[0]).rsplit("/", 1)[-1] == "apt-get":
+            raise AssertionError(f"unit tests must not run apt-get (the network): {' '.join(map(str, argv))}")
+        return real_run_logged(argv, **kwargs)
+
+    monkeypatch.setattr(proc, "run_logged", run_logged)

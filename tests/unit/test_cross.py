@@ -25,7 +25,9 @@ from forge.plan import BuildOptions, StepKind, plan_build
 from forge.resolve import resolve
 from forge.targets import cross
 from forge.toolchains import Toolchains, load_toolchains
-from forge.verify import SuiteResult
+from forge.verify import SuiteResult, SuiteStatus
+
+PASSED = SuiteStatus.PASSED
 
 REPO = Path(__file__).resolve().parents[2]
 OPTS = BuildOptions(source_date_epoch=1700000000, jobs=2, ccache=True)
@@ -114,8 +116,8 @@ def test_arm_hard_float_flag_from_header_bytes(tmp_path: Path) -> None:
     assert soft.hard_float is False
     (tmp_path / "bin").mkdir()
     shutil.copy(tmp_path / "soft.so", tmp_path / "bin" / "ember-run")
-    assert "ember-run is soft-float" in tree.check_elf_tree(tmp_path, "arm", True).status
-    assert "is arm, not aarch64" in tree.check_elf_tree(tmp_path, "aarch64", None).status
+    assert "ember-run is soft-float" in tree.check_elf_tree(tmp_path, "arm", True).summary
+    assert "is arm, not aarch64" in tree.check_elf_tree(tmp_path, "aarch64", None).summary
     with pytest.raises(elf.ElfError, match="not an ELF file"):
         elf.read_elf(_text(tmp_path))
 
@@ -157,17 +159,17 @@ def test_symbol_and_header_parity_between_trees(tmp_path: Path) -> None:
         leaky / "lib", LIBRARY_SOURCE.replace("int CallHidden", "int Leaked() { return 0; }\nint CallHidden")
     )
     (leaky / "include/ember/session.h").write_text("#pragma once // changed\n")
-    assert tree.check_symbols(same, ref).status == "passed"
-    assert tree.check_headers(same, ref).status == "passed"
-    assert tree.check_symbols(leaky, ref).status == "failed: libember_cc: 1 extra: ember::Leaked()"
-    assert tree.check_headers(leaky, ref).status == "failed: differs ember/session.h"
-    assert "missing" in tree.check_symbols(ref, leaky).status
+    assert tree.check_symbols(same, ref).summary == "passed"
+    assert tree.check_headers(same, ref).summary == "passed"
+    assert tree.check_symbols(leaky, ref).summary == "failed: libember_cc: 1 extra: ember::Leaked()"
+    assert tree.check_headers(leaky, ref).summary == "failed: differs ember/session.h"
+    assert "missing" in tree.check_symbols(ref, leaky).summary
 
 
 def test_verify_results_parity() -> None:
-    ref = [SuiteResult("session_a", "passed", 1.0), SuiteResult("session_b", "passed", 1.0)]
-    assert tree.check_verify_results([SuiteResult("session_a", "passed", 9.0), ref[1]], ref).status == "passed"
-    status = tree.check_verify_results([SuiteResult("session_a", "failed", 9.0)], ref).status
+    ref = [SuiteResult("session_a", PASSED, 1.0), SuiteResult("session_b", PASSED, 1.0)]
+    assert tree.check_verify_results([SuiteResult("session_a", PASSED, 9.0), ref[1]], ref).summary == "passed"
+    status = tree.check_verify_results([SuiteResult("session_a", SuiteStatus.FAILED, 9.0)], ref).summary
     assert status == "failed: session_b not run here; session_a failed here, not in the reference"
 
 
@@ -265,7 +267,7 @@ def test_find_reference_prefers_linux_x86_64_of_the_same_sources(tmp_path: Path)
     assert cross.find_reference(tmp_path, "s2", "linux-aarch64-a") is None
     missing = cross.parity_checks(load_toolchains(REPO / "toolchains").targets["macos-arm64"], tmp_path, [], None)
     assert [r.name for r in missing] == ["parity:headers", "parity:symbols"]
-    assert all("no native linux-x86_64 build" in r.status for r in missing)
+    assert all("no native linux-x86_64 build" in r.summary for r in missing)
     assert cross.reference_request(Request.make("macos-arm64", {"python": "3.13"})).pins == (("python", "3.13"),)
 
 
@@ -324,9 +326,9 @@ def test_missing_cross_compiler_names_the_package(toolchains: Toolchains) -> Non
 
 
 def test_host_only_reference_suites_do_not_count_as_missing(tmp_path: Path) -> None:
-    ref = [SuiteResult("lite_convert_cnn_float", "passed", 0.1), SuiteResult("lite_ops_test", "passed", 0.1)]
+    ref = [SuiteResult("lite_convert_cnn_float", PASSED, 0.1), SuiteResult("lite_ops_test", PASSED, 0.1)]
     (tmp_path / "lite").mkdir()
     (tmp_path / "lite" / "lite_ops_test").write_bytes(b"\x7fELF")
-    here = [SuiteResult("lite_ops_test", "passed", 0.5)]
-    assert tree.check_verify_results(here, ref, tmp_path).status == "passed"  # ember-convert fixture: host only
-    assert tree.check_verify_results([], ref, tmp_path).status == "failed: lite_ops_test not run here"
+    here = [SuiteResult("lite_ops_test", PASSED, 0.5)]
+    assert tree.check_verify_results(here, ref, tmp_path).summary == "passed"  # ember-convert fixture: host only
+    assert tree.check_verify_results([], ref, tmp_path).summary == "failed: lite_ops_test not run here"

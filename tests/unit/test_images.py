@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,7 +140,13 @@ def _key(**over: object) -> str:
 
 
 def test_unchanged_inputs_give_the_same_key() -> None:
-    assert _key() == _key()
+    # In another interpreter with another hash seed (set and dict orders may differ there).
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import test_images; print(test_images._key())"
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    other = subprocess.run(
+        [sys.executable, "-c", code, str(Path(__file__).parent)], env=env, capture_output=True, text=True, check=True
+    )
+    assert other.stdout.strip() == _key() and len(_key()) >= 12
     spec = images.ToolchainSpec.from_cell(cell())
     reordered = dict(reversed(list(images.toolchain_args(spec, "forge/base:bookworm-abc").items())))
     assert _key(args=reordered) == _key()

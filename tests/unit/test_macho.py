@@ -135,7 +135,7 @@ def _macos_tree(root: Path, cputype: int = ARM64, minos: tuple[int, int] = (13, 
 
 
 def test_macho_tree_checks_pass_on_a_good_tree(tmp_path: Path) -> None:
-    results = {r.name: r.status for r in tree.check_macho_tree(_macos_tree(tmp_path), "arm64", "13.0")}
+    results = {r.name: r.summary for r in tree.check_macho_tree(_macos_tree(tmp_path), "arm64", "13.0")}
     assert results == {
         "macho:arch": "passed",
         "macho:minos": "passed",
@@ -148,7 +148,7 @@ def test_macho_tree_checks_pass_on_a_good_tree(tmp_path: Path) -> None:
 def test_macho_tree_checks_name_each_problem(tmp_path: Path) -> None:
     root = _macos_tree(tmp_path, X86_64, (11, 0), abs_ref=True)
     (root / "lib/libember_lite.a").unlink()
-    results = {r.name: r.status for r in tree.check_macho_tree(root, "arm64", "13.0")}
+    results = {r.name: r.summary for r in tree.check_macho_tree(root, "arm64", "13.0")}
     assert results["macho:arch"].startswith("failed: want arm64: ") and "ember-run is x86_64" in results["macho:arch"]
     assert "has minos 11.0" in results["macho:minos"]
     assert "refers to /tmp/build/libember_framework.0.dylib" in results["macho:install-names"]
@@ -161,17 +161,17 @@ def test_install_name_must_be_rpath_and_exist(tmp_path: Path) -> None:
     root = _macos_tree(tmp_path)
     lib = root / "lib/libember_cc.0.1.0.dylib"
     lib.write_bytes(build_macho(install_name="/Users/ci/build/libember_cc.0.dylib"))
-    status = {r.name: r.status for r in tree.check_macho_tree(root, "arm64", "13.0")}["macho:install-names"]
+    status = {r.name: r.summary for r in tree.check_macho_tree(root, "arm64", "13.0")}["macho:install-names"]
     assert "install name '/Users/ci/build/libember_cc.0.dylib' is not @rpath/" in status
 
 
 def test_consumer_check(tmp_path: Path) -> None:
     good = build_macho(ARM64, EXECUTE, (13, 0), None, loads=("@rpath/libember_cc.0.dylib",))
     (tmp_path / "session_client_session_test").write_bytes(good)
-    assert tree.check_consumer(tmp_path, "arm64").status == "passed"
+    assert tree.check_consumer(tmp_path, "arm64").summary == "passed"
     (tmp_path / "static_test").write_bytes(build_macho(ARM64, EXECUTE, (13, 0), None))
-    assert "static_test does not load @rpath/libember_cc" in tree.check_consumer(tmp_path, "arm64").status
-    assert "no Mach-O executables" in tree.check_consumer(tmp_path / "missing", "arm64").status
+    assert "static_test does not load @rpath/libember_cc" in tree.check_consumer(tmp_path, "arm64").summary
+    assert "no Mach-O executables" in tree.check_consumer(tmp_path / "missing", "arm64").summary
 
 
 def test_programs_need_a_loader_path_rpath_and_archives_an_index(tmp_path: Path) -> None:
@@ -181,7 +181,7 @@ def test_programs_need_a_loader_path_rpath_and_archives_an_index(tmp_path: Path)
     )
     obj = build_macho(ARM64, OBJECT, (13, 0), None)
     (root / "lib/libember_cc.a").write_bytes(_ar([("a.cc.o", obj)]))  # no __.SYMDEF (GNU ranlib's result)
-    results = {r.name: r.status for r in tree.check_macho_tree(root, "arm64", "13.0")}
+    results = {r.name: r.summary for r in tree.check_macho_tree(root, "arm64", "13.0")}
     assert "ember-run refers to $ORIGIN/../lib" in results["macho:install-names"]
     assert "ember-run loads @rpath/ libraries but has no @loader_path rpath" in results["macho:install-names"]
     assert "lib/libember_cc.a has no __.SYMDEF index" in results["macho:static-libs"]

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from forge import manifest
+from forge.build import INSTALLED_FILES, check_recorded_files
+from forge.errors import BackendError
+from forge.verify import SuiteStatus
 
 
 def make_tree(root: Path, files: dict[str, str]) -> Path:
@@ -98,3 +101,55 @@ def test_interrupt_during_publish_is_deferred(tmp_path: Path, monkeypatch: pytes
     monkeypatch.undo()
     assert (dist / "c1/install/lib/lib.so").read_text() == "new"
     assert not list(dist.glob(".tmp-*"))
+
+
+def test_up_to_date_hashes_every_file_so_a_same_size_change_is_found(tmp_path: Path) -> None:
+    final = publish_result(tmp_path / "dist", "c1", "0123456789")
+    assert manifest.stale_reason(final, "h") is None
+    (final / "install/lib/lib.so").write_text("01234XXXX9")  # bytes overwritten in place, size unchanged
+    reason = manifest.stale_reason(final, "h")
+    assert reason is not None and "lib/lib.so: changed (sha256 differs" in reason
+
+
+def test_tree_problems_name_missing_changed_and_unlisted_files(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "install", {"bin/ember-run": "run", "lib/pkgconfig/ember_cc.pc": "pc", "a.h": "h"})
+    (root / "lib/libx.so").symlink_to("libx.so.1")
+    records = manifest.file_records(root)
+    assert manifest.tree_problems(root, records) == []
+    (root / "bin/ember-run").unlink()
+    (root / "lib/pkgconfig/ember_cc.pc").unlink()
+    (root / "a.h").write_text("H")
+    (root / "lib/libx.so").unlink()
+    (root / "lib/libx.so").symlink_to("other")
+    (root / "extra.txt").write_text("?")
+    assert manifest.tree_problems(root, records) == [
+        "a.h: changed (sha256 differs from the manifest)",
+        "bin/ember-run: missing",
+        "lib/libx.so: changed (links to other, libx.so.1 was recorded)",
+        "lib/pkgconfig/ember_cc.pc: missing",
+        "extra.txt: not in the manifest",
+    ]
+
+
+@pytest.mark.parametrize("rel", ["../outside", "/etc/passwd", "a/../../b", "", "a//b"])
+def test_tree_problems_refuse_paths_outside_the_tree(tmp_path: Path, rel: str) -> None:
+    (tmp_path / "install").mkdir()
+    problems = manifest.tree_problems(tmp_path / "install", {rel: {"sha256": "0" * 64, "size": 1}})
+    assert problems == [f"{rel!r}: not a valid manifest entry"]
+
+
+@pytest.mark.parametrize("records", [None, {}, [], {"a": "not a record"}, {"a": {"size": 1}}])
+def test_tree_problems_of_a_malformed_files_record(tmp_path: Path, records: object) -> None:
+    make_tree(tmp_path / "install", {"a": "x"})
+    assert manifest.tree_problems(tmp_path / "install", records) != []
+
+
+def test_verify_first_checks_the_installed_tree(tmp_path: Path) -> None:
+    final = publish_result(tmp_path / "dist", "c1", "lib")
+    assert check_recorded_files(final).passed
+    (final / "install/lib/lib.so").unlink()
+    result = check_recorded_files(final)
+    assert (result.name, result.status, result.detail) == (INSTALLED_FILES, SuiteStatus.FAILED, "lib/lib.so: missing")
+    (final / manifest.MANIFEST).write_text("{")
+    with pytest.raises(BackendError, match="missing or unreadable"):
+        check_recorded_files(final)

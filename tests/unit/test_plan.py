@@ -39,6 +39,7 @@ def test_host_plan_steps_in_order(toolchains: Toolchains) -> None:
         "configure",
         "build",
         "install",
+        "engine-tests",
         "verify-configure",
         "verify-build",
         "verify-run",
@@ -52,9 +53,11 @@ def test_host_plan_steps_in_order(toolchains: Toolchains) -> None:
     assert not any("TOOLCHAIN_FILE" in a for a in configure)
     env = dict(plan.steps[1].env)
     assert env["SOURCE_DATE_EPOCH"] == "1700000000" and env["CCACHE_DIR"] == "/c/ccache"
-    verify_configure = plan.steps[4].argv
+    assert "-DEMBER_BUILD_TESTS=ON" in configure  # every engine test built is run, by the next step
+    assert plan.steps[4].kind is StepKind.CTEST and plan.steps[4].cwd == PurePosixPath("/c/build")
+    verify_configure = plan.steps[5].argv
     assert "-DCMAKE_PREFIX_PATH=/c/stage" in verify_configure and "/repo/verify" in verify_configure
-    assert plan.steps[6].kind is StepKind.CTEST and plan.steps[6].cwd == PurePosixPath("/c/vb")
+    assert plan.steps[7].kind is StepKind.CTEST and plan.steps[7].cwd == PurePosixPath("/c/vb")
 
 
 def test_cross_plan_uses_toolchain_file_and_container_paths(toolchains: Toolchains) -> None:
@@ -64,6 +67,7 @@ def test_cross_plan_uses_toolchain_file_and_container_paths(toolchains: Toolchai
     assert "-DEMBER_GCC_VERSION=12" in configure
     assert "-DCMAKE_INSTALL_PREFIX=/stage" in configure
     steps = {s.name: s for s in plan.steps}
+    assert "-DEMBER_BUILD_TESTS=OFF" in configure and "engine-tests" not in steps  # built only where run
     assert steps["verify-run"].description.endswith("under qemu-user")
     assert "-DCMAKE_TOOLCHAIN_FILE=/src/toolchains/cmake/aarch64-linux-gnu.cmake" in steps["verify-configure"].argv
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -59,9 +61,22 @@ def test_settle_epoch_only_replaces_a_missing_epoch() -> None:
 
 
 def test_git_commit_of_this_checkout_and_of_no_checkout(tmp_path: Path) -> None:
-    commit = provenance.git_commit(REPO)
-    assert commit is None or len(commit) == 40
-    assert provenance.git_commit(tmp_path) is None
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    for argv in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "one"]):
+        subprocess.run(["git", "-C", str(repo), *argv], env=env, check=True, capture_output=True)
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    assert provenance.git_commit(repo) == head.stdout.strip() and len(head.stdout.strip()) == 40
+    assert provenance.git_commit(tmp_path / "none") is None
+    (tmp_path / "none").mkdir()
+    assert provenance.git_commit(tmp_path / "none") is None
 
 
 def test_statement_is_in_toto_with_slsa_predicate() -> None:

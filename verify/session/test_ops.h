@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,7 +29,38 @@ class DarthKernel : public OpKernel {
   void Compute(OpKernelContext*) override {}
 };
 
-// Blocks until the step is cancelled; records that it saw the cancellation.
+// A counter that threads can wait on: tests wait for what they need to have happened (a
+// kernel running) instead of sleeping for a guess at how long it takes under qemu.
+class Event {
+ public:
+  void Notify() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++count_;
+    }
+    cv_.notify_all();
+  }
+  int Count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return count_;
+  }
+  // False when `limit` passed first: a safety net against a hang, not a timing claim.
+  bool WaitFor(int count, std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, limit, [&] { return count_ >= count; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int count_ = 0;
+};
+
+// Blocks until the step is cancelled; records that it started and that it saw the cancellation.
+inline Event& BlockingStarted() {
+  static Event e;
+  return e;
+}
 inline std::atomic<int>& BlockingSawCancel() {
   static std::atomic<int> n{0};
   return n;
@@ -37,6 +69,8 @@ class BlockUntilCancelledKernel : public OpKernel {
  public:
   explicit BlockUntilCancelledKernel(OpKernelConstruction* c) : OpKernel(c) {}
   void Compute(OpKernelContext* ctx) override {
+    BlockingStarted().Notify();
+    // is_cancelled() can only be polled (the kernel API has no cancellation callback).
     auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!ctx->is_cancelled()) {
       if (std::chrono::steady_clock::now() > give_up) {

@@ -146,13 +146,15 @@ std::vector<T> Values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
 }
 
-// Largest |a-b| / max(1, |b|) over two float tensors of the same size.
+// Largest |a-b| / max(1, |b|) over two float tensors of the same size; NaN when any element is
+// NaN (a `worst < err` update would skip it, and a NaN output would pass every `< tol` check).
 inline double MaxRelError(const Tensor& a, const std::vector<double>& b) {
   double worst = 0;
   for (size_t i = 0; i < b.size(); ++i) {
     double d = std::fabs(static_cast<double>(a.data<float>()[i]) - b[i]);
     double scale = std::fabs(b[i]) > 1 ? std::fabs(b[i]) : 1.0;
-    worst = d / scale > worst ? d / scale : worst;
+    if (!(d / scale <= worst)) worst = d / scale;
+    if (std::isnan(worst)) break;
   }
   return worst;
 }

@@ -99,6 +99,17 @@ static void CheckGemmSizes() {
   }
 }
 
+TEST(TestUtil, MaxRelErrorDoesNotHideNaN) {
+  Tensor a = RandomFloats({4}, 1);
+  std::vector<double> same(a.data<float>(), a.data<float>() + 4);
+  EXPECT_TRUE(MaxRelError(a, same) == 0.0);
+  a.data<float>()[2] = std::nanf("");
+  EXPECT_FALSE(MaxRelError(a, same) < 1e-4);
+  a.data<float>()[2] = static_cast<float>(same[2]);
+  same[3] = std::nan("");
+  EXPECT_FALSE(MaxRelError(a, same) < 1e-4);
+}
+
 TEST(Gemm, ThreadedMatchesSerial) {
   ember::ThreadPool pool("intra", 2);
   for (auto dims : {std::vector<int64_t>{300, 40, 200}, std::vector<int64_t>{40, 300, 200}}) {

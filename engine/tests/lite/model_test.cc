@@ -2,8 +2,10 @@
 // names the problem, never a crash or an out-of-bounds read.
 #include "ember/lite/model.h"
 
-#include <chrono>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -209,21 +211,26 @@ TEST(LiteModel, LoadOfFourMegabyteModelIsZeroCopy) {
   g.outputs = {3};
   const std::vector<uint8_t> bytes = Write(g);
   ASSERT_TRUE(bytes.size() > size_t{4} << 20);
-  const std::string path = "lite_model_test_4mb.tflite";
+  // In the temporary directory: the working directory is the (possibly read-only) source tree.
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/lite_model_test_4mb_" +
+                           std::to_string(static_cast<long>(::getpid())) + ".tflite";
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
-  double best_us = 1e30;
-  for (int i = 0; i < 20; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto model = Model::FromFile(path);
-    auto t1 = std::chrono::steady_clock::now();
-    ASSERT_TRUE(model.ok());
-    best_us = std::min(best_us, std::chrono::duration<double, std::micro>(t1 - t0).count());
-  }
+  auto model = Model::FromFile(path);
   std::remove(path.c_str());
-  std::printf("  load of a %zu-byte model: %.1f us (best of 20)\n", bytes.size(), best_us);
-  EXPECT_TRUE(best_us < 5000.0);
+  ASSERT_TRUE(model.ok());
+  // Zero copy: the weights are read where the mapped file holds them, not from a copy. (How
+  // fast a load is belongs in a benchmark, not in a pass/fail test.)
+  const TensorDef& weights = (*model)->graph().tensors[1];
+  const uint8_t* begin = (*model)->data();
+  const uint8_t* end = begin + (*model)->size();
+  EXPECT_EQ((*model)->size(), bytes.size());
+  EXPECT_EQ(weights.data_size, w.size());
+  EXPECT_TRUE(weights.data != nullptr && weights.data >= begin &&
+              weights.data + weights.data_size <= end);
+  EXPECT_TRUE(weights.data != nullptr && std::memcmp(weights.data, w.data(), w.size()) == 0);
 }
 
 EMBER_TEST_MAIN

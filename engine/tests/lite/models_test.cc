@@ -45,7 +45,8 @@ std::string RunCase(const std::string& stem) {
       const float* a = t.as<float>();
       const float* b = reinterpret_cast<const float*>(exp->data.data());
       for (size_t i = 0; i < t.bytes / 4; ++i) {
-        if (std::fabs(a[i] - b[i]) > 1e-5 * std::fabs(b[i]) + 1e-6) {
+        // Written so that a NaN on either side fails (every comparison with NaN is false).
+        if (!(std::fabs(a[i] - b[i]) <= 1e-5 * std::fabs(b[i]) + 1e-6)) {
           return "output " + std::to_string(o) + "[" + std::to_string(i) +
                  "] = " + std::to_string(a[i]) + ", LiteRT " + std::to_string(b[i]);
         }
