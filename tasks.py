@@ -96,6 +96,7 @@ def plan(
         "jobs": "parallel compile jobs (default 2); with --matrix: cells built at once (each compiles with FORGE_JOBS)",
         "update-locks": "accept toolchain package versions that differ from toolchains/locks/ (rewrites the locks)",
         "verbose": "show each step's full output (compiler lines included), as CI does",
+        "keep-container": "keep the docker build's container afterwards and print how to enter it (FORGE_KEEP_CONTAINER=1)",
         "quiet": "print only the summary and errors",
         "json": "print the summary as JSON on stdout (progress hidden, errors on stderr)",
     },
@@ -122,6 +123,7 @@ def build(
     verbose: bool = False,
     quiet: bool = False,
     json: bool = False,
+    keep_container: bool = False,
     debug: bool = False,
 ) -> None:
     """Build, install, verify and record a cell (default: the host) into dist/<cell-id>/."""
@@ -139,6 +141,7 @@ def build(
         "verbose": verbose,
         "quiet": quiet,
         "json": json,
+        "keep_container": keep_container or None,
     }
     _guarded(debug, lambda: _cli().run_build(target, matrix, pins, options))
 

@@ -52,15 +52,16 @@ class BuildResult:
     mode: str = "native"  # how verify ran: native | emulated (qemu-...) | built and checked, not run
 
 
-def make_backend(name: str | None, update_locks: bool = False) -> Backend:
-    """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks."""
+def make_backend(name: str | None, update_locks: bool = False, keep: bool = False) -> Backend:
+    """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks,
+    `keep` keeps its container for entering after the build."""
     if name == "local":
         from forge.backends.local import LocalBackend
 
         return LocalBackend()
     try:
         module = importlib.import_module(f"forge.backends.{name}")
-        backend: Backend = module.DockerBackend(update_locks=update_locks)
+        backend: Backend = module.DockerBackend(update_locks=update_locks, keep=keep)
     except (ImportError, AttributeError) as exc:
         raise BackendError(f"the {name} backend is not available", str(exc), "use --backend local") from exc
     return backend
@@ -296,7 +297,7 @@ def _build_locked(
     reference = ensure_reference(request, cell, data, cfg, progress)
     if cfg.backend == "local":
         cross.ensure_target_tools(cell, target, os.environ, logs / "host-tools.log", cfg.install_tools)
-    with tracked(make_backend(cfg.backend, cfg.update_locks)) as backend:
+    with tracked(make_backend(cfg.backend, cfg.update_locks, cfg.keep_container)) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)

@@ -37,6 +37,8 @@ class Config:
     """How many cells of a matrix build at once (`invoke build --matrix ... --jobs N`)."""
     update_locks: bool = False
     """Accept toolchain package versions that differ from toolchains/locks/ (and rewrite the locks)."""
+    keep_container: bool = False
+    """Keep a docker build's container and volumes after the build, to enter it (FORGE_KEEP_CONTAINER=1)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,8 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         values["cells"] = _int("FORGE_CELLS", env["FORGE_CELLS"])
     if env.get("FORGE_UPDATE_LOCKS", "") == "1":
         values["update_locks"] = True
+    if env.get("FORGE_KEEP_CONTAINER", "") == "1":
+        values["keep_container"] = True
     values.update({key: value for key, value in cli.items() if value is not None})
     if env.get("FORGE_ROOT"):  # build another checkout (tests build a snapshot of this one)
         repo = Path(env["FORGE_ROOT"]).resolve()
@@ -139,6 +143,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         debug=bool(values["debug"]),
         cells=int(str(values["cells"])),
         update_locks=bool(values["update_locks"]),
+        keep_container=bool(values.get("keep_container", False)),
     )
 
 

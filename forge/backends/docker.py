@@ -245,13 +245,14 @@ class DockerBackend(Backend):
         mirror: str | None = None,
         env: Mapping[str, str] | None = None,
         update_locks: bool = False,
+        keep: bool = False,
         lock_dir: Path = locks.LOCK_DIR,
         instance_file: Path = INSTANCE_FILE,
     ) -> None:
         self._env = dict(os.environ if env is None else env)
         self._client = client
         self._mirror = mirror
-        self._keep = self._env.get("FORGE_KEEP_CONTAINER", "") == "1"
+        self._keep = keep or self._env.get("FORGE_KEEP_CONTAINER", "") == "1"
         self._update_locks = update_locks or self._env.get("FORGE_UPDATE_LOCKS", "") == "1"
         self._lock_dir = lock_dir
         self._container: Any | None = None

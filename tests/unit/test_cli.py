@@ -141,3 +141,9 @@ def test_flags_mean_one_thing_and_unknown_ones_are_forge_errors() -> None:
         [sys.executable, "-m", "invoke", "build", "--no-such-flag"], cwd=REPO, capture_output=True, text=True
     )
     assert bad.returncode == 2 and "error: No idea what '--no-such-flag' is!" in bad.stderr and "fix:" in bad.stderr
+
+
+def test_keep_container_from_flag_or_environment() -> None:
+    assert not load_config(REPO, {}, {}).keep_container
+    assert load_config(REPO, {"FORGE_KEEP_CONTAINER": "1"}, {}).keep_container
+    assert load_config(REPO, {}, {"keep_container": True}).keep_container
