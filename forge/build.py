@@ -281,7 +281,44 @@ def _build_cell(request: Request, data: Data, cfg: Config, progress: Progress, s
     cell = resolve_for(request, data, cfg).cell
     progress = progress.for_cell(cell.id)  # own timings: parallel cells and nested references never mix
     with cell_lock(cfg.cache, cell.id, progress.info):
-        return _build_locked(request, cell, data, cfg, progress, start)
+        try:
+            result = _build_locked(request, cell, data, cfg, progress, start)
+        except BuildInterrupted:
+            raise
+        except ForgeError as exc:
+            record_failure(cfg, cell, progress, exc)
+            raise
+        shutil.rmtree(cfg.dist / FAILED / cell.id, ignore_errors=True)  # the cell builds again
+        return result
+
+
+FAILED = "failed"
+"""dist/failed/<cell-id>/: the manifest and logs of a cell's last failed build (the report links them)."""
+
+
+def record_failure(cfg: Config, cell: Cell, progress: Progress, exc: ForgeError) -> None:
+    """Keep a failed build's error and logs under dist/failed/<cell-id>/, published atomically; the
+    cell's last good result in dist/<cell-id>/ is not touched. Best effort: a dist/ that cannot take
+    it (the error may be that) leaves only the error itself."""
+    failed = cfg.dist / FAILED
+    try:
+        tmp = manifest.staging_dir(failed, cell.id)
+        logs = cfg.cache / cell.id / "logs"
+        if logs.is_dir():
+            shutil.copytree(logs, tmp / "logs")
+        data = {
+            "schema": manifest.SCHEMA,
+            "forge": __version__,
+            "cell": cell.as_dict(),
+            "backend": cfg.backend,
+            "result": "failed",
+            "error": {"what": exc.what, "why": exc.why, "fix": exc.fix, "exit_code": exc.exit_code},
+            "steps": [{"name": t.name, "seconds": t.seconds, "status": t.status} for t in progress.timings],
+        }
+        manifest.write_json(tmp / manifest.MANIFEST, data)
+        manifest.publish(tmp, failed, cell.id)
+    except (OSError, ForgeError):  # dist/ cannot take it: the build's own error is the one to report
+        shutil.rmtree(failed / f".tmp-{cell.id}-{os.getpid()}", ignore_errors=True)
 
 
 def _build_locked(

@@ -13,7 +13,7 @@ import datetime
 import html
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from forge import __version__, manifest
 
 REPORT_SCHEMA = 1
 PASSED = "passed"
+FAILED = "failed"  # dist/failed/<cell-id>/: a failed build's manifest and logs (forge/build.py)
 UP_TO_DATE = "up to date"
 # Toolchain versions shown per cell, in this order, from the versions found inside the image
 # (container_versions) and, for local builds, the host toolchain the manifest recorded.
@@ -124,7 +125,8 @@ def _steps(data: Mapping[str, Any]) -> dict[str, float]:
     return steps
 
 
-def row_from_manifest(cell_dir: Path, data: Mapping[str, Any]) -> ReportRow:
+def row_from_manifest(cell_dir: Path, data: Mapping[str, Any], dist: Path | None = None) -> ReportRow:
+    """The row of one manifest; log links are relative to `dist` (default: the cell directory's parent)."""
     cell = data.get("cell") if isinstance(data.get("cell"), Mapping) else {}
     assert isinstance(cell, Mapping)
     axes = {str(k): (None if v is None else str(v)) for k, v in cell.items() if k != "id"}
@@ -134,9 +136,8 @@ def row_from_manifest(cell_dir: Path, data: Mapping[str, Any]) -> ReportRow:
     size = sum(int(r.get("size", 0)) for r in files.values() if isinstance(r, Mapping))
     package = data.get("package") if isinstance(data.get("package"), Mapping) else None
     logs_dir = cell_dir / "logs"
-    logs = (
-        sorted(p.relative_to(cell_dir.parent).as_posix() for p in logs_dir.glob("*.log")) if logs_dir.is_dir() else []
-    )
+    base = dist or cell_dir.parent
+    logs = sorted(p.relative_to(base).as_posix() for p in logs_dir.glob("*.log")) if logs_dir.is_dir() else []
     mode = str((data.get("verify") or {}).get("mode") or "native")
     return ReportRow(
         cell=cell_dir.name,
@@ -155,15 +156,25 @@ def row_from_manifest(cell_dir: Path, data: Mapping[str, Any]) -> ReportRow:
     )
 
 
+def _cell_dirs(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+
+
 def collect(dist: Path) -> list[ReportRow]:
-    """One row per dist/<cell-id>/manifest.json (passed or failed), sorted by cell id."""
-    rows = []
-    cell_dirs = sorted(p for p in dist.iterdir() if p.is_dir() and not p.name.startswith(".")) if dist.is_dir() else []
-    for cell_dir in cell_dirs:
+    """One row per dist/<cell-id>/manifest.json, and per failed build's dist/failed/<cell-id>/ (a
+    failure newer than the cell's last good result replaces its row), sorted by cell id."""
+    rows: dict[str, ReportRow] = {}
+    for cell_dir in _cell_dirs(dist):
         data = manifest.read_manifest(cell_dir)
         if data is not None:
-            rows.append(row_from_manifest(cell_dir, data))
-    return rows
+            rows[cell_dir.name] = row_from_manifest(cell_dir, data, dist)
+    for cell_dir in _cell_dirs(dist / FAILED):
+        data = manifest.read_manifest(cell_dir)
+        if data is not None:
+            error = data.get("error") if isinstance(data.get("error"), Mapping) else {}
+            row = row_from_manifest(cell_dir, data, dist)
+            rows[cell_dir.name] = replace(row, result=f"failed: {error.get('what', '?')}" if error else "failed")
+    return [rows[name] for name in sorted(rows)]
 
 
 def suite_names(rows: Iterable[ReportRow]) -> list[str]:

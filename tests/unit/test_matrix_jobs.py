@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -59,7 +60,10 @@ class FakeCells:
         return replace(cfg, cache=self.tmp_path / "cache", dist=self.tmp_path / "dist"), data
 
     def resolve(self, request: Request, data: Data, cfg: Config) -> Any:
-        return SimpleNamespace(cell=SimpleNamespace(id=f"cell-{request.target}"))
+        cell_id = f"cell-{request.target}"
+        return SimpleNamespace(
+            cell=SimpleNamespace(id=cell_id, as_dict=lambda: {"id": cell_id, "target": request.target})
+        )
 
     @contextlib.contextmanager
     def _counted(self) -> Iterator[None]:
@@ -134,6 +138,10 @@ def test_a_failed_cell_does_not_stop_the_others(tmp_path: Path, monkeypatch: pyt
         "build-cell-linux-aarch64", fake.progress["cell-linux-aarch64"].timings[-1].seconds, "failed"
     )
     assert all(t.status == "ok" for t in fake.progress["cell-linux-armv7"].timings)
+    failed = json.loads((tmp_path / "dist" / "failed" / "cell-linux-aarch64" / "manifest.json").read_text())
+    assert failed["result"] == "failed" and failed["error"]["what"] == "cell-linux-aarch64: build failed"
+    assert [s["status"] for s in failed["steps"]] == ["ok", "failed"]  # the failed build's steps, for the report
+    assert not (tmp_path / "dist" / "failed" / "cell-linux-x86_64").exists()
 
 
 def test_build_skips_what_plan_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -76,3 +76,17 @@ def test_report_escapes_manifest_text(tmp_path: Path) -> None:
 
 def test_empty_report(tmp_path: Path) -> None:
     assert "No results in dist/" in report.render_markdown(report.build_report(tmp_path / "missing", None))
+
+
+def test_a_failed_build_is_a_row_linked_to_its_logs(tmp_path: Path) -> None:
+    write_manifest(tmp_path, X86, "passed", {"session": "passed"})
+    failed = tmp_path / "failed" / ARM
+    (failed / "logs").mkdir(parents=True)
+    (failed / "logs" / "build.log").write_text("error: boom\n")
+    data = {"schema": manifest.SCHEMA, "result": "failed", "cell": {"id": ARM, "target": "linux-aarch64"}}
+    manifest.write_json(failed / manifest.MANIFEST, {**data, "error": {"what": "command exited with 1: ninja"}})
+    rows = {r.cell: r for r in report.collect(tmp_path)}
+    assert rows[ARM].result == "failed: command exited with 1: ninja" and not rows[ARM].ok
+    assert rows[ARM].logs == [f"failed/{ARM}/logs/build.log"]
+    page = report.render_html(report.build_report(tmp_path, None))
+    assert f'<a href="failed/{ARM}/logs/build.log">build</a>' in page
