@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from ember import errors
-from ember._ember import GraphDef, _Session, _set_error_factory, __version__
+from ember._ember import GraphDef, __version__, _Session, _set_error_factory
 
 _set_error_factory(errors._from_status)
 
@@ -119,7 +119,7 @@ class Session(_Session):
         def call(*values: Any) -> Any:
             if len(values) != len(names):
                 raise TypeError(f"expected {len(names)} feed values, got {len(values)}")
-            return run(fetches, dict(zip(names, values)))
+            return run(fetches, dict(zip(names, values, strict=True)))
 
         return call
 

@@ -69,6 +69,7 @@ class Interpreter(_Interpreter):
                 "scales": np.array(scales, dtype=np.float32),
                 "zero_points": np.array(zero_points, dtype=np.int32),
                 "quantized_dimension": int(qdim),
+                "block_size": 0,
             },
             "sparsity_parameters": {},
         }
@@ -80,12 +81,7 @@ class Interpreter(_Interpreter):
         return [self._detail(i) for i in self._outputs()]
 
     def get_tensor_details(self) -> list[dict[str, Any]]:
-        details = []
-        for i in range(self._num_tensors()):
-            d = self._detail(i)
-            del d["shape_signature"]  # as TensorFlow's get_tensor_details
-            details.append(d)
-        return details
+        return [self._detail(i) for i in range(self._num_tensors())]
 
     def tensor(self, tensor_index: int) -> Callable[[], np.ndarray[Any, Any]]:
         """A function returning a NumPy view of the tensor's current memory (no copy)."""
@@ -122,8 +118,7 @@ def convert(
     TFLiteConverter's) or an iterable, each item a list with one array per input (or the array
     itself for a one-input model).
     """
-    from ember import _as_graph
-    from ember import _ember
+    from ember import _as_graph, _ember
 
     if not hasattr(_ember, "_convert"):
         raise NotImplementedError("this build of ember has no converter (built without engine/tools)")

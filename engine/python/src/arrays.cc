@@ -2,6 +2,7 @@
 #include "arrays.h"
 
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <vector>
 
@@ -10,13 +11,22 @@ namespace python {
 
 namespace {
 
+// References whose release came on a thread without the GIL (an executor worker dropping the
+// last tensor of a step): kept here and dropped by the next DrainPendingReleases. Waiting for
+// the GIL on a worker instead could deadlock (a thread holding the GIL joining that worker)
+// and would stall the pool while Python runs.
+std::mutex pending_mu;
+std::vector<PyObject*>* pending = new std::vector<PyObject*>();  // never freed: used at exit
+
 // Release callback of a tensor that wraps an ndarray: drops the reference the tensor held.
-// Runs on whichever thread lets go of the buffer last, so it takes the GIL itself.
 void ReleaseArray(void* /*data*/, void* arg) {
-  if (!Py_IsInitialized()) return;  // interpreter shutting down: leak rather than crash
-  PyGILState_STATE gil = PyGILState_Ensure();
-  Py_DECREF(static_cast<PyObject*>(arg));
-  PyGILState_Release(gil);
+  PyObject* obj = static_cast<PyObject*>(arg);
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    Py_DECREF(obj);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(pending_mu);
+  pending->push_back(obj);
 }
 
 void DeleteTensorCapsule(PyObject* capsule) {
@@ -36,6 +46,16 @@ std::vector<npy_intp> Dims(const TensorShape& shape) {
 }  // namespace
 
 bool InitNumpy() { return _import_array() >= 0; }
+
+void DrainPendingReleases() {
+  std::vector<PyObject*> drop;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu);
+    if (pending->empty()) return;
+    drop.swap(*pending);
+  }
+  for (PyObject* obj : drop) Py_DECREF(obj);
+}
 
 int NpyTypeOf(DataType dtype) {
   switch (dtype) {

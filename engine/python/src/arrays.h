@@ -25,6 +25,9 @@ namespace python {
 // Imports NumPy's C API table; false with a Python error set on failure.
 bool InitNumpy();
 
+// Drops the array references that ember released on threads without the GIL (GIL held).
+void DrainPendingReleases();
+
 // NPY_FLOAT, ... for an ember dtype; -1 for types NumPy cannot hold for ember.
 int NpyTypeOf(DataType dtype);
 // The ember dtype of a NumPy dtype (native byte order only); kInvalid when unsupported.

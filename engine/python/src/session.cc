@@ -182,10 +182,13 @@ class PySession {
   }
 
   ~PySession() {
-    if (session_ != nullptr && !closed_.exchange(true)) {
+    {
+      // Without the GIL: closing joins pool threads, which may be releasing fed arrays.
       nb::gil_scoped_release release;
-      session_->Close();
+      if (session_ != nullptr && !closed_.exchange(true)) session_->Close();
+      session_.reset();
     }
+    DrainPendingReleases();
   }
 
   void Close() {
@@ -196,6 +199,7 @@ class PySession {
       nb::gil_scoped_release release;
       s = session->Close();
     }
+    DrainPendingReleases();
     if (!s.ok()) ThrowStatus(s);
   }
 
@@ -277,6 +281,12 @@ class PySession {
     FetchList fetch;
     CollectFetches(fetches, &fetch, 0);
     std::vector<Tensor> outputs;
+    if (fetch.tensors.empty() && fetch.targets.empty()) {
+      // Nothing to run: tf.compat.v1 returns the (empty) structure without running.
+      std::vector<nb::object> none;
+      size_t next = 0;
+      return BuildResult(fetches, none, &next);
+    }
     Status s;
     {
       std::vector<std::pair<std::string, Tensor>> feeds;
@@ -288,6 +298,7 @@ class PySession {
       // Feeds go first (dropping the fed arrays' references with the GIL held), so an output
       // that is the last holder of its buffer can be handed to NumPy without a copy.
     }
+    DrainPendingReleases();
     if (!s.ok()) {
       ErrorFlavor flavor = ErrorFlavor::kPlain;
       if (s.code() == Code::kNotFound) flavor = ErrorFlavor::kLookup;
