@@ -84,7 +84,10 @@ def test_matches_live_litert(name: str) -> None:
     litert = _litert()
     model = LITE / f"{name}.tflite"
     ref = litert.Interpreter(model_path=str(model), experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
-    ours = ember.lite.Interpreter(model_content=model.read_bytes())
+    ours = ember.lite.Interpreter(
+        model_content=model.read_bytes(),
+        experimental_op_resolver_type=ember.lite.experimental.OpResolverType.BUILTIN_REF,
+    )
     ref.allocate_tensors()
     ours.allocate_tensors()
     _equal_details(ours.get_input_details(), ref.get_input_details(), f"{name} inputs")

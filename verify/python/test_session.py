@@ -276,3 +276,30 @@ def test_make_callable_and_config_proto() -> None:
         y, z = run(np.ones(4, np.float32))
         np.testing.assert_array_equal(z, [2, 3, 4, 5])
         np.testing.assert_array_equal(y, [2, 3, 4, 5])
+
+
+def test_fed_arrays_are_released() -> None:
+    """A fed array is wrapped, not copied, and its reference is dropped once the run is over."""
+    x = np.arange(4, dtype=np.float32)
+    before = sys.getrefcount(x)
+    with ember.Session(ember.GraphDef.from_bytes(graphs.add_graph()), ember.SessionConfig(inter_op_threads=-1)) as sess:
+        for _ in range(100):
+            sess.run("z:0", {"x:0": x})
+        assert sys.getrefcount(x) == before
+    pool = ember.Session(ember.GraphDef.from_bytes(graphs.add_graph()))
+    for _ in range(100):
+        pool.run("z:0", {"x:0": x})
+    del pool  # joins the pool; references released on its threads are dropped
+    gc.collect()
+    assert sys.getrefcount(x) == before
+
+
+def test_compat_v1_names() -> None:
+    from ember.compat import v1
+
+    graph = v1.GraphDef()
+    graph.ParseFromString(graphs.add_graph())
+    config = v1.ConfigProto(inter_op_parallelism_threads=1)
+    with v1.Session(graph, config=config) as sess:
+        np.testing.assert_array_equal(sess.run("y:0", {"x:0": np.zeros(4, np.float32)}), C)
+    assert v1.errors.NotFoundError is ember.errors.NotFoundError

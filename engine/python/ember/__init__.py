@@ -124,6 +124,8 @@ class Session(_Session):
         return call
 
 
+from ember import compat  # noqa: E402  (needs Session)
+
 __all__ = [
     "ConfigProto",
     "GraphDef",
@@ -131,6 +133,7 @@ __all__ = [
     "Session",
     "SessionConfig",
     "__version__",
+    "compat",
     "errors",
     "lite",
 ]

@@ -7,7 +7,9 @@ full-integer int8 with post-training quantization), as the ``ember-convert`` too
 
 from __future__ import annotations
 
+import enum
 import os
+import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -26,6 +28,19 @@ _NUMPY_TYPES: dict[str, Any] = {
     "INT16": np.int16,
     "INT8": np.int8,
 }
+
+
+class OpResolverType(enum.Enum):
+    """tf.lite.experimental.OpResolverType: accepted for compatibility (ember has one kernel set,
+    which matches LiteRT's reference kernels)."""
+
+    AUTO = 0
+    BUILTIN = 1
+    BUILTIN_REF = 2
+    BUILTIN_WITHOUT_DEFAULT_DELEGATES = 3
+
+
+experimental = types.SimpleNamespace(OpResolverType=OpResolverType)
 
 
 class Interpreter(_Interpreter):
@@ -137,4 +152,4 @@ def convert(
     return result
 
 
-__all__ = ["Interpreter", "convert"]
+__all__ = ["Interpreter", "OpResolverType", "convert", "experimental"]
