@@ -197,3 +197,45 @@ def test_convert_int8_agrees_with_litert(name: str) -> None:
         ember.lite.convert(CONVERT / f"{name}.pb", ["x"], ["out"], quantize="int4")
     with pytest.raises(ember.errors.OpError):
         ember.lite.convert(CONVERT / f"{name}.pb", ["x"], ["nonexistent"])
+
+
+def test_keras_model_signatures_as_litert(tmp_path: Path) -> None:
+    """A Keras model converted by TensorFlow (float and full-int8): same details (with the
+    -1 batch of shape_signature), signature list and signature runner results as LiteRT."""
+    litert = _litert()
+    tf = pytest.importorskip("tensorflow", reason="TensorFlow converts the Keras model: pip install tensorflow-cpu")
+    tf.keras.utils.set_random_seed(5)
+    model = tf.keras.Sequential(
+        [tf.keras.Input((8,)), tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(4)]
+    )
+    rng = np.random.default_rng(5)
+
+    def representative() -> Any:
+        for _ in range(16):
+            yield [rng.standard_normal((1, 8)).astype(np.float32)]
+
+    float_model = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = tf.int8
+    converter.inference_output_type = tf.int8
+    for content in (float_model, converter.convert()):
+        ref = litert.Interpreter(model_content=content, experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+        path = tmp_path / "m.tflite"
+        path.write_bytes(content)
+        ours = ember.lite.Interpreter(model_path=str(path))
+        ref.allocate_tensors()
+        ours.allocate_tensors()
+        _equal_details(ours.get_input_details(), ref.get_input_details(), "keras inputs")
+        _equal_details(ours.get_output_details(), ref.get_output_details(), "keras outputs")
+        assert ours.get_signature_list() == ref.get_signature_list()
+        (key,) = ref.get_signature_list()
+        (arg,) = ref.get_signature_list()[key]["inputs"]
+        dtype = ref.get_input_details()[0]["dtype"]
+        x = (rng.standard_normal((1, 8)) * 40).clip(-128, 127).astype(dtype)
+        got, want = ours.get_signature_runner(key)(**{arg: x}), ref.get_signature_runner(key)(**{arg: x})
+        assert got.keys() == want.keys()
+        for name in want:
+            _same(got[name], want[name], f"keras {name}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
+import struct
 import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -28,6 +29,93 @@ _NUMPY_TYPES: dict[str, Any] = {
     "INT16": np.int16,
     "INT8": np.int8,
 }
+
+
+class _FlatModel:
+    """The few .tflite fields ember's C++ reader does not keep (shape_signature, signature_defs),
+    read straight from the FlatBuffer (field ids: ../shared/spec/ENGINE.md section 3)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._d = data
+
+    def _u32(self, pos: int) -> int:
+        return int(struct.unpack_from("<I", self._d, pos)[0])
+
+    def _field(self, table: int, field_id: int) -> int:
+        vtable = table - int(struct.unpack_from("<i", self._d, table)[0])
+        vsize = int(struct.unpack_from("<H", self._d, vtable)[0])
+        if 4 + 2 * field_id >= vsize:
+            return 0
+        off = int(struct.unpack_from("<H", self._d, vtable + 4 + 2 * field_id)[0])
+        return table + off if off else 0
+
+    def _ref(self, table: int, field_id: int) -> int:
+        pos = self._field(table, field_id)
+        return pos + self._u32(pos) if pos else 0
+
+    def _tables(self, table: int, field_id: int) -> list[int]:
+        vec = self._ref(table, field_id)
+        if not vec:
+            return []
+        return [vec + 4 + 4 * i + self._u32(vec + 4 + 4 * i) for i in range(self._u32(vec))]
+
+    def _ints(self, table: int, field_id: int) -> list[int] | None:
+        vec = self._ref(table, field_id)
+        if not vec:
+            return None
+        return list(struct.unpack_from(f"<{self._u32(vec)}i", self._d, vec + 4))
+
+    def _str(self, table: int, field_id: int) -> str:
+        s = self._ref(table, field_id)
+        return self._d[s + 4 : s + 4 + self._u32(s)].decode("utf-8", "replace") if s else ""
+
+    def _uint(self, table: int, field_id: int) -> int:
+        pos = self._field(table, field_id)
+        return self._u32(pos) if pos else 0
+
+    def shape_signatures(self) -> list[list[int] | None]:
+        """Per tensor of subgraph 0: its shape_signature (-1 for unknown dims), or None."""
+        root = self._u32(0)
+        subgraphs = self._tables(root, 2)
+        return [self._ints(t, 7) for t in self._tables(subgraphs[0], 0)] if subgraphs else []
+
+    def signatures(self) -> dict[str, tuple[dict[str, int], dict[str, int], int]]:
+        """signature_key -> (input name -> tensor index, output name -> tensor index, subgraph)."""
+        result = {}
+        for sig in self._tables(self._u32(0), 7):
+            maps = [{self._str(m, 0): self._uint(m, 1) for m in self._tables(sig, k)} for k in (0, 1)]
+            result[self._str(sig, 2)] = (maps[0], maps[1], self._uint(sig, 4))
+        return result
+
+
+class SignatureRunner:
+    """tf.lite's SignatureRunner: ``runner(**inputs)`` returns ``{output name: array}``."""
+
+    def __init__(self, interpreter: Interpreter, key: str, inputs: dict[str, int], outputs: dict[str, int]) -> None:
+        self._interp = interpreter
+        self._key = key
+        self._inputs = inputs
+        self._outputs = outputs
+
+    def get_input_details(self) -> dict[str, dict[str, Any]]:
+        return {name: self._interp._detail(i) for name, i in sorted(self._inputs.items())}
+
+    def get_output_details(self) -> dict[str, dict[str, Any]]:
+        return {name: self._interp._detail(i) for name, i in sorted(self._outputs.items())}
+
+    def __call__(self, **kwargs: Any) -> dict[str, np.ndarray[Any, Any]]:
+        missing = sorted(set(self._inputs) - set(kwargs))
+        unknown = sorted(set(kwargs) - set(self._inputs))
+        if missing or unknown:
+            raise ValueError(
+                f"Signature {self._key!r} takes inputs {sorted(self._inputs)}; missing {missing}, unknown {unknown}"
+            )
+        if not self._interp._allocated:
+            self._interp.allocate_tensors()
+        for name, value in kwargs.items():
+            self._interp.set_tensor(self._inputs[name], value)
+        self._interp.invoke()
+        return {name: self._interp.get_tensor(i) for name, i in self._outputs.items()}
 
 
 class OpResolverType(enum.Enum):
@@ -68,16 +156,33 @@ class Interpreter(_Interpreter):
         content = bytes(model_content) if model_content is not None else None
         super().__init__(path, content)
         self._num_threads = num_threads
+        self._path = path
+        self._content = content
+        self._flat: _FlatModel | None = None
+        self._allocated = False
+
+    def _model(self) -> _FlatModel:
+        if self._flat is None:
+            if self._content is None:
+                with open(self._path or "", "rb") as f:  # noqa: PTH123
+                    self._content = f.read()
+            self._flat = _FlatModel(self._content)
+        return self._flat
+
+    def allocate_tensors(self) -> None:
+        super().allocate_tensors()
+        self._allocated = True
 
     def _detail(self, index: int) -> dict[str, Any]:
         name, _npy, type_name, shape, scales, zero_points, qdim = self._tensor_info(index)
         dtype = _NUMPY_TYPES.get(type_name, np.void)
-        shape_arr = np.array(shape, dtype=np.int32)
+        signatures = self._model().shape_signatures()
+        signature = signatures[index] if index < len(signatures) else None
         return {
             "name": name,
             "index": index,
-            "shape": shape_arr,
-            "shape_signature": shape_arr.copy(),
+            "shape": np.array(shape, dtype=np.int32),
+            "shape_signature": np.array(shape if signature is None else signature, dtype=np.int32),
             "dtype": dtype,
             "quantization": (float(scales[0]), int(zero_points[0])) if scales else (0.0, 0),
             "quantization_parameters": {
@@ -112,7 +217,25 @@ class Interpreter(_Interpreter):
             )
 
     def get_signature_list(self) -> dict[str, dict[str, list[str]]]:
-        return {}
+        return {
+            key: {"inputs": sorted(inputs), "outputs": sorted(outputs)}
+            for key, (inputs, outputs, _) in self._model().signatures().items()
+        }
+
+    def get_signature_runner(self, signature_key: str | None = None) -> SignatureRunner:
+        signatures = self._model().signatures()
+        if signature_key is None:
+            if len(signatures) != 1:
+                raise ValueError(f"SignatureDef signature_key is None and the model has {len(signatures)} signatures")
+            signature_key = next(iter(signatures))
+        if signature_key not in signatures:
+            raise ValueError(f"SignatureDef signature_key is invalid: {signature_key!r} (have {sorted(signatures)})")
+        inputs, outputs, subgraph = signatures[signature_key]
+        if subgraph != 0:
+            raise NotImplementedError(
+                f"signature {signature_key!r} runs subgraph {subgraph}; ember runs subgraph 0 only"
+            )
+        return SignatureRunner(self, signature_key, inputs, outputs)
 
     def reset_all_variables(self) -> None:
         """No-op: ember's lite models hold no variables."""
@@ -152,4 +275,4 @@ def convert(
     return result
 
 
-__all__ = ["Interpreter", "OpResolverType", "convert", "experimental"]
+__all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "convert", "experimental"]
