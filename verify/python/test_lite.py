@@ -193,8 +193,32 @@ def test_convert_int8_agrees_with_litert(name: str) -> None:
     (got,), (want,) = _run(ours, [q]), _run(ref, [q])
     assert got.dtype == np.int8
     np.testing.assert_array_equal(got, want)
+    # The same calibration given as stacked arrays, as ember-convert's directory, or through
+    # the TFLiteConverter front end makes the same model, byte for byte.
+    stacked = ember.lite.convert(
+        CONVERT / f"{name}.pb",
+        inputs=["x"],
+        outputs=["out"],
+        quantize=True,
+        representative_dataset=[[s] for s in samples],
+    )
+    from_dir = ember.lite.convert(
+        CONVERT / f"{name}.pb", ["x"], ["out"], quantize="int8", calibration=CONVERT / f"{name}_calibration"
+    )
+    converter = ember.lite.TFLiteConverter.from_frozen_graph(str(CONVERT / f"{name}.pb"), ["x"], ["out"])
+    converter.optimizations = [ember.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative_dataset
+    assert stacked == model == from_dir == converter.convert()
     with pytest.raises(ValueError):
         ember.lite.convert(CONVERT / f"{name}.pb", ["x"], ["out"], quantize="int4")
+    with pytest.raises(ember.errors.InvalidArgumentError):
+        ember.lite.convert(
+            CONVERT / f"{name}.pb",
+            ["x"],
+            ["out"],
+            quantize="int8",
+            representative_dataset=[[np.zeros(x.size + 1, np.float32)]],
+        )
     with pytest.raises(ember.errors.OpError):
         ember.lite.convert(CONVERT / f"{name}.pb", ["x"], ["nonexistent"])
 

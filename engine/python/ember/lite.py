@@ -12,6 +12,7 @@ import os
 import struct
 import types
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -243,36 +244,112 @@ class Interpreter(_Interpreter):
 
 def convert(
     graph: GraphDef | str | os.PathLike[str] | bytes,
-    input_arrays: Sequence[str],
-    output_arrays: Sequence[str],
+    input_arrays: Sequence[str] | None = None,
+    output_arrays: Sequence[str] | None = None,
     *,
-    quantize: str | None = None,
+    inputs: Sequence[str] | None = None,
+    outputs: Sequence[str] | None = None,
+    quantize: str | bool | None = None,
     representative_dataset: Callable[[], Iterable[Any]] | Iterable[Any] | None = None,
+    calibration: str | os.PathLike[str] | None = None,
 ) -> bytes:
     """A frozen GraphDef as .tflite bytes, as ``ember-convert`` writes it.
 
-    ``quantize="int8"`` gives a full-integer model (int8 inputs and outputs, per-channel conv
-    weights) calibrated on ``representative_dataset``: a callable returning an iterable (as
-    TFLiteConverter's) or an iterable, each item a list with one array per input (or the array
-    itself for a one-input model).
+    ``input_arrays`` / ``output_arrays`` (or ``inputs`` / ``outputs``) name the graph's input
+    placeholders and output nodes. ``quantize="int8"`` (or True) gives a full-integer model (int8
+    inputs and outputs, per-channel conv weights, int32 biases) calibrated on
+    ``representative_dataset`` -- a callable returning an iterable (as TFLiteConverter's) or an
+    iterable; each item a list with one array per input (or the array itself for a one-input
+    model), each array one sample or a stack of them -- or on ``calibration``, a directory of
+    .npy files as ``ember-convert --calibration`` reads it (``DIR/<input>/*.npy`` for several
+    inputs).
     """
     from ember import _as_graph, _ember
 
     if not hasattr(_ember, "_convert"):
         raise NotImplementedError("this build of ember has no converter (built without engine/tools)")
-    g = _as_graph(graph)
+    ins = list(input_arrays if input_arrays is not None else inputs or [])
+    outs = list(output_arrays if output_arrays is not None else outputs or [])
+    if not ins or not outs:
+        raise ValueError("convert needs the graph's input and output names (input_arrays, output_arrays)")
+    if quantize is True:
+        quantize = "int8"
     samples: list[Any] | None = None
-    if quantize is not None:
+    if quantize:
         if quantize != "int8":
             raise ValueError(f"quantize supports only 'int8', got {quantize!r}")
-        if representative_dataset is None:
-            raise ValueError("int8 quantization needs a representative_dataset")
-        data = representative_dataset() if callable(representative_dataset) else representative_dataset
-        samples = list(data)
-    elif representative_dataset is not None:
-        raise ValueError("representative_dataset is used only with quantize='int8'")
-    result: bytes = _ember._convert(g, list(input_arrays), list(output_arrays), samples)
+        if representative_dataset is not None:
+            data = representative_dataset() if callable(representative_dataset) else representative_dataset
+            samples = list(data)
+        elif calibration is not None:
+            samples = _calibration_samples(os.fspath(calibration), ins)
+        else:
+            raise ValueError("int8 quantization needs a representative_dataset (or a calibration directory)")
+    elif representative_dataset is not None or calibration is not None:
+        raise ValueError("representative_dataset and calibration are used only with quantize='int8'")
+    result: bytes = _ember._convert(_as_graph(graph), ins, outs, samples)
     return result
 
 
-__all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "convert", "experimental"]
+def _calibration_samples(directory: str, inputs: list[str]) -> list[Any]:
+    def load(folder: Path) -> list[np.ndarray[Any, Any]]:
+        files = sorted(f for f in folder.iterdir() if f.suffix == ".npy")
+        if not files:
+            raise ValueError(f"no .npy files in '{folder}'")
+        return [np.load(f) for f in files]
+
+    if len(inputs) == 1:
+        return load(Path(directory))
+    per_input = [load(Path(directory) / name) for name in inputs]
+    if len({len(p) for p in per_input}) != 1:
+        raise ValueError("inputs have different numbers of calibration files")
+    return [list(arrays) for arrays in zip(*per_input, strict=True)]
+
+
+class Optimize(enum.Enum):
+    """tf.lite.Optimize."""
+
+    DEFAULT = "DEFAULT"
+    OPTIMIZE_FOR_SIZE = "OPTIMIZE_FOR_SIZE"
+    OPTIMIZE_FOR_LATENCY = "OPTIMIZE_FOR_LATENCY"
+
+
+class TFLiteConverter:
+    """tf.compat.v1.lite.TFLiteConverter.from_frozen_graph over ``convert``: set
+    ``optimizations = [Optimize.DEFAULT]`` and a ``representative_dataset`` for the full-integer
+    int8 model (ember's PTQ always makes int8 inputs and outputs), else a float32 model."""
+
+    def __init__(self, graph: GraphDef | str | os.PathLike[str] | bytes, inputs: Sequence[str], outputs: Sequence[str]):
+        self._graph = graph
+        self._inputs = list(inputs)
+        self._outputs = list(outputs)
+        self.optimizations: list[Any] = []
+        self.representative_dataset: Callable[[], Iterable[Any]] | Iterable[Any] | None = None
+        self.inference_input_type: Any = None
+        self.inference_output_type: Any = None
+        self.target_spec: Any = types.SimpleNamespace(supported_ops=set(), supported_types=[])
+
+    @classmethod
+    def from_frozen_graph(
+        cls,
+        graph_def_file: str | os.PathLike[str],
+        input_arrays: Sequence[str],
+        output_arrays: Sequence[str],
+        input_shapes: Any = None,
+    ) -> TFLiteConverter:
+        if input_shapes:
+            raise NotImplementedError("ember converts with the graph's own input shapes")
+        return cls(graph_def_file, input_arrays, output_arrays)
+
+    def convert(self) -> bytes:
+        int8 = bool(self.optimizations) and self.representative_dataset is not None
+        return convert(
+            self._graph,
+            self._inputs,
+            self._outputs,
+            quantize="int8" if int8 else None,
+            representative_dataset=self.representative_dataset if int8 else None,
+        )
+
+
+__all__ = ["Interpreter", "OpResolverType", "Optimize", "SignatureRunner", "TFLiteConverter", "convert", "experimental"]

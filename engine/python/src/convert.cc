@@ -50,18 +50,30 @@ nb::bytes Convert(const PyGraphDef& graph, const std::vector<std::string>& input
             "a representative sample has " + std::to_string(per_input.size()) +
             " arrays; the model has " + std::to_string(g.inputs.size()) + " inputs"));
       }
-      convert::Sample s;
+      // Each array holds one sample of its input, or k of them stacked (the same k for all).
+      size_t k = 0;
+      std::vector<std::vector<float>> values(per_input.size());
       for (size_t i = 0; i < per_input.size(); ++i) {
-        std::vector<float> values = FloatValues(per_input[i]);
+        values[i] = FloatValues(per_input[i]);
         const size_t numel = g.tensors[static_cast<size_t>(g.inputs[i])].num_elements;
-        if (values.size() != numel) {
-          ThrowStatus(errors::InvalidArgument("a representative sample for input '" + inputs[i] +
-                                              "' has " + std::to_string(values.size()) +
-                                              " values; the input has " + std::to_string(numel)));
+        const size_t ki = numel == 0 ? 0 : values[i].size() / numel;
+        if (numel == 0 || values[i].size() % numel != 0 || ki == 0 || (k != 0 && ki != k)) {
+          ThrowStatus(errors::InvalidArgument(
+              "a representative sample for input " + std::to_string(i) + " has " +
+              std::to_string(values[i].size()) + " values; the input has " + std::to_string(numel) +
+              " (or a stack of them, the same count for every input)"));
         }
-        s.push_back(std::move(values));
+        k = ki;
       }
-      calibration.push_back(std::move(s));
+      for (size_t j = 0; j < k; ++j) {
+        convert::Sample sample_j;
+        for (size_t i = 0; i < values.size(); ++i) {
+          const size_t numel = values[i].size() / k;
+          sample_j.emplace_back(values[i].begin() + static_cast<std::ptrdiff_t>(j * numel),
+                                values[i].begin() + static_cast<std::ptrdiff_t>((j + 1) * numel));
+        }
+        calibration.push_back(std::move(sample_j));
+      }
     }
     if (calibration.empty()) {
       ThrowStatus(
