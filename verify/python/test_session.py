@@ -303,3 +303,32 @@ def test_compat_v1_names() -> None:
     with v1.Session(graph, config=config) as sess:
         np.testing.assert_array_equal(sess.run("y:0", {"x:0": np.zeros(4, np.float32)}), C)
     assert v1.errors.NotFoundError is ember.errors.NotFoundError
+
+
+def test_tf1_frozen_graph_idiom() -> None:
+    """The usual TF1 inference code, ported by its import: GFile + GraphDef.ParseFromString,
+    import_graph_def into a Graph (the "import/" prefix, or name=""), Session(graph=...),
+    tensors and operations from get_tensor_by_name as fetches and feed keys."""
+    folder = GRAPHS / "mlp"
+    x = np.load(folder / "input_0.npy")
+    expected = np.load(folder / "expected_0.npy")
+    with ember.io.gfile.GFile(str(folder / "model.pb"), "rb") as f:
+        graph_def = ember.compat.v1.GraphDef()
+        graph_def.ParseFromString(f.read())
+    with ember.Graph().as_default() as graph:
+        ember.import_graph_def(graph_def)  # prefix "import", as TF
+    assert ember.get_default_graph() is not graph
+    inp = graph.get_tensor_by_name("import/x:0")
+    out = graph.get_tensor_by_name("import/Identity:0")
+    with ember.compat.v1.Session(graph=graph) as sess:
+        _check(sess.run(out, feed_dict={inp: x}), expected, "import/ prefix")
+        _check(sess.run([out.name], {"import/x:0": x})[0], expected, "by name")
+        assert sess.run(graph.get_operation_by_name("import/Identity"), {inp: x}) is None
+        assert sess.graph is graph
+    with pytest.raises(KeyError):
+        graph.get_tensor_by_name("x:0")
+    with ember.Graph().as_default() as plain:
+        y, op = ember.import_graph_def(graph_def, name="", return_elements=["Identity:0", "Identity"]) or []
+        with ember.Session() as sess:  # the default graph
+            _check(sess.run(y, {"x:0": x}), expected, "name=''")
+    assert isinstance(op, ember.Operation) and plain.get_operations()

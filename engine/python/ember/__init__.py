@@ -15,8 +15,11 @@ The API follows what TensorFlow users already write, so their code ports by its 
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import threading
+import types
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -27,7 +30,121 @@ _set_error_factory(errors._from_status)
 
 from ember import lite  # noqa: E402  (needs the error factory in place)
 
-GraphLike = Union[GraphDef, str, "os.PathLike[str]", bytes]
+
+@dataclass(frozen=True)
+class Tensor:
+    """A graph tensor by name ("node:0"): what Graph.get_tensor_by_name returns. Usable as a
+    fetch or a feed_dict key, as TensorFlow's tensors are."""
+
+    name: str
+
+    @property
+    def op(self) -> Operation:
+        return Operation(self.name.rsplit(":", 1)[0])
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A graph node by name: fetched, it runs as a target (its result is None)."""
+
+    name: str
+
+    @property
+    def outputs(self) -> list[Tensor]:
+        return [Tensor(f"{self.name}:0")]
+
+
+class Graph:
+    """tf.Graph's inference part: a GraphDef that import_graph_def fills, a default-graph
+    context, and lookups by name. ember.Session(graph=...) runs it."""
+
+    def __init__(self) -> None:
+        self._graph_def = GraphDef()
+        self._names: set[str] | None = None
+
+    def as_graph_def(self) -> GraphDef:
+        return self._graph_def
+
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator[Graph]:
+        _default_graphs().append(self)
+        try:
+            yield self
+        finally:
+            _default_graphs().pop()
+
+    def _import(self, graph_def: GraphDef) -> None:
+        self._graph_def = self._graph_def._merged(graph_def) if self._graph_def.num_nodes else graph_def
+        self._names = None
+
+    def _has(self, node: str) -> bool:
+        if self._names is None:
+            self._names = set(self._graph_def.node_names())
+        return node in self._names
+
+    def get_operation_by_name(self, name: str) -> Operation:
+        if not self._has(name):
+            raise KeyError(f"The name {name!r} refers to an Operation not in the graph.")
+        return Operation(name)
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        node, sep, index = name.rpartition(":")
+        if not sep or not index.isdigit():
+            raise ValueError(f"The name {name!r} looks like an (invalid) Operation name, not a Tensor.")
+        if not self._has(node):
+            raise KeyError(f"The name {name!r} refers to a Tensor which does not exist.")
+        return Tensor(name)
+
+    def get_operations(self) -> list[Operation]:
+        return [Operation(n) for n in self._graph_def.node_names()]
+
+
+_local = threading.local()
+_global_default = Graph()
+
+
+def _default_graphs() -> list[Graph]:
+    stack: list[Graph] | None = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def get_default_graph() -> Graph:
+    stack = _default_graphs()
+    return stack[-1] if stack else _global_default
+
+
+def reset_default_graph() -> None:
+    global _global_default
+    _global_default = Graph()
+
+
+def import_graph_def(
+    graph_def: GraphDef,
+    input_map: Any = None,
+    return_elements: Sequence[str] | None = None,
+    name: str | None = None,
+    op_dict: Any = None,
+    producer_op_list: Any = None,
+) -> list[Tensor | Operation] | None:
+    """Adds graph_def's nodes to the default graph, named "<name>/node" ("import/node" by
+    default, as TensorFlow; name="" keeps the names). input_map is not supported."""
+    if input_map:
+        raise NotImplementedError("ember's import_graph_def does not support input_map")
+    prefix = "import" if name is None else name
+    graph = get_default_graph()
+    graph._import(graph_def._prefixed(prefix) if prefix else graph_def)
+    if return_elements is None:
+        return None
+    qualify = (lambda n: f"{prefix}/{n}") if prefix else (lambda n: n)
+    return [
+        graph.get_tensor_by_name(qualify(e)) if ":" in e else graph.get_operation_by_name(qualify(e))
+        for e in return_elements
+    ]
+
+
+GraphLike = Union[GraphDef, Graph, str, "os.PathLike[str]", bytes]
 
 
 @dataclass(frozen=True)
@@ -61,6 +178,8 @@ def ConfigProto(  # noqa: N802  (TensorFlow's name)
 def _as_graph(graph: GraphLike) -> GraphDef:
     if isinstance(graph, GraphDef):
         return graph
+    if isinstance(graph, Graph):
+        return graph.as_graph_def()
     if isinstance(graph, (bytes, bytearray, memoryview)):
         return GraphDef.from_bytes(bytes(graph))
     if isinstance(graph, (str, os.PathLike)):
@@ -89,8 +208,14 @@ class Session(_Session):
         if target:
             raise ValueError(f"ember runs in-process only: target {target!r} is not supported")
         if graph is None:
-            raise TypeError("ember.Session needs a graph: ember.Session(ember.GraphDef.from_file(path))")
+            graph = get_default_graph()  # as tf.compat.v1.Session()
+            if not graph.as_graph_def().num_nodes:
+                raise TypeError(
+                    "ember.Session needs a graph: ember.Session(ember.GraphDef.from_file(path)), or "
+                    "import_graph_def into the default graph first"
+                )
         config = config if config is not None else SessionConfig()
+        self._graph = graph if isinstance(graph, Graph) else None
         self._graph_def = _as_graph(graph)
         super().__init__(
             self._graph_def, config.inter_op_threads, config.intra_op_threads, config.operation_timeout_in_ms
@@ -102,8 +227,11 @@ class Session(_Session):
         return self._graph_def
 
     @property
-    def graph(self) -> GraphDef:
-        return self._graph_def
+    def graph(self) -> Graph:
+        if self._graph is None:
+            self._graph = Graph()
+            self._graph._import(self._graph_def)
+        return self._graph
 
     def __enter__(self) -> Session:
         return self
@@ -124,16 +252,29 @@ class Session(_Session):
         return call
 
 
+def _gfile_open(name: str | os.PathLike[str], mode: str = "r") -> Any:
+    return open(name, mode)  # noqa: PTH123
+
+
+io: types.SimpleNamespace = types.SimpleNamespace(gfile=types.SimpleNamespace(GFile=_gfile_open, exists=os.path.exists))
+
 from ember import compat  # noqa: E402  (needs Session)
 
 __all__ = [
     "ConfigProto",
+    "Graph",
     "GraphDef",
     "GraphLike",
+    "Operation",
     "Session",
     "SessionConfig",
+    "Tensor",
     "__version__",
     "compat",
     "errors",
+    "get_default_graph",
+    "import_graph_def",
+    "io",
     "lite",
+    "reset_default_graph",
 ]

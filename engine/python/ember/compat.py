@@ -12,6 +12,11 @@ v1 = types.SimpleNamespace(
     Session=ember.Session,
     GraphDef=ember.GraphDef,
     ConfigProto=ember.ConfigProto,
+    Graph=ember.Graph,
+    import_graph_def=ember.import_graph_def,
+    get_default_graph=ember.get_default_graph,
+    reset_default_graph=ember.reset_default_graph,
+    gfile=types.SimpleNamespace(GFile=ember.io.gfile.GFile, Exists=ember.io.gfile.exists),
     errors=errors,
     lite=types.SimpleNamespace(Interpreter=lite.Interpreter, experimental=lite.experimental),
 )

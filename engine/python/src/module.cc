@@ -101,6 +101,32 @@ NB_MODULE(_ember, m) {
              std::string s = ember::SerializeGraphDefBinary(*self.graph);
              return nb::bytes(s.data(), s.size());
            })
+      .def(
+          "_prefixed",
+          [](const PyGraphDef& self, const std::string& prefix) {
+            // import_graph_def(name=prefix): every node and input named "prefix/...".
+            PyGraphDef g;
+            *g.graph = *self.graph;
+            for (ember::NodeDef& n : g.graph->node) {
+              n.name = prefix + "/" + n.name;
+              for (std::string& in : n.input) {
+                in = in.rfind('^', 0) == 0 ? "^" + prefix + "/" + in.substr(1) : prefix + "/" + in;
+              }
+            }
+            return g;
+          },
+          nb::arg("prefix"))
+      .def(
+          "_merged",
+          [](const PyGraphDef& self, const PyGraphDef& other) {
+            PyGraphDef g;
+            *g.graph = *self.graph;
+            g.graph->node.insert(g.graph->node.end(), other.graph->node.begin(),
+                                 other.graph->node.end());
+            if (g.graph->producer == 0) g.graph->producer = other.graph->producer;
+            return g;
+          },
+          nb::arg("other"))
       .def_prop_ro("num_nodes", [](const PyGraphDef& self) { return self.graph->node.size(); })
       .def("node_names", [](const PyGraphDef& self) {
         std::vector<std::string> names;

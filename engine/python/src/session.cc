@@ -64,6 +64,25 @@ std::string Repr(nb::handle h) {
   return out;
 }
 
+// The name a fetch or feed key stands for: a str, or an object with a str `.name` (a tensor or
+// operation of ember.Graph, as TF's). False when `o` is neither.
+bool NameOf(PyObject* o, const char** s, Py_ssize_t* n, nb::object* keep) {
+  if (!PyUnicode_Check(o)) {
+    if (PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o)) return false;
+    PyObject* name = PyObject_GetAttrString(o, "name");
+    if (name == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    *keep = nb::steal(name);
+    if (!PyUnicode_Check(name)) return false;
+    o = name;
+  }
+  *s = PyUnicode_AsUTF8AndSize(o, n);
+  if (*s == nullptr) throw nb::python_error();
+  return true;
+}
+
 // Fetches flattened in order: tensor names (with ':') and target op names.
 struct FetchList {
   std::vector<std::string> tensors;
@@ -72,10 +91,10 @@ struct FetchList {
 
 void CollectFetches(nb::handle f, FetchList* out, int depth) {
   PyObject* o = f.ptr();
-  if (PyUnicode_Check(o)) {
-    Py_ssize_t n = 0;
-    const char* s = PyUnicode_AsUTF8AndSize(o, &n);
-    if (s == nullptr) throw nb::python_error();
+  const char* s = nullptr;
+  Py_ssize_t n = 0;
+  nb::object keep;
+  if (NameOf(o, &s, &n, &keep)) {
     if (IsTensorName(s, n)) {
       out->tensors.emplace_back(s, static_cast<size_t>(n));
     } else {
@@ -104,9 +123,10 @@ void CollectFetches(nb::handle f, FetchList* out, int depth) {
 // Rebuilds the fetch structure with the results (`tensors` in order; targets become None).
 nb::object BuildResult(nb::handle f, std::vector<nb::object>& tensors, size_t* next) {
   PyObject* o = f.ptr();
-  if (PyUnicode_Check(o)) {
-    Py_ssize_t n = 0;
-    const char* s = PyUnicode_AsUTF8AndSize(o, &n);
+  const char* s = nullptr;
+  Py_ssize_t n = 0;
+  nb::object keep;
+  if (NameOf(o, &s, &n, &keep)) {
     if (IsTensorName(s, n)) return tensors[(*next)++];
     return nb::none();
   }
@@ -223,13 +243,13 @@ class PySession {
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(dict, &pos, &key, &value)) {
-      if (!PyUnicode_Check(key)) {
+      Py_ssize_t n = 0;
+      const char* s = nullptr;
+      nb::object keep;
+      if (!NameOf(key, &s, &n, &keep)) {
         ThrowType("Cannot interpret feed_dict key " + Repr(key) +
                   " as a tensor: feed_dict keys are tensor names such as 'x:0'");
       }
-      Py_ssize_t n = 0;
-      const char* s = PyUnicode_AsUTF8AndSize(key, &n);
-      if (s == nullptr) throw nb::python_error();
       std::string name(s, static_cast<size_t>(n));
       const FeedInfo* info = nullptr;
       std::string node = name;
