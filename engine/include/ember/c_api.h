@@ -82,6 +82,14 @@ EMBER_CAPI_EXPORT EMBER_Tensor* EMBER_NewTensor(EMBER_DataType dtype, const int6
 EMBER_CAPI_EXPORT EMBER_Tensor* EMBER_NewTensorFromData(EMBER_DataType dtype, const int64_t* dims,
                                                         int num_dims, const void* data,
                                                         size_t length, EMBER_Status* status);
+/* Wraps `data` without copying (as TF_NewTensor): ember reads and writes it in place and calls
+ * `deallocator(data, length, arg)` exactly once, from any thread, when the last tensor using it
+ * is gone (`deallocator` may be NULL). `length` must equal the element count times the element
+ * size and `data` be aligned to 16 bytes. On failure NULL is returned, the deallocator is not
+ * called and the caller keeps `data`. */
+EMBER_CAPI_EXPORT EMBER_Tensor* EMBER_NewTensorFromBuffer(
+    EMBER_DataType dtype, const int64_t* dims, int num_dims, void* data, size_t length,
+    void (*deallocator)(void* data, size_t length, void* arg), void* arg, EMBER_Status* status);
 EMBER_CAPI_EXPORT void EMBER_DeleteTensor(EMBER_Tensor* t);
 EMBER_CAPI_EXPORT EMBER_DataType EMBER_TensorType(const EMBER_Tensor* t);
 EMBER_CAPI_EXPORT int EMBER_NumDims(const EMBER_Tensor* t);

@@ -45,6 +45,22 @@ class Tensor {
   // Allocates zero-filled storage for shape.num_elements() elements.
   Tensor(DataType dtype, const TensorShape& shape);
 
+  // Called once with (data, arg) when the last tensor sharing an external buffer lets go of
+  // it, on whichever thread that happens (an executor worker, say).
+  using ReleaseFn = void (*)(void* data, void* arg);
+  // Wraps `data`, which the caller owns and keeps valid and unchanged until `release` runs
+  // (not copied; `release` may be null). It must hold shape.num_elements() row-major
+  // elements and be aligned to at least kExternalAlignment bytes: kernels never assume more.
+  // This is how NumPy arrays and other foreign buffers enter a Session without a copy.
+  static Tensor FromExternal(DataType dtype, const TensorShape& shape, void* data,
+                             ReleaseFn release, void* arg);
+  static constexpr size_t kExternalAlignment = 16;
+  // True when the buffer came from FromExternal (its memory belongs to someone else).
+  bool HasExternalBuffer() const;
+  // True when this tensor is the only one holding its buffer, as TensorFlow's RefCountIsOne:
+  // only then may a caller hand the memory out as its own (e.g. to a NumPy array).
+  bool RefCountIsOne() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
+
   DataType dtype() const { return dtype_; }
   const TensorShape& shape() const { return shape_; }
   int dims() const { return shape_.dims(); }

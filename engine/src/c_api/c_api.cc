@@ -2,6 +2,7 @@
 // escape (every entry point catches).
 #include "ember/c_api.h"
 
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <iterator>
@@ -181,6 +182,54 @@ EMBER_Tensor* EMBER_NewTensorFromData(EMBER_DataType dtype, const int64_t* dims,
   }
   if (length > 0) std::memcpy(t->tensor.raw_data(), data, length);
   return t;
+}
+
+namespace {
+struct BufferRelease {
+  void (*fn)(void*, size_t, void*);
+  size_t length;
+  void* arg;
+};
+void CallBufferRelease(void* data, void* arg) {
+  auto* r = static_cast<BufferRelease*>(arg);
+  if (r->fn != nullptr) r->fn(data, r->length, r->arg);
+  delete r;
+}
+}  // namespace
+
+EMBER_Tensor* EMBER_NewTensorFromBuffer(EMBER_DataType dtype, const int64_t* dims, int num_dims,
+                                        void* data, size_t length,
+                                        void (*deallocator)(void* data, size_t length, void* arg),
+                                        void* arg, EMBER_Status* status) {
+  EMBER_Tensor* result = nullptr;
+  Set(status, ember::Status::OK());
+  Guard(status, [&] {
+    ember::Status s = CheckDType(dtype);
+    ember::TensorShape shape;
+    if (s.ok()) s = MakeShape(dims, num_dims, &shape);
+    const size_t need = s.ok() ? static_cast<size_t>(shape.num_elements()) *
+                                     ember::DataTypeSize(static_cast<ember::DataType>(dtype))
+                               : 0;
+    if (s.ok() && (length != need || (need > 0 && data == nullptr))) {
+      s = ember::errors::InvalidArgument("Buffer has " + std::to_string(length) +
+                                         " bytes but the tensor needs " + std::to_string(need));
+    }
+    if (s.ok() && reinterpret_cast<uintptr_t>(data) % ember::Tensor::kExternalAlignment != 0) {
+      s = ember::errors::InvalidArgument("Buffer is not aligned to " +
+                                         std::to_string(ember::Tensor::kExternalAlignment) +
+                                         " bytes");
+    }
+    if (!s.ok()) {
+      Set(status, s);
+      return;
+    }
+    auto t = std::make_unique<EMBER_Tensor>();
+    auto release = std::make_unique<BufferRelease>(BufferRelease{deallocator, length, arg});
+    t->tensor = ember::Tensor::FromExternal(static_cast<ember::DataType>(dtype), shape, data,
+                                            CallBufferRelease, release.release());
+    result = t.release();
+  });
+  return result;
 }
 
 void EMBER_DeleteTensor(EMBER_Tensor* t) { delete t; }

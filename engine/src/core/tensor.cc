@@ -20,6 +20,15 @@ std::shared_ptr<unsigned char> AllocateAligned(size_t bytes) {
                                         [](unsigned char* q) { std::free(q); });
 }
 
+// The deleter of an external buffer; std::get_deleter finds it to tell such buffers apart.
+struct ExternalRelease {
+  Tensor::ReleaseFn fn;
+  void* arg;
+  void operator()(unsigned char* p) const {
+    if (fn != nullptr) fn(p, arg);
+  }
+};
+
 template <typename T>
 void AppendValues(std::ostringstream& os, const void* data, int64_t n) {
   const T* v = static_cast<const T*>(data);
@@ -63,6 +72,20 @@ StatusOr<TensorShape> TensorShape::FromDims(const std::vector<int64_t>& dims) {
 
 Tensor::Tensor(DataType dtype, const TensorShape& shape) : dtype_(dtype), shape_(shape) {
   buffer_ = AllocateAligned(TotalBytes());
+}
+
+Tensor Tensor::FromExternal(DataType dtype, const TensorShape& shape, void* data, ReleaseFn release,
+                            void* arg) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.buffer_ = std::shared_ptr<unsigned char>(static_cast<unsigned char*>(data),
+                                             ExternalRelease{release, arg});
+  return t;
+}
+
+bool Tensor::HasExternalBuffer() const {
+  return buffer_ != nullptr && std::get_deleter<ExternalRelease>(buffer_) != nullptr;
 }
 
 size_t Tensor::TotalBytes() const {
