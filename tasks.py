@@ -337,7 +337,7 @@ def _docker_start(c: Context, debug: bool = False) -> None:
     help={
         "matrix": "the matrix whose cells' images to show/build/keep (default matrix/ci.yaml)",
         "build": "build every image the matrix needs (missing ones only)",
-        "prune": "remove forge images no cell of the matrix uses",
+        "prune": "remove forge images no cell uses: of the --matrix given, else of any matrix file in matrix/",
         "update-locks": "accept package versions that differ from toolchains/locks/ (rewrites the locks)",
         "debug": AXIS_HELP["debug"],
     },

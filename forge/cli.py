@@ -673,6 +673,13 @@ def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[
     """Rebuild verify/ against dist/<cell-id>/install and run its suites (dist/ is not changed)."""
     cfg, data = setup(cli)
     request = Request.make(target_or_host(target, data), pins)
+    if cfg.backend not in (None, "local"):
+        raise ConfigError(
+            f"invoke verify --backend {cfg.backend} is not supported",
+            "verify rebuilds verify/ on this host against the recorded install tree; it does not start the cell's "
+            "container (`invoke build --force` verifies inside it)",
+            "drop --backend (or pass --backend local), or rebuild with `invoke build --force --target ...`",
+        )
     cfg = replace(backend_for(cfg, request.target), backend="local")
     host.ensure_tools(
         "verify", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=(("local", request.target),)

@@ -567,6 +567,8 @@ def run_images(
             else:
                 base_tag, tag = expected_tags(client, spec, mirror)
                 keep |= {t for t in (base_tag, tag) if t}
+        if prune and matrix is None:  # without --matrix, keep what any matrix in matrix/ needs, not only ci.yaml's
+            keep |= every_matrix_tag(client, env, mirror)
     if prune:
         for tag in prune_images(client, keep):
             print(f"removed {tag}")
@@ -578,6 +580,17 @@ def run_images(
         else:
             cells = ", ".join(by_name.get(info.name, [])) if info.kind == "toolchain" else f"(base of {info.name})"
         print(f"{info.tag:<66} {info.size_bytes / 1e6:>6.0f}MB  {cells or '-'}")
+
+
+def every_matrix_tag(client: docker.DockerClient, env: Mapping[str, str], mirror: str) -> set[str]:
+    """The base and toolchain tags that the cells of every matrix file in matrix/ use now."""
+    tags: set[str] = set()
+    for path in sorted((REPO / "matrix").glob("*.yaml")):
+        if path.name == "supported.yaml":
+            continue
+        for spec, _ in matrix_specs(str(path), env).values():
+            tags |= {t for t in expected_tags(client, spec, mirror) if t}
+    return tags
 
 
 def expected_tags(client: docker.DockerClient, spec: ToolchainSpec, mirror: str) -> tuple[str | None, str | None]:

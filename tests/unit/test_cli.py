@@ -147,3 +147,8 @@ def test_keep_container_from_flag_or_environment() -> None:
     assert not load_config(REPO, {}, {}).keep_container
     assert load_config(REPO, {"FORGE_KEEP_CONTAINER": "1"}, {}).keep_container
     assert load_config(REPO, {}, {"keep_container": True}).keep_container
+
+
+def test_verify_with_the_docker_backend_is_refused_not_run_on_the_host() -> None:
+    with pytest.raises(ConfigError, match="invoke verify --backend docker is not supported"):
+        cli.run_verify("linux-x86_64", {}, {"backend": "docker"})

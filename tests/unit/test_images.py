@@ -226,3 +226,19 @@ def test_pip_requirements_come_from_the_lock_with_hashes_once_it_has_them(tmp_pa
     assert images.pip_requirements_file(spec, tmp_path, update=True) == ("numpy==2.1.*\n", False)
     context, hashed = images.image_context(spec, tmp_path, False)
     assert hashed and context["requirements.txt"] == text.encode()
+
+
+def test_prune_without_a_matrix_keeps_every_matrix_files_images(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    def specs(matrix: str, env: object) -> dict[str, tuple[str, list[str]]]:
+        seen.append(Path(matrix).name)
+        return {f"spec-{Path(matrix).stem}": (f"spec-{Path(matrix).stem}", [])}
+
+    monkeypatch.setattr(images, "matrix_specs", specs)
+    monkeypatch.setattr(
+        images, "expected_tags", lambda client, spec, mirror: (f"forge/base:{spec}", f"forge/toolchain:{spec}")
+    )
+    tags = images.every_matrix_tag(object(), {}, "mirror")
+    assert "ci.yaml" in seen and "release.yaml" in seen and "supported.yaml" not in seen
+    assert {"forge/toolchain:spec-release", "forge/toolchain:spec-ci", "forge/base:spec-release"} <= tags
