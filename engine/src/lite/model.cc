@@ -90,6 +90,39 @@ constexpr OpInfo kOps[] = {
     {BuiltinOp::kSoftmax, "SOFTMAX", 3, OptionsType::kSoftmax},
     {BuiltinOp::kMean, "MEAN", 3, OptionsType::kReducer},
     {BuiltinOp::kQuantize, "QUANTIZE", 3, OptionsType::kQuantize},
+    // Float/int/bool only (src/lite/kernels_misc.cc); quantized variants are refused in Prepare.
+    {BuiltinOp::kTanh, "TANH", 1, OptionsType::kNone},
+    {BuiltinOp::kLogistic, "LOGISTIC", 1, OptionsType::kNone},
+    {BuiltinOp::kGather, "GATHER", 7, OptionsType::kGather},
+    {BuiltinOp::kTranspose, "TRANSPOSE", 6, OptionsType::kTranspose},
+    {BuiltinOp::kSub, "SUB", 3, OptionsType::kSub},
+    {BuiltinOp::kDiv, "DIV", 2, OptionsType::kDiv},
+    {BuiltinOp::kStridedSlice, "STRIDED_SLICE", 8, OptionsType::kStridedSlice},
+    {BuiltinOp::kExp, "EXP", 2, OptionsType::kExp},
+    {BuiltinOp::kCast, "CAST", 6, OptionsType::kCast},
+    {BuiltinOp::kMaximum, "MAXIMUM", 4, OptionsType::kMaximumMinimum},
+    {BuiltinOp::kMinimum, "MINIMUM", 4, OptionsType::kMaximumMinimum},
+    {BuiltinOp::kLess, "LESS", 2, OptionsType::kLess},
+    {BuiltinOp::kNeg, "NEG", 2, OptionsType::kNeg},
+    {BuiltinOp::kGreater, "GREATER", 2, OptionsType::kGreater},
+    {BuiltinOp::kGreaterEqual, "GREATER_EQUAL", 2, OptionsType::kGreaterEqual},
+    {BuiltinOp::kLessEqual, "LESS_EQUAL", 2, OptionsType::kLessEqual},
+    {BuiltinOp::kSelect, "SELECT", 2, OptionsType::kSelect},
+    {BuiltinOp::kEqual, "EQUAL", 3, OptionsType::kEqual},
+    {BuiltinOp::kNotEqual, "NOT_EQUAL", 3, OptionsType::kNotEqual},
+    {BuiltinOp::kLog, "LOG", 2, OptionsType::kNone},
+    {BuiltinOp::kSqrt, "SQRT", 2, OptionsType::kNone},
+    {BuiltinOp::kRsqrt, "RSQRT", 3, OptionsType::kNone},
+    {BuiltinOp::kPow, "POW", 1, OptionsType::kPow},
+    {BuiltinOp::kLogicalOr, "LOGICAL_OR", 1, OptionsType::kLogicalOr},
+    {BuiltinOp::kLogicalAnd, "LOGICAL_AND", 1, OptionsType::kLogicalAnd},
+    {BuiltinOp::kLogicalNot, "LOGICAL_NOT", 1, OptionsType::kLogicalNot},
+    {BuiltinOp::kSquare, "SQUARE", 1, OptionsType::kSquare},
+    {BuiltinOp::kSquaredDifference, "SQUARED_DIFFERENCE", 2, OptionsType::kSquaredDifference},
+    {BuiltinOp::kAbs, "ABS", 5, OptionsType::kAbs},
+    {BuiltinOp::kSelectV2, "SELECT_V2", 2, OptionsType::kSelectV2},
+    {BuiltinOp::kBatchMatMul, "BATCH_MATMUL", 4, OptionsType::kBatchMatMul},
+    {BuiltinOp::kGelu, "GELU", 2, OptionsType::kGelu},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -361,6 +394,35 @@ class Parser {
       }
       case OptionsType::kReducer:
         if (!ot.Scalar<bool>(0, false, &o->keep_dims, &err_)) return fail();
+        break;
+      case OptionsType::kSub:
+      case OptionsType::kDiv:
+        if (!ot.Scalar<int8_t>(0, 0, &act, &err_)) return fail();
+        break;
+      case OptionsType::kGather:
+        if (!ot.Scalar<int32_t>(0, 0, &o->axis, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->batch_dims, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kStridedSlice:
+        if (!ot.Scalar<int32_t>(0, 0, &o->begin_mask, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->end_mask, &err_) ||
+            !ot.Scalar<int32_t>(2, 0, &o->ellipsis_mask, &err_) ||
+            !ot.Scalar<int32_t>(3, 0, &o->new_axis_mask, &err_) ||
+            !ot.Scalar<int32_t>(4, 0, &o->shrink_axis_mask, &err_) ||
+            !ot.Scalar<bool>(5, false, &o->offset, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kBatchMatMul:
+        if (!ot.Scalar<bool>(0, false, &o->adj_x, &err_) ||
+            !ot.Scalar<bool>(1, false, &o->adj_y, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kGelu:
+        if (!ot.Scalar<bool>(0, false, &o->approximate, &err_)) return fail();
         break;
       default:
         break;
