@@ -201,7 +201,7 @@ TEST(Models, TfliteMatchLiteRT) {
   const std::string manifest = ReadText(dir + "/manifest.json");
   int seen = 0;
   for (std::string name : {"bert_keras_hub", "bert_tf1", "mha_encoder", "mobilenet_v1_int8",
-                           "mobilenet_v2", "mobilenet_v2_int8", "ops_misc"}) {
+                           "mobilenet_v2", "mobilenet_v2_int8", "ops_misc", "ops_shape"}) {
     const size_t at = manifest.find("\"" + name + "\"");
     if (at == std::string::npos) continue;
     ++seen;

@@ -169,6 +169,23 @@ Status PrepareNode(NodeState* node) {
       return PrepareStridedSlice(node);
     case BuiltinOp::kBatchMatMul:
       return PrepareBatchMatMul(node);
+    case BuiltinOp::kSqueeze:
+    case BuiltinOp::kExpandDims:
+      return PrepareShapeCopy(node);
+    case BuiltinOp::kSplit:
+    case BuiltinOp::kSplitV:
+    case BuiltinOp::kUnpack:
+      return PrepareSplit(node);
+    case BuiltinOp::kPack:
+      return PreparePack(node);
+    case BuiltinOp::kTile:
+      return PrepareTile(node);
+    case BuiltinOp::kSum:
+    case BuiltinOp::kReduceMax:
+    case BuiltinOp::kReduceMin:
+    case BuiltinOp::kReduceAny:
+    case BuiltinOp::kReduceAll:
+      return PrepareReduce(node);
   }
   return errors::Unimplemented(node->what + ": no kernel");
 }

@@ -97,6 +97,12 @@ Status PrepareGather(NodeState* node);
 Status PrepareTranspose(NodeState* node);
 Status PrepareStridedSlice(NodeState* node);
 Status PrepareBatchMatMul(NodeState* node);
+// kernels_misc_shape.cc
+Status PrepareShapeCopy(NodeState* node);
+Status PrepareSplit(NodeState* node);
+Status PreparePack(NodeState* node);
+Status PrepareTile(NodeState* node);
+Status PrepareReduce(NodeState* node);
 
 // int8 dot product sum_k a[k] * b[k] (vectorised where the CPU allows).
 int32_t DotInt8(const int8_t* a, const int8_t* b, int k);

@@ -123,6 +123,18 @@ constexpr OpInfo kOps[] = {
     {BuiltinOp::kSelectV2, "SELECT_V2", 2, OptionsType::kSelectV2},
     {BuiltinOp::kBatchMatMul, "BATCH_MATMUL", 4, OptionsType::kBatchMatMul},
     {BuiltinOp::kGelu, "GELU", 2, OptionsType::kGelu},
+    {BuiltinOp::kSqueeze, "SQUEEZE", 2, OptionsType::kSqueeze},
+    {BuiltinOp::kSplit, "SPLIT", 4, OptionsType::kSplit},
+    {BuiltinOp::kSplitV, "SPLIT_V", 2, OptionsType::kSplitV},
+    {BuiltinOp::kTile, "TILE", 3, OptionsType::kTile},
+    {BuiltinOp::kExpandDims, "EXPAND_DIMS", 1, OptionsType::kExpandDims},
+    {BuiltinOp::kPack, "PACK", 4, OptionsType::kPack},
+    {BuiltinOp::kUnpack, "UNPACK", 4, OptionsType::kUnpack},
+    {BuiltinOp::kSum, "SUM", 2, OptionsType::kReducer},
+    {BuiltinOp::kReduceMax, "REDUCE_MAX", 3, OptionsType::kReducer},
+    {BuiltinOp::kReduceMin, "REDUCE_MIN", 3, OptionsType::kReducer},
+    {BuiltinOp::kReduceAny, "REDUCE_ANY", 1, OptionsType::kReducer},
+    {BuiltinOp::kReduceAll, "REDUCE_ALL", 1, OptionsType::kReducer},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -424,6 +436,25 @@ class Parser {
       case OptionsType::kGelu:
         if (!ot.Scalar<bool>(0, false, &o->approximate, &err_)) return fail();
         break;
+      case OptionsType::kSplit:
+      case OptionsType::kSplitV:
+        if (!ot.Scalar<int32_t>(0, 0, &o->num, &err_)) return fail();
+        break;
+      case OptionsType::kPack:
+      case OptionsType::kUnpack:
+        if (!ot.Scalar<int32_t>(0, 0, &o->num, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->axis, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kSqueeze: {
+        fb::Vec dims;
+        if (!ot.Vector(0, 4, &dims, &err_)) return fail();
+        for (uint32_t i = 0; i < dims.count && i < 16; ++i) {
+          o->squeeze_dims.push_back(ot.ElementAt<int32_t>(dims, i));
+        }
+        break;
+      }
       default:
         break;
     }

@@ -95,6 +95,26 @@ OptionsType OptionsFor(BuiltinOp op) {
       return OptionsType::kAbs;
     case BuiltinOp::kSelectV2:
       return OptionsType::kSelectV2;
+    case BuiltinOp::kSqueeze:
+      return OptionsType::kSqueeze;
+    case BuiltinOp::kSplit:
+      return OptionsType::kSplit;
+    case BuiltinOp::kSplitV:
+      return OptionsType::kSplitV;
+    case BuiltinOp::kTile:
+      return OptionsType::kTile;
+    case BuiltinOp::kExpandDims:
+      return OptionsType::kExpandDims;
+    case BuiltinOp::kPack:
+      return OptionsType::kPack;
+    case BuiltinOp::kUnpack:
+      return OptionsType::kUnpack;
+    case BuiltinOp::kSum:
+    case BuiltinOp::kReduceMax:
+    case BuiltinOp::kReduceMin:
+    case BuiltinOp::kReduceAny:
+    case BuiltinOp::kReduceAll:
+      return OptionsType::kReducer;
     default:  // RELU, RELU6 and the option-less float ops of kernels_misc.cc
       return OptionsType::kNone;
   }
@@ -107,6 +127,9 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
   Offset new_shape = 0;
   if (op.op == BuiltinOp::kReshape) {
     new_shape = b->CreateVector(o.new_shape.data(), o.new_shape.size(), 4);
+  }
+  if (op.op == BuiltinOp::kSqueeze) {
+    new_shape = b->CreateVector(o.squeeze_dims.data(), o.squeeze_dims.size(), 4);
   }
   b->StartTable();
   switch (OptionsFor(op.op)) {
@@ -178,6 +201,18 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
       break;
     case OptionsType::kGelu:
       b->AddScalar<uint8_t>(0, o.approximate ? 1 : 0);
+      break;
+    case OptionsType::kSplit:
+    case OptionsType::kSplitV:
+      b->AddScalar<int32_t>(0, o.num);
+      break;
+    case OptionsType::kPack:
+    case OptionsType::kUnpack:
+      b->AddScalar<int32_t>(0, o.num);
+      b->AddScalar<int32_t>(1, o.axis);
+      break;
+    case OptionsType::kSqueeze:
+      b->AddOffset(0, new_shape);
       break;
     default:
       break;

@@ -72,6 +72,18 @@ enum class BuiltinOp : int32_t {
   kBatchMatMul = 126,
   kGelu = 150,
   kLogistic = 14,
+  kSqueeze = 43,
+  kSplit = 49,
+  kTile = 69,
+  kExpandDims = 70,
+  kSum = 74,
+  kReduceMax = 82,
+  kPack = 83,
+  kUnpack = 88,
+  kReduceMin = 89,
+  kReduceAny = 91,
+  kSplitV = 102,
+  kReduceAll = 140,
 };
 
 // BuiltinOptions union tags.
@@ -116,6 +128,13 @@ enum class OptionsType : uint8_t {
   kSquaredDifference = 76,
   kAbs = 78,
   kSelectV2 = 98,
+  kSqueeze = 30,
+  kSplit = 35,
+  kTile = 51,
+  kExpandDims = 52,
+  kPack = 59,
+  kUnpack = 64,
+  kSplitV = 79,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
@@ -168,6 +187,8 @@ struct OpOptions {
   int32_t batch_dims = 0;             // GATHER (axis above)
   bool adj_x = false, adj_y = false;  // BATCH_MATMUL
   bool approximate = false;           // GELU
+  int32_t num = 0;                    // SPLIT/SPLIT_V num_splits, PACK values_count, UNPACK num
+  std::vector<int32_t> squeeze_dims;  // SQUEEZE
 };
 
 struct OperatorDef {

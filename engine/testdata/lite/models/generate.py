@@ -140,8 +140,45 @@ def ops_misc() -> Fixture:
     return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
 
 
+def ops_shape() -> Fixture:
+    """Shape and reduction ops of decoder models: SPLIT, SPLIT_V, UNPACK, PACK, TILE,
+    EXPAND_DIMS, SQUEEZE, SUM, REDUCE_MAX/MIN/ANY/ALL."""
+    rng = np.random.default_rng(42)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 6, 4], name="x")
+        ids = v1.placeholder(tf.int32, [2, 6], name="ids")
+        a, b, c = tf.split(x, 3, axis=1)
+        p, q = tf.split(x, [1, 3], axis=-1)
+        rows = tf.unstack(x, axis=0)
+        outs = [
+            a - c,
+            b,
+            q * 2.0,
+            p,
+            rows[1],
+            tf.stack([ids, ids * 2], axis=1),
+            tf.stack([rows[0], rows[1]], axis=-1),
+            tf.tile(x, [1, 2, 3]),
+            tf.tile(ids, [3, 1]),
+            tf.expand_dims(x, 2) * 3.0,
+            tf.squeeze(x[:, :1, :], axis=1) + 1.0,
+            tf.reduce_sum(x, axis=[0, 2]),
+            tf.reduce_sum(ids, axis=1, keepdims=True),
+            tf.reduce_max(x, axis=-1),
+            tf.reduce_min(x, axis=1, keepdims=True),
+            tf.cast(tf.reduce_any(x > 1.0, axis=2), tf.int32),
+            tf.cast(tf.reduce_all(x > -1.5, axis=[1]), tf.int32),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {"x": rng.standard_normal((2, 6, 4)).astype(np.float32), "ids": rng.integers(0, 9, (2, 6)).astype(np.int32)}
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
 MODELS: dict[str, tuple[Callable[[], Fixture], bool]] = {
     "ops_misc": (ops_misc, False),
+    "ops_shape": (ops_shape, False),
     "bert_tf1": (gen_models.bert_tf1, False),
     "bert_keras_hub": (gen_models.bert_keras_hub, False),
     "mha_encoder": (gen_models.mha_encoder, False),
