@@ -329,10 +329,8 @@ class Parser {
         return Bad(named + ": buffer " + Str(t->buffer) + " holds " + Str(b.size) +
                    " bytes but shape x " + TensorTypeName(t->type) + " needs " + Str(n * elem));
       }
-      if (reinterpret_cast<uintptr_t>(b.data) % elem != 0) {
-        return Bad(named + ": data of buffer " + Str(t->buffer) + " is not aligned to " +
-                   Str(elem) + " bytes");
-      }
+      // Data not aligned to its element size (the converter aligns buffers to 4 bytes, so
+      // int64 constants can land off 8) is copied into aligned storage by Model::Parse.
       t->data = b.data;
       t->data_size = b.size;
     }
@@ -572,7 +570,17 @@ Model::~Model() {
 
 Status Model::Parse() {
   Parser parser(data_, size_);
-  return parser.Run(&version_, &description_, &graph_);
+  EMBER_RETURN_IF_ERROR(parser.Run(&version_, &description_, &graph_));
+  for (TensorDef& t : graph_.tensors) {
+    const size_t elem = TensorTypeSize(t.type);
+    if (t.data == nullptr || elem == 0 || reinterpret_cast<uintptr_t>(t.data) % elem == 0) {
+      continue;
+    }
+    aligned_consts_.emplace_back((t.data_size + 7) / 8);
+    std::memcpy(aligned_consts_.back().data(), t.data, t.data_size);
+    t.data = reinterpret_cast<const uint8_t*>(aligned_consts_.back().data());
+  }
+  return Status::OK();
 }
 
 StatusOr<std::shared_ptr<const Model>> Model::FromFile(const std::string& path) {
