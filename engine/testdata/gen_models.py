@@ -53,15 +53,17 @@ def randomize_batch_norms(model: object, rng: np.random.Generator) -> None:
     gamma 1, beta 0) let activations fade until every logit is ~1e-10 and softmax is uniform."""
     import keras
 
+    draw = {
+        "gamma": lambda shape: rng.uniform(0.5, 1.5, shape),
+        "beta": lambda shape: rng.normal(0.0, 0.2, shape),
+        "moving_mean": lambda shape: rng.normal(0.0, 0.2, shape),
+        "moving_variance": lambda shape: rng.uniform(0.5, 1.5, shape),
+    }
     for layer in model.layers:  # type: ignore[attr-defined]
         if isinstance(layer, keras.layers.BatchNormalization):
-            shapes = [w.shape for w in layer.get_weights()]
-            values = [
-                rng.uniform(0.5, 1.5, shapes[0]),
-                rng.normal(0.0, 0.2, shapes[1]),
-                rng.normal(0.0, 0.2, shapes[2]),
-                rng.uniform(0.5, 1.5, shapes[3]),
-            ]
+            # Only the weights the layer has (InceptionV3's have no gamma: scale=False).
+            names = [w.path.split("/")[-1].split(":")[0] for w in layer.weights]
+            values = [draw[n](w.shape) for n, w in zip(names, layer.get_weights(), strict=True)]
             layer.set_weights([v.astype(np.float32) for v in values])
 
 

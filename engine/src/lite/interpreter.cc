@@ -140,7 +140,11 @@ Status PrepareNode(NodeState* node) {
     case BuiltinOp::kAbs:
     case BuiltinOp::kLogicalNot:
     case BuiltinOp::kGelu:
+    case BuiltinOp::kHardSwish:
       return PrepareMiscUnary(node);
+    case BuiltinOp::kPad:
+    case BuiltinOp::kPadV2:
+      return PreparePad(node);
     case BuiltinOp::kSub:
     case BuiltinOp::kDiv:
     case BuiltinOp::kMaximum:

@@ -103,6 +103,7 @@ Status PrepareSplit(NodeState* node);
 Status PreparePack(NodeState* node);
 Status PrepareTile(NodeState* node);
 Status PrepareReduce(NodeState* node);
+Status PreparePad(NodeState* node);
 
 // int8 dot product sum_k a[k] * b[k] (vectorised where the CPU allows).
 int32_t DotInt8(const int8_t* a, const int8_t* b, int k);

@@ -1,6 +1,6 @@
 // Float/int/bool elementwise builtins of transformer models, as TFLite's reference kernels
 // (and integer ADD/MUL, which interpreter.cc routes here):
-// TANH, LOGISTIC, EXP, NEG, LOG, SQRT, RSQRT, SQUARE, ABS, LOGICAL_NOT, GELU; SUB, DIV,
+// TANH, LOGISTIC, EXP, NEG, LOG, SQRT, RSQRT, SQUARE, ABS, LOGICAL_NOT, GELU, HARD_SWISH; SUB, DIV,
 // MAXIMUM, MINIMUM, POW, SQUARED_DIFFERENCE, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, EQUAL,
 // NOT_EQUAL, LOGICAL_AND, LOGICAL_OR (NumPy broadcasting); SELECT, SELECT_V2; CAST.
 // Quantized variants are refused in Prepare with UNIMPLEMENTED.
@@ -154,6 +154,9 @@ Status EvalUnary(NodeState* node) {
             break;
           case BuiltinOp::kGelu:
             y[i] = Gelu(v, approx);
+            break;
+          case BuiltinOp::kHardSwish:
+            y[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f;
             break;
           default:
             break;

@@ -1,6 +1,7 @@
 // Shape and reduction builtins of decoder models (Llama/Gemma-style), float/int/bool, as
 // TFLite's reference kernels: SQUEEZE and EXPAND_DIMS (copies), SPLIT, SPLIT_V, UNPACK, PACK,
-// TILE, and SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL over constant or run-time axes.
+// TILE, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL over constant or run-time axes; and
+// PAD/PADV2 (float, int, and int8/uint8 padded with the output zero point or constant_values).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -208,6 +209,65 @@ Status EvalReduce(NodeState* node) {
   return Status::OK();
 }
 
+// ---- PAD / PADV2 ----
+Status PadGeometry(const NodeState& node, std::vector<int64_t>* before) {
+  const TensorDef& in = *node.t.in[0];
+  std::vector<int64_t> p;
+  if (!ReadIndex(node, 1, &p) || p.size() != 2 * in.shape.size()) {
+    return errors::InvalidArgument(node.what + ": paddings must be a [rank, 2] int tensor");
+  }
+  std::vector<int32_t> want;
+  before->clear();
+  for (size_t d = 0; d < in.shape.size(); ++d) {
+    if (p[2 * d] < 0 || p[2 * d + 1] < 0) {
+      return errors::InvalidArgument(node.what + ": negative padding");
+    }
+    before->push_back(p[2 * d]);
+    want.push_back(static_cast<int32_t>(in.shape[d] + p[2 * d] + p[2 * d + 1]));
+  }
+  return CheckShape(node, *node.t.out[0], want, "output");
+}
+
+Status EvalPad(NodeState* node) {
+  std::vector<int64_t> before;
+  EMBER_RETURN_IF_ERROR(PadGeometry(*node, &before));
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& out = *node->t.out[0];
+  const size_t elem = TensorTypeSize(in.type);
+  // The pad value: constant_values (PADV2), else 0, or the zero point for quantized tensors.
+  uint8_t fill[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (node->t.in.size() > 2 && node->t.in[2] != nullptr) {
+    std::memcpy(fill, node->t.in_data[2], elem);
+  } else if (!out.quant.zero_point.empty()) {
+    const int8_t zp = static_cast<int8_t>(out.quant.zero_point[0]);
+    std::memcpy(fill, &zp, 1);
+  }
+  uint8_t* y = node->t.out_data[0];
+  for (size_t i = 0; i < out.num_elements; ++i) std::memcpy(y + i * elem, fill, elem);
+  const size_t r = in.shape.size();
+  if (in.num_elements == 0) return Status::OK();
+  if (r == 0) {
+    std::memcpy(y, node->t.in_data[0], elem);
+    return Status::OK();
+  }
+  std::vector<int64_t> ost(r, 1);
+  for (size_t d = r; d-- > 1;) ost[d - 1] = ost[d] * out.shape[d];
+  const int64_t inner = r == 0 ? 1 : in.shape[r - 1];
+  const size_t rows = in.num_elements / static_cast<size_t>(inner);
+  std::vector<int64_t> idx(r, 0);
+  for (size_t row = 0; row < rows; ++row) {
+    int64_t o = 0;
+    for (size_t d = 0; d < r; ++d) o += (idx[d] + before[d]) * ost[d];
+    std::memcpy(y + static_cast<size_t>(o) * elem, node->t.in_data[0] + row * inner * elem,
+                static_cast<size_t>(inner) * elem);
+    for (size_t d = r - 1; d-- > 0;) {
+      if (++idx[d] < in.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Status::OK();
+}
+
 bool ConstInput(const NodeState& node, size_t i) {
   return i < node.t.in.size() && node.t.in[i] != nullptr && node.t.in[i]->data != nullptr;
 }
@@ -306,6 +366,24 @@ Status PrepareTile(NodeState* node) {
     EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], want, "output"));
   }
   node->eval = EvalTile;
+  return Status::OK();
+}
+
+Status PreparePad(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 2, 3));
+  const TensorDef& in = *node->t.in[0];
+  EMBER_RETURN_IF_ERROR(SameType(*node, in, *node->t.out[0]));
+  if (TensorTypeSize(in.type) > 8 || in.shape.size() > 8) return misc::Unsupported(*node, in.type);
+  if (node->t.in.size() > 2 &&
+      (node->t.in[2]->type != in.type || node->t.in[2]->num_elements != 1)) {
+    return errors::InvalidArgument(node->what + ": constant_values must be one " +
+                                   TensorTypeName(in.type));
+  }
+  if (ConstInput(*node, 1)) {
+    std::vector<int64_t> before;
+    EMBER_RETURN_IF_ERROR(PadGeometry(*node, &before));
+  }
+  node->eval = EvalPad;
   return Status::OK();
 }
 

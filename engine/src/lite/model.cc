@@ -135,6 +135,9 @@ constexpr OpInfo kOps[] = {
     {BuiltinOp::kReduceMin, "REDUCE_MIN", 3, OptionsType::kReducer},
     {BuiltinOp::kReduceAny, "REDUCE_ANY", 1, OptionsType::kReducer},
     {BuiltinOp::kReduceAll, "REDUCE_ALL", 1, OptionsType::kReducer},
+    {BuiltinOp::kPad, "PAD", 4, OptionsType::kPad},
+    {BuiltinOp::kPadV2, "PADV2", 4, OptionsType::kPadV2},
+    {BuiltinOp::kHardSwish, "HARD_SWISH", 1, OptionsType::kHardSwish},
 };
 
 const OpInfo* FindOp(int32_t code) {

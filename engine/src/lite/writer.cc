@@ -115,6 +115,12 @@ OptionsType OptionsFor(BuiltinOp op) {
     case BuiltinOp::kReduceAny:
     case BuiltinOp::kReduceAll:
       return OptionsType::kReducer;
+    case BuiltinOp::kPad:
+      return OptionsType::kPad;
+    case BuiltinOp::kPadV2:
+      return OptionsType::kPadV2;
+    case BuiltinOp::kHardSwish:
+      return OptionsType::kHardSwish;
     default:  // RELU, RELU6 and the option-less float ops of kernels_misc.cc
       return OptionsType::kNone;
   }

@@ -84,6 +84,9 @@ enum class BuiltinOp : int32_t {
   kReduceAny = 91,
   kSplitV = 102,
   kReduceAll = 140,
+  kPad = 34,
+  kPadV2 = 60,
+  kHardSwish = 117,
 };
 
 // BuiltinOptions union tags.
@@ -135,6 +138,9 @@ enum class OptionsType : uint8_t {
   kPack = 59,
   kUnpack = 64,
   kSplitV = 79,
+  kPad = 22,
+  kPadV2 = 43,
+  kHardSwish = 91,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };

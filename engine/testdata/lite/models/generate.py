@@ -176,7 +176,45 @@ def ops_shape() -> Fixture:
     return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
 
 
+def ops_cnn() -> Fixture:
+    """CNN ops of ResNet/MobileNetV3-style models: PAD (ZeroPadding2D), PADV2, HARD_SWISH."""
+    rng = np.random.default_rng(43)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [1, 9, 9, 4], name="image")
+        w = tf.constant(rng.standard_normal((3, 3, 4, 6)).astype(np.float32) * 0.3)
+        h = tf.pad(x, [[0, 0], [1, 2], [2, 1], [0, 0]])
+        h = tf.nn.conv2d(h, w, strides=2, padding="VALID")
+        h = h * tf.nn.relu6(h + 3.0) / 6.0
+        h = tf.nn.max_pool2d(tf.pad(tf.nn.relu(h), [[0, 0], [1, 1], [1, 1], [0, 0]]), 2, 2, "VALID")
+        outs = [
+            tf.identity(h, name="out0"),
+            tf.identity(tf.pad(x, [[0, 0], [1, 0], [0, 1], [0, 0]], constant_values=-2.0), name="out1"),
+        ]
+    return Fixture(
+        graph.as_graph_def(), {"image": rng.uniform(-1, 1, (1, 9, 9, 4)).astype(np.float32)}, [o.name for o in outs]
+    )
+
+
+def pad_cnn_int8_source() -> Fixture:
+    """A ResNet stem (ZeroPadding2D, strided conv, ReLU, padded max pool) for an int8 model."""
+    rng = np.random.default_rng(44)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [1, 16, 16, 3], name="image")
+        w = tf.constant(rng.standard_normal((5, 5, 3, 8)).astype(np.float32) * 0.3)
+        h = tf.nn.conv2d(tf.pad(x, [[0, 0], [2, 2], [2, 2], [0, 0]]), w, strides=2, padding="VALID")
+        h = tf.nn.relu(tf.nn.bias_add(h, tf.constant(rng.normal(0, 0.1, 8).astype(np.float32))))
+        h = tf.nn.max_pool2d(tf.pad(h, [[0, 0], [1, 1], [1, 1], [0, 0]]), 3, 2, "VALID")
+        out = tf.identity(h, name="out")
+    return Fixture(graph.as_graph_def(), {"image": rng.uniform(-1, 1, (1, 16, 16, 3)).astype(np.float32)}, [out.name])
+
+
 MODELS: dict[str, tuple[Callable[[], Fixture], bool]] = {
+    "ops_cnn": (ops_cnn, False),
+    "pad_cnn_int8": (pad_cnn_int8_source, True),
     "ops_misc": (ops_misc, False),
     "ops_shape": (ops_shape, False),
     "bert_tf1": (gen_models.bert_tf1, False),
