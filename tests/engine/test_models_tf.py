@@ -14,6 +14,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,9 +32,9 @@ if not HAVE_TF:
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(not HAVE_TF, reason=REASON)]
 
 
-def _gen_models():  # type: ignore[no-untyped-def]
+def _gen_models() -> Any:
     sys.path.insert(0, str(TESTDATA))
-    import gen_models
+    import gen_models  # type: ignore[import-not-found]
 
     return gen_models
 
@@ -63,3 +64,32 @@ def test_model_matches_tensorflow(ember_install: Path, tmp_path: Path, name: str
             got, expected, rtol=manifest["rtol"], atol=manifest["atol"], err_msg=f"{name} output {i}"
         )
     print(f"{name}: ember-run {elapsed:.2f}s, max abs err {np.abs(got - expected).max():.3g}")
+
+
+@pytest.mark.parametrize("int8", [False, True], ids=["float", "int8"])
+def test_resnet50_tflite_matches_litert(ember_install: Path, tmp_path: Path, int8: bool) -> None:
+    """ResNet50 converted by TFLiteConverter: float within rtol 1e-4 of LiteRT's reference
+    kernels, int8 (calibrated on random images) bit-exact with them."""
+    gen = _gen_models()
+    sys.path.insert(0, str(TESTDATA / "lite" / "models"))
+    import generate as lite_gen  # type: ignore[import-not-found]
+
+    fixture = gen.AT_TEST_TIME["resnet50"]()
+    model = lite_gen.convert(fixture, int8)
+    path = tmp_path / "resnet50.tflite"
+    path.write_bytes(model)
+    inputs = lite_gen.lite_inputs(model, fixture)
+    want = lite_gen.run_litert(model, inputs, "ref")
+    argv = [str(ember_install / "bin" / "ember-lite-run"), str(path), "--outdir", str(tmp_path)]
+    for i, x in enumerate(inputs):
+        np.save(tmp_path / f"in_{i}.npy", x)
+        argv += ["--input", f"{i}={tmp_path / f'in_{i}.npy'}"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    for i, w in enumerate(want):
+        got = np.load(tmp_path / f"output_{i}.npy")
+        assert got.dtype == w.dtype and got.shape == w.shape
+        if int8:
+            np.testing.assert_array_equal(got, w, err_msg=f"resnet50 int8 output {i}")
+        else:
+            np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-5, err_msg=f"resnet50 float output {i}")
