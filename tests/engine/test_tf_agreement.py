@@ -4,7 +4,9 @@ Each fixture under engine/testdata/graphs/ was written by engine/testdata/gen_gr
 tensorflow-cpu: the GraphDef (binary and JSON), the fed values and TensorFlow's own outputs (or
 TensorFlow's error, for the error fixtures). Here `ember-run` executes the same GraphDef in both
 encodings and its outputs are compared with TensorFlow's: float32 to rtol 1e-5, integers and
-bools exactly.
+bools exactly. A manifest may set its own "rtol"/"atol" (the real models of gen_models.py, where
+float32 rounding accumulates over many layers, use rtol 1e-4) and the "encodings" it ships
+(those models leave out the JSON copy of their weights).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ def test_fixtures_exist() -> None:
 @pytest.mark.parametrize("name", FIXTURES)
 def test_matches_tensorflow(ember_install: Path, tmp_path: Path, name: str, encoding: str) -> None:
     manifest = _manifest(name)
+    if encoding not in manifest.get("encodings", ["pb", "json"]):
+        pytest.skip(f"{name} ships no model.{encoding}")
     model = GRAPHS / name / f"model.{encoding}"
     proc = _run_ember(ember_install, model, manifest, tmp_path)
     if "expected_error" in manifest:
@@ -70,6 +74,8 @@ def test_matches_tensorflow(ember_install: Path, tmp_path: Path, name: str, enco
         assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} vs TensorFlow's {expected.dtype}"
         assert got.shape == expected.shape, f"{where}: shape {got.shape} vs TensorFlow's {expected.shape}"
         if np.issubdtype(expected.dtype, np.floating):
-            np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL, err_msg=where)
+            rtol = float(manifest.get("rtol", RTOL))
+            atol = float(manifest.get("atol", ATOL))
+            np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, err_msg=where)
         else:
             np.testing.assert_array_equal(got, expected, err_msg=where)

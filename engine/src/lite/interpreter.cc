@@ -104,6 +104,12 @@ Status PrepareNode(NodeState* node) {
       return PrepareDepthwiseConv2D(node);
     case BuiltinOp::kAdd:
     case BuiltinOp::kMul:
+      // Integer index arithmetic (int32/int64) of transformer models: kernels_misc.cc.
+      if (!node->t.in.empty() && node->t.in[0] != nullptr &&
+          (node->t.in[0]->type == TensorType::kInt32 ||
+           node->t.in[0]->type == TensorType::kInt64)) {
+        return PrepareMiscBinary(node);
+      }
       return PrepareAddMul(node);
     case BuiltinOp::kRelu:
     case BuiltinOp::kRelu6:
@@ -123,6 +129,67 @@ Status PrepareNode(NodeState* node) {
       return PreparePool(node);
     case BuiltinOp::kMean:
       return PrepareMean(node);
+    case BuiltinOp::kTanh:
+    case BuiltinOp::kLogistic:
+    case BuiltinOp::kExp:
+    case BuiltinOp::kNeg:
+    case BuiltinOp::kLog:
+    case BuiltinOp::kSqrt:
+    case BuiltinOp::kRsqrt:
+    case BuiltinOp::kSquare:
+    case BuiltinOp::kAbs:
+    case BuiltinOp::kLogicalNot:
+    case BuiltinOp::kGelu:
+    case BuiltinOp::kHardSwish:
+      return PrepareMiscUnary(node);
+    case BuiltinOp::kPad:
+    case BuiltinOp::kPadV2:
+      return PreparePad(node);
+    case BuiltinOp::kSub:
+    case BuiltinOp::kDiv:
+    case BuiltinOp::kMaximum:
+    case BuiltinOp::kMinimum:
+    case BuiltinOp::kPow:
+    case BuiltinOp::kSquaredDifference:
+    case BuiltinOp::kLess:
+    case BuiltinOp::kLessEqual:
+    case BuiltinOp::kGreater:
+    case BuiltinOp::kGreaterEqual:
+    case BuiltinOp::kEqual:
+    case BuiltinOp::kNotEqual:
+    case BuiltinOp::kLogicalAnd:
+    case BuiltinOp::kLogicalOr:
+      return PrepareMiscBinary(node);
+    case BuiltinOp::kSelect:
+    case BuiltinOp::kSelectV2:
+      return PrepareSelect(node);
+    case BuiltinOp::kCast:
+      return PrepareCast(node);
+    case BuiltinOp::kGather:
+      return PrepareGather(node);
+    case BuiltinOp::kTranspose:
+      return PrepareTranspose(node);
+    case BuiltinOp::kStridedSlice:
+      return PrepareStridedSlice(node);
+    case BuiltinOp::kBatchMatMul:
+      return PrepareBatchMatMul(node);
+    case BuiltinOp::kSqueeze:
+    case BuiltinOp::kExpandDims:
+      return PrepareShapeCopy(node);
+    case BuiltinOp::kSplit:
+    case BuiltinOp::kSplitV:
+    case BuiltinOp::kUnpack:
+      return PrepareSplit(node);
+    case BuiltinOp::kPack:
+      return PreparePack(node);
+    case BuiltinOp::kTile:
+      return PrepareTile(node);
+    case BuiltinOp::kSum:
+    case BuiltinOp::kReduceMax:
+    case BuiltinOp::kReduceMin:
+    case BuiltinOp::kReduceAny:
+    case BuiltinOp::kReduceAll:
+      return PrepareReduce(node);
   }
   return errors::Unimplemented(node->what + ": no kernel");
 }

@@ -88,6 +88,22 @@ Status PrepareConcatenation(NodeState* node);
 Status PrepareSoftmax(NodeState* node);
 Status PreparePool(NodeState* node);
 Status PrepareMean(NodeState* node);
+// Float/int/bool ops of transformer models (kernels_misc.cc, kernels_misc_array.cc).
+Status PrepareMiscUnary(NodeState* node);
+Status PrepareMiscBinary(NodeState* node);
+Status PrepareSelect(NodeState* node);
+Status PrepareCast(NodeState* node);
+Status PrepareGather(NodeState* node);
+Status PrepareTranspose(NodeState* node);
+Status PrepareStridedSlice(NodeState* node);
+Status PrepareBatchMatMul(NodeState* node);
+// kernels_misc_shape.cc
+Status PrepareShapeCopy(NodeState* node);
+Status PrepareSplit(NodeState* node);
+Status PreparePack(NodeState* node);
+Status PrepareTile(NodeState* node);
+Status PrepareReduce(NodeState* node);
+Status PreparePad(NodeState* node);
 
 // int8 dot product sum_k a[k] * b[k] (vectorised where the CPU allows).
 int32_t DotInt8(const int8_t* a, const int8_t* b, int k);

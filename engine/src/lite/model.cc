@@ -90,6 +90,54 @@ constexpr OpInfo kOps[] = {
     {BuiltinOp::kSoftmax, "SOFTMAX", 3, OptionsType::kSoftmax},
     {BuiltinOp::kMean, "MEAN", 3, OptionsType::kReducer},
     {BuiltinOp::kQuantize, "QUANTIZE", 3, OptionsType::kQuantize},
+    // Float/int/bool only (src/lite/kernels_misc.cc); quantized variants are refused in Prepare.
+    {BuiltinOp::kTanh, "TANH", 1, OptionsType::kNone},
+    {BuiltinOp::kLogistic, "LOGISTIC", 1, OptionsType::kNone},
+    {BuiltinOp::kGather, "GATHER", 7, OptionsType::kGather},
+    {BuiltinOp::kTranspose, "TRANSPOSE", 6, OptionsType::kTranspose},
+    {BuiltinOp::kSub, "SUB", 3, OptionsType::kSub},
+    {BuiltinOp::kDiv, "DIV", 2, OptionsType::kDiv},
+    {BuiltinOp::kStridedSlice, "STRIDED_SLICE", 8, OptionsType::kStridedSlice},
+    {BuiltinOp::kExp, "EXP", 2, OptionsType::kExp},
+    {BuiltinOp::kCast, "CAST", 6, OptionsType::kCast},
+    {BuiltinOp::kMaximum, "MAXIMUM", 4, OptionsType::kMaximumMinimum},
+    {BuiltinOp::kMinimum, "MINIMUM", 4, OptionsType::kMaximumMinimum},
+    {BuiltinOp::kLess, "LESS", 2, OptionsType::kLess},
+    {BuiltinOp::kNeg, "NEG", 2, OptionsType::kNeg},
+    {BuiltinOp::kGreater, "GREATER", 2, OptionsType::kGreater},
+    {BuiltinOp::kGreaterEqual, "GREATER_EQUAL", 2, OptionsType::kGreaterEqual},
+    {BuiltinOp::kLessEqual, "LESS_EQUAL", 2, OptionsType::kLessEqual},
+    {BuiltinOp::kSelect, "SELECT", 2, OptionsType::kSelect},
+    {BuiltinOp::kEqual, "EQUAL", 3, OptionsType::kEqual},
+    {BuiltinOp::kNotEqual, "NOT_EQUAL", 3, OptionsType::kNotEqual},
+    {BuiltinOp::kLog, "LOG", 2, OptionsType::kNone},
+    {BuiltinOp::kSqrt, "SQRT", 2, OptionsType::kNone},
+    {BuiltinOp::kRsqrt, "RSQRT", 3, OptionsType::kNone},
+    {BuiltinOp::kPow, "POW", 1, OptionsType::kPow},
+    {BuiltinOp::kLogicalOr, "LOGICAL_OR", 1, OptionsType::kLogicalOr},
+    {BuiltinOp::kLogicalAnd, "LOGICAL_AND", 1, OptionsType::kLogicalAnd},
+    {BuiltinOp::kLogicalNot, "LOGICAL_NOT", 1, OptionsType::kLogicalNot},
+    {BuiltinOp::kSquare, "SQUARE", 1, OptionsType::kSquare},
+    {BuiltinOp::kSquaredDifference, "SQUARED_DIFFERENCE", 2, OptionsType::kSquaredDifference},
+    {BuiltinOp::kAbs, "ABS", 5, OptionsType::kAbs},
+    {BuiltinOp::kSelectV2, "SELECT_V2", 2, OptionsType::kSelectV2},
+    {BuiltinOp::kBatchMatMul, "BATCH_MATMUL", 4, OptionsType::kBatchMatMul},
+    {BuiltinOp::kGelu, "GELU", 2, OptionsType::kGelu},
+    {BuiltinOp::kSqueeze, "SQUEEZE", 2, OptionsType::kSqueeze},
+    {BuiltinOp::kSplit, "SPLIT", 4, OptionsType::kSplit},
+    {BuiltinOp::kSplitV, "SPLIT_V", 2, OptionsType::kSplitV},
+    {BuiltinOp::kTile, "TILE", 3, OptionsType::kTile},
+    {BuiltinOp::kExpandDims, "EXPAND_DIMS", 1, OptionsType::kExpandDims},
+    {BuiltinOp::kPack, "PACK", 4, OptionsType::kPack},
+    {BuiltinOp::kUnpack, "UNPACK", 4, OptionsType::kUnpack},
+    {BuiltinOp::kSum, "SUM", 2, OptionsType::kReducer},
+    {BuiltinOp::kReduceMax, "REDUCE_MAX", 3, OptionsType::kReducer},
+    {BuiltinOp::kReduceMin, "REDUCE_MIN", 3, OptionsType::kReducer},
+    {BuiltinOp::kReduceAny, "REDUCE_ANY", 1, OptionsType::kReducer},
+    {BuiltinOp::kReduceAll, "REDUCE_ALL", 1, OptionsType::kReducer},
+    {BuiltinOp::kPad, "PAD", 4, OptionsType::kPad},
+    {BuiltinOp::kPadV2, "PADV2", 4, OptionsType::kPadV2},
+    {BuiltinOp::kHardSwish, "HARD_SWISH", 1, OptionsType::kHardSwish},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -284,10 +332,8 @@ class Parser {
         return Bad(named + ": buffer " + Str(t->buffer) + " holds " + Str(b.size) +
                    " bytes but shape x " + TensorTypeName(t->type) + " needs " + Str(n * elem));
       }
-      if (reinterpret_cast<uintptr_t>(b.data) % elem != 0) {
-        return Bad(named + ": data of buffer " + Str(t->buffer) + " is not aligned to " +
-                   Str(elem) + " bytes");
-      }
+      // Data not aligned to its element size (the converter aligns buffers to 4 bytes, so
+      // int64 constants can land off 8) is copied into aligned storage by Model::Parse.
       t->data = b.data;
       t->data_size = b.size;
     }
@@ -362,6 +408,54 @@ class Parser {
       case OptionsType::kReducer:
         if (!ot.Scalar<bool>(0, false, &o->keep_dims, &err_)) return fail();
         break;
+      case OptionsType::kSub:
+      case OptionsType::kDiv:
+        if (!ot.Scalar<int8_t>(0, 0, &act, &err_)) return fail();
+        break;
+      case OptionsType::kGather:
+        if (!ot.Scalar<int32_t>(0, 0, &o->axis, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->batch_dims, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kStridedSlice:
+        if (!ot.Scalar<int32_t>(0, 0, &o->begin_mask, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->end_mask, &err_) ||
+            !ot.Scalar<int32_t>(2, 0, &o->ellipsis_mask, &err_) ||
+            !ot.Scalar<int32_t>(3, 0, &o->new_axis_mask, &err_) ||
+            !ot.Scalar<int32_t>(4, 0, &o->shrink_axis_mask, &err_) ||
+            !ot.Scalar<bool>(5, false, &o->offset, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kBatchMatMul:
+        if (!ot.Scalar<bool>(0, false, &o->adj_x, &err_) ||
+            !ot.Scalar<bool>(1, false, &o->adj_y, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kGelu:
+        if (!ot.Scalar<bool>(0, false, &o->approximate, &err_)) return fail();
+        break;
+      case OptionsType::kSplit:
+      case OptionsType::kSplitV:
+        if (!ot.Scalar<int32_t>(0, 0, &o->num, &err_)) return fail();
+        break;
+      case OptionsType::kPack:
+      case OptionsType::kUnpack:
+        if (!ot.Scalar<int32_t>(0, 0, &o->num, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->axis, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kSqueeze: {
+        fb::Vec dims;
+        if (!ot.Vector(0, 4, &dims, &err_)) return fail();
+        for (uint32_t i = 0; i < dims.count && i < 16; ++i) {
+          o->squeeze_dims.push_back(ot.ElementAt<int32_t>(dims, i));
+        }
+        break;
+      }
       default:
         break;
     }
@@ -479,7 +573,17 @@ Model::~Model() {
 
 Status Model::Parse() {
   Parser parser(data_, size_);
-  return parser.Run(&version_, &description_, &graph_);
+  EMBER_RETURN_IF_ERROR(parser.Run(&version_, &description_, &graph_));
+  for (TensorDef& t : graph_.tensors) {
+    const size_t elem = TensorTypeSize(t.type);
+    if (t.data == nullptr || elem == 0 || reinterpret_cast<uintptr_t>(t.data) % elem == 0) {
+      continue;
+    }
+    aligned_consts_.emplace_back((t.data_size + 7) / 8);
+    std::memcpy(aligned_consts_.back().data(), t.data, t.data_size);
+    t.data = reinterpret_cast<const uint8_t*>(aligned_consts_.back().data());
+  }
+  return Status::OK();
 }
 
 StatusOr<std::shared_ptr<const Model>> Model::FromFile(const std::string& path) {

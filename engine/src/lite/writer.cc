@@ -41,11 +41,89 @@ OptionsType OptionsFor(BuiltinOp op) {
       return OptionsType::kReducer;
     case BuiltinOp::kQuantize:
       return OptionsType::kQuantize;
-    case BuiltinOp::kRelu:
-    case BuiltinOp::kRelu6:
+    case BuiltinOp::kGather:
+      return OptionsType::kGather;
+    case BuiltinOp::kTranspose:
+      return OptionsType::kTranspose;
+    case BuiltinOp::kSub:
+      return OptionsType::kSub;
+    case BuiltinOp::kDiv:
+      return OptionsType::kDiv;
+    case BuiltinOp::kStridedSlice:
+      return OptionsType::kStridedSlice;
+    case BuiltinOp::kCast:
+      return OptionsType::kCast;
+    case BuiltinOp::kBatchMatMul:
+      return OptionsType::kBatchMatMul;
+    case BuiltinOp::kGelu:
+      return OptionsType::kGelu;
+    case BuiltinOp::kExp:
+      return OptionsType::kExp;
+    case BuiltinOp::kMaximum:
+      return OptionsType::kMaximumMinimum;
+    case BuiltinOp::kMinimum:
+      return OptionsType::kMaximumMinimum;
+    case BuiltinOp::kLess:
+      return OptionsType::kLess;
+    case BuiltinOp::kNeg:
+      return OptionsType::kNeg;
+    case BuiltinOp::kGreater:
+      return OptionsType::kGreater;
+    case BuiltinOp::kGreaterEqual:
+      return OptionsType::kGreaterEqual;
+    case BuiltinOp::kLessEqual:
+      return OptionsType::kLessEqual;
+    case BuiltinOp::kSelect:
+      return OptionsType::kSelect;
+    case BuiltinOp::kEqual:
+      return OptionsType::kEqual;
+    case BuiltinOp::kNotEqual:
+      return OptionsType::kNotEqual;
+    case BuiltinOp::kPow:
+      return OptionsType::kPow;
+    case BuiltinOp::kLogicalOr:
+      return OptionsType::kLogicalOr;
+    case BuiltinOp::kLogicalAnd:
+      return OptionsType::kLogicalAnd;
+    case BuiltinOp::kLogicalNot:
+      return OptionsType::kLogicalNot;
+    case BuiltinOp::kSquare:
+      return OptionsType::kSquare;
+    case BuiltinOp::kSquaredDifference:
+      return OptionsType::kSquaredDifference;
+    case BuiltinOp::kAbs:
+      return OptionsType::kAbs;
+    case BuiltinOp::kSelectV2:
+      return OptionsType::kSelectV2;
+    case BuiltinOp::kSqueeze:
+      return OptionsType::kSqueeze;
+    case BuiltinOp::kSplit:
+      return OptionsType::kSplit;
+    case BuiltinOp::kSplitV:
+      return OptionsType::kSplitV;
+    case BuiltinOp::kTile:
+      return OptionsType::kTile;
+    case BuiltinOp::kExpandDims:
+      return OptionsType::kExpandDims;
+    case BuiltinOp::kPack:
+      return OptionsType::kPack;
+    case BuiltinOp::kUnpack:
+      return OptionsType::kUnpack;
+    case BuiltinOp::kSum:
+    case BuiltinOp::kReduceMax:
+    case BuiltinOp::kReduceMin:
+    case BuiltinOp::kReduceAny:
+    case BuiltinOp::kReduceAll:
+      return OptionsType::kReducer;
+    case BuiltinOp::kPad:
+      return OptionsType::kPad;
+    case BuiltinOp::kPadV2:
+      return OptionsType::kPadV2;
+    case BuiltinOp::kHardSwish:
+      return OptionsType::kHardSwish;
+    default:  // RELU, RELU6 and the option-less float ops of kernels_misc.cc
       return OptionsType::kNone;
   }
-  return OptionsType::kNone;
 }
 
 Offset WriteOptions(Builder* b, const OperatorDef& op) {
@@ -55,6 +133,9 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
   Offset new_shape = 0;
   if (op.op == BuiltinOp::kReshape) {
     new_shape = b->CreateVector(o.new_shape.data(), o.new_shape.size(), 4);
+  }
+  if (op.op == BuiltinOp::kSqueeze) {
+    new_shape = b->CreateVector(o.squeeze_dims.data(), o.squeeze_dims.size(), 4);
   }
   b->StartTable();
   switch (OptionsFor(op.op)) {
@@ -103,6 +184,41 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
       break;
     case OptionsType::kReducer:
       b->AddScalar<uint8_t>(0, o.keep_dims ? 1 : 0);
+      break;
+    case OptionsType::kSub:
+    case OptionsType::kDiv:
+      b->AddScalar<int8_t>(0, act);
+      break;
+    case OptionsType::kGather:
+      b->AddScalar<int32_t>(0, o.axis);
+      b->AddScalar<int32_t>(1, o.batch_dims);
+      break;
+    case OptionsType::kStridedSlice:
+      b->AddScalar<int32_t>(0, o.begin_mask);
+      b->AddScalar<int32_t>(1, o.end_mask);
+      b->AddScalar<int32_t>(2, o.ellipsis_mask);
+      b->AddScalar<int32_t>(3, o.new_axis_mask);
+      b->AddScalar<int32_t>(4, o.shrink_axis_mask);
+      b->AddScalar<uint8_t>(5, o.offset ? 1 : 0);
+      break;
+    case OptionsType::kBatchMatMul:
+      b->AddScalar<uint8_t>(0, o.adj_x ? 1 : 0);
+      b->AddScalar<uint8_t>(1, o.adj_y ? 1 : 0);
+      break;
+    case OptionsType::kGelu:
+      b->AddScalar<uint8_t>(0, o.approximate ? 1 : 0);
+      break;
+    case OptionsType::kSplit:
+    case OptionsType::kSplitV:
+      b->AddScalar<int32_t>(0, o.num);
+      break;
+    case OptionsType::kPack:
+    case OptionsType::kUnpack:
+      b->AddScalar<int32_t>(0, o.num);
+      b->AddScalar<int32_t>(1, o.axis);
+      break;
+    case OptionsType::kSqueeze:
+      b->AddOffset(0, new_shape);
       break;
     default:
       break;

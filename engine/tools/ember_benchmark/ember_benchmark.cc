@@ -1,9 +1,14 @@
 // ember-benchmark: single-threaded fp32 MatMul (512^3, 1024^3) and Conv2D (1x56x56x64 -> 64,
 // 3x3 SAME) through the registered CPU kernels, and Session::Run overhead on a 10-node
-// elementwise graph of tiny tensors; or, with --model, one .tflite model through libember_lite.
+// elementwise graph of tiny tensors; or, with --model, one .tflite model through libember_lite
+// or one GraphDef (.pb/.json) through a Session (bench_graph.cc), fed like ember-run.
 //
 //   ember-benchmark [--json] [--min-time SECONDS]
 //   ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] [--threads 1] [--json]
+//   ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... --fetch NAME...
+//                   [--repeat N] [--warmup N] [--threads N] [--json]
+//   ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] [--feed KEY=FILE.npy]...
+//                   [--repeat N] [--warmup N] [--threads N] [--json]
 //
 // Each kernel figure is the best of repeated runs lasting at least --min-time (default 1 s).
 // A model is loaded once (load_us: Model::FromFile), its inputs filled with a fixed pattern,
@@ -19,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_graph.h"
 #include "bench_saved_model.h"
 #include "core/op_kernel.h"
 #include "core/resource_mgr.h"
@@ -220,7 +226,9 @@ int Usage() {
                "       ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] "
                "[--threads 1] [--json]\n"
                "       ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] "
-               "[--feed KEY=FILE.npy]... [--repeat N] [--warmup N] [--threads N] [--json]\n");
+               "[--feed KEY=FILE.npy]... [--repeat N] [--warmup N] [--threads N] [--json]\n"
+               "       ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... "
+               "--fetch NAME... [--repeat N] [--warmup N] [--threads N] [--json]\n");
   return 2;
 }
 
@@ -274,6 +282,43 @@ int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
 }
 #endif
 
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
+int BenchGraph(const ember::bench::GraphBenchArgs& args, bool json) {
+  auto r = ember::bench::BenchmarkGraph(args);
+  if (!r.ok()) {
+    const std::string& m = r.status().message();
+    return Error(m.find(args.path) == std::string::npos ? args.path + ": " + m : m);
+  }
+  if (json) {
+    std::printf(
+        "{\"model\": %s, \"format\": \"graphdef\", \"threads\": %d, \"nodes\": %zu, "
+        "\"feeds\": %zu, \"synthesized_feeds\": %d, \"load_us\": %.3f, \"first_run_us\": %.3f, "
+        "\"warmup\": %d, \"repeat\": %d, \"run_median_us\": %.3f, \"run_mean_us\": %.3f, "
+        "\"run_min_us\": %.3f, \"run_max_us\": %.3f}\n",
+        JsonString(args.path).c_str(), args.threads, r->nodes, r->feeds, r->synthesized_feeds,
+        r->load_us, r->first_run_us, args.warmup, args.repeat, r->median_us, r->mean_us, r->min_us,
+        r->max_us);
+    return 0;
+  }
+  std::printf("graph %s: %zu nodes, %zu feeds (%d synthesized), %zu fetches, %d thread(s)\n",
+              args.path.c_str(), r->nodes, r->feeds, r->synthesized_feeds, r->fetches,
+              args.threads);
+  std::printf("load_us %.3f first_run_us %.3f\n", r->load_us, r->first_run_us);
+  std::printf(
+      "run_median_us %.3f run_mean_us %.3f run_min_us %.3f run_max_us %.3f "
+      "(warmup %d, repeat %d)\n",
+      r->median_us, r->mean_us, r->min_us, r->max_us, args.warmup, args.repeat);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -282,19 +327,14 @@ int main(int argc, char** argv) {
   std::string model;
   int repeat = 50, warmup = 3, threads = 1;
   ember::SavedModelBenchOptions saved;
+  ember::bench::GraphBenchArgs graph_args;  // --feed NAME=FILE.npy is read into it for both kinds
+  bool signature_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if ((a == "--signature" || a == "--feed") && has_value) {  // SavedModel directories
-      const std::string v = argv[++i];
-      const size_t eq = v.find('=');
-      if (a == "--signature") {
-        saved.signature = v;
-      } else if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
-        return Error("--feed expects KEY=FILE.npy, got '" + v + "'");
-      } else {
-        saved.feeds.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-      }
+    if (a == "--signature" && has_value) {  // SavedModel directories
+      saved.signature = argv[++i];
+      signature_given = true;
     } else if (a == "--json") {
       json = true;
     } else if (a == "--min-time" && has_value) {
@@ -306,8 +346,18 @@ int main(int argc, char** argv) {
       if (!ParseCount(argv[++i], dst)) {
         return Error(a + " takes a non-negative integer, got '" + argv[i] + "'");
       }
-    } else if (a == "--model" || a == "--repeat" || a == "--warmup" || a == "--threads" ||
-               a == "--min-time") {
+    } else if (a == "--feed" && has_value) {
+      const std::string v = argv[++i];
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+        return Error("--feed expects NAME=FILE.npy (KEY=FILE.npy for a SavedModel), got '" + v +
+                     "'");
+      }
+      graph_args.feeds.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a == "--fetch" && has_value) {
+      graph_args.fetches.push_back(argv[++i]);
+    } else if (a == "--feed" || a == "--fetch" || a == "--model" || a == "--repeat" ||
+               a == "--warmup" || a == "--threads" || a == "--min-time" || a == "--signature") {
       return Error(a + " needs a value (see --help)");
     } else {
       return Usage();
@@ -315,6 +365,10 @@ int main(int argc, char** argv) {
   }
   if (!model.empty() && ember::IsSavedModelDirectory(model)) {
     if (repeat < 1) return Error("--repeat must be at least 1");
+    if (!graph_args.fetches.empty()) {
+      return Error("--fetch applies to GraphDefs; a SavedModel signature fetches all its outputs");
+    }
+    saved.feeds = graph_args.feeds;
     saved.dir = model;
     saved.warmup = warmup;
     saved.repeat = repeat;
@@ -322,7 +376,19 @@ int main(int argc, char** argv) {
     saved.json = json;
     return ember::BenchSavedModel(saved);
   }
-  if (!saved.feeds.empty()) return Error("--feed and --signature need a SavedModel directory");
+  if (signature_given) return Error("--signature needs a SavedModel directory");
+  if (!model.empty() && ember::bench::IsGraphDefPath(model)) {
+    if (repeat < 1) return Error("--repeat must be at least 1");
+    if (threads < 1) return Error("--threads must be at least 1");
+    graph_args.path = model;
+    graph_args.repeat = repeat;
+    graph_args.warmup = warmup;
+    graph_args.threads = threads;
+    return BenchGraph(graph_args, json);
+  }
+  if (!graph_args.feeds.empty() || !graph_args.fetches.empty()) {
+    return Error("--feed and --fetch apply to GraphDef models (.pb, .json) only");
+  }
   if (!model.empty()) {
 #ifdef EMBER_BENCH_HAS_LITE
     if (threads != 1) {

@@ -47,6 +47,7 @@ class Model {
   void* mapping_ = nullptr;  // munmap'ed on destruction
   size_t mapping_size_ = 0;
   std::vector<uint8_t> owned_;
+  std::vector<std::vector<uint64_t>> aligned_consts_;  // copies of misaligned constant data
   uint32_t version_ = 0;
   std::string description_;
   SubGraphDef graph_;

@@ -39,6 +39,54 @@ enum class BuiltinOp : int32_t {
   kSoftmax = 25,
   kMean = 40,
   kQuantize = 114,
+  // Float/int/bool ops of transformer models (src/lite/kernels_misc.cc).
+  kTanh = 28,
+  kGather = 36,
+  kTranspose = 39,
+  kSub = 41,
+  kDiv = 42,
+  kStridedSlice = 45,
+  kExp = 47,
+  kCast = 53,
+  kMaximum = 55,
+  kMinimum = 57,
+  kLess = 58,
+  kNeg = 59,
+  kGreater = 61,
+  kGreaterEqual = 62,
+  kLessEqual = 63,
+  kSelect = 64,
+  kEqual = 71,
+  kNotEqual = 72,
+  kLog = 73,
+  kSqrt = 75,
+  kRsqrt = 76,
+  kPow = 78,
+  kLogicalOr = 84,
+  kLogicalAnd = 86,
+  kLogicalNot = 87,
+  kSquare = 92,
+  kSquaredDifference = 99,
+  kAbs = 101,
+  kSelectV2 = 123,
+  kBatchMatMul = 126,
+  kGelu = 150,
+  kLogistic = 14,
+  kSqueeze = 43,
+  kSplit = 49,
+  kTile = 69,
+  kExpandDims = 70,
+  kSum = 74,
+  kReduceMax = 82,
+  kPack = 83,
+  kUnpack = 88,
+  kReduceMin = 89,
+  kReduceAny = 91,
+  kSplitV = 102,
+  kReduceAll = 140,
+  kPad = 34,
+  kPadV2 = 60,
+  kHardSwish = 117,
 };
 
 // BuiltinOptions union tags.
@@ -56,6 +104,43 @@ enum class OptionsType : uint8_t {
   kReducer = 27,
   kDequantize = 38,
   kQuantize = 89,
+  kGather = 23,
+  kTranspose = 26,
+  kSub = 28,
+  kDiv = 29,
+  kStridedSlice = 32,
+  kCast = 37,
+  kBatchMatMul = 101,
+  kGelu = 116,
+  // Empty option tables, present in converted models.
+  kExp = 33,
+  kMaximumMinimum = 39,
+  kLess = 41,
+  kNeg = 42,
+  kGreater = 44,
+  kGreaterEqual = 45,
+  kLessEqual = 46,
+  kSelect = 47,
+  kEqual = 53,
+  kNotEqual = 54,
+  kPow = 56,
+  kLogicalOr = 60,
+  kLogicalAnd = 62,
+  kLogicalNot = 63,
+  kSquare = 66,
+  kSquaredDifference = 76,
+  kAbs = 78,
+  kSelectV2 = 98,
+  kSqueeze = 30,
+  kSplit = 35,
+  kTile = 51,
+  kExpandDims = 52,
+  kPack = 59,
+  kUnpack = 64,
+  kSplitV = 79,
+  kPad = 22,
+  kPadV2 = 43,
+  kHardSwish = 91,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
@@ -102,6 +187,14 @@ struct OpOptions {
   float beta = 1.0f;
   bool keep_dims = false;
   std::vector<int32_t> new_shape;
+  // STRIDED_SLICE
+  int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
+  bool offset = false;
+  int32_t batch_dims = 0;             // GATHER (axis above)
+  bool adj_x = false, adj_y = false;  // BATCH_MATMUL
+  bool approximate = false;           // GELU
+  int32_t num = 0;                    // SPLIT/SPLIT_V num_splits, PACK values_count, UNPACK num
+  std::vector<int32_t> squeeze_dims;  // SQUEEZE
 };
 
 struct OperatorDef {

@@ -1,0 +1,429 @@
+// Float/int/bool elementwise builtins of transformer models, as TFLite's reference kernels
+// (and integer ADD/MUL, which interpreter.cc routes here):
+// TANH, LOGISTIC, EXP, NEG, LOG, SQRT, RSQRT, SQUARE, ABS, LOGICAL_NOT, GELU, HARD_SWISH; SUB, DIV,
+// MAXIMUM, MINIMUM, POW, SQUARED_DIFFERENCE, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, EQUAL,
+// NOT_EQUAL, LOGICAL_AND, LOGICAL_OR (NumPy broadcasting); SELECT, SELECT_V2; CAST.
+// Quantized variants are refused in Prepare with UNIMPLEMENTED.
+#include "lite/kernels_misc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "lite/kernels.h"
+
+namespace ember {
+namespace lite {
+namespace misc {
+
+Status CheckIo(const NodeState& node, size_t min_in, size_t max_in) {
+  const size_t n = node.op->inputs.size();
+  if (n < min_in || n > max_in || node.op->outputs.size() != 1) {
+    return errors::InvalidArgument(node.what + ": expects " + std::to_string(min_in) +
+                                   (max_in != min_in ? "-" + std::to_string(max_in) : "") +
+                                   " inputs and 1 output, got " + std::to_string(n) + " and " +
+                                   std::to_string(node.op->outputs.size()));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (node.t.in[i] == nullptr) {
+      return errors::InvalidArgument(node.what + ": input " + std::to_string(i) + " is missing");
+    }
+  }
+  return Status::OK();
+}
+
+Status Unsupported(const NodeState& node, TensorType t) {
+  return errors::Unimplemented(node.what + ": type " + TensorTypeName(t) +
+                               " is not supported by ember lite for this operator");
+}
+
+bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
+                    std::vector<int32_t>* out) {
+  const size_t r = std::max(a.size(), b.size());
+  out->assign(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int32_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int32_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+std::vector<int64_t> BroadcastStrides(const std::vector<int32_t>& in,
+                                      const std::vector<int32_t>& out) {
+  std::vector<int64_t> s(out.size(), 0);
+  int64_t stride = 1;
+  const size_t off = out.size() - in.size();
+  for (size_t i = in.size(); i-- > 0;) {
+    s[i + off] = in[i] == 1 ? 0 : stride;
+    stride *= in[i];
+  }
+  return s;
+}
+
+namespace {
+
+template <typename F>
+bool DispatchType(TensorType t, F&& f) {
+  switch (t) {
+    case TensorType::kFloat32:
+      f(float{});
+      return true;
+    case TensorType::kInt32:
+      f(int32_t{});
+      return true;
+    case TensorType::kInt64:
+      f(int64_t{});
+      return true;
+    case TensorType::kBool:
+      f(bool{});
+      return true;
+    case TensorType::kInt8:
+      f(int8_t{});
+      return true;
+    case TensorType::kUInt8:
+      f(uint8_t{});
+      return true;
+    case TensorType::kInt16:
+      f(int16_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Visits every output element with the offsets of up to three broadcast inputs.
+template <typename F>
+void ForEachBroadcast(const std::vector<int32_t>& out, const std::vector<std::vector<int64_t>>& st,
+                      F f) {
+  int64_t total = 1;
+  for (int32_t d : out) total *= d;
+  const size_t r = out.size();
+  std::vector<int64_t> idx(r, 0), off(st.size(), 0);
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, off.data());
+    for (size_t d = r; d-- > 0;) {
+      for (size_t k = 0; k < st.size(); ++k) off[k] += st[k][d];
+      if (++idx[d] < out[d]) break;
+      for (size_t k = 0; k < st.size(); ++k) off[k] -= st[k][d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+float Gelu(float x, bool approximate) {
+  if (approximate) {
+    const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+    return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+  }
+  return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
+}
+
+Status EvalUnary(NodeState* node) {
+  const BuiltinOp op = node->op->op;
+  const TensorType type = node->t.in[0]->type;
+  const size_t n = node->t.out[0]->num_elements;
+  const bool approx = node->op->options.approximate;
+  DispatchType(type, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = node->t.In<T>(0);
+    T* y = node->t.Out<T>(0);
+    for (size_t i = 0; i < n; ++i) {
+      const T v = x[i];
+      if constexpr (std::is_same<T, float>::value) {
+        switch (op) {
+          case BuiltinOp::kTanh:
+            y[i] = std::tanh(v);
+            break;
+          case BuiltinOp::kLogistic:
+            y[i] = 1.0f / (1.0f + std::exp(-v));
+            break;
+          case BuiltinOp::kExp:
+            y[i] = std::exp(v);
+            break;
+          case BuiltinOp::kLog:
+            y[i] = std::log(v);
+            break;
+          case BuiltinOp::kSqrt:
+            y[i] = std::sqrt(v);
+            break;
+          case BuiltinOp::kRsqrt:
+            y[i] = 1.0f / std::sqrt(v);
+            break;
+          case BuiltinOp::kGelu:
+            y[i] = Gelu(v, approx);
+            break;
+          case BuiltinOp::kHardSwish:
+            y[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f;
+            break;
+          default:
+            break;
+        }
+      }
+      if constexpr (std::is_same<T, bool>::value) {
+        if (op == BuiltinOp::kLogicalNot) y[i] = !v;
+      } else {
+        if (op == BuiltinOp::kNeg) y[i] = static_cast<T>(-v);
+        if (op == BuiltinOp::kSquare) y[i] = static_cast<T>(v * v);
+        if (op == BuiltinOp::kAbs) y[i] = static_cast<T>(v < T(0) ? -v : v);
+      }
+    }
+  });
+  return Status::OK();
+}
+
+// Fused RELU/RELU6/RELU_N1_TO_1 on integer arithmetic.
+template <typename T>
+T ClampInt(T r, Activation act) {
+  if (act == Activation::kRelu || act == Activation::kRelu6) r = r < T(0) ? T(0) : r;
+  if (act == Activation::kRelu6) r = r > T(6) ? T(6) : r;
+  if (act == Activation::kReluN1To1) r = r < T(-1) ? T(-1) : (r > T(1) ? T(1) : r);
+  return r;
+}
+
+bool IsComparison(BuiltinOp op) {
+  return op == BuiltinOp::kLess || op == BuiltinOp::kLessEqual || op == BuiltinOp::kGreater ||
+         op == BuiltinOp::kGreaterEqual || op == BuiltinOp::kEqual || op == BuiltinOp::kNotEqual;
+}
+
+Status EvalBinary(NodeState* node) {
+  const BuiltinOp op = node->op->op;
+  const TensorDef& a = *node->t.in[0];
+  const TensorDef& b = *node->t.in[1];
+  const std::vector<int32_t>& out = node->t.out[0]->shape;
+  const std::vector<std::vector<int64_t>> st = {BroadcastStrides(a.shape, out),
+                                                BroadcastStrides(b.shape, out)};
+  const float lo = node->f_min, hi = node->f_max;
+  bool div_by_zero = false;
+  DispatchType(a.type, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = node->t.In<T>(0);
+    const T* y = node->t.In<T>(1);
+    if (IsComparison(op) || op == BuiltinOp::kLogicalAnd || op == BuiltinOp::kLogicalOr) {
+      bool* z = node->t.Out<bool>(0);
+      ForEachBroadcast(out, st, [&](int64_t i, const int64_t* o) {
+        const T u = x[o[0]], v = y[o[1]];
+        switch (op) {
+          case BuiltinOp::kLess:
+            z[i] = u < v;
+            break;
+          case BuiltinOp::kLessEqual:
+            z[i] = u <= v;
+            break;
+          case BuiltinOp::kGreater:
+            z[i] = u > v;
+            break;
+          case BuiltinOp::kGreaterEqual:
+            z[i] = u >= v;
+            break;
+          case BuiltinOp::kEqual:
+            z[i] = u == v;
+            break;
+          case BuiltinOp::kNotEqual:
+            z[i] = u != v;
+            break;
+          case BuiltinOp::kLogicalAnd:
+            z[i] = u && v;
+            break;
+          default:
+            z[i] = u || v;
+        }
+      });
+      return;
+    }
+    if constexpr (!std::is_same<T, bool>::value) {
+      T* z = node->t.Out<T>(0);
+      ForEachBroadcast(out, st, [&](int64_t i, const int64_t* o) {
+        const T u = x[o[0]], v = y[o[1]];
+        T r = 0;
+        switch (op) {
+          case BuiltinOp::kAdd:
+            r = static_cast<T>(u + v);
+            break;
+          case BuiltinOp::kMul:
+            r = static_cast<T>(u * v);
+            break;
+          case BuiltinOp::kSub:
+            r = static_cast<T>(u - v);
+            break;
+          case BuiltinOp::kDiv:
+            if constexpr (std::is_integral<T>::value) {
+              if (v == 0) {
+                div_by_zero = true;
+                break;
+              }
+            }
+            r = static_cast<T>(u / v);
+            break;
+          case BuiltinOp::kMaximum:
+            r = u > v ? u : v;
+            break;
+          case BuiltinOp::kMinimum:
+            r = u < v ? u : v;
+            break;
+          case BuiltinOp::kPow:
+            r = static_cast<T>(std::pow(static_cast<double>(u), static_cast<double>(v)));
+            if constexpr (std::is_same<T, float>::value) r = std::pow(u, v);
+            break;
+          case BuiltinOp::kSquaredDifference: {
+            const T d = static_cast<T>(u - v);
+            r = static_cast<T>(d * d);
+            break;
+          }
+          default:
+            break;
+        }
+        if constexpr (std::is_same<T, float>::value) {
+          if (op == BuiltinOp::kSub || op == BuiltinOp::kDiv) r = std::min(hi, std::max(lo, r));
+        } else if (op == BuiltinOp::kAdd || op == BuiltinOp::kMul || op == BuiltinOp::kSub) {
+          r = ClampInt(r, node->op->options.activation);
+        }
+        z[i] = r;
+      });
+    }
+  });
+  if (div_by_zero) return errors::InvalidArgument(node->what + ": integer division by zero");
+  return Status::OK();
+}
+
+Status EvalSelect(NodeState* node) {
+  const std::vector<int32_t>& out = node->t.out[0]->shape;
+  const TensorDef& c = *node->t.in[0];
+  const size_t elem = TensorTypeSize(node->t.out[0]->type);
+  const bool* cond = node->t.In<bool>(0);
+  const uint8_t* t = node->t.in_data[1];
+  const uint8_t* e = node->t.in_data[2];
+  uint8_t* y = node->t.out_data[0];
+  // SELECT with a rank-1 condition over a higher-rank value picks whole rows (TF's Select).
+  if (node->op->op == BuiltinOp::kSelect && c.shape.size() == 1 && out.size() > 1 &&
+      c.shape[0] == out[0]) {
+    const size_t row = node->t.out[0]->num_elements / static_cast<size_t>(out[0]) * elem;
+    for (int32_t r = 0; r < out[0]; ++r) {
+      std::memcpy(y + r * row, (cond[r] ? t : e) + r * row, row);
+    }
+    return Status::OK();
+  }
+  const std::vector<std::vector<int64_t>> st = {BroadcastStrides(c.shape, out),
+                                                BroadcastStrides(node->t.in[1]->shape, out),
+                                                BroadcastStrides(node->t.in[2]->shape, out)};
+  ForEachBroadcast(out, st, [&](int64_t i, const int64_t* o) {
+    std::memcpy(y + i * elem, cond[o[0]] ? t + o[1] * elem : e + o[2] * elem, elem);
+  });
+  return Status::OK();
+}
+
+Status EvalCast(NodeState* node) {
+  const size_t n = node->t.out[0]->num_elements;
+  bool ok = DispatchType(node->t.in[0]->type, [&](auto in_tag) {
+    using S = decltype(in_tag);
+    DispatchType(node->t.out[0]->type, [&](auto out_tag) {
+      using D = decltype(out_tag);
+      const S* x = node->t.In<S>(0);
+      D* y = node->t.Out<D>(0);
+      for (size_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same<D, bool>::value) {
+          y[i] = x[i] != S(0);
+        } else {
+          y[i] = static_cast<D>(x[i]);
+        }
+      }
+    });
+  });
+  if (!ok) return Unsupported(*node, node->t.in[0]->type);
+  return Status::OK();
+}
+
+bool Plain(TensorType t) {
+  return DispatchType(t, [](auto) {}) && t != TensorType::kInt8 && t != TensorType::kUInt8 &&
+         t != TensorType::kInt16;
+}
+
+}  // namespace
+}  // namespace misc
+
+Status PrepareMiscUnary(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 1, 1));
+  const TensorDef& x = *node->t.in[0];
+  const BuiltinOp op = node->op->op;
+  const bool float_only = op != BuiltinOp::kNeg && op != BuiltinOp::kSquare &&
+                          op != BuiltinOp::kAbs && op != BuiltinOp::kLogicalNot;
+  const bool ok = op == BuiltinOp::kLogicalNot ? x.type == TensorType::kBool
+                  : float_only                 ? x.type == TensorType::kFloat32
+                                               : misc::Plain(x.type) && x.type != TensorType::kBool;
+  if (!ok) return misc::Unsupported(*node, x.type);
+  EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], x.type, "output"));
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], x.shape, "output"));
+  node->eval = misc::EvalUnary;
+  return Status::OK();
+}
+
+Status PrepareMiscBinary(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 2, 2));
+  const TensorDef& a = *node->t.in[0];
+  const TensorDef& b = *node->t.in[1];
+  const BuiltinOp op = node->op->op;
+  const bool logical = op == BuiltinOp::kLogicalAnd || op == BuiltinOp::kLogicalOr;
+  if (a.type != b.type) {
+    return errors::InvalidArgument(node->what + ": inputs are " + TensorTypeName(a.type) + " and " +
+                                   TensorTypeName(b.type));
+  }
+  const bool ok = logical ? a.type == TensorType::kBool
+                          : misc::Plain(a.type) && a.type != TensorType::kBool &&
+                                (op != BuiltinOp::kPow || a.type != TensorType::kInt64);
+  if (!ok) return misc::Unsupported(*node, a.type);
+  std::vector<int32_t> shape;
+  if (!misc::BroadcastShape(a.shape, b.shape, &shape)) {
+    return errors::InvalidArgument(node->what + ": shapes " + ShapeString(a.shape) + " and " +
+                                   ShapeString(b.shape) + " do not broadcast");
+  }
+  const TensorType out_type = (logical || misc::IsComparison(op)) ? TensorType::kBool : a.type;
+  EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], out_type, "output"));
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], shape, "output"));
+  FloatActivationRange(node->op->options.activation, &node->f_min, &node->f_max);
+  node->eval = misc::EvalBinary;
+  return Status::OK();
+}
+
+Status PrepareSelect(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 3, 3));
+  const TensorDef& c = *node->t.in[0];
+  const TensorDef& t = *node->t.in[1];
+  const TensorDef& e = *node->t.in[2];
+  EMBER_RETURN_IF_ERROR(CheckType(*node, c, TensorType::kBool, "condition"));
+  if (t.type != e.type || !misc::Plain(t.type)) return misc::Unsupported(*node, t.type);
+  std::vector<int32_t> te, shape;
+  if (!misc::BroadcastShape(t.shape, e.shape, &te)) {
+    return errors::InvalidArgument(node->what + ": values do not broadcast");
+  }
+  const bool rows = node->op->op == BuiltinOp::kSelect && c.shape.size() == 1 && te.size() > 1 &&
+                    c.shape[0] == te[0];
+  if (rows) {
+    shape = te;
+  } else if (!misc::BroadcastShape(c.shape, te, &shape)) {
+    return errors::InvalidArgument(node->what + ": condition " + ShapeString(c.shape) +
+                                   " does not broadcast with " + ShapeString(te));
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], t.type, "output"));
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], shape, "output"));
+  node->eval = misc::EvalSelect;
+  return Status::OK();
+}
+
+Status PrepareCast(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 1, 1));
+  const TensorDef& x = *node->t.in[0];
+  const TensorDef& y = *node->t.out[0];
+  if (!misc::Plain(x.type) || !misc::Plain(y.type)) {
+    return misc::Unsupported(*node, misc::Plain(x.type) ? y.type : x.type);
+  }
+  if (x.num_elements != y.num_elements) {
+    return CheckShape(*node, y, x.shape, "output");
+  }
+  node->eval = misc::EvalCast;
+  return Status::OK();
+}
+
+}  // namespace lite
+}  // namespace ember

@@ -1,0 +1,74 @@
+"""ember-benchmark --model also times GraphDefs (.pb), fed like ember-run (--feed NAME=FILE.npy).
+
+Runs the committed real-model fixtures of engine/testdata/gen_models.py; checks the report's
+fields (positive, finite, ordered), that unfed Placeholders with known shapes are synthesized,
+and that a missing --fetch or an unknown feed is one clean `error: ...` line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+GRAPHS = Path(__file__).resolve().parents[2] / "engine" / "testdata" / "graphs"
+
+
+def bench(install: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [str(install / "bin" / "ember-benchmark"), *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+
+
+def feed_args(name: str) -> list[str]:
+    manifest = json.loads((GRAPHS / name / "manifest.json").read_text())
+    args: list[str] = []
+    for feed in manifest["feeds"]:
+        args += ["--feed", f"{feed['name']}={GRAPHS / name / feed['file']}"]
+    for fetch in manifest["fetches"]:
+        args += ["--fetch", fetch]
+    return args
+
+
+@pytest.mark.parametrize("name", ["model_bert_keras_hub", "model_mobilenet_v2"])
+def test_graphdef_json_report(ember_install: Path, name: str) -> None:
+    model = str(GRAPHS / name / "model.pb")
+    proc = bench(ember_install, "--model", model, *feed_args(name), "--repeat", "3", "--warmup", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["model"] == model and report["format"] == "graphdef"
+    assert report["nodes"] > 100 and report["synthesized_feeds"] == 0
+    assert report["repeat"] == 3 and report["warmup"] == 1
+    keys = ["load_us", "first_run_us", "run_median_us", "run_mean_us", "run_min_us", "run_max_us"]
+    assert all(math.isfinite(report[k]) and report[k] > 0 for k in keys), report
+    assert report["run_min_us"] <= report["run_median_us"] <= report["run_max_us"]
+
+
+def test_unfed_placeholders_are_synthesized(ember_install: Path) -> None:
+    proc = bench(
+        ember_install,
+        "--model",
+        str(GRAPHS / "model_mobilenet_v1" / "model.pb"),
+        "--fetch",
+        "Identity",
+        "--repeat",
+        "2",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "1 feeds (1 synthesized)" in proc.stdout.splitlines()[0]
+    assert proc.stdout.splitlines()[2].startswith("run_median_us ")
+
+
+def test_graphdef_errors_are_one_line(ember_install: Path) -> None:
+    model = str(GRAPHS / "model_bert_tf1" / "model.pb")
+    no_fetch = bench(ember_install, "--model", model)
+    assert no_fetch.returncode != 0 and no_fetch.stderr.startswith("error: ")
+    assert "--fetch" in no_fetch.stderr and len(no_fetch.stderr.strip().splitlines()) == 1
+    bad_feed = bench(ember_install, "--model", model, "--feed", "nope.npy", "--fetch", "pooled_output")
+    assert bad_feed.returncode != 0 and "NAME=FILE.npy" in bad_feed.stderr
+    tflite_with_feed = bench(ember_install, "--model", "x.tflite", "--fetch", "y")
+    assert tflite_with_feed.returncode != 0 and "GraphDef" in tflite_with_feed.stderr

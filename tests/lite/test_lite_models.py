@@ -1,0 +1,73 @@
+"""ember lite agrees with LiteRT on real-model .tflite files (engine/testdata/lite/models).
+
+Float models (BERT encoders written with Keras, KerasHub and tf.compat.v1, a Keras
+MultiHeadAttention encoder, MobileNetV2, and `ops_misc` with each transformer op on its own)
+are compared with LiteRT's reference kernels (BUILTIN_REF) to rtol 1e-4, computed live on the
+stored inputs; int8 CNNs (MobileNetV2, MobileNet) must equal them exactly.
+The stored expected outputs are checked too, so a LiteRT upgrade that changes them shows up.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+litert = pytest.importorskip("ai_edge_litert.interpreter", reason="ai-edge-litert is the oracle: pip install '.[test]'")
+
+pytestmark = pytest.mark.integration
+
+MODELS_DIR = Path(__file__).resolve().parents[2] / "engine" / "testdata" / "lite" / "models"
+MANIFEST = json.loads((MODELS_DIR / "manifest.json").read_text())
+RESOLVERS = {
+    "ref": litert.OpResolverType.BUILTIN_REF,
+    "builtin": litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+}
+
+
+def run_litert(model: Path, inputs: list[np.ndarray], resolver: str) -> list[np.ndarray]:
+    interp = litert.Interpreter(model_path=str(model), experimental_op_resolver_type=RESOLVERS[resolver])
+    interp.allocate_tensors()
+    for detail, value in zip(interp.get_input_details(), inputs, strict=True):
+        interp.set_tensor(detail["index"], value)
+    interp.invoke()
+    return [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
+
+
+def run_ember(install: Path, model: Path, inputs: list[Path], out: Path) -> list[np.ndarray]:
+    argv = [str(install / "bin" / "ember-lite-run"), str(model), "--outdir", str(out)]
+    for i, path in enumerate(inputs):
+        argv += ["--input", f"{i}={path}"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    outs = sorted(out.glob("output_*.npy"), key=lambda p: int(p.stem.split("_")[1]))
+    return [np.load(p) for p in outs]
+
+
+def test_manifest_lists_the_models() -> None:
+    assert {"bert_tf1", "bert_keras_hub", "mobilenet_v2", "mobilenet_v2_int8", "ops_misc"} <= set(MANIFEST)
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_matches_litert(ember_install: Path, tmp_path: Path, name: str) -> None:
+    entry = MANIFEST[name]
+    model = MODELS_DIR / f"{name}.tflite"
+    input_files = [MODELS_DIR / f"{name}.input_{i}.npy" for i in range(entry["inputs"])]
+    inputs = [np.load(p) for p in input_files]
+    resolver = entry["oracle"].split()[-1]
+    want = run_litert(model, inputs, resolver)
+    stored = [np.load(MODELS_DIR / f"{name}.expected_{i}.npy") for i in range(entry["outputs"])]
+    got = run_ember(ember_install, model, input_files, tmp_path)
+    assert len(got) == len(want) == len(stored)
+    for i, (g, w, s) in enumerate(zip(got, want, stored, strict=True)):
+        where = f"{name} output {i}"
+        assert g.dtype == w.dtype and g.shape == w.shape, f"{where}: {g.dtype}{g.shape} vs {w.dtype}{w.shape}"
+        if entry["exact"] or w.dtype != np.float32:
+            np.testing.assert_array_equal(g, w, err_msg=where)
+            np.testing.assert_array_equal(s, w, err_msg=f"{where}: stored vs live LiteRT")
+        else:
+            np.testing.assert_allclose(g, w, rtol=entry["rtol"], atol=entry["atol"], err_msg=where)
+            np.testing.assert_allclose(s, w, rtol=entry["rtol"], atol=entry["atol"], err_msg=f"{where}: stored")
