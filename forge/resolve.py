@@ -256,6 +256,8 @@ def refuse_unbuilt(request: Request, data: Toolchains, supported: Supported, hos
         honest = honest.without(axis)
     cell, _ = _feasible(honest, data, supported, host)
     fix = f"drop --{' --'.join(asked)}" + (f" (nearest feasible: {cell.id})" if cell is not None else "")
+    if cell is not None:
+        fix += f"\nto build it: invoke build --cell {cell.id}"
     why = "\n".join(NOT_BUILT_YET[axis] for axis in asked)
     raise InfeasibleError(f"{request.describe()} cannot be built yet ({request.origin})", why, fix)
 
@@ -293,6 +295,8 @@ def resolve(
     reasons = list(dict.fromkeys(r for v in violations if len(v) == fewest for r in v))
     alternatives = nearest_alternatives(request, data, supported, host)
     fix = "nearest feasible: " + "; ".join(alternatives) if alternatives else "relax the pins"
+    if alternatives:  # a command that can be pasted
+        fix += f"\nto build the first: invoke build --cell {alternatives[0].rsplit(' -> ', 1)[-1]}"
     raise InfeasibleError(f"no cell satisfies {request.describe()} ({request.origin})", "\n".join(reasons), fix)
 
 

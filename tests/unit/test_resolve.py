@@ -32,7 +32,8 @@ def test_cuda_and_bazel_are_refused_until_the_engine_builds_them(data: tuple[Too
             resolve(Request.make("linux-x86_64", pins), *data)
         assert info.value.why == NOT_BUILT_YET[axis]
         assert info.value.fix.startswith(f"drop --{axis} (nearest feasible: linux-x86_64-py3.")
-        assert info.value.fix.endswith("-cpu)")
+        first, paste = info.value.fix.splitlines()
+        assert first.endswith("-cpu)") and paste.startswith("to build it: invoke build --cell linux-x86_64-py3.")
     # a request that is infeasible anyway says why, not merely "not built yet"
     assert "has no CUDA toolkit" in infeasible(data, "macos-arm64", cuda="12.4").why
     assert resolve(Request.make("linux-x86_64", {"cuda": "none"}), *data).cell.cuda is None
@@ -70,6 +71,7 @@ def test_python311_with_gcc14(data: tuple[Toolchains, Supported]) -> None:
     assert "trixie provides python 3.13, not 3.11 (python 3.11 comes from bookworm)" in error.why
     assert "python 3.13 instead of 3.11 -> linux-x86_64-py3.13-np2.4-gcc14-cpu" in error.fix
     assert "gcc 12 instead of 14 -> linux-x86_64-py3.11-np2.4-gcc12-cpu" in error.fix
+    assert error.fix.endswith("\nto build the first: invoke build --cell linux-x86_64-py3.13-np2.4-gcc14-cpu")
 
 
 def test_cuda118_with_gcc12(data: tuple[Toolchains, Supported]) -> None:
