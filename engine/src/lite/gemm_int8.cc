@@ -244,15 +244,15 @@ EMBER_VNNI_TARGET void RequantizeVnni(const int32_t* acc, const int32_t* bias, c
     v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp), lo), hi);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), _mm512_cvtepi32_epi8(v));
   }
-  for (; c < n; ++c) {
-    const int32_t a =
-        static_cast<int32_t>(static_cast<uint32_t>(acc[c]) + static_cast<uint32_t>(bias[c]));
-    const int32_t v = single_rounding
-                          ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
-                          : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
-    const int32_t w =
-        static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(out_zp));
-    out[c] = static_cast<int8_t>(w < act_min ? act_min : (w > act_max ? act_max : w));
+  if (c < n) {
+    // The last 1..15 channels: masked loads and stores (lanes past n are never touched).
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - c)) - 1u);
+    const __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, acc + c),
+                                       _mm512_maskz_loadu_epi32(m, bias + c));
+    __m512i v = RequantLanes(a, _mm512_maskz_loadu_epi32(m, mult + c),
+                             _mm512_maskz_loadu_epi32(m, shift + c), single_rounding);
+    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp), lo), hi);
+    _mm512_mask_cvtepi32_storeu_epi8(out + c, m, v);
   }
 }
 
