@@ -68,11 +68,12 @@ inline bool HasAvx512F() {
   return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u && Bit(w.leaf7_ebx, 16);
 }
 
-// AVX-512 F, BW and VNNI, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
+// AVX-512 F, BW, VL and VNNI, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
 inline bool HasAvx512Vnni() {
   const X86Words w = ReadX86Words();
   return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u &&
-         Bit(w.leaf7_ebx, 16) && Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ecx, 11);
+         Bit(w.leaf7_ebx, 16) && Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ebx, 31) &&
+         Bit(w.leaf7_ecx, 11);
 }
 
 }  // namespace cpu

@@ -24,6 +24,23 @@ void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w
 void DepthwiseRowF32(const DepthwiseGeometry& g, const float* x, const float* w, const float* bias,
                      float lo, float hi, int oy, float* y);
 
+// Per-channel requantization of an int8 depthwise row (see ember/lite/quant.h).
+struct DepthwiseRequant {
+  const int32_t* bias = nullptr;  // c values
+  const int32_t* mult = nullptr;
+  const int* shift = nullptr;
+  int32_t out_zp = 0, act_min = -128, act_max = 127;
+};
+
+// AVX-512 (F, BW, VL, VNNI) rows, for CPUs where HasVnni(); usable when the filter has at
+// most 64 taps. The int8 row is fused: y = requantized int8 outputs. `w32` holds the weights
+// widened to int32, [taps][c rounded up to 16], zero padded.
+bool DepthwiseAvx512Usable(const DepthwiseGeometry& g);
+void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x, const int32_t* w32,
+                          int32_t in_zp, const DepthwiseRequant& q, int oy, int8_t* y);
+void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x, const float* w,
+                           const float* bias, float lo, float hi, int oy, float* y);
+
 }  // namespace lite
 }  // namespace ember
 

@@ -327,11 +327,9 @@ Status EvalConvF32(NodeState* node) {
 // Rows of int32 accumulators -> int8 outputs (contiguous rows of oc).
 void RequantizeRowsVnni(const NodeState& node, const int32_t* acc, int rows, int acc_stride,
                         int8_t* y) {
-  for (int r = 0; r < rows; ++r) {
-    RequantizeVnni(acc + static_cast<size_t>(r) * acc_stride, node.bias_u8.data(),
-                   node.multipliers.data(), node.shifts.data(), node.oc, node.left_shift == 1,
-                   node.out_zp, node.act_min, node.act_max, y + static_cast<size_t>(r) * node.oc);
-  }
+  lite::RequantizeRowsVnni(acc, rows, acc_stride, node.bias_u8.data(), node.multipliers.data(),
+                           node.shifts.data(), node.oc, node.left_shift == 1, node.out_zp,
+                           node.act_min, node.act_max, y);
 }
 
 constexpr int kConvRowBlock = 64;  // output pixels per GEMM call on the direct 1x1 path
@@ -559,8 +557,12 @@ Status EvalDepthwiseRowsF32(NodeState* node) {
   const size_t out_row = static_cast<size_t>(g.ow) * g.c;
   for (int bi = 0; bi < node->n; ++bi) {
     for (int oy = 0; oy < g.oh; ++oy) {
-      DepthwiseRowF32(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy,
-                      y + (static_cast<size_t>(bi) * g.oh + oy) * out_row);
+      float* yr = y + (static_cast<size_t>(bi) * g.oh + oy) * out_row;
+      if (node->vnni) {
+        DepthwiseRowF32Avx512(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy, yr);
+      } else {
+        DepthwiseRowF32(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy, yr);
+      }
     }
   }
   return Status::OK();
@@ -574,6 +576,22 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
   int32_t* acc = node->scratch32.data();
   const size_t in_image = static_cast<size_t>(g.ih) * g.iw * g.c;
   const bool vnni = HasVnni();
+  if (node->vnni) {
+    DepthwiseRequant q;
+    q.bias = node->bias.data();
+    q.mult = node->multipliers.data();
+    q.shift = node->shifts.data();
+    q.out_zp = node->out_zp;
+    q.act_min = node->act_min;
+    q.act_max = node->act_max;
+    for (int bi = 0; bi < node->n; ++bi) {
+      for (int oy = 0; oy < g.oh; ++oy) {
+        DepthwiseRowI8Avx512(g, x + bi * in_image, acc, node->in_zp, q, oy,
+                             y + (static_cast<size_t>(bi) * g.oh + oy) * g.ow * g.c);
+      }
+    }
+    return Status::OK();
+  }
   for (int bi = 0; bi < node->n; ++bi) {
     for (int oy = 0; oy < g.oh; ++oy) {
       DepthwiseRowI8(g, x + bi * in_image, w, node->in_zp, oy, acc);
@@ -637,7 +655,23 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
     return Status::OK();
   }
   node->eval = f32 ? EvalDepthwiseRowsF32 : EvalDepthwiseRowsI8;
-  if (!f32) node->scratch32.assign(static_cast<size_t>(node->ow) * node->oc, 0);
+  node->vnni = HasVnni() && DepthwiseAvx512Usable(Geometry(*node));
+  if (f32) return Status::OK();
+  if (!node->vnni) {
+    node->scratch32.assign(static_cast<size_t>(node->ow) * node->oc, 0);
+    return Status::OK();
+  }
+  // The AVX-512 row reads int32 weights, [taps][channels rounded up to 16].
+  const size_t taps = static_cast<size_t>(node->kh) * node->kw;
+  const size_t cpad = static_cast<size_t>((node->oc + 15) / 16 * 16);
+  const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
+  node->scratch32.assign(taps * cpad, 0);
+  for (size_t t = 0; t < taps; ++t) {
+    for (int c = 0; c < node->oc; ++c) {
+      node->scratch32[t * cpad + static_cast<size_t>(c)] =
+          wd[t * node->oc + static_cast<size_t>(c)];
+    }
+  }
   return Status::OK();
 }
 
