@@ -243,6 +243,20 @@ std::string JsonEscape(const std::string& text) {
   return out;
 }
 
+// Peak resident set of this process in KiB (VmHWM, Linux); -1 where unknown. Unlike
+// getrusage's ru_maxrss it does not carry over the parent's size across fork and exec.
+long PeakRssKib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, "VmHWM:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
+  }
+  std::fclose(f);
+  return kib;
+}
+
 int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
   auto r = ember::lite::BenchmarkTflite(path, warmup, repeat);
   if (!r.ok()) {
@@ -254,9 +268,10 @@ int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
     std::printf(
         "{\"model\": \"%s\", \"threads\": 1, \"operators\": %zu, \"load_us\": %.3f, "
         "\"prepare_us\": %.3f, \"warmup\": %d, \"repeat\": %d, \"invoke_median_us\": %.3f, "
-        "\"invoke_mean_us\": %.3f, \"invoke_min_us\": %.3f, \"invoke_max_us\": %.3f}\n",
+        "\"invoke_mean_us\": %.3f, \"invoke_min_us\": %.3f, \"invoke_max_us\": %.3f, "
+        "\"peak_rss_kib\": %ld}\n",
         JsonEscape(path).c_str(), r->operators, r->load_us, r->prepare_us, r->warmup, r->repeat,
-        r->median_us, r->mean_us, r->min_us, r->max_us);
+        r->median_us, r->mean_us, r->min_us, r->max_us, PeakRssKib());
     return 0;
   }
   std::printf("model %s: %zu operators, %zu inputs, %zu outputs (one thread)\n", path.c_str(),
