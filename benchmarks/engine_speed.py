@@ -65,7 +65,7 @@ def cpu_features() -> str:
 
 
 def _convert(model: Any, int8: bool, shape: tuple[int, ...]) -> bytes:
-    import tensorflow as tf
+    import tensorflow as tf  # type: ignore[import-untyped,unused-ignore]
 
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
     if int8:
@@ -90,15 +90,13 @@ def make_models(cache: Path) -> dict[str, Path]:
     specs: dict[str, tuple[Callable[[], Any], tuple[int, ...]]] = {}
 
     def mobilenet() -> Any:
-        import keras
+        import keras  # type: ignore[import-untyped,unused-ignore]
 
-        return keras.applications.MobileNetV2(
-            input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=1000
-        )
+        return keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=1000)
 
     def single(layer: Callable[[], Any], shape: tuple[int, ...]) -> Callable[[], Any]:
         def build() -> Any:
-            import keras
+            import keras  # type: ignore[import-untyped,unused-ignore]
 
             keras.utils.set_random_seed(0)
             inp = keras.Input(shape=shape, batch_size=1)
@@ -107,24 +105,22 @@ def make_models(cache: Path) -> dict[str, Path]:
         return build
 
     def conv3x3() -> Any:
-        import keras
+        import keras  # type: ignore[import-untyped,unused-ignore]
 
         return keras.layers.Conv2D(64, 3, padding="same", bias_initializer="glorot_uniform")
 
     def dw3x3() -> Any:
-        import keras
+        import keras  # type: ignore[import-untyped,unused-ignore]
 
         return keras.layers.DepthwiseConv2D(3, padding="same", bias_initializer="glorot_uniform")
 
     def dw3x3s2() -> Any:
-        import keras
+        import keras  # type: ignore[import-untyped,unused-ignore]
 
-        return keras.layers.DepthwiseConv2D(
-            3, strides=2, padding="same", bias_initializer="glorot_uniform"
-        )
+        return keras.layers.DepthwiseConv2D(3, strides=2, padding="same", bias_initializer="glorot_uniform")
 
     def pw() -> Any:
-        import keras
+        import keras  # type: ignore[import-untyped,unused-ignore]
 
         return keras.layers.Conv2D(128, 1, bias_initializer="glorot_uniform")
 
@@ -165,15 +161,13 @@ def peak_rss_kib() -> int:
 
 def litert_worker(model: str, threads: int, resolver: str, repeat: int) -> None:
     """Child mode: times one model under LiteRT and prints JSON (median us per invoke)."""
-    from ai_edge_litert import interpreter as litert
+    from ai_edge_litert import interpreter as litert  # type: ignore[import-untyped,unused-ignore]
 
     kind = {
         "xnnpack": litert.OpResolverType.AUTO,
         "builtin": litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
     }[resolver]
-    interp = litert.Interpreter(
-        model_path=model, num_threads=threads, experimental_op_resolver_type=kind
-    )
+    interp = litert.Interpreter(model_path=model, num_threads=threads, experimental_op_resolver_type=kind)
     interp.allocate_tensors()
     rng = np.random.default_rng(0)
     for d in interp.get_input_details():
@@ -257,7 +251,7 @@ def numpy_matmul(n: int, min_time: float) -> float:
 
 
 def tf_conv(min_time: float, threads: int) -> float:
-    import tensorflow as tf
+    import tensorflow as tf  # type: ignore[import-untyped,unused-ignore]
 
     rng = np.random.default_rng(0)
     x = tf.constant(rng.standard_normal((1, 56, 56, 64), dtype=np.float32))
@@ -269,7 +263,7 @@ def tf_conv(min_time: float, threads: int) -> float:
 
 def blas_info() -> str:
     try:
-        from threadpoolctl import threadpool_info
+        from threadpoolctl import threadpool_info  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return "OpenBLAS (threadpoolctl missing)"
     return ", ".join(
@@ -314,9 +308,40 @@ def kernel_rows(tool: Path, min_time: float) -> list[Row]:
     )
     print_row(rows[-1])
     for name, fig in figs.items():
-        if name.startswith("session_run") or name.endswith("_t2"):
-            rows.append({"figure": name, "ember_us": fig["seconds"] * 1e6, "note": fig.get("extra", "")})
+        if name.endswith("_t2") and name[:-3] in figs:
+            one = figs[name[:-3]]["seconds"]
+            rows.append(
+                {
+                    "figure": f"{name[:-3]} t2 vs t1 (scaling)",
+                    "ember_us": fig["seconds"] * 1e6,
+                    "ref": "ember one thread",
+                    "ref_us": one * 1e6,
+                    "ratio": one / fig["seconds"],
+                    "ember_kernel": kernel,
+                }
+            )
             print_row(rows[-1])
+    for name, fig in figs.items():
+        if name.startswith("session_run"):
+            rows.append({"figure": name, "ember_us": fig["seconds"] * 1e6, "note": "best per-step mean"})
+            print_row(rows[-1])
+    rows += session_spread(tool, min_time)
+    return rows
+
+
+def session_spread(tool: Path, min_time: float) -> list[Row]:
+    """Run overhead from run to run: the 10-node figures of several ember-benchmark runs."""
+    runs: dict[str, list[float]] = {}
+    for _ in range(5):
+        proc = subprocess.run([str(tool), "--json", "--min-time", str(min_time / 5)], capture_output=True, text=True)
+        for f in json.loads(proc.stdout)["figures"]:
+            if f["name"].startswith("session_run"):
+                runs.setdefault(f["name"], []).append(f["seconds"] * 1e6)
+    rows: list[Row] = []
+    for name, us in runs.items():
+        note = f"median {np.median(us):.2f} us, min {min(us):.2f}, max {max(us):.2f} over {len(us)} runs"
+        rows.append({"figure": f"{name} spread", "ember_us": float(np.median(us)), "note": note})
+        print_row(rows[-1])
     return rows
 
 
@@ -341,8 +366,6 @@ def print_row(row: Row) -> None:
 def find_tool(build: Path | None) -> Path:
     candidates = [build] if build else [REPO / "build", REPO / "engine" / "build"]
     for b in candidates:
-        if b is None:
-            continue
         p = b / "tools" / "ember_benchmark" / "ember-benchmark"
         if p.is_file():
             return p
@@ -370,7 +393,7 @@ def main() -> None:
     print("ratio = reference time / ember time (>= 1.0x: ember at least as fast)")
     rows: list[Row] = []
     if not args.skip_kernels:
-        import tensorflow as tf
+        import tensorflow as tf  # type: ignore[import-untyped,unused-ignore]
 
         tf.config.threading.set_intra_op_parallelism_threads(1)
         tf.config.threading.set_inter_op_parallelism_threads(1)
