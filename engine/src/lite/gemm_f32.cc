@@ -18,7 +18,8 @@
 
 #include "common/cpu_features.h"
 #define EMBER_F32_X86 1
-#if defined(__clang__) && __clang_major__ >= 18
+// "evex512": clang 18-21 only (see lite/requant_avx512.h).
+#if defined(__clang__) && __clang_major__ >= 18 && __clang_major__ < 22
 #define EMBER_AVX512_TARGET __attribute__((target("avx512f,evex512")))
 #else
 #define EMBER_AVX512_TARGET __attribute__((target("avx512f")))

@@ -11,9 +11,9 @@
 #include <climits>
 #include <cstdint>
 
-// clang 18 split 512-bit vectors out of the avx512* features ("evex512"); zig's clang for
-// macOS targets is newer than that, gcc and older clangs reject the name.
-#if defined(__clang__) && __clang_major__ >= 18
+// clang 18 to 21 split 512-bit vectors out of the avx512* features ("evex512"; zig 0.15's clang
+// 20 for macOS needs it); gcc, older clangs and clang 22 (zig 0.17) reject the name.
+#if defined(__clang__) && __clang_major__ >= 18 && __clang_major__ < 22
 #define EMBER_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,evex512")))
 #else
 #define EMBER_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))

@@ -13,7 +13,8 @@
 
 #include "common/cpu_features.h"
 #define EMBER_GEMM_X86 1
-#if defined(__clang__) && __clang_major__ >= 18
+// "evex512": clang 18-21 only (see lite/requant_avx512.h).
+#if defined(__clang__) && __clang_major__ >= 18 && __clang_major__ < 22
 #define EMBER_AVX512_TARGET __attribute__((target("avx512f,evex512")))
 #else
 #define EMBER_AVX512_TARGET __attribute__((target("avx512f")))
@@ -196,19 +197,22 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
 EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const float* b, float* c,
                                            int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
   EMBER_ROW(0)
-  EMBER_ROW(1) EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5) EMBER_ROW(6) EMBER_ROW(7)
-      EMBER_ROW(8) EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11) for (int64_t p = 0; p < kc; ++p) {
+  EMBER_ROW(1)
+  EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5) EMBER_ROW(6) EMBER_ROW(7) EMBER_ROW(8)
+      EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11) for (int64_t p = 0; p < kc; ++p) {
     const __m512 b0 = _mm512_loadu_ps(b);
     const __m512 b1 = _mm512_loadu_ps(b + 16);
     EMBER_FMA(0)
-    EMBER_FMA(1) EMBER_FMA(2) EMBER_FMA(3) EMBER_FMA(4) EMBER_FMA(5) EMBER_FMA(6) EMBER_FMA(7)
-        EMBER_FMA(8) EMBER_FMA(9) EMBER_FMA(10) EMBER_FMA(11) a += 12;
+    EMBER_FMA(1)
+    EMBER_FMA(2) EMBER_FMA(3) EMBER_FMA(4) EMBER_FMA(5) EMBER_FMA(6) EMBER_FMA(7) EMBER_FMA(8)
+        EMBER_FMA(9) EMBER_FMA(10) EMBER_FMA(11) a += 12;
     b += 32;
   }
   alignas(64) float acc[12 * 32];
   EMBER_PUT(0)
-  EMBER_PUT(1) EMBER_PUT(2) EMBER_PUT(3) EMBER_PUT(4) EMBER_PUT(5) EMBER_PUT(6) EMBER_PUT(7)
-      EMBER_PUT(8) EMBER_PUT(9) EMBER_PUT(10) EMBER_PUT(11) if (nr == 32) {
+  EMBER_PUT(1)
+  EMBER_PUT(2) EMBER_PUT(3) EMBER_PUT(4) EMBER_PUT(5) EMBER_PUT(6) EMBER_PUT(7) EMBER_PUT(8)
+      EMBER_PUT(9) EMBER_PUT(10) EMBER_PUT(11) if (nr == 32) {
     for (int64_t i = 0; i < mr; ++i) {
       float* row = c + i * ldc;
       __m512 v0 = _mm512_load_ps(acc + i * 32), v1 = _mm512_load_ps(acc + i * 32 + 16);
