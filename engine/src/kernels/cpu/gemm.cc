@@ -190,46 +190,51 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
     c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
     c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1); \
   }
+#define EMBER_STORE(i)                    \
+  _mm512_storeu_ps(c + (i)*ldc, c##i##0); \
+  _mm512_storeu_ps(c + (i)*ldc + 16, c##i##1);
+#define EMBER_ADD_STORE(i)                                                             \
+  _mm512_storeu_ps(c + (i)*ldc, _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i)*ldc))); \
+  _mm512_storeu_ps(c + (i)*ldc + 16, _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i)*ldc + 16)));
 #define EMBER_PUT(i)                      \
   _mm512_store_ps(acc + (i)*32, c##i##0); \
   _mm512_store_ps(acc + (i)*32 + 16, c##i##1);
 
 EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const float* b, float* c,
                                            int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
-  EMBER_ROW(0)
-  EMBER_ROW(1)
-  EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5) EMBER_ROW(6) EMBER_ROW(7) EMBER_ROW(8)
-      EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11) for (int64_t p = 0; p < kc; ++p) {
+  // clang-format off
+  EMBER_ROW(0) EMBER_ROW(1) EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5)
+  EMBER_ROW(6) EMBER_ROW(7) EMBER_ROW(8) EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11)
+  for (int64_t p = 0; p < kc; ++p) {
     const __m512 b0 = _mm512_loadu_ps(b);
     const __m512 b1 = _mm512_loadu_ps(b + 16);
-    EMBER_FMA(0)
-    EMBER_FMA(1)
-    EMBER_FMA(2) EMBER_FMA(3) EMBER_FMA(4) EMBER_FMA(5) EMBER_FMA(6) EMBER_FMA(7) EMBER_FMA(8)
-        EMBER_FMA(9) EMBER_FMA(10) EMBER_FMA(11) a += 12;
+    EMBER_FMA(0) EMBER_FMA(1) EMBER_FMA(2) EMBER_FMA(3) EMBER_FMA(4) EMBER_FMA(5)
+    EMBER_FMA(6) EMBER_FMA(7) EMBER_FMA(8) EMBER_FMA(9) EMBER_FMA(10) EMBER_FMA(11)
+    a += 12;
     b += 32;
   }
-  alignas(64) float acc[12 * 32];
-  EMBER_PUT(0)
-  EMBER_PUT(1)
-  EMBER_PUT(2) EMBER_PUT(3) EMBER_PUT(4) EMBER_PUT(5) EMBER_PUT(6) EMBER_PUT(7) EMBER_PUT(8)
-      EMBER_PUT(9) EMBER_PUT(10) EMBER_PUT(11) if (nr == 32) {
-    for (int64_t i = 0; i < mr; ++i) {
-      float* row = c + i * ldc;
-      __m512 v0 = _mm512_load_ps(acc + i * 32), v1 = _mm512_load_ps(acc + i * 32 + 16);
-      if (accumulate) {
-        v0 = _mm512_add_ps(v0, _mm512_loadu_ps(row));
-        v1 = _mm512_add_ps(v1, _mm512_loadu_ps(row + 16));
-      }
-      _mm512_storeu_ps(row, v0);
-      _mm512_storeu_ps(row + 16, v1);
+  if (mr == 12 && nr == 32) {  // a full tile goes straight from the registers
+    if (accumulate) {
+      EMBER_ADD_STORE(0) EMBER_ADD_STORE(1) EMBER_ADD_STORE(2) EMBER_ADD_STORE(3)
+      EMBER_ADD_STORE(4) EMBER_ADD_STORE(5) EMBER_ADD_STORE(6) EMBER_ADD_STORE(7)
+      EMBER_ADD_STORE(8) EMBER_ADD_STORE(9) EMBER_ADD_STORE(10) EMBER_ADD_STORE(11)
+    } else {
+      EMBER_STORE(0) EMBER_STORE(1) EMBER_STORE(2) EMBER_STORE(3) EMBER_STORE(4) EMBER_STORE(5)
+      EMBER_STORE(6) EMBER_STORE(7) EMBER_STORE(8) EMBER_STORE(9) EMBER_STORE(10) EMBER_STORE(11)
     }
     return;
   }
-  StoreTile(acc, c, ldc, mr, nr, accumulate, 32);
+  alignas(64) float acc[12 * 32];
+  EMBER_PUT(0) EMBER_PUT(1) EMBER_PUT(2) EMBER_PUT(3) EMBER_PUT(4) EMBER_PUT(5)
+  EMBER_PUT(6) EMBER_PUT(7) EMBER_PUT(8) EMBER_PUT(9) EMBER_PUT(10) EMBER_PUT(11)
+      // clang-format on
+      StoreTile(acc, c, ldc, mr, nr, accumulate, 32);
 }
 #undef EMBER_ROW
 #undef EMBER_FMA
 #undef EMBER_PUT
+#undef EMBER_STORE
+#undef EMBER_ADD_STORE
 #endif
 
 // A micro-kernel with its tile shape and cache blocking.
@@ -244,7 +249,7 @@ struct KernelSpec {
 const KernelSpec kGeneric{MicroKernelGeneric, "generic", kMR, kNR, 256, 120};
 #if defined(EMBER_GEMM_X86)
 const KernelSpec kAvx2{MicroKernelAvx2, "avx2-fma", kMR, kNR, 256, 120};
-const KernelSpec kAvx512{MicroKernelAvx512, "avx512f", 12, 32, 192, 144};
+const KernelSpec kAvx512{MicroKernelAvx512, "avx512f", 12, 32, 128, 144};
 #endif
 
 std::atomic<int> forced_isa{static_cast<int>(SgemmIsa::kAuto)};
