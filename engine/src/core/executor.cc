@@ -339,7 +339,9 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
     // Help rather than sleep: while the step is not done, run queued closures (its roots,
     // and the branches they fan out to) here. A chain of cheap nodes then costs what it
     // costs inline, plus the scheduling; only the step's last leg is waited for.
-    while (!step->done_flag.load(std::memory_order_acquire) && args.inter_op_pool->TryRunOne()) {
+    // With a deadline the caller stays free to cancel the step when it passes, as before.
+    while (!HasDeadline(args.deadline) && !step->done_flag.load(std::memory_order_acquire) &&
+           args.inter_op_pool->TryRunOne()) {
     }
     step->PollDone();
     std::unique_lock<std::mutex> lock(step->mu);
