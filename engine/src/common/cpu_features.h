@@ -1,16 +1,32 @@
 // x86 CPU feature checks for choosing kernels at run time, shared by the framework's float GEMM
-// (kernels/cpu/gemm.cc) and lite's int8 GEMM (lite/gemm_int8.cc). Header-only: libember_lite
-// does not link the framework. CPUID and XGETBV are read directly (not __builtin_cpu_supports),
-// so no compiler runtime support library is needed: the checks link the same under gcc, clang
-// and zig's clang for macOS.
+// (kernels/cpu/gemm.cc) and lite's GEMMs (lite/gemm_int8.cc, lite/gemm_f32.cc). Header-only:
+// libember_lite does not link the framework. CPUID and XGETBV are read directly (not
+// __builtin_cpu_supports), so no compiler runtime support library is needed: the checks link the
+// same under gcc, clang and zig's clang for macOS.
 #ifndef EMBER_SRC_COMMON_CPU_FEATURES_H_
 #define EMBER_SRC_COMMON_CPU_FEATURES_H_
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 
+#include <cstdlib>
+#include <cstring>
+
 namespace ember {
 namespace cpu {
+
+// EMBER_CPU_ISA=generic|avx2|avx512 (read once per process) caps what the checks below report,
+// so tests and benchmarks can run every kernel path on one machine. Unset: no cap.
+inline int IsaCap() {
+  static const int cap = [] {
+    const char* v = std::getenv("EMBER_CPU_ISA");
+    if (v == nullptr || *v == '\0') return 2;
+    if (std::strcmp(v, "generic") == 0) return 0;
+    if (std::strcmp(v, "avx2") == 0) return 1;
+    return 2;
+  }();
+  return cap;
+}
 
 // The CPUID and XCR0 words the checks read; zero where the CPU or the OS does not report them.
 struct X86Words {
@@ -42,15 +58,22 @@ inline bool Bit(unsigned word, int bit) { return (word & (1u << bit)) != 0; }
 // FMA, AVX and AVX2, with the OS saving XMM and YMM state.
 inline bool HasAvx2Fma() {
   const X86Words w = ReadX86Words();
-  return Bit(w.leaf1_ecx, 12) && Bit(w.leaf1_ecx, 27) && Bit(w.leaf1_ecx, 28) &&
+  return IsaCap() >= 1 && Bit(w.leaf1_ecx, 12) && Bit(w.leaf1_ecx, 27) && Bit(w.leaf1_ecx, 28) &&
          (w.xcr0 & 0x6u) == 0x6u && Bit(w.leaf7_ebx, 5);
 }
 
-// AVX-512 F, BW and VNNI, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
+// AVX-512 F, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
+inline bool HasAvx512F() {
+  const X86Words w = ReadX86Words();
+  return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u && Bit(w.leaf7_ebx, 16);
+}
+
+// AVX-512 F, BW, VL and VNNI, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
 inline bool HasAvx512Vnni() {
   const X86Words w = ReadX86Words();
-  return Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u && Bit(w.leaf7_ebx, 16) &&
-         Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ecx, 11);
+  return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u &&
+         Bit(w.leaf7_ebx, 16) && Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ebx, 31) &&
+         Bit(w.leaf7_ecx, 11);
 }
 
 }  // namespace cpu

@@ -19,12 +19,16 @@ struct ThreadPool::Impl {
   bool stopping = false;
   std::atomic<int64_t> scheduled{0};
 
+  int sleeping = 0;  // workers blocked on cv (guarded by mu)
+
   void WorkerLoop() {
     for (;;) {
       std::function<void()> fn;
       {
         std::unique_lock<std::mutex> lock(mu);
+        ++sleeping;
         cv.wait(lock, [this] { return stopping || !queue.empty(); });
+        --sleeping;
         if (queue.empty()) return;  // stopping and drained
         fn = std::move(queue.front());
         queue.pop_front();
@@ -53,11 +57,25 @@ int ThreadPool::NumThreads() const { return static_cast<int>(impl_->threads.size
 
 void ThreadPool::Schedule(std::function<void()> fn) {
   impl_->scheduled.fetch_add(1, std::memory_order_relaxed);
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->queue.push_back(std::move(fn));
+    wake = impl_->sleeping > 0;  // busy workers look at the queue before they sleep
   }
-  impl_->cv.notify_one();
+  if (wake) impl_->cv.notify_one();
+}
+
+bool ThreadPool::TryRunOne() {
+  std::function<void()> fn;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->queue.empty()) return false;
+    fn = std::move(impl_->queue.front());
+    impl_->queue.pop_front();
+  }
+  fn();
+  return true;
 }
 
 int64_t ThreadPool::NumScheduled() const { return impl_->scheduled.load(); }

@@ -18,6 +18,9 @@ class ThreadPool {
 
   int NumThreads() const;
   void Schedule(std::function<void()> fn);
+  // Runs the oldest queued closure on the calling thread, if any (a caller that would only
+  // wait for the pool helps instead: no wake-up on the critical path). False when none waits.
+  bool TryRunOne();
   // Number of closures ever scheduled (tests check a custom pool was used).
   int64_t NumScheduled() const;
   // Runs fn(begin, end) over [0, total) split into shards, using the pool and the

@@ -18,14 +18,8 @@
 #include <immintrin.h>
 
 #include "common/cpu_features.h"
+#include "lite/requant_avx512.h"
 #define EMBER_LITE_X86 1
-// clang 18 split 512-bit vectors out of the avx512* features ("evex512"); zig's clang for
-// macOS targets is newer than that, gcc and older clangs reject the name.
-#if defined(__clang__) && __clang_major__ >= 18
-#define EMBER_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni,evex512")))
-#else
-#define EMBER_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
-#endif
 #endif
 
 namespace ember {
@@ -176,59 +170,6 @@ EMBER_VNNI_TARGET void RowBlock(const uint8_t* x, int x_stride, const PackedWeig
   }
 }
 
-EMBER_VNNI_TARGET inline __m512i SingleHalf(__m512i xs, __m512i ms, __m512i t) {
-  const __m512i one = _mm512_set1_epi64(1);
-  const __m512i prod = _mm512_mul_epi32(xs, ms);
-  const __m512i round = _mm512_sllv_epi64(one, _mm512_sub_epi64(t, one));
-  return _mm512_srav_epi64(_mm512_add_epi64(prod, round), t);
-}
-
-// SRDHM on the even 32-bit lanes: (x * m + nudge) / 2^31, truncating toward zero.
-EMBER_VNNI_TARGET inline __m512i SrdhmHalf(__m512i xs, __m512i ms) {
-  const __m512i prod = _mm512_mul_epi32(xs, ms);
-  const __mmask8 neg = _mm512_cmplt_epi64_mask(prod, _mm512_setzero_si512());
-  const __m512i nudge = _mm512_mask_blend_epi64(neg, _mm512_set1_epi64(1LL << 30),
-                                                _mm512_set1_epi64(1 - (1LL << 30)));
-  __m512i v = _mm512_add_epi64(prod, nudge);
-  const __mmask8 vneg = _mm512_cmplt_epi64_mask(v, _mm512_setzero_si512());
-  v = _mm512_mask_add_epi64(v, vneg, v, _mm512_set1_epi64((1LL << 31) - 1));
-  return _mm512_srai_epi64(v, 31);
-}
-
-// Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.
-EMBER_VNNI_TARGET inline __m512i RequantLanes(__m512i x, __m512i m, __m512i shift, bool single) {
-  const __m512i zero = _mm512_setzero_si512();
-  if (single) {
-    // (x * m + 2^(30 - s)) >> (31 - s) in 64-bit lanes.
-    const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), shift);
-    const __m512i tot_even = _mm512_and_si512(total, _mm512_set1_epi64(0xffffffff));
-    const __m512i tot_odd = _mm512_srli_epi64(total, 32);
-    const __m512i even = SingleHalf(x, m, tot_even);
-    const __m512i odd = SingleHalf(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32), tot_odd);
-    return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  }
-  const __m512i left = _mm512_max_epi32(shift, zero);
-  const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-  x = _mm512_sllv_epi32(x, left);
-  const __m512i even = SrdhmHalf(x, m);
-  const __m512i odd = SrdhmHalf(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32));
-  __m512i r = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  // Saturation case of SRDHM: x == m == INT32_MIN.
-  const __m512i mn = _mm512_set1_epi32(INT32_MIN);
-  const __mmask16 sat = _mm512_cmpeq_epi32_mask(x, mn) & _mm512_cmpeq_epi32_mask(m, mn);
-  r = _mm512_mask_mov_epi32(r, sat, _mm512_set1_epi32(INT32_MAX));
-  // RoundingDivideByPOT with per-lane exponents.
-  const __m512i mask =
-      _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), right), _mm512_set1_epi32(1));
-  const __m512i rem = _mm512_and_si512(r, mask);
-  const __mmask16 rneg = _mm512_cmplt_epi32_mask(r, zero);
-  const __m512i thr = _mm512_mask_add_epi32(_mm512_srai_epi32(mask, 1), rneg,
-                                            _mm512_srai_epi32(mask, 1), _mm512_set1_epi32(1));
-  const __mmask16 up = _mm512_cmpgt_epi32_mask(rem, thr);
-  r = _mm512_srav_epi32(r, right);
-  return _mm512_mask_add_epi32(r, up, r, _mm512_set1_epi32(1));
-}
-
 }  // namespace
 
 EMBER_VNNI_TARGET void RequantizeVnni(const int32_t* acc, const int32_t* bias, const int32_t* mult,
@@ -239,20 +180,78 @@ EMBER_VNNI_TARGET void RequantizeVnni(const int32_t* acc, const int32_t* bias, c
   int c = 0;
   for (; c + 16 <= n; c += 16) {
     const __m512i a = _mm512_add_epi32(_mm512_loadu_si512(acc + c), _mm512_loadu_si512(bias + c));
-    __m512i v = RequantLanes(a, _mm512_loadu_si512(mult + c), _mm512_loadu_si512(shift + c),
-                             single_rounding);
+    __m512i v = avx512::RequantLanes(a, _mm512_loadu_si512(mult + c), _mm512_loadu_si512(shift + c),
+                                     single_rounding);
     v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp), lo), hi);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), _mm512_cvtepi32_epi8(v));
   }
-  for (; c < n; ++c) {
-    const int32_t a =
-        static_cast<int32_t>(static_cast<uint32_t>(acc[c]) + static_cast<uint32_t>(bias[c]));
-    const int32_t v = single_rounding
-                          ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
-                          : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
-    const int32_t w =
-        static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(out_zp));
-    out[c] = static_cast<int8_t>(w < act_min ? act_min : (w > act_max ? act_max : w));
+  if (c < n) {
+    // The last 1..15 channels: masked loads and stores (lanes past n are never touched).
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - c)) - 1u);
+    const __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, acc + c),
+                                       _mm512_maskz_loadu_epi32(m, bias + c));
+    __m512i v = avx512::RequantLanes(a, _mm512_maskz_loadu_epi32(m, mult + c),
+                                     _mm512_maskz_loadu_epi32(m, shift + c), single_rounding);
+    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp), lo), hi);
+    _mm512_mask_cvtepi32_storeu_epi8(out + c, m, v);
+  }
+}
+
+namespace {
+// 8 int32 values in both halves of a vector.
+EMBER_VNNI_TARGET inline __m512i Twice(const int32_t* p) {
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(h), h, 1);
+}
+}  // namespace
+
+EMBER_VNNI_TARGET void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_stride,
+                                          const int32_t* bias, const int32_t* mult,
+                                          const int* shift, int n, bool single_rounding,
+                                          int32_t out_zp, int32_t act_min, int32_t act_max,
+                                          int8_t* out) {
+  const int full = n / 16 * 16;
+  if (n - full != 8) {
+    for (int r = 0; r < rows; ++r) {
+      RequantizeVnni(acc + static_cast<size_t>(r) * acc_stride, bias, mult, shift, n,
+                     single_rounding, out_zp, act_min, act_max, out + static_cast<size_t>(r) * n);
+    }
+    return;
+  }
+  // n = 16 k + 8 (8, 24, 56, ...: common in slim networks): the 8-channel tails of two rows
+  // share one vector instead of each filling half of one.
+  const __m512i zp = _mm512_set1_epi32(out_zp);
+  const __m512i lo = _mm512_set1_epi32(act_min), hi = _mm512_set1_epi32(act_max);
+  const __m512i tb = Twice(bias + full), tm = Twice(mult + full), ts = Twice(shift + full);
+  int r = 0;
+  for (; r + 2 <= rows; r += 2) {
+    const int32_t* a0 = acc + static_cast<size_t>(r) * acc_stride;
+    const int32_t* a1 = a0 + acc_stride;
+    int8_t* o0 = out + static_cast<size_t>(r) * n;
+    int8_t* o1 = o0 + n;
+    for (int c = 0; c < full; c += 16) {
+      for (int k = 0; k < 2; ++k) {
+        const int32_t* a = k == 0 ? a0 : a1;
+        const __m512i s = _mm512_add_epi32(_mm512_loadu_si512(a + c), _mm512_loadu_si512(bias + c));
+        __m512i v = avx512::RequantLanes(s, _mm512_loadu_si512(mult + c),
+                                         _mm512_loadu_si512(shift + c), single_rounding);
+        v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp), lo), hi);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>((k == 0 ? o0 : o1) + c),
+                         _mm512_cvtepi32_epi8(v));
+      }
+    }
+    const __m256i t0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a0 + full));
+    const __m256i t1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a1 + full));
+    const __m512i s = _mm512_add_epi32(_mm512_inserti64x4(_mm512_castsi256_si512(t0), t1, 1), tb);
+    __m512i v = avx512::RequantLanes(s, tm, ts, single_rounding);
+    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp), lo), hi);
+    const __m128i bytes = _mm512_cvtepi32_epi8(v);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o0 + full), bytes);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o1 + full), _mm_unpackhi_epi64(bytes, bytes));
+  }
+  for (; r < rows; ++r) {
+    RequantizeVnni(acc + static_cast<size_t>(r) * acc_stride, bias, mult, shift, n, single_rounding,
+                   out_zp, act_min, act_max, out + static_cast<size_t>(r) * n);
   }
 }
 
@@ -274,6 +273,8 @@ void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
 void RequantizeVnni(const int32_t*, const int32_t*, const int32_t*, const int*, int, bool, int32_t,
                     int32_t, int32_t, int8_t*) {}
+void RequantizeRowsVnni(const int32_t*, int, int, const int32_t*, const int32_t*, const int*, int,
+                        bool, int32_t, int32_t, int32_t, int8_t*) {}
 
 #endif
 

@@ -28,6 +28,12 @@ void RequantizeVnni(const int32_t* acc, const int32_t* bias, const int32_t* mult
                     int n, bool single_rounding, int32_t out_zp, int32_t act_min, int32_t act_max,
                     int8_t* out);
 
+// RequantizeVnni over `rows` rows of acc (row r at acc + r * acc_stride) into rows of n
+// contiguous outputs.
+void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_stride, const int32_t* bias,
+                        const int32_t* mult, const int* shift, int n, bool single_rounding,
+                        int32_t out_zp, int32_t act_min, int32_t act_max, int8_t* out);
+
 }  // namespace lite
 }  // namespace ember
 

@@ -10,6 +10,7 @@
 #include "ember/lite/interpreter.h"
 #include "ember/lite/schema.h"
 #include "ember/status.h"
+#include "lite/gemm_f32.h"
 #include "lite/gemm_int8.h"
 
 namespace ember {
@@ -54,6 +55,11 @@ struct Interpreter::NodeState {
   bool vnni = false;
   std::vector<int8_t> scratch8;  // im2col
   std::vector<float> scratchf;
+  // Convolutions: state sized in Prepare, so Invoke allocates nothing.
+  PackedF32 packed_f32;            // float CONV_2D weights in 16-channel panels
+  std::vector<int32_t> scratch32;  // int8 accumulators
+  std::vector<uint8_t> scratchu8;  // int8 activations offset by 128 (VNNI)
+  bool direct_1x1 = false;         // 1x1, stride 1: the input rows are the GEMM's rows
   // Geometry (NHWC): batches, in_h, in_w, in_c, out_h, out_w, out_c, filter_h, filter_w.
   int n = 1, ih = 0, iw = 0, ic = 0, oh = 0, ow = 0, oc = 0, kh = 1, kw = 1;
   int pad_h = 0, pad_w = 0;

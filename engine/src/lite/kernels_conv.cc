@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ember/lite/quant.h"
+#include "lite/depthwise.h"
 #include "lite/kernels.h"
 
 namespace ember {
@@ -305,67 +306,78 @@ void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value
 
 Status EvalConvF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
-  const float* b = node->t.in.size() > 2 && node->t.in[2] ? node->t.In<float>(2) : nullptr;
   float* y = node->t.Out<float>(0);
+  const PackedF32& w = node->packed_f32;
+  if (node->direct_1x1) {
+    GemmF32(x, node->n * node->oh * node->ow, node->ic, w, node->f_min, node->f_max, y);
+    return Status::OK();
+  }
   const int k = node->kh * node->kw * node->ic;
-  std::vector<float> cols(static_cast<size_t>(node->ow) * k);
-  const float* wt = node->scratchf.data();
+  float* cols = node->scratchf.data();
   for (int bi = 0; bi < node->n; ++bi) {
     for (int oy = 0; oy < node->oh; ++oy) {
-      Im2ColRow<float>(*node, x, bi, oy, 0.0f, cols.data());
-      for (int ox = 0; ox < node->ow; ++ox) {
-        float* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
-        MatVecFloat(cols.data() + static_cast<size_t>(ox) * k, wt, k, node->oc, yo);
-        for (int c = 0; c < node->oc; ++c) {
-          yo[c] = std::min(node->f_max, std::max(node->f_min, yo[c] + (b ? b[c] : 0.0f)));
-        }
-      }
+      Im2ColRow<float>(*node, x, bi, oy, 0.0f, cols);
+      GemmF32(cols, node->ow, k, w, node->f_min, node->f_max,
+              y + (static_cast<size_t>(bi) * node->oh + oy) * node->ow * node->oc);
     }
   }
   return Status::OK();
 }
+
+// Rows of int32 accumulators -> int8 outputs (contiguous rows of oc).
+void RequantizeRowsVnni(const NodeState& node, const int32_t* acc, int rows, int acc_stride,
+                        int8_t* y) {
+  lite::RequantizeRowsVnni(acc, rows, acc_stride, node.bias_u8.data(), node.multipliers.data(),
+                           node.shifts.data(), node.oc, node.left_shift == 1, node.out_zp,
+                           node.act_min, node.act_max, y);
+}
+
+constexpr int kConvRowBlock = 64;  // output pixels per GEMM call on the direct 1x1 path
 
 Status EvalConvI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
   const int8_t* w = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
   const int k = node->kh * node->kw * node->ic;
-  std::vector<int8_t> cols(static_cast<size_t>(node->ow) * k);
-  std::vector<int32_t> acc(static_cast<size_t>(node->oc));
+  int32_t* acc = node->scratch32.data();
   // Padding holds zp_in, whose (x - zp_in) contribution is 0 as in the reference.
   const int8_t pad = static_cast<int8_t>(node->in_zp);
   if (node->vnni) {
     const PackedWeights& p = node->packed;
     const int stride = p.k4 * 4;
+    const int acc_stride = p.nb * 16;
     // Offset the whole input by 128 once; im2col then copies unsigned bytes.
     const size_t in_bytes = node->t.in[0]->num_elements;
-    std::vector<int8_t> xu(in_bytes);
-    for (size_t i = 0; i < in_bytes; ++i)
-      xu[i] = static_cast<int8_t>(static_cast<uint8_t>(x[i]) ^ 0x80u);
+    uint8_t* xu = node->scratchu8.data();
+    for (size_t i = 0; i < in_bytes; ++i) xu[i] = static_cast<uint8_t>(x[i]) ^ 0x80u;
+    if (node->direct_1x1) {
+      const int m = node->n * node->oh * node->ow;
+      for (int r = 0; r < m; r += kConvRowBlock) {
+        const int rows = std::min(kConvRowBlock, m - r);
+        GemmVnni(xu + static_cast<size_t>(r) * node->ic, rows, node->ic, p, acc, acc_stride);
+        RequantizeRowsVnni(*node, acc, rows, acc_stride, y + static_cast<size_t>(r) * node->oc);
+      }
+      return Status::OK();
+    }
     const int8_t pad_u = static_cast<int8_t>(static_cast<uint8_t>(pad) ^ 0x80u);
-    std::vector<int8_t> rows(static_cast<size_t>(node->ow) * stride, 0);
-    std::vector<int32_t> out(static_cast<size_t>(node->ow) * p.nb * 16);
+    int8_t* rows = reinterpret_cast<int8_t*>(xu + (in_bytes + 63) / 64 * 64);
     for (int bi = 0; bi < node->n; ++bi) {
       for (int oy = 0; oy < node->oh; ++oy) {
-        Im2ColRow<int8_t>(*node, xu.data(), bi, oy, pad_u, rows.data(), stride);
-        GemmVnni(reinterpret_cast<const uint8_t*>(rows.data()), node->ow, stride, p, out.data(),
-                 p.nb * 16);
-        for (int ox = 0; ox < node->ow; ++ox) {
-          int8_t* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
-          RequantizeVnni(out.data() + static_cast<size_t>(ox) * p.nb * 16, node->bias_u8.data(),
-                         node->multipliers.data(), node->shifts.data(), node->oc,
-                         node->left_shift == 1, node->out_zp, node->act_min, node->act_max, yo);
-        }
+        Im2ColRow<int8_t>(*node, reinterpret_cast<const int8_t*>(xu), bi, oy, pad_u, rows, stride);
+        GemmVnni(reinterpret_cast<const uint8_t*>(rows), node->ow, stride, p, acc, acc_stride);
+        RequantizeRowsVnni(*node, acc, node->ow, acc_stride,
+                           y + (static_cast<size_t>(bi) * node->oh + oy) * node->ow * node->oc);
       }
     }
     return Status::OK();
   }
+  int8_t* cols = reinterpret_cast<int8_t*>(node->scratchu8.data());
   for (int bi = 0; bi < node->n; ++bi) {
     for (int oy = 0; oy < node->oh; ++oy) {
-      Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols.data());
+      Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
       for (int ox = 0; ox < node->ow; ++ox) {
         int8_t* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
-        DotRowsInt8(w, node->oc, cols.data() + static_cast<size_t>(ox) * k, k, acc.data());
+        DotRowsInt8(w, node->oc, cols + static_cast<size_t>(ox) * k, k, acc);
         for (int c = 0; c < node->oc; ++c) {
           const int32_t a =
               static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(c)]) +
@@ -431,11 +443,33 @@ Status PrepareConv2D(NodeState* node) {
   }
   const int k = node->kh * node->kw * node->ic;
   EMBER_RETURN_IF_ERROR(PrepareWeighted(node, node->oc, k, true));
+  const OpOptions& o = op.options;
+  node->direct_1x1 = node->kh == 1 && node->kw == 1 && o.stride_h == 1 && o.stride_w == 1 &&
+                     node->pad_h == 0 && node->pad_w == 0 && node->oh == node->ih &&
+                     node->ow == node->iw;
   if (node->t.in[0]->type == TensorType::kFloat32) {
-    node->scratchf = Transpose(reinterpret_cast<const float*>(w.data), node->oc, k);
+    const TensorDef* b = node->t.in.size() > 2 ? node->t.in[2] : nullptr;
+    PackWeightsF32(reinterpret_cast<const float*>(w.data),
+                   b != nullptr ? reinterpret_cast<const float*>(b->data) : nullptr, node->oc, k,
+                   &node->packed_f32);
+    if (!node->direct_1x1) node->scratchf.assign(static_cast<size_t>(node->ow) * k, 0.0f);
     node->eval = EvalConvF32;
+    return Status::OK();
+  }
+  node->eval = EvalConvI8;
+  const size_t in_bytes = node->t.in[0]->num_elements;
+  if (node->vnni) {
+    const PackedWeights& p = node->packed;
+    // The direct path reads rows of ic bytes as 4-byte groups: ic must fill them exactly.
+    node->direct_1x1 = node->direct_1x1 && p.k4 * 4 == node->ic;
+    const size_t cols = node->direct_1x1 ? 0 : static_cast<size_t>(node->ow) * p.k4 * 4;
+    node->scratchu8.assign((in_bytes + 63) / 64 * 64 + cols, 0);
+    const int rows = node->direct_1x1 ? kConvRowBlock : node->ow;
+    node->scratch32.assign(static_cast<size_t>(rows) * p.nb * 16, 0);
   } else {
-    node->eval = EvalConvI8;
+    node->direct_1x1 = false;
+    node->scratchu8.assign(static_cast<size_t>(node->ow) * k, 0);
+    node->scratch32.assign(static_cast<size_t>(node->oc), 0);
   }
   return Status::OK();
 }
@@ -493,6 +527,93 @@ void EmitI8(const NodeState& node, int8_t* y, size_t at, int oc, int32_t acc, fl
   y[at] = Requantize(node, acc, static_cast<size_t>(oc));
 }
 
+DepthwiseGeometry Geometry(const NodeState& node) {
+  const OpOptions& o = node.op->options;
+  DepthwiseGeometry g;
+  g.ih = node.ih;
+  g.iw = node.iw;
+  g.c = node.oc;
+  g.oh = node.oh;
+  g.ow = node.ow;
+  g.kh = node.kh;
+  g.kw = node.kw;
+  g.stride_h = o.stride_h;
+  g.stride_w = o.stride_w;
+  g.dil_h = o.dilation_h;
+  g.dil_w = o.dilation_w;
+  g.pad_h = node.pad_h;
+  g.pad_w = node.pad_w;
+  return g;
+}
+
+// Depth multiplier 1: whole output rows, vectorised across channels.
+Status EvalDepthwiseRowsF32(NodeState* node) {
+  const DepthwiseGeometry g = Geometry(*node);
+  const float* x = node->t.In<float>(0);
+  const float* w = node->t.In<float>(1);
+  const float* b = node->t.in.size() > 2 && node->t.in[2] ? node->t.In<float>(2) : nullptr;
+  float* y = node->t.Out<float>(0);
+  const size_t in_image = static_cast<size_t>(g.ih) * g.iw * g.c;
+  const size_t out_row = static_cast<size_t>(g.ow) * g.c;
+  for (int bi = 0; bi < node->n; ++bi) {
+    for (int oy = 0; oy < g.oh; ++oy) {
+      float* yr = y + (static_cast<size_t>(bi) * g.oh + oy) * out_row;
+      if (node->vnni) {
+        DepthwiseRowF32Avx512(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy, yr);
+      } else {
+        DepthwiseRowF32(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy, yr);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status EvalDepthwiseRowsI8(NodeState* node) {
+  const DepthwiseGeometry g = Geometry(*node);
+  const int8_t* x = node->t.In<int8_t>(0);
+  const int8_t* w = node->t.In<int8_t>(1);
+  int8_t* y = node->t.Out<int8_t>(0);
+  int32_t* acc = node->scratch32.data();
+  const size_t in_image = static_cast<size_t>(g.ih) * g.iw * g.c;
+  const bool vnni = HasVnni();
+  if (node->vnni) {
+    DepthwiseRequant q;
+    q.bias = node->bias.data();
+    q.mult = node->multipliers.data();
+    q.shift = node->shifts.data();
+    q.out_zp = node->out_zp;
+    q.act_min = node->act_min;
+    q.act_max = node->act_max;
+    for (int bi = 0; bi < node->n; ++bi) {
+      for (int oy = 0; oy < g.oh; ++oy) {
+        DepthwiseRowI8Avx512(g, x + bi * in_image, acc, node->in_zp, q, oy,
+                             y + (static_cast<size_t>(bi) * g.oh + oy) * g.ow * g.c);
+      }
+    }
+    return Status::OK();
+  }
+  for (int bi = 0; bi < node->n; ++bi) {
+    for (int oy = 0; oy < g.oh; ++oy) {
+      DepthwiseRowI8(g, x + bi * in_image, w, node->in_zp, oy, acc);
+      int8_t* yr = y + (static_cast<size_t>(bi) * g.oh + oy) * g.ow * g.c;
+      for (int ox = 0; ox < g.ow; ++ox) {
+        const int32_t* a = acc + static_cast<size_t>(ox) * g.c;
+        int8_t* yo = yr + static_cast<size_t>(ox) * g.c;
+        if (vnni) {
+          RequantizeVnni(a, node->bias.data(), node->multipliers.data(), node->shifts.data(), g.c,
+                         false, node->out_zp, node->act_min, node->act_max, yo);
+          continue;
+        }
+        for (int c = 0; c < g.c; ++c) {
+          yo[c] = Requantize(*node, WrappingAdd(a[c], node->bias[static_cast<size_t>(c)]),
+                             static_cast<size_t>(c));
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
 Status EvalDepthwiseF32(NodeState* node) {
   DepthwiseLoop<float>(*node, node->t.In<float>(0), node->t.In<float>(1), node->t.Out<float>(0),
                        EmitF32);
@@ -528,7 +649,29 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
                                    " must equal the filter's channels " + std::to_string(node->oc));
   }
   EMBER_RETURN_IF_ERROR(PrepareWeighted(node, node->oc, node->kh * node->kw, false));
-  node->eval = node->t.in[0]->type == TensorType::kFloat32 ? EvalDepthwiseF32 : EvalDepthwiseI8;
+  const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
+  if (dm != 1) {
+    node->eval = f32 ? EvalDepthwiseF32 : EvalDepthwiseI8;
+    return Status::OK();
+  }
+  node->eval = f32 ? EvalDepthwiseRowsF32 : EvalDepthwiseRowsI8;
+  node->vnni = HasVnni() && DepthwiseAvx512Usable(Geometry(*node));
+  if (f32) return Status::OK();
+  if (!node->vnni) {
+    node->scratch32.assign(static_cast<size_t>(node->ow) * node->oc, 0);
+    return Status::OK();
+  }
+  // The AVX-512 row reads int32 weights, [taps][channels rounded up to 16].
+  const size_t taps = static_cast<size_t>(node->kh) * node->kw;
+  const size_t cpad = static_cast<size_t>((node->oc + 15) / 16 * 16);
+  const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
+  node->scratch32.assign(taps * cpad, 0);
+  for (size_t t = 0; t < taps; ++t) {
+    for (int c = 0; c < node->oc; ++c) {
+      node->scratch32[t * cpad + static_cast<size_t>(c)] =
+          wd[t * node->oc + static_cast<size_t>(c)];
+    }
+  }
   return Status::OK();
 }
 

@@ -81,9 +81,20 @@ TEST(Gemm, MatchesReferenceOnEdgeSizesAndTransposes) {
   ember::kernels::SgemmForceGenericForTesting(false);
 }
 
+// Every micro-kernel the CPU has (AVX-512F 12x32, AVX2 6x16, generic), forced in turn.
+TEST(Gemm, EachIsaMatchesReference) {
+  using ember::kernels::SgemmIsa;
+  for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kGeneric}) {
+    ember::kernels::SgemmForceIsaForTesting(isa);
+    CheckGemmSizes();
+  }
+  ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kAuto);
+}
+
 static void CheckGemmSizes() {
-  const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},   {7, 1, 9},      {6, 16, 256},
-                              {13, 35, 300}, {64, 64, 64}, {121, 50, 513}, {5, 2049, 3}};
+  const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},    {7, 1, 9},      {6, 16, 256},
+                              {13, 35, 300}, {64, 64, 64},  {121, 50, 513}, {5, 2049, 3},
+                              {12, 32, 192}, {25, 67, 385}, {145, 33, 200}, {2, 31, 17}};
   unsigned seed = 10;
   for (const auto& s : sizes) {
     for (int t = 0; t < 4; ++t) {

@@ -28,6 +28,7 @@
 #include "bench_saved_model.h"
 #include "core/op_kernel.h"
 #include "core/resource_mgr.h"
+#include "core/thread_pool.h"
 #include "ember/graph_def.h"
 #include "ember/saved_model.h"
 #include "ember/tensor.h"
@@ -89,16 +90,18 @@ AttrValue TypeAttr(DataType dt) {
   return v;
 }
 
-// Runs one kernel (no session, no intra-op pool: one thread) and fails loudly on error.
+// Runs one kernel (no session; one thread unless Run gets an intra-op pool) and fails loudly on
+// error.
 class KernelRunner {
  public:
   explicit KernelRunner(NodeDef node) : node_(std::move(node)) {
     Status s = ember::KernelRegistry::Global()->CreateKernel(node_, "CPU", &kernel_);
     if (!s.ok()) Die(s);
   }
-  void Run(const std::vector<const Tensor*>& inputs) {
+  void Run(const std::vector<const Tensor*>& inputs, ember::ThreadPool* pool = nullptr) {
     ember::OpKernelContext::Params p;
     p.node = &node_;
+    p.intra_op_pool = pool;
     p.inputs = inputs;
     p.output_types = {DataType::kFloat};
     p.resources = &resources_;
@@ -117,19 +120,24 @@ class KernelRunner {
   ember::ResourceMgr resources_;
 };
 
-Figure BenchMatMul(int64_t n, double min_time) {
+// `pool`: the intra-op pool (null: one thread); a non-null pool adds "_t<threads>" to the name.
+std::string ThreadSuffix(ember::ThreadPool* pool) {
+  return pool == nullptr ? "" : "_t" + std::to_string(pool->NumThreads());
+}
+
+Figure BenchMatMul(int64_t n, double min_time, ember::ThreadPool* pool = nullptr) {
   NodeDef node;
   node.name = "matmul";
   node.op = "MatMul";
   node.attr["T"] = TypeAttr(DataType::kFloat);
   KernelRunner runner(node);
   Tensor a = Random({n, n}, 1), b = Random({n, n}, 2);
-  double s = BestTime([&] { runner.Run({&a, &b}); }, min_time);
+  double s = BestTime([&] { runner.Run({&a, &b}, pool); }, min_time);
   double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  return {"matmul_" + std::to_string(n), s, flops / s / 1e9, ""};
+  return {"matmul_" + std::to_string(n) + ThreadSuffix(pool), s, flops / s / 1e9, ""};
 }
 
-Figure BenchConv(double min_time) {
+Figure BenchConv(double min_time, ember::ThreadPool* pool = nullptr) {
   NodeDef node;
   node.name = "conv";
   node.op = "Conv2D";
@@ -144,9 +152,9 @@ Figure BenchConv(double min_time) {
   node.attr["padding"] = padding;
   KernelRunner runner(node);
   Tensor x = Random({1, 56, 56, 64}, 3), f = Random({3, 3, 64, 64}, 4);
-  double s = BestTime([&] { runner.Run({&x, &f}); }, min_time);
+  double s = BestTime([&] { runner.Run({&x, &f}, pool); }, min_time);
   double flops = 2.0 * 56 * 56 * 64 * 3 * 3 * 64;
-  return {"conv2d_1x56x56x64_3x3x64", s, flops / s / 1e9, ""};
+  return {"conv2d_1x56x56x64_3x3x64" + ThreadSuffix(pool), s, flops / s / 1e9, ""};
 }
 
 #ifdef EMBER_BENCH_SESSION
@@ -255,6 +263,20 @@ std::string JsonEscape(const std::string& text) {
   return out;
 }
 
+// Peak resident set of this process in KiB (VmHWM, Linux); -1 where unknown. Unlike
+// getrusage's ru_maxrss it does not carry over the parent's size across fork and exec.
+long PeakRssKib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, "VmHWM:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
+  }
+  std::fclose(f);
+  return kib;
+}
+
 int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
   auto r = ember::lite::BenchmarkTflite(path, warmup, repeat);
   if (!r.ok()) {
@@ -266,9 +288,10 @@ int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
     std::printf(
         "{\"model\": \"%s\", \"threads\": 1, \"operators\": %zu, \"load_us\": %.3f, "
         "\"prepare_us\": %.3f, \"warmup\": %d, \"repeat\": %d, \"invoke_median_us\": %.3f, "
-        "\"invoke_mean_us\": %.3f, \"invoke_min_us\": %.3f, \"invoke_max_us\": %.3f}\n",
+        "\"invoke_mean_us\": %.3f, \"invoke_min_us\": %.3f, \"invoke_max_us\": %.3f, "
+        "\"peak_rss_kib\": %ld}\n",
         JsonEscape(path).c_str(), r->operators, r->load_us, r->prepare_us, r->warmup, r->repeat,
-        r->median_us, r->mean_us, r->min_us, r->max_us);
+        r->median_us, r->mean_us, r->min_us, r->max_us, PeakRssKib());
     return 0;
   }
   std::printf("model %s: %zu operators, %zu inputs, %zu outputs (one thread)\n", path.c_str(),
@@ -407,6 +430,12 @@ int main(int argc, char** argv) {
   figures.push_back(BenchMatMul(512, min_time));
   figures.push_back(BenchMatMul(1024, min_time));
   figures.push_back(BenchConv(min_time));
+  {
+    ember::ThreadPool intra("intra", 2);  // two threads: the figures' "_t2" twins
+    figures.push_back(BenchMatMul(512, min_time, &intra));
+    figures.push_back(BenchMatMul(1024, min_time, &intra));
+    figures.push_back(BenchConv(min_time, &intra));
+  }
 #ifdef EMBER_BENCH_SESSION
   figures.push_back(BenchSession(-1, min_time));
   figures.push_back(BenchSession(0, min_time));
@@ -421,7 +450,8 @@ int main(int argc, char** argv) {
     std::printf("]}\n");
     return 0;
   }
-  std::printf("gemm micro-kernel: %s (one thread)\n", ember::kernels::SgemmKernelName());
+  std::printf("gemm micro-kernel: %s (one thread; _t2: an intra-op pool of two)\n",
+              ember::kernels::SgemmKernelName());
   for (const Figure& f : figures) {
     if (f.gflops > 0) {
       std::printf("%-32s %10.3f ms  %8.1f GFLOP/s\n", f.name.c_str(), f.seconds * 1e3, f.gflops);

@@ -13,17 +13,26 @@
 
 #include "common/cpu_features.h"
 #define EMBER_GEMM_X86 1
+// "evex512": clang 18-21 only (see lite/requant_avx512.h).
+#if defined(__clang__) && __clang_major__ >= 18 && __clang_major__ < 22
+#define EMBER_AVX512_TARGET __attribute__((target("avx512f,evex512")))
+#else
+#define EMBER_AVX512_TARGET __attribute__((target("avx512f")))
+#endif
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 namespace ember {
 namespace kernels {
 namespace {
 
-constexpr int64_t kMR = 6;     // rows of C per micro-tile
-constexpr int64_t kNR = 16;    // columns of C per micro-tile
-constexpr int64_t kKC = 256;   // depth of a packed block (B micro-panel: 16 KiB, in L1)
-constexpr int64_t kMC = 120;   // rows of a packed A block (120 KiB, in L2)
-constexpr int64_t kNC = 2048;  // columns of a packed B block (2 MiB, in L3)
+constexpr int64_t kMR = 6;     // rows of C per micro-tile (generic and AVX2)
+constexpr int64_t kNR = 16;    // columns of C per micro-tile (generic and AVX2)
+constexpr int64_t kNC = 2048;  // columns of a packed B block (in L3)
 
 // Strided view of op(X): element (r, c) is at p[r * rs + c * cs].
 struct View {
@@ -34,48 +43,52 @@ struct View {
 
 // Packs rows [0, mc) x depth [0, kc) of `a` into MR-row panels: panel i holds, for each p,
 // the MR values a(i*MR + 0..MR-1, p), zero-padded past mc.
+template <int64_t MR>
 void PackA(const View& a, int64_t mc, int64_t kc, float* out) {
-  for (int64_t i0 = 0; i0 < mc; i0 += kMR) {
-    int64_t rows = std::min(kMR, mc - i0);
-    if (rows == kMR && a.cs == 1) {
-      const float* r[kMR];
-      for (int64_t r_i = 0; r_i < kMR; ++r_i) r[r_i] = a.p + (i0 + r_i) * a.rs;
+  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+    int64_t rows = std::min(MR, mc - i0);
+    if (rows == MR && a.cs == 1) {
+      const float* r[MR];
+      for (int64_t r_i = 0; r_i < MR; ++r_i) r[r_i] = a.p + (i0 + r_i) * a.rs;
       for (int64_t p = 0; p < kc; ++p) {
-        for (int64_t r_i = 0; r_i < kMR; ++r_i) out[r_i] = r[r_i][p];
-        out += kMR;
+        for (int64_t r_i = 0; r_i < MR; ++r_i) out[r_i] = r[r_i][p];
+        out += MR;
       }
       continue;
     }
     for (int64_t p = 0; p < kc; ++p) {
-      for (int64_t r_i = 0; r_i < kMR; ++r_i) out[r_i] = r_i < rows ? a.at(i0 + r_i, p) : 0.f;
-      out += kMR;
+      for (int64_t r_i = 0; r_i < MR; ++r_i) out[r_i] = r_i < rows ? a.at(i0 + r_i, p) : 0.f;
+      out += MR;
     }
   }
 }
 
 // Packs depth [0, kc) x columns [0, nc) of `b` into NR-column panels, zero-padded past nc.
+template <int64_t NR>
 void PackB(const View& b, int64_t kc, int64_t nc, float* out) {
-  for (int64_t j0 = 0; j0 < nc; j0 += kNR) {
-    int64_t cols = std::min(kNR, nc - j0);
-    if (cols == kNR && b.cs == 1) {
+  for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+    int64_t cols = std::min(NR, nc - j0);
+    if (cols == NR && b.cs == 1) {
       for (int64_t p = 0; p < kc; ++p) {
-        std::memcpy(out, b.p + p * b.rs + j0, kNR * sizeof(float));
-        out += kNR;
+        std::memcpy(out, b.p + p * b.rs + j0, NR * sizeof(float));
+        out += NR;
       }
       continue;
     }
     for (int64_t p = 0; p < kc; ++p) {
-      for (int64_t j = 0; j < kNR; ++j) out[j] = j < cols ? b.at(p, j0 + j) : 0.f;
-      out += kNR;
+      for (int64_t j = 0; j < NR; ++j) out[j] = j < cols ? b.at(p, j0 + j) : 0.f;
+      out += NR;
     }
   }
 }
 
-// Writes (or adds, when `accumulate`) the MR x NR tile `acc` into the mr x nr corner of C.
-void StoreTile(const float* acc, float* c, int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+// Writes (or adds, when `accumulate`) the tile `acc` (rows of `acc_ld`) into the mr x nr corner
+// of C.
+void StoreTile(const float* acc, float* c, int64_t ldc, int64_t mr, int64_t nr, bool accumulate,
+               int64_t acc_ld = kNR) {
   for (int64_t i = 0; i < mr; ++i) {
     float* row = c + i * ldc;
-    const float* src = acc + i * kNR;
+    const float* src = acc + i * acc_ld;
     if (accumulate) {
       for (int64_t j = 0; j < nr; ++j) row[j] += src[j];
     } else {
@@ -166,18 +179,92 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
 
 #endif
 
-MicroKernel SelectMicroKernel() {
 #if defined(EMBER_GEMM_X86)
-  if (cpu::HasAvx2Fma()) return MicroKernelAvx2;
-#endif
-  return MicroKernelGeneric;
+// AVX-512F: a 12 x 32 tile in 24 zmm accumulators; A values are broadcast from memory.
+#define EMBER_ROW(i)                    \
+  __m512 c##i##0 = _mm512_setzero_ps(); \
+  __m512 c##i##1 = _mm512_setzero_ps();
+#define EMBER_FMA(i)                            \
+  {                                             \
+    const __m512 av = _mm512_set1_ps(a[i]);     \
+    c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
+    c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1); \
+  }
+#define EMBER_STORE(i)                    \
+  _mm512_storeu_ps(c + (i)*ldc, c##i##0); \
+  _mm512_storeu_ps(c + (i)*ldc + 16, c##i##1);
+#define EMBER_ADD_STORE(i)                                                             \
+  _mm512_storeu_ps(c + (i)*ldc, _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i)*ldc))); \
+  _mm512_storeu_ps(c + (i)*ldc + 16, _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i)*ldc + 16)));
+#define EMBER_PUT(i)                      \
+  _mm512_store_ps(acc + (i)*32, c##i##0); \
+  _mm512_store_ps(acc + (i)*32 + 16, c##i##1);
+
+EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const float* b, float* c,
+                                           int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+  // clang-format off
+  EMBER_ROW(0) EMBER_ROW(1) EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5)
+  EMBER_ROW(6) EMBER_ROW(7) EMBER_ROW(8) EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11)
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(b);
+    const __m512 b1 = _mm512_loadu_ps(b + 16);
+    EMBER_FMA(0) EMBER_FMA(1) EMBER_FMA(2) EMBER_FMA(3) EMBER_FMA(4) EMBER_FMA(5)
+    EMBER_FMA(6) EMBER_FMA(7) EMBER_FMA(8) EMBER_FMA(9) EMBER_FMA(10) EMBER_FMA(11)
+    a += 12;
+    b += 32;
+  }
+  if (mr == 12 && nr == 32) {  // a full tile goes straight from the registers
+    if (accumulate) {
+      EMBER_ADD_STORE(0) EMBER_ADD_STORE(1) EMBER_ADD_STORE(2) EMBER_ADD_STORE(3)
+      EMBER_ADD_STORE(4) EMBER_ADD_STORE(5) EMBER_ADD_STORE(6) EMBER_ADD_STORE(7)
+      EMBER_ADD_STORE(8) EMBER_ADD_STORE(9) EMBER_ADD_STORE(10) EMBER_ADD_STORE(11)
+    } else {
+      EMBER_STORE(0) EMBER_STORE(1) EMBER_STORE(2) EMBER_STORE(3) EMBER_STORE(4) EMBER_STORE(5)
+      EMBER_STORE(6) EMBER_STORE(7) EMBER_STORE(8) EMBER_STORE(9) EMBER_STORE(10) EMBER_STORE(11)
+    }
+    return;
+  }
+  alignas(64) float acc[12 * 32];
+  EMBER_PUT(0) EMBER_PUT(1) EMBER_PUT(2) EMBER_PUT(3) EMBER_PUT(4) EMBER_PUT(5)
+  EMBER_PUT(6) EMBER_PUT(7) EMBER_PUT(8) EMBER_PUT(9) EMBER_PUT(10) EMBER_PUT(11)
+      // clang-format on
+      StoreTile(acc, c, ldc, mr, nr, accumulate, 32);
 }
+#undef EMBER_ROW
+#undef EMBER_FMA
+#undef EMBER_PUT
+#undef EMBER_STORE
+#undef EMBER_ADD_STORE
+#endif
 
-std::atomic<bool> force_generic{false};
+// A micro-kernel with its tile shape and cache blocking.
+struct KernelSpec {
+  MicroKernel fn;
+  const char* name;
+  int64_t mr, nr;
+  int64_t kc;  // depth of a packed block: the B micro-panel (kc x nr) stays in L1
+  int64_t mc;  // rows of a packed A block (mc x kc, in L2)
+};
 
-MicroKernel ActiveMicroKernel() {
-  static const MicroKernel kernel = SelectMicroKernel();
-  return force_generic.load(std::memory_order_relaxed) ? MicroKernelGeneric : kernel;
+const KernelSpec kGeneric{MicroKernelGeneric, "generic", kMR, kNR, 256, 120};
+#if defined(EMBER_GEMM_X86)
+const KernelSpec kAvx2{MicroKernelAvx2, "avx2-fma", kMR, kNR, 256, 120};
+const KernelSpec kAvx512{MicroKernelAvx512, "avx512f", 12, 32, 128, 144};
+#endif
+
+std::atomic<int> forced_isa{static_cast<int>(SgemmIsa::kAuto)};
+
+const KernelSpec& ActiveSpec() {
+#if defined(EMBER_GEMM_X86)
+  static const SgemmIsa best = cpu::HasAvx512F()   ? SgemmIsa::kAvx512
+                               : cpu::HasAvx2Fma() ? SgemmIsa::kAvx2
+                                                   : SgemmIsa::kGeneric;
+  SgemmIsa isa = static_cast<SgemmIsa>(forced_isa.load(std::memory_order_relaxed));
+  if (isa == SgemmIsa::kAuto || static_cast<int>(isa) > static_cast<int>(best)) isa = best;
+  if (isa == SgemmIsa::kAvx512) return kAvx512;
+  if (isa == SgemmIsa::kAvx2) return kAvx2;
+#endif
+  return kGeneric;
 }
 
 // Small products: packing would cost more than it saves.
@@ -198,6 +285,36 @@ void NaiveGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, fl
   }
 }
 
+template <int64_t MR, int64_t NR>
+void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m, int64_t n,
+                 int64_t k, float* c, int64_t ldc) {
+  // Equal depth blocks (k=576 -> 3 x 192, not 256+256+64): no short, overhead-heavy last block.
+  const int64_t k_blocks = (k + spec.kc - 1) / spec.kc;
+  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
+  const int64_t mc_max = std::min(spec.mc, (m + MR - 1) / MR * MR);
+  const int64_t nc_max = std::min(kNC, (n + NR - 1) / NR * NR);
+  std::vector<float> a_pack(static_cast<size_t>(mc_max * kc_max));
+  std::vector<float> b_pack(static_cast<size_t>(nc_max * kc_max));
+  for (int64_t jc = 0; jc < n; jc += kNC) {
+    const int64_t nc = std::min(kNC, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
+      PackB<NR>(View{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs}, kc, nc, b_pack.data());
+      for (int64_t ic = 0; ic < m; ic += spec.mc) {
+        const int64_t mc = std::min(spec.mc, m - ic);
+        PackA<MR>(View{a.p + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, a_pack.data());
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const float* bp = b_pack.data() + jr * kc;
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            spec.fn(kc, a_pack.data() + ir * kc, bp, c + (ic + ir) * ldc + jc + jr, ldc,
+                    std::min(MR, mc - ir), std::min(NR, nc - jr), pc > 0);
+          }
+        }
+      }
+    }
+  }
+}
+
 void SerialGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, float* c,
                 int64_t ldc) {
   if (m == 0 || n == 0) return;
@@ -209,41 +326,23 @@ void SerialGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, f
     NaiveGemm(a, b, m, n, k, c, ldc);
     return;
   }
-  const MicroKernel micro = ActiveMicroKernel();
-  // Equal depth blocks (k=576 -> 3 x 192, not 256+256+64): no short, overhead-heavy last block.
-  const int64_t k_blocks = (k + kKC - 1) / kKC;
-  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
-  const int64_t mc_max = std::min(kMC, (m + kMR - 1) / kMR * kMR);
-  const int64_t nc_max = std::min(kNC, (n + kNR - 1) / kNR * kNR);
-  std::vector<float> a_pack(static_cast<size_t>(mc_max * kc_max));
-  std::vector<float> b_pack(static_cast<size_t>(nc_max * kc_max));
-  for (int64_t jc = 0; jc < n; jc += kNC) {
-    const int64_t nc = std::min(kNC, n - jc);
-    for (int64_t pc = 0; pc < k; pc += kc_max) {
-      const int64_t kc = std::min(kc_max, k - pc);
-      PackB(View{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs}, kc, nc, b_pack.data());
-      for (int64_t ic = 0; ic < m; ic += kMC) {
-        const int64_t mc = std::min(kMC, m - ic);
-        PackA(View{a.p + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, a_pack.data());
-        for (int64_t jr = 0; jr < nc; jr += kNR) {
-          const float* bp = b_pack.data() + jr * kc;
-          for (int64_t ir = 0; ir < mc; ir += kMR) {
-            micro(kc, a_pack.data() + ir * kc, bp, c + (ic + ir) * ldc + jc + jr, ldc,
-                  std::min(kMR, mc - ir), std::min(kNR, nc - jr), pc > 0);
-          }
-        }
-      }
-    }
+  const KernelSpec& spec = ActiveSpec();
+  if (spec.mr == 12) {
+    BlockedGemm<12, 32>(spec, a, b, m, n, k, c, ldc);
+  } else {
+    BlockedGemm<kMR, kNR>(spec, a, b, m, n, k, c, ldc);
   }
 }
 
 }  // namespace
 
-void SgemmForceGenericForTesting(bool force) { force_generic.store(force); }
+void SgemmForceIsaForTesting(SgemmIsa isa) { forced_isa.store(static_cast<int>(isa)); }
 
-const char* SgemmKernelName() {
-  return ActiveMicroKernel() == MicroKernelGeneric ? "generic" : "avx2-fma";
+void SgemmForceGenericForTesting(bool force) {
+  SgemmForceIsaForTesting(force ? SgemmIsa::kGeneric : SgemmIsa::kAuto);
 }
+
+const char* SgemmKernelName() { return ActiveSpec().name; }
 
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float* c, int64_t ldc, ThreadPool* pool) {
@@ -259,7 +358,7 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const fl
   // Split the larger of m and n into per-thread slabs; each slab packs its own operands.
   const bool split_m = m >= n;
   const int64_t extent = split_m ? m : n;
-  const int64_t align = split_m ? kMR : kNR;
+  const int64_t align = split_m ? ActiveSpec().mr : ActiveSpec().nr;
   int64_t shards = std::min<int64_t>(threads, (extent + align - 1) / align);
   int64_t chunk = (extent + shards - 1) / shards;
   chunk = (chunk + align - 1) / align * align;

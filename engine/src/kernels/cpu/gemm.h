@@ -1,8 +1,9 @@
 // Single-precision GEMM used by MatMul, BatchMatMul and Conv2D.
 //
 // A packed, cache-blocked GEMM (BLIS-style loop order) with a 6x16 register-blocked
-// micro-kernel. On x86-64 an AVX2+FMA micro-kernel is compiled with a `target` attribute and
-// chosen at run time when the CPU has both, so the baseline (SSE2) build still runs everywhere.
+// micro-kernel (12x32 with AVX-512F). On x86-64 the AVX-512F and AVX2+FMA micro-kernels are
+// compiled with `target` attributes and chosen at run time (EMBER_CPU_ISA caps the choice), so
+// the baseline (SSE2) build still runs everywhere.
 #ifndef EMBER_KERNELS_CPU_GEMM_H_
 #define EMBER_KERNELS_CPU_GEMM_H_
 
@@ -19,11 +20,16 @@ namespace kernels {
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float* c, int64_t ldc, ThreadPool* pool);
 
-// The micro-kernel in use: "avx2-fma" or "generic".
+// The micro-kernel in use: "avx512f", "avx2-fma" or "generic".
 const char* SgemmKernelName();
 
 // Tests only: force the portable micro-kernel (true) or go back to run-time selection.
 void SgemmForceGenericForTesting(bool force);
+
+// Tests only: force one micro-kernel (kAuto: run-time selection). An ISA the CPU lacks falls
+// back to the best one it has.
+enum class SgemmIsa { kAuto = -1, kGeneric = 0, kAvx2 = 1, kAvx512 = 2 };
+void SgemmForceIsaForTesting(SgemmIsa isa);
 
 }  // namespace kernels
 }  // namespace ember

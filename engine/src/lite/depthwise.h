@@ -1,0 +1,47 @@
+// Depthwise convolution rows with depth multiplier 1, vectorised across channels (x86-64:
+// AVX-512 / AVX2 clones chosen at load time; elsewhere the same portable loop). An int8 row
+// is an exact integer sum, so every clone gives the reference kernel's integers.
+#ifndef EMBER_SRC_LITE_DEPTHWISE_H_
+#define EMBER_SRC_LITE_DEPTHWISE_H_
+
+#include <cstdint>
+
+namespace ember {
+namespace lite {
+
+// Geometry of one NHWC depthwise convolution (one image; c input = output channels).
+struct DepthwiseGeometry {
+  int ih = 0, iw = 0, c = 0, oh = 0, ow = 0, kh = 1, kw = 1;
+  int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
+};
+
+// acc[ox * c + ch] = sum over taps inside the image of w[tap * c + ch] * (x - in_zp), for
+// output row oy of the image at `x`. Taps in the padding contribute nothing.
+void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp,
+                    int oy, int32_t* acc);
+
+// y[ox * c + ch] = clamp(sum over taps (in order) of x * w, plus bias[ch], lo, hi).
+void DepthwiseRowF32(const DepthwiseGeometry& g, const float* x, const float* w, const float* bias,
+                     float lo, float hi, int oy, float* y);
+
+// Per-channel requantization of an int8 depthwise row (see ember/lite/quant.h).
+struct DepthwiseRequant {
+  const int32_t* bias = nullptr;  // c values
+  const int32_t* mult = nullptr;
+  const int* shift = nullptr;
+  int32_t out_zp = 0, act_min = -128, act_max = 127;
+};
+
+// AVX-512 (F, BW, VL, VNNI) rows, for CPUs where HasVnni(); usable when the filter has at
+// most 64 taps. The int8 row is fused: y = requantized int8 outputs. `w32` holds the weights
+// widened to int32, [taps][c rounded up to 16], zero padded.
+bool DepthwiseAvx512Usable(const DepthwiseGeometry& g);
+void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x, const int32_t* w32,
+                          int32_t in_zp, const DepthwiseRequant& q, int oy, int8_t* y);
+void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x, const float* w,
+                           const float* bias, float lo, float hi, int oy, float* y);
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_SRC_LITE_DEPTHWISE_H_

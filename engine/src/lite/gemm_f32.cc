@@ -1,0 +1,222 @@
+// float32 GEMM for lite's convolutions (see gemm_f32.h). Rows of x are read in place (a 1x1
+// convolution passes its input directly); weights are packed in 16-channel panels. Each
+// micro-kernel keeps an MR x (16 * NP) block of outputs in registers over the whole depth, so
+// every output is one sum over p in order, then bias, then the activation clamp.
+#include "lite/gemm_f32.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#include "common/cpu_features.h"
+#define EMBER_F32_X86 1
+// "evex512": clang 18-21 only (see lite/requant_avx512.h).
+#if defined(__clang__) && __clang_major__ >= 18 && __clang_major__ < 22
+#define EMBER_AVX512_TARGET __attribute__((target("avx512f,evex512")))
+#else
+#define EMBER_AVX512_TARGET __attribute__((target("avx512f")))
+#endif
+#define EMBER_AVX2_TARGET __attribute__((target("avx2,fma")))
+#endif
+
+namespace ember {
+namespace lite {
+
+void PackWeightsF32(const float* w, const float* bias, int n, int k, PackedF32* out) {
+  out->n = n;
+  out->k = k;
+  out->panels = (n + 15) / 16;
+  out->data.assign(static_cast<size_t>(out->panels) * 16 * k, 0.0f);
+  out->bias.assign(static_cast<size_t>(out->panels) * 16, 0.0f);
+  for (int c = 0; c < n; ++c) {
+    const int j = c / 16, lane = c % 16;
+    for (int p = 0; p < k; ++p) {
+      out->data[(static_cast<size_t>(j) * k + p) * 16 + lane] = w[static_cast<size_t>(c) * k + p];
+    }
+    if (bias != nullptr) out->bias[static_cast<size_t>(c)] = bias[c];
+  }
+}
+
+namespace {
+
+std::atomic<int> forced_isa{static_cast<int>(F32Isa::kAuto)};
+
+// Portable: one row x one panel at a time.
+void PanelGeneric(const float* x, int m, int x_stride, const PackedF32& w, int j, float lo,
+                  float hi, float* y) {
+  const int cols = std::min(16, w.n - 16 * j);
+  const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
+  for (int r = 0; r < m; ++r) {
+    float acc[16] = {};
+    const float* xr = x + static_cast<size_t>(r) * x_stride;
+    for (int p = 0; p < w.k; ++p) {
+      const float xv = xr[p];
+      const float* wv = wp + static_cast<size_t>(p) * 16;
+      for (int l = 0; l < 16; ++l) acc[l] += xv * wv[l];
+    }
+    float* yr = y + static_cast<size_t>(r) * w.n + 16 * j;
+    for (int l = 0; l < cols; ++l) yr[l] = std::min(hi, std::max(lo, acc[l] + w.bias[16 * j + l]));
+  }
+}
+
+void GemmGeneric(const float* x, int m, int x_stride, const PackedF32& w, float lo, float hi,
+                 float* y) {
+  for (int j = 0; j < w.panels; ++j) PanelGeneric(x, m, x_stride, w, j, lo, hi, y);
+}
+
+#ifdef EMBER_F32_X86
+
+// MR rows x NP panels with AVX-512: MR * NP accumulators.
+template <int MR, int NP>
+EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const PackedF32& w, int j,
+                                            float lo, float hi, float* y, int rows) {
+  __m512 acc[MR][NP];
+  for (int i = 0; i < MR; ++i)
+    for (int q = 0; q < NP; ++q) acc[i][q] = _mm512_setzero_ps();
+  const size_t panel = static_cast<size_t>(w.k) * 16;
+  const float* wp = w.data.data() + static_cast<size_t>(j) * panel;
+  const float* xr[MR];
+  for (int i = 0; i < MR; ++i) xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride;
+  for (int p = 0; p < w.k; ++p) {
+    __m512 b[NP];
+    for (int q = 0; q < NP; ++q)
+      b[q] = _mm512_loadu_ps(wp + q * panel + static_cast<size_t>(p) * 16);
+    for (int i = 0; i < MR; ++i) {
+      const __m512 a = _mm512_set1_ps(xr[i][p]);
+      for (int q = 0; q < NP; ++q) acc[i][q] = _mm512_fmadd_ps(a, b[q], acc[i][q]);
+    }
+  }
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  for (int q = 0; q < NP; ++q) {
+    const int c0 = 16 * (j + q);
+    const int cols = std::min(16, w.n - c0);
+    const __mmask16 mask = static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1u);
+    const __m512 bias = _mm512_loadu_ps(w.bias.data() + c0);
+    for (int i = 0; i < MR && i < rows; ++i) {
+      __m512 v = _mm512_add_ps(acc[i][q], bias);
+      v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v));
+      _mm512_mask_storeu_ps(y + static_cast<size_t>(i) * w.n + c0, mask, v);
+    }
+  }
+}
+
+EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const PackedF32& w,
+                                    float lo, float hi, float* y) {
+  constexpr int kMR = 8;
+  for (int r = 0; r < m; r += kMR) {
+    const int rows = std::min(kMR, m - r);
+    const float* xb = x + static_cast<size_t>(r) * x_stride;
+    float* yb = y + static_cast<size_t>(r) * w.n;
+    int j = 0;
+    for (; j + 2 <= w.panels; j += 2) Avx512Block<kMR, 2>(xb, x_stride, w, j, lo, hi, yb, rows);
+    if (j < w.panels) Avx512Block<kMR, 1>(xb, x_stride, w, j, lo, hi, yb, rows);
+  }
+}
+
+template <int MR>
+EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const PackedF32& w, int j,
+                                        float lo, float hi, float* y, int rows) {
+  __m256 acc[MR][2];
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
+  const float* xr[MR];
+  for (int i = 0; i < MR; ++i) xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride;
+  for (int p = 0; p < w.k; ++p) {
+    const __m256 b0 = _mm256_loadu_ps(wp + static_cast<size_t>(p) * 16);
+    const __m256 b1 = _mm256_loadu_ps(wp + static_cast<size_t>(p) * 16 + 8);
+    for (int i = 0; i < MR; ++i) {
+      const __m256 a = _mm256_broadcast_ss(xr[i] + p);
+      acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+    }
+  }
+  const int c0 = 16 * j;
+  const int cols = std::min(16, w.n - c0);
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256 bias0 = _mm256_loadu_ps(w.bias.data() + c0);
+  const __m256 bias1 = _mm256_loadu_ps(w.bias.data() + c0 + 8);
+  for (int i = 0; i < MR && i < rows; ++i) {
+    alignas(32) float tmp[16];
+    _mm256_store_ps(tmp, _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i][0], bias0))));
+    _mm256_store_ps(tmp + 8,
+                    _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i][1], bias1))));
+    std::memcpy(y + static_cast<size_t>(i) * w.n + c0, tmp, sizeof(float) * cols);
+  }
+}
+
+EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const PackedF32& w, float lo,
+                                float hi, float* y) {
+  constexpr int kMR = 6;
+  for (int r = 0; r < m; r += kMR) {
+    const int rows = std::min(kMR, m - r);
+    for (int j = 0; j < w.panels; ++j) {
+      Avx2Block<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, w, j, lo, hi,
+                     y + static_cast<size_t>(r) * w.n, rows);
+    }
+  }
+}
+
+#endif  // EMBER_F32_X86
+
+using GemmFn = void (*)(const float*, int, int, const PackedF32&, float, float, float*);
+
+F32Isa BestIsa() {
+#ifdef EMBER_F32_X86
+  static const F32Isa best = cpu::HasAvx512F()   ? F32Isa::kAvx512
+                             : cpu::HasAvx2Fma() ? F32Isa::kAvx2
+                                                 : F32Isa::kGeneric;
+  return best;
+#else
+  return F32Isa::kGeneric;
+#endif
+}
+
+F32Isa ActiveIsa() {
+  const F32Isa best = BestIsa();
+  const F32Isa want = static_cast<F32Isa>(forced_isa.load(std::memory_order_relaxed));
+  if (want == F32Isa::kAuto) return best;
+  return static_cast<int>(want) < static_cast<int>(best) ? want : best;
+}
+
+}  // namespace
+
+void GemmF32ForceIsaForTesting(F32Isa isa) { forced_isa.store(static_cast<int>(isa)); }
+
+const char* GemmF32KernelName() {
+  switch (ActiveIsa()) {
+    case F32Isa::kAvx512:
+      return "avx512f";
+    case F32Isa::kAvx2:
+      return "avx2-fma";
+    default:
+      return "generic";
+  }
+}
+
+void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, float hi,
+             float* y) {
+  if (m <= 0 || w.n <= 0) return;
+  switch (ActiveIsa()) {
+#ifdef EMBER_F32_X86
+    case F32Isa::kAvx512:
+      GemmAvx512(x, m, x_stride, w, lo, hi, y);
+      return;
+    case F32Isa::kAvx2:
+      GemmAvx2(x, m, x_stride, w, lo, hi, y);
+      return;
+#endif
+    default:
+      GemmGeneric(x, m, x_stride, w, lo, hi, y);
+  }
+}
+
+}  // namespace lite
+}  // namespace ember

@@ -1,0 +1,34 @@
+// float32 GEMM for lite's CONV_2D: weights packed once in Prepare, bias and activation fused
+// into the store. Run-time dispatch: AVX-512F, AVX2+FMA (x86-64) or portable C++.
+#ifndef EMBER_SRC_LITE_GEMM_F32_H_
+#define EMBER_SRC_LITE_GEMM_F32_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace ember {
+namespace lite {
+
+// Weights [n, k] as panels of 16 output channels: panel j holds, for each depth index p, the
+// 16 values w[16 j + 0..15][p] (zero padded past n).
+struct PackedF32 {
+  int n = 0, k = 0, panels = 0;
+  std::vector<float> data;
+  std::vector<float> bias;  // n values padded to panels * 16 (zeros when the op has none)
+};
+
+void PackWeightsF32(const float* w, const float* bias, int n, int k, PackedF32* out);
+
+enum class F32Isa { kAuto, kGeneric, kAvx2, kAvx512 };
+// Tests only: force one implementation (kAuto: the best the CPU has). An ISA the CPU lacks
+// falls back to the next one down.
+void GemmF32ForceIsaForTesting(F32Isa isa);
+const char* GemmF32KernelName();
+
+// y[r * n + c] = clamp(bias[c] + sum_p x[r * x_stride + p] * w[c][p], lo, hi) for r < m.
+void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, float hi, float* y);
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_SRC_LITE_GEMM_F32_H_

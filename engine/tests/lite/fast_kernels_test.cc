@@ -1,0 +1,156 @@
+// Lite's run-time dispatched kernels against their portable definitions on odd shapes: the
+// float conv GEMM on each ISA, AVX-512 requantization of rows (both rounding modes, 8-channel
+// tails paired), and the fused AVX-512 depthwise rows against the portable rows.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "ember/lite/quant.h"
+#include "ember_test.h"
+#include "lite/depthwise.h"
+#include "lite/gemm_f32.h"
+#include "lite/gemm_int8.h"
+
+using namespace ember::lite;
+
+namespace {
+
+std::vector<float> RandomFloats(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+std::vector<int8_t> RandomInt8(size_t n, unsigned seed, int lo = -128) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> d(lo, 127);
+  std::vector<int8_t> v(n);
+  for (int8_t& x : v) x = static_cast<int8_t>(d(gen));
+  return v;
+}
+
+void CheckGemmF32(int m, int n, int k) {
+  const std::vector<float> x = RandomFloats(static_cast<size_t>(m) * (k + 3), 1);
+  const std::vector<float> w = RandomFloats(static_cast<size_t>(n) * k, 2);
+  const std::vector<float> b = RandomFloats(static_cast<size_t>(n), 3);
+  PackedF32 p;
+  PackWeightsF32(w.data(), b.data(), n, k, &p);
+  std::vector<float> y(static_cast<size_t>(m) * n + 16, 7.f);
+  GemmF32(x.data(), m, k + 3, p, -0.5f, 2.f, y.data());
+  for (int r = 0; r < m; ++r) {
+    for (int c = 0; c < n; ++c) {
+      double acc = b[static_cast<size_t>(c)];
+      for (int q = 0; q < k; ++q)
+        acc += static_cast<double>(x[static_cast<size_t>(r) * (k + 3) + q]) *
+               w[static_cast<size_t>(c) * k + q];
+      acc = std::fmin(2.0, std::fmax(-0.5, acc));
+      EXPECT_NEAR(y[static_cast<size_t>(r) * n + c], acc, 1e-4);
+    }
+  }
+  for (size_t i = static_cast<size_t>(m) * n; i < y.size(); ++i) EXPECT_EQ(y[i], 7.f);
+}
+
+}  // namespace
+
+TEST(GemmF32, EachIsaMatchesDoubleReference) {
+  for (F32Isa isa : {F32Isa::kAvx512, F32Isa::kAvx2, F32Isa::kGeneric}) {
+    GemmF32ForceIsaForTesting(isa);
+    const int shapes[][3] = {{1, 1, 1},    {7, 8, 16},  {9, 24, 3},
+                             {17, 40, 27}, {8, 33, 64}, {3, 5, 9}};
+    for (const auto& s : shapes) CheckGemmF32(s[0], s[1], s[2]);
+  }
+  GemmF32ForceIsaForTesting(F32Isa::kAuto);
+}
+
+TEST(RequantizeRowsVnni, MatchesScalarOnTails) {
+  if (!HasVnni()) return;  // nothing to compare on this CPU
+  std::mt19937 gen(5);
+  std::uniform_int_distribution<int32_t> acc_d(-200000, 200000);
+  std::uniform_real_distribution<double> m_d(1e-4, 1.5);
+  for (int n : {8, 13, 16, 24, 40, 56}) {
+    for (bool single : {false, true}) {
+      const int rows = 5, stride = (n + 15) / 16 * 16 + 16;
+      std::vector<int32_t> acc(static_cast<size_t>(rows) * stride), bias(n), mult(n);
+      std::vector<int> shift(n);
+      for (int32_t& a : acc) a = acc_d(gen);
+      for (int c = 0; c < n; ++c) {
+        bias[c] = acc_d(gen);
+        QuantizeMultiplier(m_d(gen), &mult[c], &shift[c]);
+      }
+      std::vector<int8_t> out(static_cast<size_t>(rows) * n + 4, 99);
+      RequantizeRowsVnni(acc.data(), rows, stride, bias.data(), mult.data(), shift.data(), n,
+                         single, -3, -128, 127, out.data());
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < n; ++c) {
+          const int32_t a = WrappingAdd(acc[static_cast<size_t>(r) * stride + c], bias[c]);
+          int32_t v = single ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
+                             : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
+          v = std::min(127, std::max(-128, v - 3));
+          EXPECT_EQ(static_cast<int>(out[static_cast<size_t>(r) * n + c]), v);
+        }
+      }
+      for (size_t i = static_cast<size_t>(rows) * n; i < out.size(); ++i) EXPECT_EQ(out[i], 99);
+    }
+  }
+}
+
+TEST(DepthwiseAvx512, MatchesPortableRows) {
+  if (!HasVnni()) return;
+  struct Case {
+    int ih, iw, c, kh, kw, s, d;
+  };
+  for (const Case& cs :
+       {Case{9, 11, 20, 3, 3, 1, 1}, Case{10, 9, 24, 3, 3, 2, 1}, Case{12, 12, 40, 3, 3, 1, 2},
+        Case{8, 8, 16, 5, 5, 1, 1}, Case{5, 7, 7, 3, 3, 2, 1}}) {
+    DepthwiseGeometry g;
+    g.ih = cs.ih;
+    g.iw = cs.iw;
+    g.c = cs.c;
+    g.kh = cs.kh;
+    g.kw = cs.kw;
+    g.stride_h = g.stride_w = cs.s;
+    g.dil_h = g.dil_w = cs.d;
+    g.oh = (g.ih + cs.s - 1) / cs.s;  // SAME
+    g.ow = (g.iw + cs.s - 1) / cs.s;
+    const int eff_h = (g.kh - 1) * cs.d + 1, eff_w = (g.kw - 1) * cs.d + 1;
+    g.pad_h = std::max(0, ((g.oh - 1) * cs.s + eff_h - g.ih) / 2);
+    g.pad_w = std::max(0, ((g.ow - 1) * cs.s + eff_w - g.iw) / 2);
+    const int taps = g.kh * g.kw, cpad = (g.c + 15) / 16 * 16;
+    const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(g.ih) * g.iw * g.c, 8);
+    const std::vector<int8_t> w = RandomInt8(static_cast<size_t>(taps) * g.c, 9, -127);
+    std::vector<int32_t> w32(static_cast<size_t>(taps) * cpad, 0);
+    for (int t = 0; t < taps; ++t)
+      for (int c = 0; c < g.c; ++c) w32[static_cast<size_t>(t) * cpad + c] = w[t * g.c + c];
+    std::vector<int32_t> bias(g.c), mult(g.c);
+    std::vector<int> shift(g.c);
+    for (int c = 0; c < g.c; ++c) {
+      bias[c] = (c * 7919) % 3000 - 1500;
+      QuantizeMultiplier(0.0005 + 0.0003 * c, &mult[c], &shift[c]);
+    }
+    DepthwiseRequant q{bias.data(), mult.data(), shift.data(), 5, -128, 127};
+    std::vector<int32_t> acc(static_cast<size_t>(g.ow) * g.c);
+    std::vector<int8_t> fast(static_cast<size_t>(g.ow) * g.c);
+    const std::vector<float> xf = RandomFloats(x.size(), 10), wf = RandomFloats(w.size(), 11);
+    const std::vector<float> bf = RandomFloats(static_cast<size_t>(g.c), 12);
+    std::vector<float> yf(static_cast<size_t>(g.ow) * g.c), yf_fast(yf.size());
+    for (int oy = 0; oy < g.oh; ++oy) {
+      DepthwiseRowI8(g, x.data(), w.data(), -7, oy, acc.data());
+      DepthwiseRowI8Avx512(g, x.data(), w32.data(), -7, q, oy, fast.data());
+      for (int i = 0; i < g.ow * g.c; ++i) {
+        const int c = i % g.c;
+        int32_t v = MultiplyByQuantizedMultiplier(WrappingAdd(acc[i], bias[c]), mult[c], shift[c]);
+        v = std::min(127, std::max(-128, v + 5));
+        EXPECT_EQ(static_cast<int>(fast[i]), v);
+      }
+      DepthwiseRowF32(g, xf.data(), wf.data(), bf.data(), -1.f, 1.f, oy, yf.data());
+      DepthwiseRowF32Avx512(g, xf.data(), wf.data(), bf.data(), -1.f, 1.f, oy, yf_fast.data());
+      for (size_t i = 0; i < yf.size(); ++i) EXPECT_NEAR(yf_fast[i], yf[i], 1e-5);
+    }
+  }
+}
+
+EMBER_TEST_MAIN

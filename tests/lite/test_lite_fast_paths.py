@@ -1,0 +1,130 @@
+"""ember lite's convolution fast paths agree with LiteRT's reference kernels on every ISA.
+
+Small models made here with TensorFlow's converter hit each path: depthwise rows (odd channel
+counts, strides, dilation, channel tails of 8 and of other sizes), 1x1 convolutions as a direct
+GEMM (input depth a multiple of 4 or not, 8-channel output tails) and im2col convolutions. Each
+runs through `ember-lite-run` with EMBER_CPU_ISA capped at generic, avx2 and avx512 (the
+AVX-512 VNNI / AVX2 / portable dispatch) and by LiteRT with OpResolverType.BUILTIN_REF: int8
+outputs equal element for element, float within the agreement tolerance.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+litert = pytest.importorskip("ai_edge_litert.interpreter", reason="ai-edge-litert is the oracle")
+tf = pytest.importorskip("tensorflow", reason="the models are made with TensorFlow's converter")
+
+pytestmark = pytest.mark.integration
+
+ISAS = ["generic", "avx2", "avx512"]
+
+
+def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
+    k = tf.keras.layers
+    init = "glorot_uniform"
+    return {
+        "dw_c20": ((9, 11, 20), lambda: k.DepthwiseConv2D(3, padding="same", bias_initializer=init)),
+        "dw_c24_s2_relu6": (
+            (10, 9, 24),
+            lambda: k.DepthwiseConv2D(3, strides=2, padding="same", activation="relu6", bias_initializer=init),
+        ),
+        "dw_c40_valid_dil2": (
+            (12, 12, 40),
+            lambda: k.DepthwiseConv2D(3, dilation_rate=2, padding="valid", bias_initializer=init),
+        ),
+        "dw_c16_5x5": ((8, 8, 16), lambda: k.DepthwiseConv2D(5, padding="same", bias_initializer=init)),
+        "dw_dm2": ((6, 7, 5), lambda: k.DepthwiseConv2D(3, depth_multiplier=2, padding="same", bias_initializer=init)),
+        "pw_c16_to_24": ((7, 9, 16), lambda: k.Conv2D(24, 1, bias_initializer=init)),
+        "pw_c8_to_8_relu": ((11, 5, 8), lambda: k.Conv2D(8, 1, activation="relu", bias_initializer=init)),
+        "pw_c6_to_40": ((5, 6, 6), lambda: k.Conv2D(40, 1, bias_initializer=init)),
+        "pw_c32_to_56": ((9, 9, 32), lambda: k.Conv2D(56, 1, bias_initializer=init)),
+        "conv3x3_c3_to_16_s2": ((13, 11, 3), lambda: k.Conv2D(16, 3, strides=2, padding="same", bias_initializer=init)),
+        "conv3x3_c12_to_24": ((7, 8, 12), lambda: k.Conv2D(24, 3, padding="same", bias_initializer=init)),
+    }
+
+
+def _convert(name: str, int8: bool, cache: Path) -> Path:
+    path = cache / f"{name}_{'int8' if int8 else 'float'}.tflite"
+    if path.exists():
+        return path
+    shape, layer = _layers()[name]
+    tf.keras.utils.set_random_seed(1)
+    inp = tf.keras.Input(shape=shape, batch_size=1)
+    model = tf.keras.Model(inp, layer()(inp))
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    if int8:
+        rng = np.random.default_rng(0)
+
+        def rep() -> Any:
+            for _ in range(8):
+                yield [rng.uniform(-2, 2, (1, *shape)).astype(np.float32)]
+
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = rep
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    path.write_bytes(conv.convert())
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fast_path_models")
+
+
+def _reference(model: Path, x: np.ndarray) -> np.ndarray:
+    interp = litert.Interpreter(model_path=str(model), experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    interp.allocate_tensors()
+    interp.set_tensor(interp.get_input_details()[0]["index"], x)
+    interp.invoke()
+    out: np.ndarray = interp.get_tensor(interp.get_output_details()[0]["index"]).copy()
+    return out
+
+
+def _ember(install: Path, model: Path, x: np.ndarray, isa: str, tmp: Path) -> np.ndarray:
+    out_dir = tmp / isa
+    out_dir.mkdir()
+    np.save(tmp / "x.npy", x)
+    argv = [
+        str(install / "bin" / "ember-lite-run"),
+        str(model),
+        "--input",
+        f"0={tmp / 'x.npy'}",
+        "--outdir",
+        str(out_dir),
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "EMBER_CPU_ISA": isa})
+    assert proc.returncode == 0, proc.stderr
+    out: np.ndarray = np.load(out_dir / "output_0.npy")
+    return out
+
+
+@pytest.mark.parametrize("int8", [True, False], ids=["int8", "float"])
+@pytest.mark.parametrize("name", sorted(_layers()))
+def test_fast_paths_match_litert_on_every_isa(
+    ember_install: Path, model_dir: Path, tmp_path: Path, name: str, int8: bool
+) -> None:
+    model = _convert(name, int8, model_dir)
+    shape = (1, *_layers()[name][0])
+    rng = np.random.default_rng(3)
+    if int8:
+        x = rng.integers(-128, 128, size=shape).astype(np.int8)
+    else:
+        x = rng.normal(0.0, 1.5, size=shape).astype(np.float32)
+    ref = _reference(model, x)
+    for isa in ISAS:
+        ours = _ember(ember_install, model, x, isa, tmp_path)
+        assert ours.dtype == ref.dtype and ours.shape == ref.shape
+        if int8:
+            np.testing.assert_array_equal(ours, ref, err_msg=f"EMBER_CPU_ISA={isa}")
+        else:
+            np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5, err_msg=f"EMBER_CPU_ISA={isa}")
