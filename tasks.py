@@ -306,14 +306,15 @@ def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     auto_shortflags=False,
     help={
         "fix": "install every missing host tool forge can install (apt-get as root, pip)",
+        "json": "print the findings as JSON (one object per tool, the engine and the GPU)",
         "debug": AXIS_HELP["debug"],
     },
 )
-def doctor(c: Context, fix: bool = False, debug: bool = False) -> None:
+def doctor(c: Context, fix: bool = False, json: bool = False, debug: bool = False) -> None:
     """Print forge's host-tool table (found or missing, how installed, which tasks need it); --fix installs the rest."""
     from forge import doctor as forge_doctor
 
-    _guarded(debug, lambda: forge_doctor.run_doctor(os.environ, fix))
+    _guarded(debug, lambda: forge_doctor.run_doctor(os.environ, fix, as_json=json))
 
 
 @task(auto_shortflags=False, help={"unit": "only the fast unit tests", "debug": AXIS_HELP["debug"]})

@@ -8,9 +8,11 @@ root, PyPI packages with pip), the same way each task installs what it needs bef
 
 from __future__ import annotations
 
+import json
 import shutil
+import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -51,7 +53,7 @@ def docker_daemon(env: Mapping[str, str]) -> Finding:
 def gpu() -> Finding:
     out = proc.capture(["nvidia-smi", "-L"])
     found = bool(out and out.strip())
-    detail = (out or "").strip().splitlines()[0] if found else "none (CUDA kernels compile; GPU checks do not run)"
+    detail = (out or "").strip().splitlines()[0] if found else "none (GPU checks cannot run here)"
     return Finding("GPU", found, detail, "a machine with an NVIDIA GPU and driver", "GPU kernel checks")
 
 
@@ -85,8 +87,13 @@ def fix(
     return host.ensure(installable, env=env, log_path=log_path, why="`invoke doctor --fix`", installer=installer)
 
 
-def run_doctor(env: Mapping[str, str], do_fix: bool, out: Console | None = None) -> None:
-    """`invoke doctor [--fix]`: print the table; with --fix install what is missing first."""
+def run_doctor(env: Mapping[str, str], do_fix: bool, out: Console | None = None, as_json: bool = False) -> None:
+    """`invoke doctor [--fix] [--json]`: print the table (or JSON); with --fix install what is missing first."""
+    if as_json:
+        installed = fix(env) if do_fix else []
+        rows = [asdict(f) for f in diagnose(env)]
+        sys.stdout.write(json.dumps({"installed": installed, "findings": rows}, indent=2) + "\n")
+        return
     console = out or Console(highlight=False)
     if out is None and not console.is_terminal:
         console = Console(highlight=False, width=160)  # CI logs and pipes: wide, so the table does not fold

@@ -112,3 +112,17 @@ def test_ctrl_c_while_dockerd_starts_stops_it(monkeypatch: pytest.MonkeyPatch, t
     with pytest.raises(KeyboardInterrupt):
         daemon.ensure_daemon({}, log_path=tmp_path / "dockerd.log")
     assert started.terminated
+
+
+def test_doctor_json_lists_every_finding(
+    machine: FakeMachine, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    original = doctor.diagnose
+    monkeypatch.setattr(doctor, "diagnose", lambda env: original(env, present=machine.has, engine=False))
+    machine.present -= {"debootstrap"}
+    doctor.run_doctor({}, False, as_json=True)
+    data = json.loads(capsys.readouterr().out)
+    assert data["installed"] == [] and [f["name"] for f in data["findings"]] == [t.name for t in host.TOOLS]
+    assert {f["name"]: f["found"] for f in data["findings"]}["debootstrap"] is False
