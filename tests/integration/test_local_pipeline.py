@@ -136,7 +136,14 @@ def test_failed_build_keeps_previous_result(project: Path) -> None:
         build(project)
     assert "framework.cc" in info.value.why and "error:" in info.value.why, info.value.why
     assert (dist / "manifest.json").read_text() == before
-    assert sorted(p.name for p in dist.parent.iterdir()) == [dist.name]
+    # nothing half-written: the previous result, and the failure's own record under dist/failed/
+    assert sorted(p.name for p in dist.parent.iterdir()) == ["failed", dist.name]
+    failure = json.loads((dist.parent / "failed" / dist.name / "manifest.json").read_text())
+    assert failure["result"] == "failed" and failure["error"]["what"] == info.value.what
+    assert (dist.parent / "failed" / dist.name / "logs" / "build.log").is_file()
+    (project / "engine/framework.cc").write_text(tinyrepo.FRAMEWORK)
+    assert build(project)[0] == "up to date"  # the sources of the kept result again
+    assert not (dist.parent / "failed" / dist.name).exists()  # a good build clears the failure's record
 
 
 def _plant_slow_child(project: Path) -> Path:
@@ -176,4 +183,4 @@ def test_cli_exits_130_on_interrupt(project: Path, sig: signal.Signals) -> None:
     assert "error: interrupted" in out
     assert not _alive(int(pidfile.read_text())), "the build's child process survived"
     assert (dist / "manifest.json").read_text() == before
-    assert sorted(p.name for p in dist.parent.iterdir()) == [dist.name]
+    assert sorted(p.name for p in dist.parent.iterdir()) == [dist.name]  # an interrupt records no failure
