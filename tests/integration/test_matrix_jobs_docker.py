@@ -73,4 +73,5 @@ def test_two_cells_build_at_once_then_resume(tiny_repo: Path) -> None:
 
     text, _ = _invoke(tiny_repo, "report")
     for cell in CELLS:
-        assert f"| {cell} | passed | pass |" in text
+        row = next(line for line in text.splitlines() if line.startswith(f"| {cell} | passed | docker | "))
+        assert row.endswith(" | pass |"), row  # the one verify suite of the tiny repository passed
