@@ -649,7 +649,7 @@ def run_report(cli: Mapping[str, object]) -> None:
     cfg, _ = setup(cli)
     md, page, result = report.write_report(cfg.dist, provenance.git_commit(cfg.repo))
     out = console()
-    out.print(report.render_markdown(result), markup=False)
+    out.print(report.render_markdown(result), markup=False, soft_wrap=True)  # table rows stay one line each
     out.print(f"wrote {md}, {page} and {page.with_suffix('.json')}")
 
 

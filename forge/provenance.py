@@ -356,8 +356,9 @@ def load_for_rebuild(path: Path) -> Recorded:
 
 
 def rebuild_request(cell: Cell) -> Request:
-    """The request that resolves to `cell` again: every axis pinned to the recorded value."""
-    pins = {axis: getattr(cell, axis) for axis in REQUEST_AXES if axis != "target"}
+    """The request that resolves to `cell` again: every axis pinned to the recorded value, except bazel,
+    which the pinned suite implies (CMake builds the cell; a Bazel pin is refused until Bazel does)."""
+    pins = {axis: getattr(cell, axis) for axis in REQUEST_AXES if axis not in ("target", "bazel")}
     if pins.get("cuda") is None:
         pins["cuda"] = "none"
     return Request.make(cell.target, pins, origin="manifest")

@@ -113,8 +113,7 @@ def test_rebuild_request_pins_every_axis() -> None:
     request = provenance.rebuild_request(_recorded().cell)
     assert request == Request.make(
         "host",
-        {"suite": "bookworm", "python": "3.11", "numpy": "2.4", "gcc": "12", "cuda": "none", "cmake": "3.25",
-         "bazel": "4.2.3"},
+        {"suite": "bookworm", "python": "3.11", "numpy": "2.4", "gcc": "12", "cuda": "none", "cmake": "3.25"},
         origin="manifest",
     )  # fmt: skip
 
@@ -413,3 +412,14 @@ def test_paths_from_input_stay_inside_forge_directories(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to("/")
     with pytest.raises(ConfigError, match="outside"):
         inside(tmp_path, "link", what="cell id")
+
+
+def test_a_recorded_cell_resolves_again_without_a_bazel_pin() -> None:
+    from forge.config import load_data
+    from forge.resolve import resolve
+
+    data = load_data(Path(__file__).resolve().parents[2])
+    cell = _recorded().cell
+    request = provenance.rebuild_request(replace(cell, target="linux-x86_64"))
+    assert request.pin("bazel") is None and request.pin("suite") == cell.suite
+    assert resolve(request, data.toolchains, data.supported).cell == replace(cell, target="linux-x86_64")
