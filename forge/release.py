@@ -38,29 +38,21 @@ class ReleaseCell:
 
 
 def _problems(cell_dir: Path, data: Mapping[str, Any]) -> list[str]:
-    """What keeps a built cell out of a release: its result, and any file that no longer matches its sha256."""
+    """What keeps a built cell out of a release: its result, and any file that no longer matches its
+    manifest (the same check as up-to-date and `invoke verify`: manifest.tree_problems)."""
     problems = []
     if data.get("result") not in PASSED:
         problems.append(f"result {data.get('result')!r}")
-    files = data.get("files")
-    if not isinstance(files, Mapping) or not files:
-        problems.append("the manifest lists no files")
-        files = {}
-    for rel, record in sorted(files.items()):
-        path = cell_dir / "install" / rel
-        if "link" in record:
-            if not path.is_symlink():
-                problems.append(f"install/{rel}: symlink missing")
-        elif not path.is_file():
-            problems.append(f"install/{rel}: missing")
-        elif manifest.sha256_file(path) != record.get("sha256"):
-            problems.append(f"install/{rel}: sha256 differs from the manifest")
+    problems += [f"install: {p}" for p in manifest.tree_problems(cell_dir / "install", data.get("files"))]
     for key in ("package", "wheel"):
         record = data.get(key)
         if isinstance(record, Mapping):
-            path = cell_dir / str(record.get("name"))
-            if not path.is_file() or manifest.sha256_file(path) != record.get("sha256"):
-                problems.append(f"{record.get('name')}: missing or its sha256 differs from the manifest")
+            name = str(record.get("name"))
+            path = cell_dir / name
+            if "/" in name or name in ("", ".", "..") or not path.is_file():
+                problems.append(f"{name!r}: not an archive next to the manifest")
+            elif manifest.sha256_file(path) != record.get("sha256"):
+                problems.append(f"{name}: sha256 differs from the manifest")
     if not isinstance(data.get("package"), Mapping):
         problems.append("no package archive recorded")
     return problems

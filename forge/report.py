@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from forge import __version__, manifest
+from forge.log import human_size
 
 REPORT_SCHEMA = 1
 PASSED = "passed"
@@ -220,17 +221,6 @@ def changes_since(previous: Mapping[str, Any] | None, rows: Iterable[ReportRow])
     return lines
 
 
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KiB", "MiB", "GiB"):
-        value /= 1024
-        if value < 1024 or unit == "GiB":
-            break
-    return f"{value:.1f} {unit}"
-
-
 def _mark(status: str | None) -> str:
     return "-" if status is None else ("pass" if status == PASSED else status)
 
@@ -264,7 +254,7 @@ def render_markdown(report: Report) -> str:
         marks = [_mark(r.suites[s].status if s in r.suites else None) for s in suites]
         lines.append(
             "| "
-            + " | ".join([r.cell, r.shown_result, r.backend, tools, f"{r.seconds}", _size(r.size), sha, *marks])
+            + " | ".join([r.cell, r.shown_result, r.backend, tools, f"{r.seconds}", human_size(r.size), sha, *marks])
             + " |"
         )
     targets, columns, cells = grid(rows)
@@ -340,7 +330,7 @@ def render_html(report: Report) -> str:
             _td(f"<code>{html.escape(r.image or '-')}</code>", raw=True),
             _td(tools, raw=True),
             _td(steps, raw=True),
-            _td(_size(r.size)),
+            _td(human_size(r.size)),
             _td(sha, raw=True),
         ]
         for s in suites:

@@ -93,3 +93,16 @@ def test_cells_from_a_directory_of_artifacts(tmp_path: Path) -> None:
     assert [p.name for p in release.cells_in(tmp_path / "artifacts")] == sorted(CELLS)
     with pytest.raises(release.ReleaseError, match="is not a directory"):
         release.cells_in(tmp_path / "nope")
+
+
+def test_an_archive_name_that_leaves_the_cell_is_refused(tmp_path: Path) -> None:
+    cell = plant(tmp_path / "dist", CELLS[0])
+    data = manifest.read_manifest(cell)
+    assert data is not None
+    (tmp_path / "dist" / "outside.tar.gz").write_bytes(b"not the cell's")
+    data["package"] = {**data["package"], "name": "../outside.tar.gz"}
+    manifest.write_json(cell / manifest.MANIFEST, data)
+    with pytest.raises(release.ReleaseError) as info:
+        release.assemble([cell], tmp_path / "rel", "1.0", None, EPOCH)
+    assert "'../outside.tar.gz': not an archive next to the manifest" in info.value.why
+    assert not (tmp_path / "rel" / "1.0").exists()
