@@ -1,4 +1,4 @@
-"""invoke tasks: thin wrappers over forge/. `invoke --list` shows each one's first docstring line."""
+"""invoke tasks: thin wrappers over forge/commands/ (one module per task or two). `invoke --list` shows each one's first docstring line."""
 
 from __future__ import annotations
 
@@ -43,12 +43,6 @@ _invoke_parse_tasks = Program.parse_tasks
 setattr(Program, "parse_tasks", _parse_tasks_in_forge_terms)  # noqa: B010 (a method replaced on the class)
 
 
-def _cli() -> Any:
-    from forge import cli
-
-    return cli
-
-
 def _pins(**axes: str | None) -> dict[str, str | None]:
     return dict(axes)
 
@@ -84,7 +78,9 @@ def plan(
     """Print the resolved cell(s) and their ordered steps, running nothing."""
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
     options = {"backend": backend, "debug": debug, "cell": cell, "only": only, "skip": skip}
-    _guarded(debug, lambda: _cli().run_plan(target, matrix, pins, json, options))
+    from forge.commands import plan as command
+
+    _guarded(debug, lambda: command.run_plan(target, matrix, pins, json, options))
 
 
 @task(
@@ -143,7 +139,9 @@ def build(
         "json": json,
         "keep_container": keep_container or None,
     }
-    _guarded(debug, lambda: _cli().run_build(target, matrix, pins, options))
+    from forge.commands import build as command
+
+    _guarded(debug, lambda: command.run_build(target, matrix, pins, options))
 
 
 def _help(*names: str) -> dict[str, str]:
@@ -163,13 +161,17 @@ def verify(
 ) -> None:
     """Re-run the verify suites against a cell already recorded in dist/."""
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
-    _guarded(debug, lambda: _cli().run_verify(target, pins, {"backend": backend, "debug": debug}))
+    from forge.commands import build as command
+
+    _guarded(debug, lambda: command.run_verify(target, pins, {"backend": backend, "debug": debug}))
 
 
 @task(auto_shortflags=False, help={"debug": AXIS_HELP["debug"]})
 def report(c: Context, debug: bool = False) -> None:
     """Render dist/ results as a Markdown and an HTML table (cells x verify suites)."""
-    _guarded(debug, lambda: _cli().run_report({"debug": debug}))
+    from forge.commands import report as command
+
+    _guarded(debug, lambda: command.run_report({"debug": debug}))
 
 
 @task(
@@ -196,7 +198,9 @@ def compare(
 ) -> None:
     """Compare two builds (ABI, symbols, required symbol versions, headers, verify, numerics, speed, sizes); exit 12 on a regression."""
     options = {"no_run": no_run, "rounds": rounds, "threshold": threshold, "out": out, "debug": debug}
-    _guarded(debug, lambda: _cli().run_compare(base, candidate, options))
+    from forge.commands import compare as command
+
+    _guarded(debug, lambda: command.run_compare(base, candidate, options))
 
 
 @task(
@@ -235,7 +239,9 @@ def upgrade(
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cmake=cmake)
     to = {"gcc": to_gcc, "python": to_python, "numpy": to_numpy, "cmake": to_cmake, "suite": to_suite}
     options = {"backend": backend, "no_run": no_run, "rounds": rounds, "threshold": threshold, "debug": debug}
-    _guarded(debug, lambda: _cli().run_upgrade(target, pins, to, options))
+    from forge.commands import compare as command
+
+    _guarded(debug, lambda: command.run_upgrade(target, pins, to, options))
 
 
 @task(
@@ -261,7 +267,9 @@ def ci(
 ) -> None:
     """Export a matrix to CI: one job per scheduled cell (invoke build --cell ID), then the release job."""
     options = {"only": only, "skip": skip, "debug": debug}
-    _guarded(debug, lambda: _cli().run_ci(github, matrix, out, options))
+    from forge.commands import release as command
+
+    _guarded(debug, lambda: command.run_ci(github, matrix, out, options))
 
 
 @task(
@@ -293,13 +301,17 @@ def release(
 ) -> None:
     """Assemble dist/release/<version>/ (archives, SHA256SUMS, provenance, report, notes) from a matrix's cells."""
     options = {"no_repro": no_repro, "jobs": jobs, "backend": backend, "only": only, "skip": skip, "debug": debug}
-    _guarded(debug, lambda: _cli().run_release(matrix, from_artifacts, version, options))
+    from forge.commands import release as command
+
+    _guarded(debug, lambda: command.run_release(matrix, from_artifacts, version, options))
 
 
 @task(auto_shortflags=False, help={"all": "also remove the compiler cache", "debug": AXIS_HELP["debug"]})
 def clean(c: Context, all: bool = False, debug: bool = False) -> None:
     """Remove dist/ and forge's build directories."""
-    _guarded(debug, lambda: _cli().run_clean(all, {"debug": debug}))
+    from forge.commands import clean as command
+
+    _guarded(debug, lambda: command.run_clean(all, {"debug": debug}))
 
 
 @task(
@@ -312,25 +324,27 @@ def clean(c: Context, all: bool = False, debug: bool = False) -> None:
 )
 def doctor(c: Context, fix: bool = False, json: bool = False, debug: bool = False) -> None:
     """Print forge's host-tool table (found or missing, how installed, which tasks need it); --fix installs the rest."""
-    from forge import doctor as forge_doctor
+    from forge.commands import doctor as command
 
-    _guarded(debug, lambda: forge_doctor.run_doctor(os.environ, fix, as_json=json))
+    _guarded(debug, lambda: command.run_doctor(os.environ, fix, as_json=json))
 
 
 @task(auto_shortflags=False, help={"unit": "only the fast unit tests", "debug": AXIS_HELP["debug"]})
 def test(c: Context, unit: bool = False, debug: bool = False) -> None:
     """Lint (ruff, mypy, clang-format) and run the tests (unit, integration, engine, lite)."""
-    _guarded(debug, lambda: _cli().run_tests(unit))
+    from forge.commands import checks as command
+
+    _guarded(debug, lambda: command.run_tests(unit))
 
 
-# --- containers: the docker engine and toolchain images (forge/daemon.py, forge/images.py) ---------
+# --- containers: the docker engine and toolchain images (forge/commands/docker.py, forge/commands/images.py) ---------
 
 
 def _docker_start(c: Context, debug: bool = False) -> None:
     """Start a container engine if none answers (installs docker.io, runs dockerd in the background)."""
-    from forge import daemon
+    from forge.commands import docker as command
 
-    _guarded(debug, lambda: daemon.run_start(os.environ))
+    _guarded(debug, lambda: command.run_start(os.environ))
 
 
 @task(
@@ -352,12 +366,12 @@ def images(
     debug: bool = False,
 ) -> None:
     """List forge's toolchain images with their cells and sizes; --build what a matrix needs, --prune the rest."""
-    from forge import images as forge_images
+    from forge.commands import images as command
 
-    _guarded(debug, lambda: forge_images.run_images(matrix, build, prune, os.environ, update_locks))
+    _guarded(debug, lambda: command.run_images(matrix, build, prune, os.environ, update_locks))
 
 
-# --- reproducibility (forge/repro.py, forge/provenance.py) -------------------------------------
+# --- reproducibility (forge/commands/repro.py, forge/commands/rebuild.py) -------------------------------------
 
 
 @task(
@@ -380,11 +394,11 @@ def repro(
     debug: bool = False,
 ) -> None:
     """Build a cell twice with variations (path, umask, TZ, locale, env order, jobs, ...) and compare every artifact."""
-    from forge import repro as forge_repro
+    from forge.commands import repro as command
 
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
     options = {"backend": backend, "jobs": jobs, "debug": debug}
-    _guarded(debug, lambda: forge_repro.run_repro(target, matrix, pins, options))
+    _guarded(debug, lambda: command.run_repro(target, matrix, pins, options))
 
 
 @task(
@@ -397,9 +411,9 @@ def repro(
 )
 def rebuild(c: Context, manifest: str, ccache: bool = False, debug: bool = False) -> None:
     """Rebuild a cell from its manifest alone (same sources, epoch, image lock) and check the bytes match."""
-    from forge import provenance
+    from forge.commands import rebuild as command
 
-    _guarded(debug, lambda: provenance.run_rebuild(manifest, {"ccache": ccache, "debug": debug}))
+    _guarded(debug, lambda: command.run_rebuild(manifest, {"ccache": ccache, "debug": debug}))
 
 
 ns = Collection.from_module(sys.modules[__name__])

@@ -16,7 +16,7 @@ from typing import Any
 
 from forge import __version__, filelock, manifest, provenance
 from forge.backends.base import Backend, Workspace
-from forge.config import Config, Data
+from forge.config import Config, Data, inside
 from forge.errors import (
     BackendError,
     BuildInterrupted,
@@ -35,7 +35,7 @@ from forge.targets import cross
 from forge.toolchains import Target
 from forge.verify import SuiteResult, SuiteStatus, parse_ctest
 
-SOURCE_SUBDIRS = ("engine", "verify", "toolchains/cmake")
+SOURCE_SUBDIRS = manifest.SOURCE_SUBDIRS
 INSTALLED_FILES = "installed-files"  # the verify result that dist/<cell>/install matches its manifest
 
 
@@ -448,3 +448,19 @@ def check_recorded_files(cell_dir: Path) -> SuiteResult:
         return SuiteResult(INSTALLED_FILES, SuiteStatus.PASSED)
     more = f"; ... ({len(problems) - 10} more)" if len(problems) > 10 else ""
     return SuiteResult(INSTALLED_FILES, SuiteStatus.FAILED, 0.0, "; ".join(problems[:10]) + more)
+
+
+def rebuild_cell(recorded: provenance.Recorded, data: Data, cfg: Config, progress: Progress) -> BuildResult:
+    """Build a manifest's cell again from what the manifest says (request, epoch, backend) into
+    cfg's directories; repro's second build and `invoke rebuild` both go through here."""
+    cell_id = recorded.cell.id
+    shutil.rmtree(inside(cfg.cache, cell_id, what="cell id"), ignore_errors=True)  # start from empty build dirs
+    rcfg = replace(cfg, backend=recorded.backend, source_date_epoch=recorded.source_date_epoch, force=True)
+    built = build_cell(provenance.rebuild_request(recorded.cell), data, rcfg, progress)
+    if built.cell_id != cell_id:
+        raise ConfigError(
+            f"the manifest's cell {cell_id} now resolves to {built.cell_id}",
+            "matrix/ or toolchains/ changed since",
+            "rebuild from the commit the manifest names",
+        )
+    return built

@@ -161,16 +161,6 @@ def stop_dockerd(proc: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
         proc.wait()
 
 
-def run_start(env: Mapping[str, str]) -> None:
-    """`invoke docker.start`: make sure an engine answers, and say which."""
-    client = ensure_daemon(env)
-    version = client.version()
-    where = env.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-    print(
-        f"container engine ready: {version.get('Platform', {}).get('Name', 'docker')} {version['Version']} at {where}"
-    )
-
-
 def default_backend(cfg: Config, env: Mapping[str, str], notify: Callable[[str], None]) -> Config:
     """When no backend was chosen: docker if an engine can be had (started here), else the host.
 

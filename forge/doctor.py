@@ -8,14 +8,11 @@ root, PyPI packages with pip), the same way each task installs what it needs bef
 
 from __future__ import annotations
 
-import json
 import shutil
-import sys
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
 from forge import host, proc
@@ -85,24 +82,3 @@ def fix(
     """
     installable = tuple(t for t in host.TOOLS if t.apt or t.pip)
     return host.ensure(installable, env=env, log_path=log_path, why="`invoke doctor --fix`", installer=installer)
-
-
-def run_doctor(env: Mapping[str, str], do_fix: bool, out: Console | None = None, as_json: bool = False) -> None:
-    """`invoke doctor [--fix] [--json]`: print the table (or JSON); with --fix install what is missing first."""
-    if as_json:
-        installed = fix(env) if do_fix else []
-        rows = [asdict(f) for f in diagnose(env)]
-        sys.stdout.write(json.dumps({"installed": installed, "findings": rows}, indent=2) + "\n")
-        return
-    console = out or Console(highlight=False)
-    if out is None and not console.is_terminal:
-        console = Console(highlight=False, width=160)  # CI logs and pipes: wide, so the table does not fold
-    if do_fix:
-        installed = fix(env)
-        console.print(f"installed: {', '.join(installed)}" if installed else "nothing to install", markup=False)
-    console.print(render(diagnose(env)))
-    missing = [t.name for t in host.TOOLS if (t.apt or t.pip) and not host.detected(t.detect)]
-    if missing and not do_fix:
-        console.print(
-            f"{len(missing)} missing: `invoke doctor --fix` installs them ({', '.join(missing)})", markup=False
-        )

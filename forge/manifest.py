@@ -19,6 +19,8 @@ from forge.errors import DistError
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".cache", "dist", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 MANIFEST = "manifest.json"
+SOURCE_SUBDIRS = ("engine", "verify", "toolchains/cmake")
+"""What a cell build reads (the manifest's source_tree_hash covers these)."""
 SCHEMA = 1
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -19,18 +18,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from forge import __version__, archive, host, manifest
-from forge.config import BACKENDS, Config, Data, inside, load_data
+from forge import __version__, archive, locks, manifest
+from forge.config import BACKENDS, Config, inside
 from forge.errors import ConfigError, ForgeError
 from forge.locks import KINDS as LOCK_KINDS
-from forge.log import Progress
 from forge.matrix import AXES, CELL_ID, REQUEST_AXES, Cell, Request, check_cell_id
 from forge.plan import Plan
-
-if TYPE_CHECKING:
-    from forge.build import BuildResult
 
 PROVENANCE = "provenance.intoto.json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -75,8 +70,6 @@ def lock_packages(backend: Any) -> dict[str, str] | None:
     lock_path = getattr(image, "lock_path", None)
     if lock_path is None or not Path(lock_path).is_file():
         return None
-    from forge import locks
-
     return dict(locks.parse_lock(Path(lock_path).read_text(), Path(lock_path).stem, str(lock_path)).packages)
 
 
@@ -366,8 +359,6 @@ def rebuild_request(cell: Cell) -> Request:
 
 def lock_drift(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
     """Changed packages between the manifest's lock and the image's lock (empty: no drift)."""
-    from forge import locks
-
     return locks.diff_locks(locks.Lock("manifest", dict(recorded)), locks.Lock("now", dict(current)))
 
 
@@ -378,8 +369,6 @@ def current_lock_packages(recorded: Recorded, repo: Path) -> dict[str, str] | No
     path = inside(repo / LOCK_DIR[0] / LOCK_DIR[1], recorded.lock.rsplit("/", 1)[1], what="the manifest's image.lock")
     if not path.is_file():
         return {}
-    from forge import locks
-
     return dict(locks.parse_lock(path.read_text(errors="replace"), path.stem, str(path)).packages)
 
 
@@ -399,24 +388,6 @@ def check_sources(recorded: Recorded, now_hash: str) -> None:
             if commit
             else "restore the source tree the manifest was built from",
         )
-
-
-def rebuild_cell(recorded: Recorded, data: Data, cfg: Config, progress: Progress) -> BuildResult:
-    """Build a manifest's cell again from what the manifest says (request, epoch, backend) into
-    cfg's directories; repro's second build and `invoke rebuild` both go through here."""
-    from forge.build import build_cell
-
-    cell_id = recorded.cell.id
-    shutil.rmtree(inside(cfg.cache, cell_id, what="cell id"), ignore_errors=True)  # start from empty build dirs
-    rcfg = replace(cfg, backend=recorded.backend, source_date_epoch=recorded.source_date_epoch, force=True)
-    built = build_cell(rebuild_request(recorded.cell), data, rcfg, progress)
-    if built.cell_id != cell_id:
-        raise ConfigError(
-            f"the manifest's cell {cell_id} now resolves to {built.cell_id}",
-            "matrix/ or toolchains/ changed since",
-            "rebuild from the commit the manifest names",
-        )
-    return built
 
 
 SOURCE_PARTS = ("engine", "verify", "toolchains", "matrix")
@@ -471,9 +442,7 @@ def sources_for(recorded: Recorded, repo: Path, scratch: Path) -> Path:
     recorded; otherwise the recorded commit exported to scratch when its sources hash as
     recorded; otherwise a SourceMismatchError that says what to check out.
     """
-    from forge.build import SOURCE_SUBDIRS
-
-    now = manifest.source_tree_hash(repo, SOURCE_SUBDIRS)
+    now = manifest.source_tree_hash(repo, manifest.SOURCE_SUBDIRS)
     commit = recorded.source_commit
     if now == recorded.source_tree_hash and commit in (None, git_commit(repo)):
         return repo
@@ -487,7 +456,7 @@ def sources_for(recorded: Recorded, repo: Path, scratch: Path) -> Path:
             f"this checkout is at {git_commit(repo) or 'no commit'}; a rebuild builds the manifest's commit or nothing",
             f"fetch the commit into this repository (git fetch <remote> {commit}) and run the rebuild again",
         )
-    exported_hash = manifest.source_tree_hash(exported, SOURCE_SUBDIRS)
+    exported_hash = manifest.source_tree_hash(exported, manifest.SOURCE_SUBDIRS)
     if exported_hash != recorded.source_tree_hash:
         raise SourceMismatchError(
             f"commit {commit} does not hold the sources the manifest was built from",
@@ -496,58 +465,3 @@ def sources_for(recorded: Recorded, repo: Path, scratch: Path) -> Path:
             f"check out {commit} with the same uncommitted and untracked files the build had, and rebuild there",
         )
     return exported
-
-
-def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
-    """`invoke rebuild dist/<cell>/manifest.json`: drift check, rebuild, byte comparison."""
-    from forge import cli as forge_cli
-    from forge import repro
-
-    path = Path(manifest_arg).resolve()
-    recorded = load_for_rebuild(path)
-    env = {**os.environ, "SOURCE_DATE_EPOCH": str(recorded.source_date_epoch)}
-    cfg, tdata = forge_cli.setup({**cli, "backend": recorded.backend}, env)
-    out = forge_cli.console()
-    scopes = ((recorded.backend, recorded.cell.target),)
-    host.ensure_tools("rebuild", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes)
-    root = cfg.cache / "rebuild"
-    source = sources_for(recorded, cfg.repo, root / "src")
-    if source != cfg.repo:
-        out.print(f"sources: commit {recorded.source_commit} exported (the working tree differs)", markup=False)
-        cfg, tdata = replace(cfg, repo=source), load_data(source)
-    else:
-        out.print(f"sources: the working tree, at commit {recorded.source_commit or '(none recorded)'}", markup=False)
-    if recorded.lock_packages is not None:
-        drift = lock_drift(recorded.lock_packages, current_lock_packages(recorded, cfg.repo) or {})
-        if drift:
-            out.print(f"[yellow]toolchain lock drift since the manifest ({len(drift)} packages):[/]")
-            for line in drift:
-                out.print(f"  {line}", markup=False)
-        else:
-            out.print("toolchain lock: same packages as the manifest's")
-    # No compiler cache unless asked (then `invoke build`'s): a cached object must not stand in for a compile.
-    use_ccache = bool(cli.get("ccache", False))
-    if use_ccache and not (root / "ccache").exists():
-        root.mkdir(parents=True, exist_ok=True)
-        (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
-        (root / "ccache").symlink_to(cfg.cache / "ccache", target_is_directory=True)
-    rcfg = replace(cfg, cache=root, dist=root / "dist", ccache=use_ccache)
-    start = time.monotonic()
-    # Not `<cell>.lock`: the build inside takes that one (build.cell_lock, same cache root), and
-    # flock would then wait on this very process.
-    lock = inside(root, f"{recorded.cell.id}.rebuild.lock", what="cell id")
-    with repro.exclusive(lock, out.print, "another rebuild of this cell"):
-        built = rebuild_cell(recorded, tdata, rcfg, Progress(out, cfg.ci))
-    assert built.dist is not None
-    rebuilt = parse_recorded(manifest.read_manifest(built.dist) or {}, str(built.dist / manifest.MANIFEST))
-    comparisons = repro.compare_records(recorded.artifacts, rebuilt.artifacts)
-    result = repro.ReproResult(f"rebuild of {built.cell_id}", comparisons, (), [time.monotonic() - start])
-    trees = (path.parent, built.dist)
-    repro.write_report(result, path.parent / "rebuild", trees, cfg.cache / "tools", out.print)
-    for comp in result.differing:
-        out.print(f"  [red]{comp.outcome.value:>20}[/]  {comp.path}")
-    what = f"commit {recorded.source_commit}" if recorded.source_commit else "the working tree"
-    out.print(
-        f"rebuild of {built.cell_id} from {what}: {result.identical}/{len(comparisons)} files identical ({result.report})"
-    )
-    repro.raise_for([result])

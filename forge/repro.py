@@ -27,7 +27,8 @@ from rich.table import Table
 
 from forge import filelock, host, manifest, provenance
 from forge.backends.base import FAKETIME_ENV, UMASK_ENV
-from forge.config import Config, Data, backend_for
+from forge.build import build_cell, rebuild_cell, resolve_for
+from forge.config import Config, Data
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
 from forge.matrix import Cell, Request
@@ -425,7 +426,6 @@ def snapshot_sources(repo: Path, dest: Path) -> Path:
 def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> ReproResult:
     """Build a cell (a), rebuild it from a's manifest under variation b, compare the artifacts
     (installed tree and package), and publish a with its report as dist/<cell-id>/."""
-    from forge.build import resolve_for  # build imports the backends; keep `invoke --list` light
 
     cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
     manifest.check_dist(cfg.dist, cell.id)  # and on a dist/ that could not take the result
@@ -434,8 +434,6 @@ def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) ->
 
 
 def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, cell: Cell) -> ReproResult:
-    from forge.build import build_cell
-
     snapshot = cfg.cache / "repro" / f"src-{cell.id}"
     progress.info(f"repro of {cell.id}: sources copied to {snapshot}")
     cfg = replace(cfg, repo=snapshot_sources(cfg.repo, snapshot))
@@ -462,7 +460,7 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
             built = build_cell(request, data, vcfg, progress)
         else:  # the second build takes everything from the first one's manifest, as `invoke rebuild` does
             recorded = provenance.parse_recorded(first, str(first_dir / manifest.MANIFEST))
-            built = provenance.rebuild_cell(recorded, data, vcfg, progress)
+            built = rebuild_cell(recorded, data, vcfg, progress)
         assert built.dist is not None
         return built.dist
 
@@ -499,28 +497,3 @@ def repro_table(results: list[ReproResult]) -> Table:
             str(r.report or "-"),
         )
     return table
-
-
-def run_repro(
-    target: str | None, matrix: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]
-) -> None:
-    """`invoke repro`: repro every requested cell, print per-file results and the summary table."""
-    from forge import cli as forge_cli
-    from forge import daemon
-
-    cfg, data = forge_cli.setup(cli)
-    out = forge_cli.console()
-    cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
-    progress = Progress(out, cfg.ci)
-    results = []
-    items = forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data), matrix)
-    scopes = [(backend_for(cfg, i.target).backend, i.target) for i in items]
-    host.ensure_tools("repro", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes)
-    for item in items:
-        result = repro_cell(item, data, backend_for(cfg, item.target), progress)
-        for comp in result.comparisons:
-            style = "green" if comp.outcome is Outcome.IDENTICAL else "red"
-            out.print(f"  [{style}]{comp.outcome.value:>20}[/]  {comp.path}")
-        results.append(result)
-    out.print(repro_table(results))
-    raise_for(results)

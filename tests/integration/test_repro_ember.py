@@ -64,7 +64,7 @@ def test_ember_host_cell_is_reproducible_and_rebuilds_from_its_manifest(tmp_path
     files = {f"install/{p}": r["sha256"] for p, r in data["files"].items() if "sha256" in r}
     assert subjects == {**files, data["package"]["name"]: data["package"]["sha256"]}
 
-    # the second build was rebuilt from the first one's manifest alone (provenance.rebuild_cell)
+    # the second build was rebuilt from the first one's manifest alone (build.rebuild_cell)
     second = json.loads(
         (cfg.cache / "repro" / "variant-b" / "deeper" / "dist" / result.name / "manifest.json").read_text()
     )

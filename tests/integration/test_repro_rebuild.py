@@ -16,6 +16,7 @@ from tinyrepo import git as _git
 
 from forge import provenance, repro
 from forge.build import build_cell
+from forge.commands import rebuild as rebuild_cmd
 from forge.config import load_config, load_data
 from forge.log import Progress
 from forge.matrix import Request
@@ -70,13 +71,13 @@ def test_rebuild_from_manifest_matches_and_records_provenance(tiny_repo: Path) -
     assert data["package"]["name"].endswith(".tar.gz") and (manifest_path.parent / data["package"]["name"]).is_file()
     assert (manifest_path.parent / provenance.PROVENANCE).is_file()
 
-    provenance.run_rebuild(str(manifest_path), {})
+    rebuild_cmd.run_rebuild(str(manifest_path), {})
     report = json.loads((manifest_path.parent / "rebuild" / repro.REPORT_JSON).read_text())
     assert report["reproducible"] is True and report["identical"] == report["compared"] == len(data["files"]) + 1
 
     # the tree moves on: the rebuild takes the recorded commit's sources instead
     (tiny_repo / "engine" / "framework.cc").write_text("int ember_answer() { return 7; }\n")
-    provenance.run_rebuild(str(manifest_path), {})
+    rebuild_cmd.run_rebuild(str(manifest_path), {})
     assert provenance.git_commit(tiny_repo / ".cache" / "forge" / "rebuild" / "src") == data["source_commit"]
 
 
@@ -86,7 +87,7 @@ def test_rebuild_catches_a_planted_timestamp_and_names_the_file(tiny_repo: Path)
     _git(tiny_repo, "commit", "-q", "-m", "plant")
     manifest_path = _build(tiny_repo)
     with pytest.raises(repro.ReproDifferentError) as caught:
-        provenance.run_rebuild(str(manifest_path), {})
+        rebuild_cmd.run_rebuild(str(manifest_path), {})
     assert "install/lib/libember_framework.so" in caught.value.why
     text = (manifest_path.parent / "rebuild" / repro.REPORT_TXT).read_text()
     assert "different  install/lib/libember_framework.so" in text
@@ -101,7 +102,7 @@ def test_rebuild_of_another_commit_builds_that_commit(tiny_repo: Path, capsys: p
         handle.write("# moved on\n")
     _git(tiny_repo, "commit", "-q", "-am", "matrix moved on")
     capsys.readouterr()
-    provenance.run_rebuild(str(manifest_path), {})
+    rebuild_cmd.run_rebuild(str(manifest_path), {})
     out = capsys.readouterr().out
     assert f"commit {built_at} exported" in out and f"from commit {built_at}:" in out
     exported = tiny_repo / ".cache" / "forge" / "rebuild" / "src"

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from forge import cli
+from forge.commands import release as release_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -15,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_workflow_jobs_are_the_scheduled_cells(tmp_path: Path) -> None:
     out = tmp_path / "wf.yml"
     matrix = str(REPO / "matrix" / "release.yaml")
-    cli.run_ci(True, matrix, str(out), {})
+    release_cmd.run_ci(True, matrix, str(out), {})
     flow = yaml.safe_load(out.read_text())
     cfg, data = cli.setup({"backend": "docker"}, {})
     entries = cli.plan_entries(None, matrix, {}, cfg, data)
@@ -38,6 +39,6 @@ def test_workflow_jobs_are_the_scheduled_cells(tmp_path: Path) -> None:
 
 def test_only_narrows_the_jobs(tmp_path: Path) -> None:
     out = tmp_path / "wf.yml"
-    cli.run_ci(True, None, str(out), {"only": ["macos-*"]})
+    release_cmd.run_ci(True, None, str(out), {"only": ["macos-*"]})
     names = sorted(job["name"] for key, job in yaml.safe_load(out.read_text())["jobs"].items() if key != "release")
     assert names and all(name.startswith("macos-") for name in names)

@@ -8,6 +8,10 @@ from pathlib import Path
 import pytest
 
 from forge import cli
+from forge.commands import build as build_cmd
+from forge.commands import checks as checks_cmd
+from forge.commands import clean as clean_cmd
+from forge.commands import plan as plan_cmd
 from forge.config import backend_for, load_config
 from forge.errors import BuildInterrupted, ConfigError, InfeasibleError
 from forge.matrix import request_for_cell_id
@@ -25,7 +29,7 @@ def test_guard_turns_errors_into_exit_codes() -> None:
 
 
 def test_plan_json_for_one_target(capsys: pytest.CaptureFixture[str]) -> None:
-    cli.run_plan("linux-aarch64", None, {"gcc": "14"}, True, {})
+    plan_cmd.run_plan("linux-aarch64", None, {"gcc": "14"}, True, {})
     data = json.loads(capsys.readouterr().out)
     (entry,) = data["cells"]
     assert entry["status"] == "scheduled" and entry["id"] == "linux-aarch64-py3.13-np2.4-gcc14-cpu"
@@ -34,7 +38,7 @@ def test_plan_json_for_one_target(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_plan_json_for_release_matrix(capsys: pytest.CaptureFixture[str]) -> None:
-    cli.run_plan(None, str(REPO / "matrix/release.yaml"), {}, True, {})
+    plan_cmd.run_plan(None, str(REPO / "matrix/release.yaml"), {}, True, {})
     cells = json.loads(capsys.readouterr().out)["cells"]
     skipped = [c for c in cells if c["status"] == "skipped"]
     assert any("numpy 1.21 has wheels for python >=3.7,<3.11 only" in c["reason"] for c in skipped)
@@ -45,7 +49,7 @@ def test_plan_json_for_release_matrix(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_plan_of_infeasible_target_is_an_error() -> None:
     with pytest.raises(InfeasibleError):
-        cli.run_plan("linux-x86_64", None, {"python": "3.11", "gcc": "14"}, False, {})
+        plan_cmd.run_plan("linux-x86_64", None, {"python": "3.11", "gcc": "14"}, False, {})
 
 
 def test_matrix_and_target_are_exclusive() -> None:
@@ -69,7 +73,7 @@ def test_config_precedence() -> None:
 
 
 def test_test_commands_cover_every_check() -> None:
-    names = [name for name, _ in cli.test_commands(REPO, unit=False)]
+    names = [name for name, _ in checks_cmd.test_commands(REPO, unit=False)]
     assert names == ["ruff check", "ruff format", "mypy", "clang-format", "pytest"]
 
 
@@ -82,10 +86,10 @@ def test_clean_keeps_the_compiler_cache_unless_all(tmp_path: Path, monkeypatch: 
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("x")
     monkeypatch.setenv("FORGE_ROOT", str(tmp_path))
-    cli.run_clean(False, {})
+    clean_cmd.run_clean(False, {})
     assert not (tmp_path / "dist").exists() and not (tmp_path / ".cache/forge/cell").exists()
     assert (tmp_path / ".cache/forge/ccache/0/a").exists()
-    cli.run_clean(True, {})
+    clean_cmd.run_clean(True, {})
     assert not (tmp_path / ".cache/forge/ccache").exists()
 
 
@@ -151,4 +155,4 @@ def test_keep_container_from_flag_or_environment() -> None:
 
 def test_verify_with_the_docker_backend_is_refused_not_run_on_the_host() -> None:
     with pytest.raises(ConfigError, match="invoke verify --backend docker is not supported"):
-        cli.run_verify("linux-x86_64", {}, {"backend": "docker"})
+        build_cmd.run_verify("linux-x86_64", {}, {"backend": "docker"})

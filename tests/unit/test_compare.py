@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from forge import compare, manifest
+from forge.commands import compare as compare_cmd
 from forge.compare import Severity
 
 
@@ -127,10 +128,10 @@ def test_upgrade_pairs_the_baseline_with_the_candidate() -> None:
     from forge.build import resolve_for
     from forge.errors import ConfigError
 
-    base, cand = cli.upgrade_requests("linux-x86_64", {"gcc": "12"}, {"gcc": "14"})
+    base, cand = compare_cmd.upgrade_requests("linux-x86_64", {"gcc": "12"}, {"gcc": "14"})
     assert (base.pin("gcc"), cand.pin("gcc")) == ("12", "14")
     cfg, data = cli.setup({"backend": "docker"}, {})
     ids = [resolve_for(r, data, cfg).cell.id for r in (base, cand)]
     assert ids == ["linux-x86_64-py3.11-np2.4-gcc12-cpu", "linux-x86_64-py3.13-np2.4-gcc14-cpu"]
     with pytest.raises(ConfigError, match="needs what to upgrade to"):
-        cli.upgrade_requests("linux-x86_64", {"gcc": "12"}, {"gcc": None})
+        compare_cmd.upgrade_requests("linux-x86_64", {"gcc": "12"}, {"gcc": None})

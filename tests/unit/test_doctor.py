@@ -9,6 +9,7 @@ from rich.console import Console
 from test_host import FakeMachine
 
 from forge import daemon, doctor, host
+from forge.commands import doctor as doctor_cmd
 from forge.errors import BackendError, ToolMissingError
 
 
@@ -122,7 +123,7 @@ def test_doctor_json_lists_every_finding(
     original = doctor.diagnose
     monkeypatch.setattr(doctor, "diagnose", lambda env: original(env, present=machine.has, engine=False))
     machine.present -= {"debootstrap"}
-    doctor.run_doctor({}, False, as_json=True)
+    doctor_cmd.run_doctor({}, False, as_json=True)
     data = json.loads(capsys.readouterr().out)
     assert data["installed"] == [] and [f["name"] for f in data["findings"]] == [t.name for t in host.TOOLS]
     assert {f["name"]: f["found"] for f in data["findings"]}["debootstrap"] is False

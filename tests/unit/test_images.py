@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from forge import images, locks
+from forge.commands import images as images_cmd
 from forge.errors import ConfigError
 from forge.matrix import Cell
 
@@ -235,10 +236,10 @@ def test_prune_without_a_matrix_keeps_every_matrix_files_images(monkeypatch: pyt
         seen.append(Path(matrix).name)
         return {f"spec-{Path(matrix).stem}": (f"spec-{Path(matrix).stem}", [])}
 
-    monkeypatch.setattr(images, "matrix_specs", specs)
+    monkeypatch.setattr(images_cmd, "matrix_specs", specs)
     monkeypatch.setattr(
         images, "expected_tags", lambda client, spec, mirror: (f"forge/base:{spec}", f"forge/toolchain:{spec}")
     )
-    tags = images.every_matrix_tag(object(), {}, "mirror")
+    tags = images_cmd.every_matrix_tag(object(), {}, "mirror")
     assert "ci.yaml" in seen and "release.yaml" in seen and "supported.yaml" not in seen
     assert {"forge/toolchain:spec-release", "forge/toolchain:spec-ci", "forge/base:spec-release"} <= tags

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from forge import build, cli, repro
+from forge.commands import build as build_cmd
+from forge.commands import clean as clean_cmd
+from forge.commands import repro as repro_cmd
 from forge.config import MAX_EPOCH, load_config, load_data
 from forge.errors import ConfigError, DistError, ForgeError, InfeasibleError, StepFailedError, VerifyFailedError
 from forge.locks import LockMismatchError
@@ -52,9 +55,9 @@ def test_a_matrix_that_excludes_every_cell_builds_nothing_and_says_so(tmp_path: 
         cli.scheduled(items, str(path))
     assert "not now" in caught.value.why and "exclude" in caught.value.fix
     with pytest.raises(ConfigError, match="schedules no cell"):
-        cli.run_build(None, str(path), {}, {"backend": "docker"})
+        build_cmd.run_build(None, str(path), {}, {"backend": "docker"})
     with pytest.raises(ConfigError, match="schedules no cell"):
-        repro.run_repro(None, str(path), {}, {"backend": "docker"})
+        repro_cmd.run_repro(None, str(path), {}, {"backend": "docker"})
 
 
 def test_an_empty_target_is_not_the_host() -> None:
@@ -113,7 +116,7 @@ def test_clean_keeps_the_instance_id_that_owns_this_checkouts_containers(
         (cache / name).mkdir(parents=True)
     (cache / "instance-id").write_text("0" * 32 + "\n")
     monkeypatch.setenv("FORGE_ROOT", str(tmp_path))
-    cli.run_clean(True, {})
+    clean_cmd.run_clean(True, {})
     assert sorted(p.name for p in cache.iterdir()) == ["instance-id"]
 
 

@@ -24,6 +24,7 @@ from rich.console import Console
 from forge import build, cli, images, locks
 from forge.backends import docker as docker_backend
 from forge.backends.local import LocalBackend
+from forge.commands import build as build_cmd
 from forge.config import Config, Data, load_config
 from forge.errors import BuildInterrupted, ConfigError, StepFailedError
 from forge.log import Progress, StepTiming
@@ -96,7 +97,7 @@ def _run(matrix: str, options: dict[str, object]) -> str:
     original = cli.console
     cli.console = lambda: Console(file=out, width=200)  # type: ignore[assignment]
     try:
-        cli.run_build(None, matrix, {}, {"backend": "docker", **options})
+        build_cmd.run_build(None, matrix, {}, {"backend": "docker", **options})
     finally:
         cli.console = original  # type: ignore[assignment]
     return out.getvalue()
@@ -170,7 +171,7 @@ def test_summary_lists_every_cell_in_matrix_order(tmp_path: Path, monkeypatch: p
     cfg, data = fake.setup({"backend": "docker", "cells": 3})
     requests = [Request.make(t, {}) for t in ("linux-armv7", "linux-x86_64", "linux-aarch64")]
     errors: list[str] = []
-    results = cli.build_all(
+    results = build_cmd.build_all(
         requests, data, cfg, Progress(Console(file=out), live=False), lambda e: errors.append(e.what)
     )
     assert [(r.cell_id, r.result) for r in results] == [
@@ -209,7 +210,7 @@ def test_matrix_jobs_choose_cells_not_compile_jobs_so_resume_still_matches(
     monkeypatch.delenv("FORGE_JOBS", raising=False)
     monkeypatch.delenv("FORGE_CELLS", raising=False)
     seen: list[Config] = []
-    monkeypatch.setattr(cli, "build_all", lambda requests, data, cfg, progress, report: seen.append(cfg) or [])
+    monkeypatch.setattr(build_cmd, "build_all", lambda requests, data, cfg, progress, report: seen.append(cfg) or [])
     matrix = str(REPO / "matrix" / "ci.yaml")
     _run(matrix, {"jobs": 4})
     _run(matrix, {})
@@ -251,7 +252,7 @@ def test_build_update_locks_reaches_the_lock_check(flag: bool, tmp_path: Path, m
     monkeypatch.setattr(images, "ensure_toolchain_image", lambda client, spec, mirror, **kw: (ref, ref))
     monkeypatch.setattr(locks, "check_image_lock", check)
     seen: list[Config] = []
-    monkeypatch.setattr(cli, "build_all", lambda requests, data, cfg, progress, report: seen.append(cfg) or [])
+    monkeypatch.setattr(build_cmd, "build_all", lambda requests, data, cfg, progress, report: seen.append(cfg) or [])
     _run(str(REPO / "matrix" / "ci.yaml"), {"update_locks": flag or None})
     cfg, data = cli.setup({})
     cfg = replace(
@@ -293,7 +294,7 @@ def test_ctrl_c_closes_the_backends_of_cells_still_running(tmp_path: Path, monke
     cfg, data = fake.setup({"backend": "docker", "cells": 2})
     requests = [Request.make(t, {}) for t in ("linux-aarch64", "linux-x86_64")]
     with pytest.raises(BuildInterrupted):
-        cli.build_all(requests, data, cfg, Progress(Console(file=io.StringIO()), live=False), lambda e: None)
+        build_cmd.build_all(requests, data, cfg, Progress(Console(file=io.StringIO()), live=False), lambda e: None)
     assert backend.closed.is_set() and build.close_open_backends() == 0  # closed, and no longer tracked
 
 

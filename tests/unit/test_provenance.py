@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from forge import provenance
+from forge.commands import rebuild as rebuild_cmd
 from forge.config import load_config
 from forge.errors import ConfigError
 from forge.matrix import Request
@@ -184,7 +185,7 @@ def test_rebuild_names_drifted_packages_before_building(
 
     monkeypatch.setattr(build, "build_cell", stop)
     with pytest.raises(ConfigError, match="stopped before building"):
-        provenance.run_rebuild(str(path), {})
+        rebuild_cmd.run_rebuild(str(path), {})
     (printed,) = calls
     assert "toolchain lock drift since the manifest (2 packages)" in printed
     now = committed["deb gcc-12:amd64"]
@@ -250,7 +251,7 @@ def _refused(path: Path, monkeypatch: pytest.MonkeyPatch) -> ConfigError:
     monkeypatch.setattr(provenance, "export_commit", never)
     monkeypatch.setattr(provenance.shutil, "rmtree", never)
     with pytest.raises(ConfigError) as caught:
-        provenance.run_rebuild(str(path), {})
+        rebuild_cmd.run_rebuild(str(path), {})
     return caught.value
 
 
