@@ -16,6 +16,8 @@ from typing import Any
 
 from forge import __version__, filelock, manifest, provenance
 from forge.backends.base import Backend, Workspace
+from forge.backends.local import LocalBackend
+from forge.checks import tree
 from forge.config import Config, Data, inside
 from forge.errors import (
     BackendError,
@@ -56,8 +58,6 @@ def make_backend(name: str | None, update_locks: bool = False, keep: bool = Fals
     """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks,
     `keep` keeps its container for entering after the build."""
     if name == "local":
-        from forge.backends.local import LocalBackend
-
         return LocalBackend()
     try:
         module = importlib.import_module(f"forge.backends.{name}")
@@ -186,8 +186,6 @@ def host_view(backend: Backend, ws: Workspace, host_ws: Workspace) -> Workspace:
 
 def check_macho(ws: Workspace, target: Target) -> list[SuiteResult]:
     """Structure checks of a macOS cell's installed tree and of the verify programs linked to it."""
-    from forge.checks import tree
-
     prefix = Path(ws.prefix)
     return [
         *tree.check_macho_tree(prefix, target.arch, target.min_os),

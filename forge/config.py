@@ -14,6 +14,7 @@ from forge.errors import ConfigError
 from forge.log import in_ci
 from forge.matrix import Supported, load_supported
 from forge.toolchains import Toolchains, load_toolchains
+from forge.yamlio import unknown
 
 BACKENDS = ("local", "docker")
 MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z
@@ -104,8 +105,6 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         if not (repo / "toolchains").is_dir():
             raise ConfigError(f"FORGE_ROOT={repo} is not a forge checkout", "it has no toolchains/", "unset FORGE_ROOT")
     if values["backend"] is not None and values["backend"] not in BACKENDS:
-        from forge.yamlio import unknown
-
         raise unknown("backend", str(values["backend"]), BACKENDS, "--backend")
     values["jobs"] = _int("--jobs", str(values["jobs"]))
     if int(str(values["jobs"])) < 1:

@@ -12,6 +12,7 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 
 from forge.errors import ConfigError
+from forge.toolchains import specifier
 from forge.yamlio import LocDict, LocList, check_keys, load_yaml, require, unknown
 
 AXES: tuple[str, ...] = ("target", "suite", "python", "numpy", "gcc", "cuda", "cmake", "bazel")
@@ -139,8 +140,6 @@ class Supported:
 
 def load_supported(path: Path) -> Supported:
     """Load matrix/supported.yaml."""
-    from forge.toolchains import specifier
-
     data = load_yaml(path)
     version_axes = ["python", "numpy", "gcc", "cuda", "cmake", "bazel"]
     check_keys(data, [*version_axes, "targets"], "axis")

@@ -10,6 +10,7 @@ from forge import cli as forge_cli
 from forge import host, images, locks
 from forge.build import resolve_for
 from forge.config import backend_for
+from forge.daemon import ensure_daemon
 from forge.errors import ForgeError
 from forge.matrix import Excluded
 
@@ -39,8 +40,6 @@ def run_images(
     matrix: str | None, build: bool, prune: bool, env: Mapping[str, str], update_locks: bool = False
 ) -> None:
     """List forge's images (with the matrix cells using them); build what is missing; prune the rest."""
-    from forge.daemon import ensure_daemon
-
     host.ensure_tools("images", env=env, scopes=(("docker", None),))
     client = ensure_daemon(env)
     wanted = matrix_specs(matrix, env)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 
 from forge import cli as forge_cli
-from forge import host, repro
+from forge import daemon, host, repro
 from forge.config import backend_for
 from forge.log import Progress
 
@@ -15,8 +15,6 @@ def run_repro(
     target: str | None, matrix: str | None, pins: Mapping[str, str | None], cli: Mapping[str, object]
 ) -> None:
     """`invoke repro`: repro every requested cell, print per-file results and the summary table."""
-    from forge import daemon
-
     cfg, data = forge_cli.setup(cli)
     out = forge_cli.console()
     cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))

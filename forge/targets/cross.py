@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from forge import host, manifest, proc
+from forge.checks import tree
 from forge.errors import ToolMissingError
 from forge.host import HostTool
 from forge.matrix import Cell, Request
@@ -122,8 +123,6 @@ def parity_checks(
     verify_build: Path | None = None,
 ) -> list[SuiteResult]:
     """A cross cell's extra verify results: binary structure (Linux) and parity with the reference."""
-    from forge.checks import tree
-
     results = []
     if target.os == "linux":
         machine = {"armv7": "arm"}.get(target.arch, target.arch)
