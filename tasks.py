@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from invoke.collection import Collection
 from invoke.context import Context
@@ -13,14 +14,13 @@ from invoke.exceptions import Exit, ParseError
 from invoke.program import Program
 from invoke.tasks import task
 
+from forge import axes
+
+PIN_FLAGS = axes.names(lambda a: a.option and a.name != "target")
+"""The axis flags of `invoke build` and `invoke plan`: every axis of forge/axes.py with a CLI option."""
+
 AXIS_HELP = {
-    "target": "target: host, linux-x86_64, linux-aarch64, linux-armv7, macos-x86_64, macos-arm64",
-    "python": "pin the Python version (e.g. 3.11)",
-    "numpy": "pin the NumPy series (e.g. 2.1)",
-    "gcc": "pin the GCC major version (e.g. 12)",
-    "cuda": "pin the CUDA version (e.g. 12.4), or none",
-    "bazel": "pin the Bazel version",
-    "cmake": "pin the CMake version",
+    **axes.cli_help(),
     "backend": "docker (the default) or local (the host's toolchain); the host target falls back to local when no container engine can be started",
     "matrix": "a named matrix file, e.g. matrix/release.yaml (instead of --target)",
     "cell": "one cell by its id, e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu (instead of --target and axis flags)",
@@ -43,8 +43,30 @@ _invoke_parse_tasks = Program.parse_tasks
 setattr(Program, "parse_tasks", _parse_tasks_in_forge_terms)  # noqa: B010 (a method replaced on the class)
 
 
-def _pins(**axes: str | None) -> dict[str, str | None]:
-    return dict(axes)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _axis_flags(*names: str) -> Callable[[F], F]:
+    """Give a task one `--AXIS` flag per axis name (forge/axes.py), which its body receives in **pins.
+
+    invoke reads a task's flags from its signature; the axis parameters are added to that
+    signature here, so the registry alone says which axes exist."""
+
+    def wrap(body: F) -> F:
+        sig = inspect.signature(body)
+        params = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        flags = [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation="str | None") for n in names
+        ]
+        setattr(body, "__signature__", sig.replace(parameters=params + flags))  # noqa: B010 (read by invoke)
+        return body
+
+    return wrap
+
+
+def _pins(pins: dict[str, str | None], names: tuple[str, ...] = ()) -> dict[str, str | None]:
+    """The axis pins a task passes on: each named axis (None when its flag was not given)."""
+    return {name: pins.get(name) for name in (names or PIN_FLAGS)}
 
 
 def _guarded(debug: bool, action: Callable[[], Any]) -> None:
@@ -58,25 +80,21 @@ def _guarded(debug: bool, action: Callable[[], Any]) -> None:
 
 
 @task(auto_shortflags=False, help={**AXIS_HELP, "json": "print the plan as JSON"}, iterable=["only", "skip"])
+@_axis_flags(*PIN_FLAGS)
 def plan(
     c: Context,
     target: str | None = None,
     cell: str | None = None,
     only: list[str] | None = None,
     skip: list[str] | None = None,
-    python: str | None = None,
-    numpy: str | None = None,
-    gcc: str | None = None,
-    cuda: str | None = None,
-    bazel: str | None = None,
-    cmake: str | None = None,
     matrix: str | None = None,
     backend: str | None = None,
     json: bool = False,
     debug: bool = False,
+    **axis_pins: str | None,
 ) -> None:
     """Print the resolved cell(s) and their ordered steps, running nothing."""
-    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
+    pins = _pins(axis_pins)
     options = {"backend": backend, "debug": debug, "cell": cell, "only": only, "skip": skip}
     from forge.commands import plan as command
 
@@ -98,18 +116,13 @@ def plan(
     },
     iterable=["only", "skip"],
 )
+@_axis_flags(*PIN_FLAGS)
 def build(
     c: Context,
     target: str | None = None,
     cell: str | None = None,
     only: list[str] | None = None,
     skip: list[str] | None = None,
-    python: str | None = None,
-    numpy: str | None = None,
-    gcc: str | None = None,
-    cuda: str | None = None,
-    bazel: str | None = None,
-    cmake: str | None = None,
     matrix: str | None = None,
     backend: str | None = None,
     force: bool = False,
@@ -121,9 +134,10 @@ def build(
     json: bool = False,
     keep_container: bool = False,
     debug: bool = False,
+    **axis_pins: str | None,
 ) -> None:
     """Build, install, verify and record a cell (default: the host) into dist/<cell-id>/."""
-    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel, cmake=cmake)
+    pins = _pins(axis_pins)
     options = {
         "backend": backend,
         "force": force or None,
@@ -148,19 +162,16 @@ def _help(*names: str) -> dict[str, str]:
     return {name: AXIS_HELP[name] for name in names}
 
 
-@task(auto_shortflags=False, help=_help("target", "python", "numpy", "gcc", "cuda", "backend", "debug"))
+VERIFY_FLAGS = ("python", "numpy", "gcc", "cuda")
+
+
+@task(auto_shortflags=False, help=_help("target", *VERIFY_FLAGS, "backend", "debug"))
+@_axis_flags(*VERIFY_FLAGS)
 def verify(
-    c: Context,
-    target: str | None = None,
-    python: str | None = None,
-    numpy: str | None = None,
-    gcc: str | None = None,
-    cuda: str | None = None,
-    backend: str | None = None,
-    debug: bool = False,
+    c: Context, target: str | None = None, backend: str | None = None, debug: bool = False, **axis_pins: str | None
 ) -> None:
     """Re-run the verify suites against a cell already recorded in dist/."""
-    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
+    pins = _pins(axis_pins, VERIFY_FLAGS)
     from forge.commands import build as command
 
     _guarded(debug, lambda: command.run_verify(target, pins, {"backend": backend, "debug": debug}))
@@ -203,10 +214,13 @@ def compare(
     _guarded(debug, lambda: command.run_compare(base, candidate, options))
 
 
+UPGRADE_FLAGS = ("python", "numpy", "gcc", "cmake")
+
+
 @task(
     auto_shortflags=False,
     help={
-        **_help("target", "python", "numpy", "gcc", "cmake", "backend", "debug"),
+        **_help("target", *UPGRADE_FLAGS, "backend", "debug"),
         "to-gcc": "the candidate's GCC major version",
         "to-python": "the candidate's Python",
         "to-numpy": "the candidate's NumPy series",
@@ -217,13 +231,10 @@ def compare(
         "threshold": "slowdown beyond the spread that counts as a regression (default 0.1)",
     },
 )
+@_axis_flags(*UPGRADE_FLAGS)
 def upgrade(
     c: Context,
     target: str | None = None,
-    python: str | None = None,
-    numpy: str | None = None,
-    gcc: str | None = None,
-    cmake: str | None = None,
     to_gcc: str | None = None,
     to_python: str | None = None,
     to_numpy: str | None = None,
@@ -234,9 +245,10 @@ def upgrade(
     rounds: int | None = None,
     threshold: float | None = None,
     debug: bool = False,
+    **axis_pins: str | None,
 ) -> None:
     """Validate a toolchain upgrade: build the cell as it is and with the new toolchain, then compare them."""
-    pins = _pins(python=python, numpy=numpy, gcc=gcc, cmake=cmake)
+    pins = _pins(axis_pins, UPGRADE_FLAGS)
     to = {"gcc": to_gcc, "python": to_python, "numpy": to_numpy, "cmake": to_cmake, "suite": to_suite}
     options = {"backend": backend, "no_run": no_run, "rounds": rounds, "threshold": threshold, "debug": debug}
     from forge.commands import compare as command
@@ -377,26 +389,24 @@ def images(
 @task(
     auto_shortflags=False,
     help={
-        **_help("target", "python", "numpy", "gcc", "cuda", "backend", "matrix", "debug"),
+        **_help("target", *VERIFY_FLAGS, "backend", "matrix", "debug"),
         "jobs": "parallel jobs of the first build (the second uses another count)",
     },
 )
+@_axis_flags(*VERIFY_FLAGS)
 def repro(
     c: Context,
     target: str | None = None,
-    python: str | None = None,
-    numpy: str | None = None,
-    gcc: str | None = None,
-    cuda: str | None = None,
     matrix: str | None = None,
     backend: str | None = None,
     jobs: int | None = None,
     debug: bool = False,
+    **axis_pins: str | None,
 ) -> None:
     """Build a cell twice with variations (path, umask, TZ, locale, env order, jobs, ...) and compare every artifact."""
     from forge.commands import repro as command
 
-    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
+    pins = _pins(axis_pins, VERIFY_FLAGS)
     options = {"backend": backend, "jobs": jobs, "debug": debug}
     _guarded(debug, lambda: command.run_repro(target, matrix, pins, options))
 

@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from forge import axes
 from forge.backends.base import CONTAINER_WORKSPACE, Workspace
 from forge.build import host_workspace, resolve_for
 from forge.config import Config, Data, backend_for, load_config, load_data
@@ -282,8 +283,9 @@ def _print_one_plan(entry: dict[str, Any], out: Console) -> None:
     table = Table(title=f"cell {entry['id']} ({entry['backend']} backend)")
     for column in ("axis", "value", "from"):
         table.add_column(column)
+    shown = set(axes.names(lambda a: a.plan))
     for axis, value in entry["cell"].items():
-        if axis != "id":
+        if axis in shown:
             table.add_row(axis, str(value if value is not None else "-"), entry["sources"].get(axis, "requested"))
     out.print(table)
     if entry.get("lock"):

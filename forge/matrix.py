@@ -6,17 +6,18 @@ import fnmatch
 import itertools
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
 
+from forge import axes as registry
 from forge.errors import ConfigError
 from forge.toolchains import specifier
 from forge.yamlio import LocDict, LocList, check_keys, load_yaml, require, unknown
 
-AXES: tuple[str, ...] = ("target", "suite", "python", "numpy", "gcc", "cuda", "cmake", "bazel")
-"""Every axis a cell has, in display order. `suite` is the Debian suite the toolchain comes from."""
+AXES: tuple[str, ...] = registry.names()
+"""Every axis a cell has, in display order (forge/axes.py). `suite` is the Debian suite the toolchain comes from."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,22 @@ class Cell:
     cuda: str | None
     cmake: str
     bazel: str
+    extra: tuple[tuple[str, str | None], ...] = ()
+    """Registry axes that are not fields above (forge/axes.py), as (axis, value) in registry order."""
+
+    def value(self, axis: str) -> str | None:
+        """The cell's value of any registry axis."""
+        if axis in CELL_FIELDS:
+            value: str | None = getattr(self, axis)
+            return value
+        return dict(self.extra).get(axis)
+
+    @staticmethod
+    def from_values(values: Mapping[str, str | None]) -> Cell:
+        """A cell from axis -> value (fields and registry axes alike), e.g. a manifest's `cell`."""
+        known = [a for a in registry.names() if a not in CELL_FIELDS]
+        extra = tuple((a, values.get(a)) for a in known if a in values)
+        return Cell(**{a: values[a] for a in CELL_FIELDS}, extra=extra)  # type: ignore[arg-type]
 
     @property
     def compiler(self) -> str:
@@ -50,13 +67,17 @@ class Cell:
     @property
     def id(self) -> str:
         """Stable, filesystem-safe id, e.g. linux-aarch64-py3.11-np2.1-gcc12-cpu."""
-        return f"{self.target}-py{self.python}-np{self.numpy}-{self.compiler}-{self.accelerator}"
+        return "-".join(a.id_format(self.value(a.name)) for a in registry.all_axes() if a.id_format is not None)
 
     def as_dict(self) -> dict[str, str | None]:
         """Plain mapping (for JSON and manifests), including the id."""
-        data: dict[str, str | None] = dict(asdict(self))
+        data: dict[str, str | None] = {k: v for k, v in asdict(self).items() if k != "extra"}
+        data.update(self.extra)
         data["id"] = self.id
         return data
+
+
+CELL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cell) if f.name != "extra")
 
 
 CELL_ID = re.compile(r"[a-z0-9](?:[a-z0-9_+-]|\.(?!\.))*")
@@ -75,8 +96,9 @@ def check_cell_id(value: object, where: str) -> str:
     return value
 
 
-REQUEST_AXES: tuple[str, ...] = ("target", "suite", "python", "numpy", "gcc", "cuda", "cmake", "bazel")
-"""Axes a request (CLI flags or a matrix entry) may pin."""
+REQUEST_AXES: tuple[str, ...] = registry.names(lambda a: a.request)
+"""Axes a request (CLI flags or a matrix entry) may pin (forge/axes.py; the functions below read the registry
+itself, so an entry added there reaches them)."""
 
 
 @dataclass(frozen=True)
@@ -105,28 +127,28 @@ class Request:
     def make(target: str, pins: Mapping[str, str | None] | None = None, origin: str = "command line") -> Request:
         """Build a request from axis pins, dropping the None ones, in axis order."""
         pins = pins or {}
-        ordered = tuple((axis, str(pins[axis])) for axis in REQUEST_AXES if pins.get(axis) is not None)
+        ordered = tuple(
+            (axis, str(pins[axis])) for axis in registry.names(lambda a: a.request) if pins.get(axis) is not None
+        )
         return Request(target=target, pins=ordered, origin=origin)
 
 
-CELL_ID_PARTS = re.compile(
-    r"(?P<target>[a-z0-9_]+(?:-[a-z0-9_]+)*?)-py(?P<python>\d+\.\d+)-np(?P<numpy>\d+\.\d+)"
-    r"-(?:gcc(?P<gcc>\d+)|zig)-(?:cpu|cu(?P<cuda>\d+\.\d+))"
-)
-"""The parts of a Cell.id: target, python, numpy, compiler (gcc N or zig) and accelerator."""
+def cell_id_parts() -> re.Pattern[str]:
+    """The parts of a Cell.id (target, python, numpy, compiler: gcc N or zig, accelerator, ...), from the registry."""
+    return re.compile("-".join(a.id_pattern for a in registry.all_axes() if a.id_pattern is not None))
 
 
 def request_for_cell_id(cell_id: str, origin: str = "--cell") -> Request:
     """The request that pins every axis a cell id names (ConfigError naming the grammar when it is not one)."""
-    match = CELL_ID_PARTS.fullmatch(cell_id.strip())
+    match = cell_id_parts().fullmatch(cell_id.strip())
     if match is None:
         raise ConfigError(
             f"{origin}: `{cell_id}` is not a cell id",
             "a cell id reads TARGET-pyX.Y-npX.Y-(gccN|zig)-(cpu|cuX.Y), e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu",
             "copy one from `invoke plan --matrix matrix/release.yaml` or `ls dist/`",
         )
-    pins = {axis: match.group(axis) for axis in ("python", "numpy", "gcc")}
-    pins["cuda"] = match.group("cuda") or "none"
+    named = [a for a in registry.all_axes() if a.id_pattern is not None and a.name != "target"]
+    pins = {a.name: match.group(a.name) or a.id_absent for a in named}
     return Request.make(match.group("target"), pins, origin=f"{origin} {cell_id}")
 
 
@@ -141,7 +163,7 @@ class Supported:
 def load_supported(path: Path) -> Supported:
     """Load matrix/supported.yaml."""
     data = load_yaml(path)
-    version_axes = ["python", "numpy", "gcc", "cuda", "cmake", "bazel"]
+    version_axes = registry.names(lambda a: a.supported)
     check_keys(data, [*version_axes, "targets"], "axis")
     targets = require(data, "targets", LocList)
     specs = {axis: specifier(data, axis) for axis in version_axes if axis in data}
@@ -158,7 +180,7 @@ class Excluded:
 
 def _entry_pins(entry: LocDict, targets: tuple[str, ...]) -> dict[str, str]:
     """Validate one include/exclude mapping: known axes, quoted versions, known targets."""
-    check_keys(entry, REQUEST_AXES, "axis")
+    check_keys(entry, registry.names(lambda a: a.request), "axis")
     pins = {}
     for axis, value in entry.items():
         if isinstance(value, (list, dict)):
@@ -178,7 +200,7 @@ def _entry_pins(entry: LocDict, targets: tuple[str, ...]) -> dict[str, str]:
 
 def _axes(data: LocDict, targets: tuple[str, ...]) -> dict[str, list[str]]:
     axes = require(data, "axes", LocDict)
-    check_keys(axes, REQUEST_AXES, "axis")
+    check_keys(axes, registry.names(lambda a: a.request), "axis")
     if "target" not in axes:
         raise ConfigError(f"{axes.where()}: `axes` needs a `target` list", "", "add `target: [linux-x86_64]`")
     result: dict[str, list[str]] = {}

@@ -217,7 +217,7 @@ def _parse_cell(value: object, source: str) -> Cell:
         if not ok or (axis in VERSIONED and not str(item)[:1].isdigit()):
             kind = "a version such as 3.11" if axis in VERSIONED else "a name such as linux-x86_64"
             raise _bad(source, f"cell.{axis}", item, f"expected {kind}")
-    cell = Cell(**{axis: value[axis] for axis in AXES})
+    cell = Cell.from_values(value)
     recorded_id = check_cell_id(value["id"], f"{source}: field cell.id")
     if recorded_id != cell.id:
         raise _bad(source, "cell.id", recorded_id, f"the cell's axes give the id {cell.id}")

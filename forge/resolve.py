@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from forge import axes as registry
 from forge.errors import InfeasibleError
-from forge.matrix import Cell, Request, Supported
+from forge.matrix import CELL_FIELDS, Cell, Request, Supported
 from forge.toolchains import Suite, Target, Toolchains
 from forge.yamlio import unknown
 
-VERSION_AXES = ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
+VERSION_AXES = registry.names(lambda a: a.version)
+"""The axes resolved by version specifiers (forge/axes.py; the functions below read the registry itself)."""
 
 
 @dataclass(frozen=True)
@@ -75,12 +77,19 @@ def _candidates(target: Target, suites: tuple[Suite, ...], data: Toolchains, req
     if cuda_pin not in (None, "none"):
         cudas = tuple(c.version for c in data.cuda if _in(c.version, pin_spec(cuda_pin)))
     numpys = _pick(tuple(n for n, _ in reversed(data.numpy)), request.pin("numpy"))
+    extra = _extra_values(request)
     for suite in suites:
         gccs: tuple[str | None, ...] = (None,) if target.os == "macos" else _pick(suite.gcc, request.pin("gcc"))
         for gcc in gccs:
             for cuda in cudas:
                 for numpy in numpys:
-                    yield Cell(target.name, suite.name, suite.python, numpy, gcc, cuda, suite.cmake, suite.bazel)
+                    yield Cell(target.name, suite.name, suite.python, numpy, gcc, cuda, suite.cmake, suite.bazel, extra)
+
+
+def _extra_values(request: Request) -> tuple[tuple[str, str | None], ...]:
+    """Registry axes outside Cell's fields: the pin, else the registry's default."""
+    others = [a for a in registry.all_axes() if a.name not in CELL_FIELDS]
+    return tuple((a.name, request.pin(a.name) or a.default) for a in others)
 
 
 def format_spec(spec: SpecifierSet) -> str:
@@ -91,9 +100,9 @@ def format_spec(spec: SpecifierSet) -> str:
 def _violations(cell: Cell, request: Request, target: Target, data: Toolchains, host: HostFacts | None) -> list[str]:
     out = []
     suite = _host_suite(host, data) if host else data.suite(cell.suite)
-    for axis in VERSION_AXES:
+    for axis in registry.names(lambda a: a.version):
         pin = request.pin(axis)
-        value = getattr(cell, axis)
+        value = cell.value(axis)
         if pin is None or (axis == "cuda" and pin == "none" and value is None):
             continue
         if axis == "cuda" and pin == "none":
@@ -169,6 +178,8 @@ def _cuda_violations(cell: Cell, target: Target, data: Toolchains) -> list[str]:
 def _source_of(axis: str, request: Request, cell: Cell, host: HostFacts | None, default_gcc: str | None) -> str:
     if request.pin(axis) is not None:
         return f"pinned ({request.pin(axis)})"
+    if axis not in CELL_FIELDS:
+        return "default (forge/axes.py)"
     if axis == "numpy":
         return f"newest numpy series with python {cell.python} wheels"
     if axis == "cuda":
@@ -197,6 +208,10 @@ def check_request(request: Request, data: Toolchains, supported: Supported) -> T
             continue
         if axis == "cuda" and value == "none":
             continue
+        if not registry.get(axis).version:  # a named value (not a version): one of the known ones
+            if value not in _known_values(axis, data):
+                raise unknown(axis, value, _known_values(axis, data), request.origin)
+            continue
         try:
             spec = pin_spec(value)
         except InvalidSpecifier:
@@ -213,10 +228,9 @@ def check_request(request: Request, data: Toolchains, supported: Supported) -> T
 
 
 def _known_values(axis: str, data: Toolchains) -> list[str]:
-    if axis == "numpy":
-        return [n for n, _ in data.numpy]
-    if axis == "cuda":
-        return [c.version for c in data.cuda] + ["none"]
+    known = registry.get(axis).known
+    if known is not None:
+        return known(data)
     values = {v for s in data.suites for v in _suite_values(s, axis)}
     return sorted(values, key=Version)
 
@@ -240,7 +254,7 @@ def _unsupported(cell: Cell, supported: Supported) -> list[str]:
     """Axes outside matrix/supported.yaml ("0" marks a version the host does not have)."""
     out = []
     for axis, spec in supported.specs.items():
-        value = getattr(cell, axis)
+        value = cell.value(axis)
         if value is not None and value != "0" and not _in(value, spec):
             out.append(f"ember supports {axis} {format_spec(spec)}; {value} is outside")
     return out
@@ -280,7 +294,8 @@ def resolve(
         refuse_unbuilt(request, data, supported, host)
     if cell is not None:
         default_gcc = None if host else data.suite(cell.suite).gcc[0]
-        sources = {axis: _source_of(axis, request, cell, host, default_gcc) for axis in VERSION_AXES}
+        shown = registry.names(lambda a: a.version or a.name not in CELL_FIELDS)
+        sources = {axis: _source_of(axis, request, cell, host, default_gcc) for axis in shown}
         sources["suite"] = (
             "host"
             if host
