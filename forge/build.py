@@ -205,42 +205,43 @@ def emulator_error(target: Target, exc: StepFailedError) -> ToolMissingError:
 
 def manifest_data(
     plan: Plan, cfg: Config, inputs: dict[str, Any], progress: Progress, suites: list[SuiteResult]
-) -> dict[str, Any]:
+) -> manifest.Manifest:
     failed = [s.name for s in suites if not s.passed]
-    return {
-        "schema": manifest.SCHEMA,
-        "forge": __version__,
-        "cell": plan.cell.as_dict(),
-        "backend": plan.backend,
-        "input_hash": manifest.input_hash(inputs),
-        "source_tree_hash": inputs["source_tree_hash"],
-        "source_date_epoch": cfg.source_date_epoch,
-        "toolchain": inputs["toolchain"],
-        "steps": [{"name": t.name, "seconds": t.seconds, "status": t.status} for t in progress.timings],
-        "verify": {"suites": [s.as_dict() for s in suites], "passed": len(suites) - len(failed), "failed": len(failed)},
-        "result": "passed" if not failed else "verify-failed",
-    }
+    return manifest.Manifest(
+        schema_version=manifest.SCHEMA,
+        forge=__version__,
+        cell=plan.cell.as_dict(),
+        backend=manifest.BackendName(plan.backend),
+        input_hash=manifest.input_hash(inputs),
+        source_tree_hash=inputs["source_tree_hash"],
+        source_date_epoch=cfg.source_date_epoch,
+        toolchain=inputs["toolchain"],
+        steps=[{"name": t.name, "seconds": t.seconds, "status": t.status} for t in progress.timings],
+        verify={"suites": [s.as_dict() for s in suites], "passed": len(suites) - len(failed), "failed": len(failed)},
+        result=manifest.Result.PASSED if not failed else manifest.Result.VERIFY_FAILED,
+    )
 
 
-def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path, data: dict[str, Any]) -> Path:
+def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path, data: manifest.Manifest) -> Path:
     """Assemble dist/<cell-id>/ in a temporary directory, then swap it in atomically."""
     with manifest.publishing(cfg.dist, plan.cell.id) as tmp:  # on an OSError: DistError, old result kept
         backend.copy_out(ws.prefix, tmp / "install")
         shutil.copytree(logs, tmp / "logs")
-        data["files"] = manifest.file_records(tmp / "install")
-        data["package"] = provenance.package_record(tmp, plan.cell.id, cfg.source_date_epoch)
-        data["steps"].append({"name": "record", "seconds": 0.0, "status": "ok"})
-        manifest.write_json(tmp / manifest.MANIFEST, data)
-        provenance.write_provenance(tmp, data)
+        data.files = manifest.file_records(tmp / "install")
+        data.package = provenance.package_record(tmp, plan.cell.id, cfg.source_date_epoch)
+        data.steps.append({"name": "record", "seconds": 0.0, "status": "ok"})
+        manifest.write_manifest(tmp, data)
+        provenance.write_provenance(tmp, data.to_json())
     return cfg.dist / plan.cell.id
 
 
 def _result_from_dist(cell_id: str, path: Path, result: str, seconds: float) -> BuildResult:
-    data = manifest.read_manifest(path) or {}
-    files = data.get("files", {})
-    suites = [SuiteResult.from_dict(s) for s in data.get("verify", {}).get("suites", [])]
+    data = manifest.load_manifest(path)
+    files = data.files or {}
+    verify = data.verify or {}
+    suites = [SuiteResult.from_dict(s) for s in verify.get("suites", [])]
     size = sum(r.get("size", 0) for r in files.values())
-    mode = str(data.get("verify", {}).get("mode") or "native")
+    mode = str(verify.get("mode") or "native")
     return BuildResult(cell_id, result, seconds, path, size, len(files), suites, mode=mode)
 
 
@@ -304,16 +305,16 @@ def record_failure(cfg: Config, cell: Cell, progress: Progress, exc: ForgeError)
         logs = cfg.cache / cell.id / "logs"
         if logs.is_dir():
             shutil.copytree(logs, tmp / "logs")
-        data = {
-            "schema": manifest.SCHEMA,
-            "forge": __version__,
-            "cell": cell.as_dict(),
-            "backend": cfg.backend,
-            "result": "failed",
-            "error": {"what": exc.what, "why": exc.why, "fix": exc.fix, "exit_code": exc.exit_code},
-            "steps": [{"name": t.name, "seconds": t.seconds, "status": t.status} for t in progress.timings],
-        }
-        manifest.write_json(tmp / manifest.MANIFEST, data)
+        data = manifest.Manifest(
+            schema_version=manifest.SCHEMA,
+            forge=__version__,
+            cell=cell.as_dict(),
+            backend=manifest.BackendName(cfg.backend) if cfg.backend else None,
+            result=manifest.Result.FAILED,
+            error={"what": exc.what, "why": exc.why, "fix": exc.fix, "exit_code": exc.exit_code},
+            steps=[{"name": t.name, "seconds": t.seconds, "status": t.status} for t in progress.timings],
+        )
+        manifest.write_manifest(tmp, data)
         manifest.publish(tmp, failed, cell.id)
     except (OSError, ForgeError):  # dist/ cannot take it: the build's own error is the one to report
         shutil.rmtree(failed / f".tmp-{cell.id}-{os.getpid()}", ignore_errors=True)
@@ -367,11 +368,11 @@ def _build_locked(
                 view = host_view(backend, ws, host_ws)
                 suites += cross.parity_checks(target, Path(view.prefix), suites, reference, Path(view.verify_build))
         with progress.step("record", f"dist/{cell.id}/"):
-            recorded = {**manifest_data(plan, cfg, inputs, progress, suites), **backend.facts()}
-            recorded["verify"].update(
-                mode=cross.verify_mode(target), reference=reference[0].name if reference else None
-            )
-            recorded.update(provenance.manifest_extras(commit, plan, backend))
+            recorded = manifest_data(plan, cfg, inputs, progress, suites)
+            recorded.extra.update(backend.facts())
+            assert recorded.verify is not None
+            recorded.verify.update(mode=cross.verify_mode(target), reference=reference[0].name if reference else None)
+            recorded.extra.update(provenance.manifest_extras(commit, plan, backend))
             path = record(plan, backend, ws, cfg, logs, recorded)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):

@@ -11,11 +11,13 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from forge.errors import DistError
+from forge.errors import ConfigError, DistError
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".cache", "dist", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 MANIFEST = "manifest.json"
@@ -87,6 +89,114 @@ def input_hash(parts: dict[str, Any]) -> str:
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+class Result(str, Enum):
+    """A recorded build's outcome (`result` in manifest.json)."""
+
+    PASSED = "passed"
+    VERIFY_FAILED = "verify-failed"
+    FAILED = "failed"  # dist/failed/<cell-id>/: the build stopped; `error` says why
+
+
+class BackendName(str, Enum):
+    """Where a cell was built (`backend` in manifest.json)."""
+
+    LOCAL = "local"
+    DOCKER = "docker"
+
+
+@dataclass
+class Manifest:
+    """dist/<cell-id>/manifest.json, read and written here only (`load_manifest`, `write_manifest`).
+
+    The JSON keeps the names the report, compare, release and rebuild readers know (`schema` on
+    disk is `schema_version` here). Fields other modules add (provenance's source commit and
+    commands, the backend's image facts, a wheel record) travel in `extra`, unchanged.
+    """
+
+    schema_version: int
+    forge: str
+    cell: dict[str, str | None]
+    backend: BackendName | None
+    result: Result
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    input_hash: str | None = None
+    source_tree_hash: str | None = None
+    source_date_epoch: int | None = None
+    toolchain: dict[str, Any] | None = None
+    verify: dict[str, Any] | None = None
+    files: dict[str, dict[str, Any]] | None = None
+    package: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cell_id(self) -> str:
+        return str(self.cell.get("id"))
+
+    def to_json(self) -> dict[str, Any]:
+        """The mapping written to disk: the typed fields (absent ones left out) and the extras."""
+        data: dict[str, Any] = dict(self.extra)
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "extra" or value is None:
+                continue
+            data["schema" if f.name == "schema_version" else f.name] = value.value if isinstance(value, Enum) else value
+        return data
+
+    @staticmethod
+    def from_json(data: object, source: str, cell_id: str = "ID") -> Manifest:
+        """The manifest in `data` (read from `source`), or a ConfigError naming the file, the field and the fix."""
+        fix = f"rebuild the cell (invoke build --cell {cell_id} --force), or delete its directory"
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{source} is not a forge manifest", "expected a JSON object", fix)
+        schema = data.get("schema")
+        if schema != SCHEMA:
+            raise ConfigError(
+                f"{source}: manifest schema {schema!r} is not the one this forge reads ({SCHEMA})",
+                "it was written by another forge version, or it is not forge's manifest.json",
+                fix,
+            )
+        typed = {f.name for f in fields(Manifest)} - {"schema_version", "extra"}
+        values: dict[str, Any] = {k: v for k, v in data.items() if k in typed}
+        for key, kind in (("forge", str), ("cell", dict), ("result", str)):
+            if not isinstance(values.get(key), kind):
+                raise ConfigError(f"{source}: field `{key}` is missing or not a {kind.__name__}", "", fix)
+        for key in ("steps", "toolchain", "verify", "files", "package", "error"):
+            expected = list if key == "steps" else dict
+            if key in values and not isinstance(values[key], expected):
+                raise ConfigError(f"{source}: field `{key}` is not a {expected.__name__}", "", fix)
+        try:
+            values["result"] = Result(values["result"])
+            backend = values.get("backend")
+            values["backend"] = BackendName(backend) if backend is not None else None
+        except ValueError as exc:
+            raise ConfigError(f"{source}: {exc}", "", fix) from None
+        extra = {k: v for k, v in data.items() if k not in typed and k != "schema"}
+        return Manifest(schema_version=SCHEMA, extra=extra, **values)
+
+
+def write_manifest(directory: Path, record: Manifest) -> Path:
+    path = directory / MANIFEST
+    write_json(path, record.to_json())
+    return path
+
+
+def load_manifest(cell_dir: Path) -> Manifest:
+    """dist/<cell-id>/manifest.json as a Manifest; a missing, corrupt or old one is a ConfigError naming it."""
+    path = cell_dir / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read {path}", exc.strerror or str(exc), f"build the cell: invoke build --cell {cell_dir.name}"
+        ) from None
+    except ValueError as exc:
+        raise ConfigError(
+            f"{path} is not JSON", str(exc), f"rebuild the cell (invoke build --cell {cell_dir.name} --force)"
+        ) from None
+    return Manifest.from_json(data, str(path), cell_dir.name)
 
 
 def read_manifest(cell_dir: Path) -> dict[str, Any] | None:

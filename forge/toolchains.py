@@ -23,6 +23,31 @@ class Checker(Enum):
     MACHO = "macho"
 
 
+class _Named(str, Enum):
+    """A closed set of names read from toolchains/*.yaml: compares and formats as its string."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class OS(_Named):
+    """A target's operating system (`os` in toolchains/targets.yaml)."""
+
+    LINUX = "linux"
+    MACOS = "macos"
+
+
+class CompilerProvider(_Named):
+    """Where a target's compiler comes from (`compiler.provider` in toolchains/targets.yaml)."""
+
+    HOST = "host"  # whatever c++ the host has
+    DEBIAN = "debian"  # a Debian package of the cell's suite
+    PYPI = "pypi"  # a wheel (zig, for macOS)
+
+
 @dataclass(frozen=True)
 class Suite:
     name: str
@@ -47,9 +72,9 @@ class CudaSource:
 class Target:
     name: str
     triple: str
-    os: str
+    os: OS
     arch: str
-    compiler_provider: str
+    compiler_provider: CompilerProvider
     compiler_package: str
     toolchain_file: str | None
     emulator: str | None
@@ -166,9 +191,9 @@ def _load_target(name: str, entry: LocDict) -> Target:
     return Target(
         name=name,
         triple=require(entry, "triple", str),
-        os=require(entry, "os", str),
+        os=_named(OS, entry, "os"),
         arch=require(entry, "arch", str),
-        compiler_provider=require(compiler, "provider", str),
+        compiler_provider=_named(CompilerProvider, compiler, "provider"),
         compiler_package=require(compiler, "package", str),
         toolchain_file=require(entry, "toolchain_file", (str, type(None))),
         emulator=require(entry, "emulator", (str, type(None))),
@@ -197,3 +222,11 @@ def _load_toolchains(root: Path, stamp: tuple[tuple[str, int, int], ...]) -> Too
             raise ConfigError(f"{entries.where(name)}: target `{name}` must be a mapping")
         targets[name] = _load_target(name, entry)
     return Toolchains(suites=suites, cuda=cuda, numpy=_load_numpy(root / "numpy.yaml"), targets=targets)
+
+
+def _named(kind: type[_Named], entry: LocDict, key: str) -> Any:
+    value = require(entry, key, str)
+    choices = [member.value for member in kind]
+    if value not in choices:
+        raise unknown(key, value, choices, entry.where(key))
+    return kind(value)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from forge import manifest
 from forge.build import INSTALLED_FILES, check_recorded_files
-from forge.errors import BackendError
+from forge.errors import BackendError, ConfigError
 from forge.verify import SuiteStatus
 
 
@@ -153,3 +154,89 @@ def test_verify_first_checks_the_installed_tree(tmp_path: Path) -> None:
     (final / manifest.MANIFEST).write_text("{")
     with pytest.raises(BackendError, match="missing or unreadable"):
         check_recorded_files(final)
+
+
+# ---- the typed Manifest (read and written in forge/manifest.py only) ---------------------------
+
+
+def _written(tmp_path: Path) -> dict[str, Any]:
+    """A manifest as build.manifest_data + record write it, with provenance's and a backend's extras."""
+    return {
+        "schema": 1,
+        "forge": "0.1.0",
+        "cell": {"target": "host", "id": "host-py3.11-np2.4-gcc12-cpu"},
+        "backend": "docker",
+        "input_hash": "a" * 64,
+        "source_tree_hash": "b" * 64,
+        "source_date_epoch": 1700000000,
+        "toolchain": {"c++": "g++ 12"},
+        "steps": [{"name": "configure", "seconds": 1.0, "status": "ok"}],
+        "verify": {"suites": [], "passed": 0, "failed": 0, "mode": "native", "reference": None},
+        "result": "verify-failed",
+        "files": {"lib/libx.so": {"sha256": "c" * 64, "size": 3}},
+        "package": {"name": "x.tar.gz", "sha256": "d" * 64},
+        "source_commit": None,
+        "commands": [{"name": "configure", "argv": ["cmake"]}],
+        "container_versions": {"cmake": "3.25"},
+    }
+
+
+def test_manifest_round_trips_the_json_on_disk(tmp_path: Path) -> None:
+    data = _written(tmp_path)
+    record = manifest.Manifest.from_json(data, "m.json")
+    assert record.result is manifest.Result.VERIFY_FAILED and record.backend is manifest.BackendName.DOCKER
+    assert record.schema_version == manifest.SCHEMA and record.cell_id == "host-py3.11-np2.4-gcc12-cpu"
+    assert record.extra["commands"] == data["commands"] and record.extra["source_commit"] is None
+    assert record.to_json() == data, "readers (report, compare, release, rebuild) see the same keys and values"
+    cell = tmp_path / "host-py3.11-np2.4-gcc12-cpu"
+    cell.mkdir()
+    manifest.write_manifest(cell, record)
+    assert manifest.read_manifest(cell) == data
+    assert manifest.load_manifest(cell) == record
+
+
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        ("{not json", "is not JSON"),
+        ('{"schema": 0, "forge": "0.0.1"}', "manifest schema 0 is not the one this forge reads (1)"),
+        ("[1, 2]", "is not a forge manifest"),
+        ('{"schema": 1, "forge": "0.1.0", "cell": {}, "result": "great"}', "'great' is not a valid Result"),
+        ('{"schema": 1, "forge": "0.1.0", "result": "passed"}', "field `cell` is missing"),
+        ('{"schema": 1, "forge": "0.1.0", "cell": {}, "result": "passed", "files": []}', "field `files` is not a dict"),
+    ],
+)
+def test_an_old_or_corrupt_manifest_names_the_file_and_the_fix(tmp_path: Path, text: str, expect: str) -> None:
+    cell = tmp_path / "linux-x86_64-py3.11-np2.4-gcc12-cpu"
+    cell.mkdir()
+    (cell / manifest.MANIFEST).write_text(text)
+    with pytest.raises(ConfigError) as info:
+        manifest.load_manifest(cell)
+    assert expect in info.value.what
+    assert str(cell / manifest.MANIFEST) in info.value.what or str(cell) in info.value.what
+    assert f"invoke build --cell {cell.name} --force" in info.value.fix
+
+
+def test_a_missing_manifest_says_how_to_get_one(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        manifest.load_manifest(tmp_path / "host-py3.11-np2.4-gcc12-cpu")
+    assert "cannot read" in info.value.what and "invoke build --cell host-py3.11-np2.4-gcc12-cpu" in info.value.fix
+
+
+def test_target_os_and_compiler_provider_are_closed_sets(tmp_path: Path) -> None:
+    """toolchains/targets.yaml's `os` and `compiler.provider` read into enums; a typo names the file, line and choices."""
+    import shutil
+
+    from forge.toolchains import OS, CompilerProvider, load_toolchains
+
+    repo = Path(__file__).resolve().parents[2]
+    root = tmp_path / "toolchains"
+    shutil.copytree(repo / "toolchains", root, ignore=shutil.ignore_patterns("locks", "cmake", "bazel"))
+    data = load_toolchains(root)
+    assert data.targets["macos-arm64"].os is OS.MACOS and f"{data.targets['macos-arm64'].os}" == "macos"
+    assert data.targets["linux-aarch64"].compiler_provider is CompilerProvider.DEBIAN
+    text = (root / "targets.yaml").read_text()
+    (root / "targets.yaml").write_text(text.replace("provider: pypi", "provider: pipy", 1))
+    with pytest.raises(ConfigError) as info:
+        load_toolchains(root)
+    assert "pipy" in info.value.what and "targets.yaml" in info.value.what and "pypi" in info.value.render()
