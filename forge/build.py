@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from forge import __version__, filelock, manifest, provenance
-from forge.backends.base import Backend, Workspace
+from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.backends.local import LocalBackend
 from forge.checks import tree
 from forge.config import Config, Data, inside
@@ -112,6 +112,25 @@ def host_workspace(cfg: Config, cell: Cell) -> Workspace:
         verify_build=PurePosixPath(base / "verify-build"),
         ccache=PurePosixPath(cfg.cache / "ccache") if cfg.ccache else None,
     )
+
+
+def expected_workspace(cfg: Config, cell: Cell) -> Workspace:
+    """The workspace a backend's `prepare` hands a normal build: the host's directories for the local
+    backend, the container's fixed paths for docker."""
+    return host_workspace(cfg, cell) if cfg.backend == "local" else CONTAINER_WORKSPACE
+
+
+def ccache_expected(cfg: Config) -> bool:
+    """Whether a build will find ccache: every forge toolchain image has it; the host may not."""
+    return cfg.backend != "local" or shutil.which("ccache") is not None
+
+
+def plan_cell(cell: Cell, target: Target, cfg: Config, ws: Workspace, backend: str, ccache_found: bool) -> Plan:
+    """The one planning route. `invoke plan` calls it with the workspace and compiler cache a build
+    will find (expected_workspace, ccache_expected); a build with the ones its backend prepared and
+    probed, which are the same unless something changed in between."""
+    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and ccache_found)
+    return plan_build(cell, target, ws, backend, opts)
 
 
 def compiler_command(cell: Cell, target: Target) -> list[str]:
@@ -340,8 +359,7 @@ def _build_locked(
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
         source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
         cfg = provenance.settle_epoch(cfg, source_hash, commit)
-        opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and toolchain["ccache"] is not None)
-        plan = plan_build(cell, target, ws, backend.name, opts)
+        plan = plan_cell(cell, target, cfg, ws, backend.name, ccache_found=toolchain["ccache"] is not None)
         inputs = {
             "source_tree_hash": source_hash,
             "cell": cell.as_dict(),

@@ -17,9 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from forge import axes
-from forge.backends.base import CONTAINER_WORKSPACE, Workspace
-from forge.build import host_workspace, resolve_for
+from forge import axes, build, provenance
+from forge.build import resolve_for
 from forge.config import Config, Data, backend_for, load_config, load_data
 from forge.errors import (
     BuildInterrupted,
@@ -27,7 +26,7 @@ from forge.errors import (
     ForgeError,
 )
 from forge.matrix import Cell, Excluded, Request, expand_matrix, request_for_cell_id
-from forge.plan import BuildOptions, Plan, plan_build
+from forge.plan import Plan
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -144,11 +143,11 @@ def scheduled(items: list[Request | Excluded], matrix: str | None) -> list[Reque
 
 
 def plan_for(cell: Cell, data: Data, cfg: Config) -> Plan:
-    """The plan a build of `cell` would run, without touching any backend."""
-    host_ws = host_workspace(cfg, cell)
-    ws: Workspace = host_ws if cfg.backend == "local" else CONTAINER_WORKSPACE
-    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache)
-    return plan_build(cell, data.toolchains.targets[cell.target], ws, str(cfg.backend), opts)
+    """The plan a build of `cell` would run (build.plan_cell, the route a build takes), touching no backend."""
+    cfg = provenance.settled_epoch(cfg)
+    target = data.toolchains.targets[cell.target]
+    ws = build.expected_workspace(cfg, cell)
+    return build.plan_cell(cell, target, cfg, ws, str(cfg.backend), ccache_found=build.ccache_expected(cfg))
 
 
 def _plan_entry(item: Request | Excluded, data: Data, cfg: Config, strict: bool) -> dict[str, Any]:

@@ -64,6 +64,18 @@ def settle_epoch(cfg: Config, source_tree_hash: str, commit: str | None) -> Conf
     return cfg
 
 
+def settled_epoch(cfg: Config) -> Config:
+    """cfg with the epoch a build of this tree settles on (settle_epoch), hashing the sources only when needed."""
+    if cfg.source_date_epoch != 0:
+        return cfg
+    commit = git_commit(cfg.repo)
+    return (
+        settle_epoch(cfg, manifest.source_tree_hash(cfg.repo, manifest.SOURCE_SUBDIRS), commit)
+        if commit is None
+        else cfg
+    )
+
+
 def lock_packages(backend: Any) -> dict[str, str] | None:
     """The packages of the toolchain lock a docker build used (None for other backends)."""
     image = getattr(backend, "image", None)

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tinyrepo
@@ -184,3 +185,32 @@ def test_cli_exits_130_on_interrupt(project: Path, sig: signal.Signals) -> None:
     assert not _alive(int(pidfile.read_text())), "the build's child process survived"
     assert (dist / "manifest.json").read_text() == before
     assert sorted(p.name for p in dist.parent.iterdir()) == [dist.name]  # an interrupt records no failure
+
+
+def test_build_runs_the_commands_plan_shows(project: Path) -> None:
+    """`invoke build` and `invoke plan` plan one cell by one route (build.plan_cell): the manifest's
+    commands (argv, cwd, env of every step) are `invoke plan --json`'s steps. Costs one tiny build (seconds)."""
+    env = {
+        **os.environ,
+        "FORGE_ROOT": str(project),
+        "SOURCE_DATE_EPOCH": "1700000000",
+        "FORGE_NO_CCACHE": "1",
+        "FORGE_JOBS": "2",
+        "PYTHONPATH": str(REPO),
+    }
+    flags = ["--target", "host", "--backend", "local", "--json"]
+
+    def invoke(task: str) -> dict[str, Any]:
+        argv = [sys.executable, "-m", "invoke", task, *flags]
+        done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        data: dict[str, Any] = json.loads(done.stdout)
+        return data
+
+    planned = invoke("plan")["cells"]
+    built = invoke("build")["cells"]
+    assert len(planned) == 1 and len(built) == 1 and built[0]["result"] == "passed"
+    manifest = json.loads((Path(built[0]["dist"]) / "manifest.json").read_text())
+    assert manifest["cell"]["id"] == planned[0]["id"]
+    assert manifest["commands"] == planned[0]["steps"]
+    assert any(step["argv"] for step in manifest["commands"]), "the comparison covers real commands"
