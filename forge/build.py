@@ -9,7 +9,7 @@ import platform
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -54,14 +54,17 @@ class BuildResult:
     mode: str = "native"  # how verify ran: native | emulated (qemu-...) | built and checked, not run
 
 
-def make_backend(name: str | None, update_locks: bool = False, keep: bool = False) -> Backend:
+def make_backend(
+    name: str | None, update_locks: bool = False, keep: bool = False, env: Mapping[str, str] | None = None
+) -> Backend:
     """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks,
-    `keep` keeps its container for entering after the build."""
+    `keep` keeps its container for entering after the build; `env` is the environment it starts from
+    (Config.environment(): settings are read in config.py and passed down)."""
     if name == "local":
-        return LocalBackend()
+        return LocalBackend(env)
     try:
         module = importlib.import_module(f"forge.backends.{name}")
-        backend: Backend = module.DockerBackend(update_locks=update_locks, keep=keep)
+        backend: Backend = module.DockerBackend(update_locks=update_locks, keep=keep, env=env)
     except (ImportError, AttributeError) as exc:
         raise BackendError(f"the {name} backend is not available", str(exc), "use --backend local") from exc
     return backend
@@ -352,7 +355,7 @@ def _build_locked(
     reference = ensure_reference(request, cell, data, cfg, progress)
     if cfg.backend == "local":
         cross.ensure_target_tools(cell, target, os.environ, logs / "host-tools.log", cfg.install_tools)
-    with tracked(make_backend(cfg.backend, cfg.update_locks, cfg.keep_container)) as backend:
+    with tracked(make_backend(cfg.backend, cfg.update_locks, cfg.keep_container, cfg.environment())) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)
@@ -444,7 +447,7 @@ def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -
     logs.mkdir(parents=True)
     opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=False)
     suites: list[SuiteResult] = [files]
-    with make_backend("local") as backend:
+    with make_backend("local", env=cfg.environment()) as backend:
         for step in verify_steps(cell, target, ws, opts):
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 suites += run_step(step, backend, logs, ws, target)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -40,6 +41,13 @@ class Config:
     """Accept toolchain package versions that differ from toolchains/locks/ (and rewrite the locks)."""
     keep_container: bool = False
     """Keep a docker build's container and volumes after the build, to enter it (FORGE_KEEP_CONTAINER=1)."""
+    env: Mapping[str, str] | None = None
+    """The environment the build's backends start from (load_config's; repro gives each of its builds a
+    varied copy). None: this process's environment, as read here."""
+
+    def environment(self) -> dict[str, str]:
+        """The environment the backends get: `env`, or this process's when none was given."""
+        return dict(os.environ if self.env is None else self.env)
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         cells=int(str(values["cells"])),
         update_locks=bool(values["update_locks"]),
         keep_container=bool(values.get("keep_container", False)),
+        env=dict(env),
     )
 
 

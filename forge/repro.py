@@ -127,19 +127,28 @@ def varied_env(base: Mapping[str, str], v: Variation) -> dict[str, str]:
     return {k: env[k] for k in keys}
 
 
+def varied_config(cfg: Config, v: Variation) -> Config:
+    """cfg for the build under `v`: the backends start from the varied environment (nothing rewrites
+    this process's), and build in the variation's directories with its jobs and compiler cache."""
+    return replace(
+        cfg,
+        cache=v.root,
+        dist=v.root / "dist",
+        force=True,
+        jobs=v.jobs,
+        ccache=v.ccache,
+        env=varied_env(cfg.environment(), v),
+    )
+
+
 @contextlib.contextmanager
-def applied(v: Variation) -> Iterator[None]:
-    """Run the body with the variation's umask and environment (this process), restored after."""
-    saved = dict(os.environ)
+def umask(v: Variation) -> Iterator[None]:
+    """Run the body with the variation's umask (files forge itself writes, e.g. the copied-out tree), restored after."""
     old_umask = os.umask(v.umask)
     try:
-        os.environ.clear()
-        os.environ.update(varied_env(saved, v))
         yield
     finally:
         os.umask(old_umask)
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 class Outcome(Enum):
@@ -373,7 +382,7 @@ def run_builds(
     seconds: list[float] = []
     for v in variations:
         start = time.monotonic()
-        with applied(v):
+        with umask(v):
             trees.append(build(v))
         seconds.append(time.monotonic() - start)
     return (trees[0], trees[1]), seconds
@@ -453,7 +462,7 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
         shutil.rmtree(v.root / cell.id, ignore_errors=True)  # start from empty build directories
         # Both record into private dist/ directories: another build publishing dist/<cell-id>/
         # meanwhile must not replace the tree being compared.
-        vcfg = replace(cfg, cache=v.root, dist=v.root / "dist", force=True, jobs=v.jobs, ccache=v.ccache)
+        vcfg = varied_config(cfg, v)
         first_dir = variations[0].root / "dist" / cell.id
         first = manifest.read_manifest(first_dir) if v.label != "a" else None
         if first is None:

@@ -252,8 +252,8 @@ class DockerBackend(Backend):
         self._env = dict(os.environ if env is None else env)
         self._client = client
         self._mirror = mirror
-        self._keep = keep or self._env.get("FORGE_KEEP_CONTAINER", "") == "1"
-        self._update_locks = update_locks or self._env.get("FORGE_UPDATE_LOCKS", "") == "1"
+        self._keep = keep  # FORGE_KEEP_CONTAINER and FORGE_UPDATE_LOCKS are read in config.py, once
+        self._update_locks = update_locks
         self._lock_dir = lock_dir
         self._container: Any | None = None
         self._volumes: list[Any] = []

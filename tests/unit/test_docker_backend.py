@@ -138,9 +138,14 @@ def no_daemon(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     )
 
 
-def backend(engine: FakeEngine, tmp_path: Path, **env: str) -> docker_backend.DockerBackend:
+def backend(engine: FakeEngine, tmp_path: Path, keep: bool = False, **env: str) -> docker_backend.DockerBackend:
     return docker_backend.DockerBackend(
-        engine, mirror="http://m/debian", env=env, lock_dir=tmp_path / "locks", instance_file=tmp_path / "instance-id"
+        engine,
+        mirror="http://m/debian",
+        env=env,
+        lock_dir=tmp_path / "locks",
+        instance_file=tmp_path / "instance-id",
+        keep=keep,
     )
 
 
@@ -206,7 +211,7 @@ def test_ctrl_c_removes_the_container_and_build_volume(tmp_path: Path) -> None:
 
 def test_keep_container_keeps_it_and_says_how_to_enter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     engine = FakeEngine()
-    with backend(engine, tmp_path, FORGE_KEEP_CONTAINER="1") as be:
+    with backend(engine, tmp_path, keep=True) as be:
         be.prepare(CELL, HOST)
     (name,) = engine.containers_by_name
     assert f"docker exec -it {name} bash" in capsys.readouterr().out

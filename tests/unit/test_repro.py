@@ -11,6 +11,9 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from forge import repro
+from forge.backends.local import LocalBackend
+from forge.build import make_backend
+from forge.config import Config
 from forge.errors import ConfigError, ToolMissingError
 
 
@@ -74,8 +77,6 @@ def test_varied_command_wraps_in_faketime_and_umask() -> None:
 def test_shifted_clock_and_umask_reach_a_local_command(tmp_path: Path) -> None:
     import time
 
-    from forge.backends.local import LocalBackend
-
     if shutil.which("faketime") is None:  # `invoke test` installs it (forge.host.TEST_TOOLS); unit tests never do
         pytest.fail("faketime is not installed: apt-get install faketime (or run the tests with `invoke test`)")
     log = tmp_path / "log.txt"
@@ -92,7 +93,6 @@ def test_local_backend_names_missing_faketime(tmp_path: Path, monkeypatch: pytes
     from test_docker_backend import CELL
 
     from forge.backends.base import Workspace
-    from forge.backends.local import LocalBackend
 
     monkeypatch.setattr(shutil, "which", lambda name: None)
     ws = Workspace(*(PurePosixPath(tmp_path / n) for n in ("src", "build", "stage", "verify")))
@@ -101,17 +101,30 @@ def test_local_backend_names_missing_faketime(tmp_path: Path, monkeypatch: pytes
     assert "faketime" in caught.value.what and "apt-get install faketime" in caught.value.fix
 
 
-def test_applied_sets_and_restores_process_state(tmp_path: Path) -> None:
+def test_a_variation_reaches_the_backends_through_config_not_the_process_environment(tmp_path: Path) -> None:
+    """repro varies a build by a frozen Config (its env, directories, jobs) and its umask; os.environ is never rewritten."""
     _, b = _variations(tmp_path)
+    cfg = Config(
+        tmp_path, tmp_path / "dist", tmp_path / "cache", "local", 2, True, False, 1700000000, False, False, False
+    )
+    cfg = replace(cfg, env={"PATH": "/usr/bin", "LC_TIME": "de_DE.UTF-8", "FORGE_FAKETIME": "+1d"})
     before_env = dict(os.environ)
+    vcfg = repro.varied_config(cfg, b)
+    assert dict(os.environ) == before_env
+    env = vcfg.environment()
+    assert env["TZ"] == "Pacific/Kiritimati" and env["FORGE_CONTAINER_USER"] == "forge-b" and "LC_TIME" not in env
+    assert env["FORGE_FAKETIME"] == b.clock and env["FORGE_UMASK"] == "077"
+    assert list(env) == sorted(env, reverse=True), "the second build sees its environment in reverse order"
+    assert (vcfg.cache, vcfg.jobs, vcfg.ccache, vcfg.force) == (b.root, b.jobs, False, True)
+    assert cfg.env == {"PATH": "/usr/bin", "LC_TIME": "de_DE.UTF-8", "FORGE_FAKETIME": "+1d"}, "cfg itself is unchanged"
+    backend = make_backend("local", env=env)
+    assert isinstance(backend, LocalBackend) and backend._base_env == env
     before_umask = os.umask(0o022)
     os.umask(before_umask)
-    with repro.applied(b):
-        assert os.environ["TZ"] == "Pacific/Kiritimati"
+    with repro.umask(b):
         current = os.umask(0)
         os.umask(current)
         assert current == 0o077
-    assert dict(os.environ) == before_env
     after = os.umask(0o022)
     os.umask(after)
     assert after == before_umask
