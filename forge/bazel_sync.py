@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from forge.checks.elf import read_elf
 from forge.errors import StepFailedError, ToolMissingError
+from forge.proc import run_command
 
 # What `bazel cquery` looks at: ember's libraries, tools, engine tests and the verify suites.
 BAZEL_UNIVERSE = "//engine/... + //verify/..."
@@ -201,7 +201,7 @@ def query_bazel_sources(bazel: Sequence[str], workspace: Path, universe: str = B
     query = f'kind("source file", deps({universe}))'
     argv = [*bazel, "cquery", "--noimplicit_deps", query, "--output=label"]
     try:
-        proc = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, check=False)
+        proc = run_command(argv, cwd=workspace, capture_output=True, text=True, check=False)
     except FileNotFoundError as exc:
         raise ToolMissingError(
             "bazel is missing", "the sync check queries Bazel", "apt-get install bazel-bootstrap"

@@ -354,7 +354,7 @@ def _build_locked(
     manifest.check_dist(cfg.dist, cell.id)  # a dist/ that cannot take the result fails before any step
     reference = ensure_reference(request, cell, data, cfg, progress)
     if cfg.backend == "local":
-        cross.ensure_target_tools(cell, target, os.environ, logs / "host-tools.log", cfg.install_tools)
+        cross.ensure_target_tools(cell, target, cfg.environment(), logs / "host-tools.log", cfg.install_tools)
     with tracked(make_backend(cfg.backend, cfg.update_locks, cfg.keep_container, cfg.environment())) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)

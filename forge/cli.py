@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import os
 import shlex
 import signal
 import threading
@@ -19,7 +18,7 @@ from rich.table import Table
 
 from forge import axes, build, provenance
 from forge.build import resolve_for
-from forge.config import Config, Data, backend_for, load_config, load_data
+from forge.config import Config, Data, backend_for, load_config, load_data, process_environment
 from forge.errors import (
     BuildInterrupted,
     ConfigError,
@@ -82,7 +81,7 @@ def console() -> Console:
 
 
 def setup(cli: Mapping[str, object], env: Mapping[str, str] | None = None) -> tuple[Config, Data]:
-    cfg = load_config(REPO, os.environ if env is None else env, cli)
+    cfg = load_config(REPO, process_environment() if env is None else env, cli)
     return cfg, load_data(cfg.repo)
 
 

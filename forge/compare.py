@@ -33,6 +33,7 @@ from packaging.version import InvalidVersion, Version
 from forge import manifest
 from forge.checks import elf, symbols, tree
 from forge.errors import ConfigError
+from forge.proc import run_command
 
 HOST_MACHINE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
 
@@ -299,7 +300,7 @@ def compare_numerics(result: Comparison, fixtures: Path, rtol: float = 1e-4) -> 
                 argv = [str(side.install / "bin" / "ember-run"), str(model)]
                 argv += [a for f in spec["feeds"] for a in ("--feed", f"{f['name']}={case.parent / f['file']}")]
                 argv += [a for f in spec["fetches"] for a in ("--fetch", f)] + ["--out", str(out)]
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+                proc = run_command(argv, capture_output=True, text=True, timeout=300, check=False)
                 outputs.append((proc, out))
             (pa, oa), (pb, ob) = outputs
             if pa.returncode != 0 or pb.returncode != 0:
@@ -341,7 +342,7 @@ def compare_performance(result: Comparison, rounds: int, threshold: float, min_t
     for _ in range(rounds):  # interleaved, so a change in machine load hits both sides alike
         for side in (result.base, result.candidate):
             tool = side.install / "bin" / "ember-benchmark"
-            proc = subprocess.run(
+            proc = run_command(
                 [str(tool), "--json", "--min-time", str(min_time)],
                 capture_output=True,
                 text=True,
@@ -390,7 +391,7 @@ def compare(
 ) -> Comparison:
     result = Comparison(load_side(base), load_side(candidate))
     compare_libraries(result)
-    compare_abi(result, abidiff, subprocess.run)
+    compare_abi(result, abidiff, run_command)
     compare_headers(result)
     compare_verify(result)
     compare_sizes(result)

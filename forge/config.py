@@ -14,6 +14,7 @@ from pathlib import Path
 from forge.errors import ConfigError
 from forge.log import in_ci
 from forge.matrix import Supported, load_supported
+from forge.proc import run_command
 from forge.toolchains import Toolchains, load_toolchains
 from forge.yamlio import unknown
 
@@ -41,13 +42,20 @@ class Config:
     """Accept toolchain package versions that differ from toolchains/locks/ (and rewrite the locks)."""
     keep_container: bool = False
     """Keep a docker build's container and volumes after the build, to enter it (FORGE_KEEP_CONTAINER=1)."""
+    signing_key: str | None = None
+    """The gpg key `invoke release` signs SHA256SUMS with (FORGE_SIGNING_KEY)."""
     env: Mapping[str, str] | None = None
     """The environment the build's backends start from (load_config's; repro gives each of its builds a
     varied copy). None: this process's environment, as read here."""
 
     def environment(self) -> dict[str, str]:
         """The environment the backends get: `env`, or this process's when none was given."""
-        return dict(os.environ if self.env is None else self.env)
+        return process_environment() if self.env is None else dict(self.env)
+
+
+def process_environment() -> dict[str, str]:
+    """This process's environment: forge reads it here only, and passes it (or a Config) down."""
+    return dict(os.environ)
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,7 @@ def load_data(repo: Path) -> Data:
 
 def _git_epoch(repo: Path) -> int | None:
     try:
-        out = subprocess.run(
+        out = run_command(
             ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
             capture_output=True,
             text=True,
@@ -151,6 +159,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         cells=int(str(values["cells"])),
         update_locks=bool(values["update_locks"]),
         keep_container=bool(values.get("keep_container", False)),
+        signing_key=env.get("FORGE_SIGNING_KEY") or None,
         env=dict(env),
     )
 

@@ -24,6 +24,7 @@ import docker.errors
 from forge import host
 from forge.config import Config
 from forge.errors import BackendError, ForgeError, ToolMissingError
+from forge.proc import spawn_detached
 
 DOCKERD_FLAGS: tuple[str, ...] = ("--iptables=false", "--bridge=none", "--storage-driver=overlay2")
 """Flags that let dockerd run on a CI VM without netfilter privileges or a bridge."""
@@ -94,10 +95,7 @@ def start_dockerd(log_path: Path = DEFAULT_LOG) -> subprocess.Popen[bytes]:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     argv = [dockerd, *DOCKERD_FLAGS]
     print(f"+ {' '.join(argv)} >{log_path} 2>&1 &", flush=True)
-    with log_path.open("ab") as log:
-        return subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+    return spawn_detached(argv, log_path)
 
 
 def ensure_daemon(

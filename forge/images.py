@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import json
 import re
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -27,6 +26,7 @@ from packaging.version import Version
 
 from forge import filelock, host, locks
 from forge.errors import BackendError, ConfigError, StepFailedError
+from forge.proc import run_command
 from forge.toolchains import Suite, Target, load_toolchains
 
 REPO = Path(__file__).resolve().parent.parent
@@ -350,7 +350,7 @@ def _find(client: docker.DockerClient, tag: str) -> Any | None:
 
 def _run_host(argv: list[str], what: str) -> None:
     print(f"+ {' '.join(argv)}", flush=True)
-    proc = subprocess.run(argv, capture_output=True, text=True)
+    proc = run_command(argv, capture_output=True, text=True)
     if proc.returncode != 0:
         raise StepFailedError(
             f"{what} failed (exit {proc.returncode}): {' '.join(argv)}", why=(proc.stdout + proc.stderr)[-3000:]
@@ -358,7 +358,7 @@ def _run_host(argv: list[str], what: str) -> None:
 
 
 def debootstrap_version() -> str:
-    proc = subprocess.run(["debootstrap", "--version"], capture_output=True, text=True)
+    proc = run_command(["debootstrap", "--version"], capture_output=True, text=True)
     return proc.stdout.strip() or "unknown"
 
 

@@ -12,6 +12,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from forge.errors import BuildInterrupted, StepFailedError, ToolMissingError
 
@@ -79,6 +80,39 @@ def run_logged(
             f"command exited with {code}: {short}",
             f"last lines of {log_path}:\n{tail(log_path)}",
             f"read the full log: {log_path}",
+        )
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    input: str | bytes | None = None,
+    timeout: float | None = None,
+    text: bool = False,
+    capture_output: bool = False,
+    check: bool = False,
+) -> subprocess.CompletedProcess[Any]:
+    """A short command whose output the caller reads (git, gpg, c++filt, ember-benchmark, ...): the
+    one door to subprocess.run outside this module, with its arguments and exceptions."""
+    return subprocess.run(
+        list(argv),
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        input=input,
+        timeout=timeout,
+        text=text,
+        capture_output=capture_output,
+        check=check,
+    )
+
+
+def spawn_detached(argv: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
+    """A long-lived background process (dockerd) in its own session, its output appended to log_path."""
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
 

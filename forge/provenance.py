@@ -26,6 +26,7 @@ from forge.errors import ConfigError, ForgeError
 from forge.locks import KINDS as LOCK_KINDS
 from forge.matrix import AXES, CELL_ID, REQUEST_AXES, Cell, Request, check_cell_id
 from forge.plan import Plan
+from forge.proc import run_command
 
 PROVENANCE = "provenance.intoto.json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -43,7 +44,7 @@ def git_commit(repo: Path) -> str | None:
     if (repo / COMMIT_FILE).is_file():
         return (repo / COMMIT_FILE).read_text().strip() or None
     try:
-        out = subprocess.run(
+        out = run_command(
             ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -409,7 +410,7 @@ SOURCE_PARTS = ("engine", "verify", "toolchains", "matrix")
 def resolve_commit(repo: Path, commit: str) -> str | None:
     """`commit` as the full id of a commit object in repo (git rev-parse --verify), else None."""
     try:
-        out = subprocess.run(
+        out = run_command(
             ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
             capture_output=True,
             text=True,
@@ -429,7 +430,7 @@ def export_commit(repo: Path, commit: str, dest: Path) -> Path | None:
     if resolved is None:
         return None
     try:
-        out = subprocess.run(
+        out = run_command(
             ["git", "-C", str(repo), "archive", "--format=tar", resolved, "--", *SOURCE_PARTS],
             capture_output=True,
             timeout=120,

@@ -16,7 +16,6 @@ import datetime
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 from forge import __version__, manifest, report
 from forge.errors import ReleaseError
+from forge.proc import run_command
 from forge.provenance import PROVENANCE
 
 PASSED = ("passed", "up to date")
@@ -114,7 +114,7 @@ def sign(sums: Path, key: str) -> Path:
     faked one makes a key created later unusable), so it is the one file of a release that differs run to run."""
     signature = sums.with_name(sums.name + ".asc")
     argv = ["gpg", "--batch", "--yes", "--armor", "--local-user", key]
-    proc = subprocess.run(
+    proc = run_command(
         [*argv, "--output", str(signature), "--detach-sign", str(sums)], capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:

@@ -28,10 +28,11 @@ from rich.table import Table
 from forge import filelock, host, manifest, provenance
 from forge.backends.base import FAKETIME_ENV, UMASK_ENV
 from forge.build import build_cell, rebuild_cell, resolve_for
-from forge.config import Config, Data
+from forge.config import Config, Data, process_environment
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
 from forge.matrix import Cell, Request
+from forge.proc import run_command
 
 REPORT_TXT = "repro-report.txt"
 REPORT_JSON = "repro-report.json"
@@ -255,8 +256,8 @@ def diffoscope_path(tools: Path, install: bool = True, log: Callable[[str], None
         raise ToolMissingError("diffoscope is not installed", "", f"{sys.executable} -m pip install diffoscope")
     log(f"installing diffoscope from PyPI into {venv} (once)")
     try:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
-        subprocess.run(
+        run_command([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
+        run_command(
             [str(venv / "bin" / "pip"), "install", "-q", "diffoscope"], check=True, capture_output=True, timeout=600
         )
     except (OSError, subprocess.SubprocessError) as exc:
@@ -273,7 +274,7 @@ def diffoscope_path(tools: Path, install: bool = True, log: Callable[[str], None
 def diffoscope_text(tool: Path, first: Path, second: Path) -> str:
     """diffoscope's text diff of two files (exit 1 means "they differ", not an error)."""
     try:
-        proc = subprocess.run(
+        proc = run_command(
             [str(tool), "--text", "-", "--no-progress", "--exclude-directory-metadata=yes", str(first), str(second)],
             capture_output=True,
             text=True,
@@ -282,7 +283,7 @@ def diffoscope_text(tool: Path, first: Path, second: Path) -> str:
         )
     except subprocess.TimeoutExpired:
         return f"diffoscope took more than {DIFFOSCOPE_MAX_SECONDS} s on {first.name}\n"
-    return proc.stdout + (proc.stderr if proc.returncode not in (0, 1) else "")
+    return str(proc.stdout) + (str(proc.stderr) if proc.returncode not in (0, 1) else "")
 
 
 def write_report(
@@ -405,12 +406,14 @@ SNAPSHOT_PARTS = provenance.SOURCE_PARTS
 exclusive = filelock.exclusive
 
 
-def ensure_faketime(log_path: Path, log: Callable[[str], None]) -> bool:
+def ensure_faketime(log_path: Path, log: Callable[[str], None], env: Mapping[str, str] | None = None) -> bool:
     """faketime on the host for a local repro (apt-get installs it as root); False, said loudly,
     when it cannot be had: the wall clock is then not varied and the report says so."""
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        installed = host.ensure((host.tool("faketime"),), env=os.environ, log_path=log_path, why="a shifted clock")
+        installed = host.ensure(
+            (host.tool("faketime"),), env=env or process_environment(), log_path=log_path, why="a shifted clock"
+        )
     except ForgeError as exc:
         log(f"[yellow]the wall clock will not be varied: {exc.what}; {exc.fix}[/]")
         return False
@@ -450,7 +453,7 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     base = cfg.cache / "repro"
     variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
     backend = cfg.backend or "local"
-    if backend == "local" and not ensure_faketime(base / "host-tools.log", progress.info):
+    if backend == "local" and not ensure_faketime(base / "host-tools.log", progress.info, cfg.environment()):
         variations = (variations[0], replace(variations[1], clock=""))
     (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
     if not (base / "a" / "ccache").exists():

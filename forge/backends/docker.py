@@ -41,7 +41,7 @@ from forge.backends.base import (
     check_variation_env,
     varied_command,
 )
-from forge.config import ContainerLimits, RemoteCache, ccache_remote, container_limits
+from forge.config import ContainerLimits, RemoteCache, ccache_remote, container_limits, process_environment
 from forge.errors import BackendError, BuildInterrupted, ConfigError, StepFailedError
 from forge.matrix import Cell
 from forge.proc import tail
@@ -249,7 +249,7 @@ class DockerBackend(Backend):
         lock_dir: Path = locks.LOCK_DIR,
         instance_file: Path = INSTANCE_FILE,
     ) -> None:
-        self._env = dict(os.environ if env is None else env)
+        self._env = process_environment() if env is None else dict(env)
         self._client = client
         self._mirror = mirror
         self._keep = keep  # FORGE_KEEP_CONTAINER and FORGE_UPDATE_LOCKS are read in config.py, once

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from forge import proc
 from forge.backends.base import FAKETIME_ENV, Backend, Workspace, check_variation_env, varied_command
-from forge.config import ccache_remote
+from forge.config import ccache_remote, process_environment
 from forge.errors import ToolMissingError
 from forge.matrix import Cell
 
@@ -20,7 +19,7 @@ class LocalBackend(Backend):
     name = "local"
 
     def __init__(self, base_env: Mapping[str, str] | None = None) -> None:
-        self._base_env = dict(os.environ if base_env is None else base_env)
+        self._base_env = process_environment() if base_env is None else dict(base_env)
 
     def prepare(self, cell: Cell, host: Workspace) -> Workspace:
         check_variation_env(self._base_env)

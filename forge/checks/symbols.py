@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from forge.errors import ToolMissingError
+from forge.proc import run_command
 
 PUBLIC_PREFIXES = (
     "ember::",
@@ -49,7 +49,7 @@ def demangle(names: Iterable[str]) -> dict[str, str]:
         raise ToolMissingError(
             "c++filt is missing", "the symbol checks demangle C++ names with it", "apt-get install binutils"
         )
-    out = subprocess.run([tool], input="\n".join(ordered) + "\n", capture_output=True, text=True, check=True).stdout
+    out = run_command([tool], input="\n".join(ordered) + "\n", capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
     if len(lines) != len(ordered):
         raise ToolMissingError("c++filt returned a different number of lines than it was given", out[-500:])

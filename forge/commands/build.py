@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -49,7 +48,7 @@ def run_build(
     if cfg.backend is None:  # forge.daemon imports the docker SDK (~0.3 s): only when it may be used
         from forge import daemon
 
-        cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
+        cfg = daemon.default_backend(cfg, cfg.environment(), lambda line: out.print(line, markup=False))
     selection = forge_cli.Selection.from_cli(cli)
     matrix = selection.matrix(matrix)
     if matrix is None:
@@ -68,7 +67,7 @@ def run_build(
             )
     scopes = [(backend_for(cfg, r.target).backend, r.target) for r in requests]
     host.ensure_tools(
-        "build", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes, install=cfg.install_tools
+        "build", env=cfg.environment(), log_path=cfg.cache / "host-tools.log", scopes=scopes, install=cfg.install_tools
     )
     parallel = cfg.cells > 1 and len(requests) > 1
     progress = Progress(out, cfg.ci or mode.verbose, live=not parallel)
@@ -201,7 +200,7 @@ def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[
         )
     cfg = replace(backend_for(cfg, request.target), backend="local")
     host.ensure_tools(
-        "verify", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=(("local", request.target),)
+        "verify", env=cfg.environment(), log_path=cfg.cache / "host-tools.log", scopes=(("local", request.target),)
     )
     suites = verify_dist(request, data, cfg, Progress(forge_cli.console(), cfg.ci))
     failed = [s.describe() for s in suites if not s.passed]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,8 +9,10 @@ from pathlib import Path
 from forge import cli as forge_cli
 from forge import host
 from forge.commands.docker import run_start
+from forge.config import process_environment
 from forge.errors import ForgeError, StepFailedError
 from forge.manifest import iter_files
+from forge.proc import run_command
 
 
 def start_test_services(env: Mapping[str, str]) -> None:
@@ -52,16 +52,16 @@ def test_commands(repo: Path, unit: bool) -> list[tuple[str, list[str]]]:
 def run_tests(unit: bool) -> None:
     """Run every check with its output streamed; fail naming each check that failed."""
     installed = host.ensure_tools(
-        "test", env=os.environ, log_path=forge_cli.REPO / ".cache" / "forge" / "test-tools.log"
+        "test", env=process_environment(), log_path=forge_cli.REPO / ".cache" / "forge" / "test-tools.log"
     )
     if installed:
         forge_cli.console().print(f"installed {', '.join(installed)}")
-    start_test_services(os.environ)
+    start_test_services(process_environment())
     failed = []
     for name, argv in test_commands(forge_cli.REPO, unit):
         forge_cli.console().rule(name)
         try:
-            code = subprocess.run(argv, cwd=forge_cli.REPO, check=False).returncode
+            code = run_command(argv, cwd=forge_cli.REPO, check=False).returncode
         except FileNotFoundError:
             code = 127
             forge_cli.console().print(f"{argv[0]} not found: run `invoke doctor`")

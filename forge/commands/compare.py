@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +28,7 @@ def run_compare(base: str, candidate: str, options: Mapping[str, object]) -> Non
     """Compare two built cells; the findings first, then where the reports are; exit 12 on a regression."""
 
     cfg, _ = forge_cli.setup({"debug": options.get("debug")})
-    host.ensure_tools("compare", env=os.environ, log_path=cfg.cache / "host-tools.log")
+    host.ensure_tools("compare", env=cfg.environment(), log_path=cfg.cache / "host-tools.log")
     rounds = int(str(options.get("rounds") or 3))
     threshold = float(str(options.get("threshold") or 0.10))
     if rounds < 1 or not 0 <= threshold < 10:
@@ -98,7 +97,7 @@ def run_upgrade(
     if cfg.backend is None:
         from forge import daemon
 
-        cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
+        cfg = daemon.default_backend(cfg, cfg.environment(), lambda line: out.print(line, markup=False))
     ids = [resolve_for(r, data, backend_for(cfg, r.target)).cell.id for r in (base, cand)]
     if ids[0] == ids[1]:
         raise ConfigError(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -11,7 +10,7 @@ from pathlib import Path
 from forge import cli as forge_cli
 from forge import host, manifest, provenance, repro
 from forge.build import rebuild_cell
-from forge.config import inside, load_data
+from forge.config import inside, load_data, process_environment
 from forge.log import Progress
 
 
@@ -20,11 +19,11 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
 
     path = Path(manifest_arg).resolve()
     recorded = provenance.load_for_rebuild(path)
-    env = {**os.environ, "SOURCE_DATE_EPOCH": str(recorded.source_date_epoch)}
+    env = {**process_environment(), "SOURCE_DATE_EPOCH": str(recorded.source_date_epoch)}
     cfg, tdata = forge_cli.setup({**cli, "backend": recorded.backend}, env)
     out = forge_cli.console()
     scopes = ((recorded.backend, recorded.cell.target),)
-    host.ensure_tools("rebuild", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes)
+    host.ensure_tools("rebuild", env=cfg.environment(), log_path=cfg.cache / "host-tools.log", scopes=scopes)
     root = cfg.cache / "rebuild"
     source = provenance.sources_for(recorded, cfg.repo, root / "src")
     if source != cfg.repo:

@@ -59,9 +59,9 @@ def run_release(matrix: str | None, from_artifacts: str | None, version: str | N
         plan_cfg = replace(cfg, backend=str(cli.get("backend") or "docker"))
         entries = forge_cli.plan_entries(None, matrix, {}, plan_cfg, data, forge_cli.Selection.from_cli(cli))
         cells = [cfg.dist / e["id"] for e in entries if e["status"] == "scheduled"]
-    key = os.environ.get("FORGE_SIGNING_KEY") or None
+    key = cfg.signing_key
     if key:
-        host.ensure_tools("release", env=os.environ, log_path=cfg.cache / "host-tools.log")
+        host.ensure_tools("release", env=cfg.environment(), log_path=cfg.cache / "host-tools.log")
     path = release.assemble(cells, cfg.dist / "release", version, commit, cfg.source_date_epoch, key)
     forge_cli.console().print(
         f"release {version}: {path} ({len(cells)} cells{', SHA256SUMS signed' if key else ''})", markup=False

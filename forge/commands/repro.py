@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from forge import cli as forge_cli
@@ -17,12 +16,12 @@ def run_repro(
     """`invoke repro`: repro every requested cell, print per-file results and the summary table."""
     cfg, data = forge_cli.setup(cli)
     out = forge_cli.console()
-    cfg = daemon.default_backend(cfg, os.environ, lambda line: out.print(line, markup=False))
+    cfg = daemon.default_backend(cfg, cfg.environment(), lambda line: out.print(line, markup=False))
     progress = Progress(out, cfg.ci)
     results = []
     items = forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data), matrix)
     scopes = [(backend_for(cfg, i.target).backend, i.target) for i in items]
-    host.ensure_tools("repro", env=os.environ, log_path=cfg.cache / "host-tools.log", scopes=scopes)
+    host.ensure_tools("repro", env=cfg.environment(), log_path=cfg.cache / "host-tools.log", scopes=scopes)
     for item in items:
         result = repro.repro_cell(item, data, backend_for(cfg, item.target), progress)
         for comp in result.comparisons:

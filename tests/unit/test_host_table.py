@@ -23,7 +23,19 @@ from forge import host
 from forge.toolchains import load_toolchains
 
 REPO = Path(__file__).resolve().parents[2]
-RUNNERS = {"run_logged", "capture", "run", "Popen", "check_output", "check_call", "output", "_run_host", "which"}
+RUNNERS = {
+    "run_logged",
+    "capture",
+    "run",
+    "run_command",
+    "spawn_detached",
+    "Popen",
+    "check_output",
+    "check_call",
+    "output",
+    "_run_host",
+    "which",
+}
 """Calls whose first argument is a command (or, for `which`, a program name)."""
 STEP = "Step"  # forge.plan.Step(name, kind, description, argv, ...): run by a backend
 CONTAINER_MODULES = {"forge/backends/docker.py"}

@@ -183,6 +183,42 @@ def test_the_graph_reader_sees_cycles_and_upward_imports(tmp_path: Path) -> None
     assert upward(graph) == ["forge.b -> forge.commands.go (function level)"]
 
 
+PROCESS_CALLS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput"}
+
+
+def _attribute_uses(owner: str, names: set[str] | None) -> list[str]:
+    """`owner.NAME` uses in forge/ (NAME in names, or any), as module:line."""
+    found = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text())
+        typed = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}  # Popen[bytes]: a type
+        for node in ast.walk(tree):
+            if (
+                id(node) not in typed
+                and isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == owner
+                and (names is None or node.attr in names)
+            ):
+                found.append(f"{name}:{node.lineno} {owner}.{node.attr}")
+    return found
+
+
+def test_every_process_starts_in_forge_proc() -> None:
+    """subprocess.run/Popen/... only in forge/proc.py (run_logged, capture, run_command, spawn_detached)."""
+    found = [use for use in _attribute_uses("subprocess", PROCESS_CALLS) if not use.startswith("forge.proc:")]
+    found += [use for use in _attribute_uses("os", {"system", "popen", "execv", "execvp", "spawnv"})]
+    assert not found, "processes started outside forge/proc.py: " + "; ".join(found)
+
+
+def test_the_environment_is_read_in_config_only() -> None:
+    """os.environ / os.getenv only in forge/config.py; everything else gets a Config or an env mapping."""
+    found = [
+        use for use in _attribute_uses("os", {"environ", "getenv", "environb"}) if not use.startswith("forge.config:")
+    ]
+    assert not found, "environment read outside forge/config.py: " + "; ".join(found)
+
+
 if __name__ == "__main__":
     g = import_graph()
     print("modules:", len(g), "edges:", sum(map(len, g.values())))

@@ -180,7 +180,7 @@ def test_difference_fails_names_file_and_falls_back_to_a_byte_diff(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def no_diffoscope(tools: Path, install: bool = True, log: object = None) -> Path:
-        raise repro.ToolMissingError("could not install diffoscope from PyPI", "offline")
+        raise ToolMissingError("could not install diffoscope from PyPI", "offline")
 
     monkeypatch.setattr(repro, "diffoscope_path", no_diffoscope)
     trees = _trees(tmp_path, "same\nline 3\n")
