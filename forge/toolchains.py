@@ -81,6 +81,9 @@ class Target:
     checker: Checker
     cuda: bool
     min_os: str | None = None  # the minimum OS version binaries must declare (macOS LC_BUILD_VERSION)
+    elf_machine: int | None = None  # e_machine of every ELF file a Linux cross cell installs (0xB7: aarch64)
+    hard_float: bool | None = None  # 32-bit ARM: every ELF file uses the hard-float ABI
+    dynamic_loader: str | None = None  # under <sysroot>/lib/: what the emulator probe starts
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,13 @@ def _load_numpy(path: Path) -> tuple[tuple[str, SpecifierSet], ...]:
 
 
 def _load_target(name: str, entry: LocDict) -> Target:
-    check_keys(entry, ["triple", "os", "arch", "compiler", "toolchain_file", "emulator", "checker", "cuda", "min_os"])
+    check_keys(
+        entry,
+        [
+            "triple", "os", "arch", "compiler", "toolchain_file", "emulator", "checker", "cuda", "min_os",
+            "elf_machine", "hard_float", "dynamic_loader",
+        ],
+    )  # fmt: skip
     compiler = require(entry, "compiler", LocDict)
     check_keys(compiler, ["provider", "package"])
     checker = require(entry, "checker", str)
@@ -200,6 +209,9 @@ def _load_target(name: str, entry: LocDict) -> Target:
         checker=Checker(checker),
         cuda=require(entry, "cuda", bool),
         min_os=version_str(entry, "min_os") if "min_os" in entry else None,
+        elf_machine=require(entry, "elf_machine", int) if "elf_machine" in entry else None,
+        hard_float=require(entry, "hard_float", bool) if "hard_float" in entry else None,
+        dynamic_loader=require(entry, "dynamic_loader", str) if "dynamic_loader" in entry else None,
     )
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from forge import host, manifest, proc
-from forge.checks import tree
+from forge.checks import elf, tree
 from forge.errors import ToolMissingError
 from forge.host import HostTool
 from forge.matrix import Cell, Request
@@ -26,7 +26,6 @@ from forge.toolchains import Checker, Target
 from forge.verify import SuiteResult, SuiteStatus
 
 REFERENCE_TARGETS = ("linux-x86_64", "host")
-DYNAMIC_LOADERS = {"aarch64-linux-gnu": "ld-linux-aarch64.so.1", "arm-linux-gnueabihf": "ld-linux-armhf.so.3"}
 EMULATOR_PACKAGE = host.tool("qemu-user").apt
 ZIG_CACHE = "zig"  # under the compiler cache directory, so the docker ccache volume keeps it too
 
@@ -48,7 +47,7 @@ def emulator_probe(target: Target) -> list[str]:
     """argv that starts the target's dynamic loader under the emulator (prints its version)."""
     argv = emulator_argv(target)
     sysroot = argv[argv.index("-L") + 1] if "-L" in argv[:-1] else f"/usr/{target.triple}"
-    loader = DYNAMIC_LOADERS.get(target.triple, "ld.so")
+    loader = target.dynamic_loader or "ld.so"  # toolchains/targets.yaml
     return [*argv, f"{sysroot}/lib/{loader}", "--version"]
 
 
@@ -124,9 +123,12 @@ def parity_checks(
 ) -> list[SuiteResult]:
     """A cross cell's extra verify results: binary structure (Linux) and parity with the reference."""
     results = []
-    if target.os == "linux":
-        machine = {"armv7": "arm"}.get(target.arch, target.arch)
-        results.append(tree.check_elf_tree(prefix, machine, True if machine == "arm" else None))
+    if target.os == "linux":  # the ELF machine and float ABI are toolchains/targets.yaml data
+        code = target.elf_machine
+        machine = (
+            elf.MACHINES.get(code, f"machine 0x{code:x}") if code is not None else "(no elf_machine in targets.yaml)"
+        )
+        results.append(tree.check_elf_tree(prefix, machine, target.hard_float))
     if reference is None:
         missing = "no native linux-x86_64 build of these sources in dist/ to compare with"
         return [
