@@ -314,7 +314,9 @@ class Optimizer {
         for (int64_t p = 0; p < k; ++p) w[c * k + p] *= s[static_cast<size_t>(c)];
       }
     } else {  // the channel is the fastest-moving index of the flattened filter
-      for (int64_t i = 0; i < total; ++i) w[i] *= s[static_cast<size_t>(i % n)];
+      for (int64_t i = 0; i < total; i += n) {
+        for (int64_t c = 0; c < n; ++c) w[i + c] *= s[static_cast<size_t>(c)];
+      }
     }
     for (size_t c = 0; c < s.size(); ++c) chain->bias[c] *= s[c];
   }

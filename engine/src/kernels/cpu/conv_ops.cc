@@ -202,7 +202,11 @@ class Conv2DOp : public ConvBase {
     const int64_t chunks_per_image = (rows + chunk - 1) / chunk;
     const int64_t tasks = g.n * chunks_per_image;
     ParallelFor(ctx->intra_op_pool(), tasks, chunk * cols * oc * 2, [&](int64_t t0, int64_t t1) {
-      std::vector<float> patches(pointwise ? 0 : static_cast<size_t>(chunk * cols));
+      // Per-thread patch buffer, reused across calls (no page faults or zeroing per call).
+      thread_local std::vector<float> patches;
+      if (!pointwise && patches.size() < static_cast<size_t>(chunk * cols)) {
+        patches.resize(static_cast<size_t>(chunk * cols));
+      }
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t b = t / chunks_per_image;
         const int64_t r0 = (t % chunks_per_image) * chunk;

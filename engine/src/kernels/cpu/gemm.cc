@@ -270,6 +270,54 @@ const KernelSpec& ActiveSpec() {
   return kGeneric;
 }
 
+// A few rows of C (m <= kSkinnyRows) against a row-major B: a layer's weights times a handful
+// of pixels or one batch row. B is streamed once, four rows at a time, while the C rows stay in
+// L1; the blocked kernel would pad the rows to its tile height and read B through a TLB-hostile
+// stride or a copy. Written as plain loops that the compiler vectorises for each ISA target.
+constexpr int64_t kSkinnyRows = 8;
+
+inline __attribute__((always_inline)) void SkinnyGemmImpl(const View& a, const float* b,
+                                                          int64_t ldb, int64_t m, int64_t n,
+                                                          int64_t k, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.f);
+  int64_t p = 0;
+  for (; p + 4 <= k; p += 4) {
+    const float* __restrict b0 = b + p * ldb;
+    const float* __restrict b1 = b0 + ldb;
+    const float* __restrict b2 = b1 + ldb;
+    const float* __restrict b3 = b2 + ldb;
+    for (int64_t i = 0; i < m; ++i) {
+      const float a0 = a.at(i, p), a1 = a.at(i, p + 1), a2 = a.at(i, p + 2), a3 = a.at(i, p + 3);
+      float* __restrict row = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) row[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j];
+    }
+  }
+  for (; p < k; ++p) {
+    const float* __restrict b0 = b + p * ldb;
+    for (int64_t i = 0; i < m; ++i) {
+      const float a0 = a.at(i, p);
+      float* __restrict row = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) row[j] += a0 * b0[j];
+    }
+  }
+}
+
+void SkinnyGemmGeneric(const View& a, const float* b, int64_t ldb, int64_t m, int64_t n, int64_t k,
+                       float* c, int64_t ldc) {
+  SkinnyGemmImpl(a, b, ldb, m, n, k, c, ldc);
+}
+#if defined(EMBER_GEMM_X86)
+__attribute__((target("avx2,fma"))) void SkinnyGemmAvx2(const View& a, const float* b, int64_t ldb,
+                                                        int64_t m, int64_t n, int64_t k, float* c,
+                                                        int64_t ldc) {
+  SkinnyGemmImpl(a, b, ldb, m, n, k, c, ldc);
+}
+EMBER_AVX512_TARGET void SkinnyGemmAvx512(const View& a, const float* b, int64_t ldb, int64_t m,
+                                          int64_t n, int64_t k, float* c, int64_t ldc) {
+  SkinnyGemmImpl(a, b, ldb, m, n, k, c, ldc);
+}
+#endif
+
 // Small products: packing would cost more than it saves.
 void NaiveGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, float* c,
                int64_t ldc) {
@@ -300,8 +348,13 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
   // B (a layer's weights, megabytes when there are few rows) to read it once. Full-width
   // panels are then read where they lie; only the ragged last one is packed.
   const bool direct_b = b.cs == 1 && m <= spec.mc;
-  std::vector<float> a_pack(static_cast<size_t>(mc_max * kc_max));
-  std::vector<float> b_pack(static_cast<size_t>((direct_b ? NR : nc_max) * kc_max));
+  // Per-thread packing buffers, grown but never shrunk: no allocation, page faults or zeroing
+  // per call.
+  thread_local std::vector<float> a_pack, b_pack;
+  const size_t a_size = static_cast<size_t>(mc_max * kc_max);
+  const size_t b_size = static_cast<size_t>((direct_b ? NR : nc_max) * kc_max);
+  if (a_pack.size() < a_size) a_pack.resize(a_size);
+  if (b_pack.size() < b_size) b_pack.resize(b_size);
   for (int64_t jc = 0; jc < n; jc += kNC) {
     const int64_t nc = std::min(kNC, n - jc);
     const int64_t full = direct_b ? nc / NR * NR : 0;  // columns read in place
@@ -336,11 +389,25 @@ void SerialGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, f
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.f);
     return;
   }
-  if (m * n * k <= 16 * 16 * 16 || m < 2) {
+  if (m * n * k <= 16 * 16 * 16) {
     NaiveGemm(a, b, m, n, k, c, ldc);
     return;
   }
   const KernelSpec& spec = ActiveSpec();
+  if (m <= kSkinnyRows && b.cs == 1) {
+#if defined(EMBER_GEMM_X86)
+    if (spec.fn == kAvx512.fn) {
+      SkinnyGemmAvx512(a, b.p, b.rs, m, n, k, c, ldc);
+      return;
+    }
+    if (spec.fn == kAvx2.fn) {
+      SkinnyGemmAvx2(a, b.p, b.rs, m, n, k, c, ldc);
+      return;
+    }
+#endif
+    SkinnyGemmGeneric(a, b.p, b.rs, m, n, k, c, ldc);
+    return;
+  }
   if (spec.mr == 12) {
     BlockedGemm<12, 32>(spec, a, b, m, n, k, c, ldc);
   } else {
