@@ -201,7 +201,11 @@ class Conv2DOp : public ConvBase {
     const int64_t chunk = std::max<int64_t>(16, std::min<int64_t>(rows, budget));
     const int64_t chunks_per_image = (rows + chunk - 1) / chunk;
     const int64_t tasks = g.n * chunks_per_image;
-    ParallelFor(ctx->intra_op_pool(), tasks, chunk * cols * oc * 2, [&](int64_t t0, int64_t t1) {
+    // Fewer chunks than threads (a late layer's few rows against megabytes of weights): the
+    // chunks run one after another and each GEMM splits its columns over the pool instead.
+    ThreadPool* pool = ctx->intra_op_pool();
+    const bool split_gemm = pool != nullptr && tasks < pool->NumThreads();
+    auto run_chunks = [&](int64_t t0, int64_t t1) {
       // Per-thread patch buffer, reused across calls (no page faults or zeroing per call).
       thread_local std::vector<float> patches;
       if (!pointwise && patches.size() < static_cast<size_t>(chunk * cols)) {
@@ -217,10 +221,16 @@ class Conv2DOp : public ConvBase {
           a = patches.data();
         }
         float* dst = y + (b * rows + r0) * oc;
-        Sgemm(false, false, r1 - r0, oc, cols, a, cols, w, oc, dst, oc, nullptr);
+        Sgemm(false, false, r1 - r0, oc, cols, a, cols, w, oc, dst, oc,
+              split_gemm ? pool : nullptr);
         epilogue_.Apply(dst, r1 - r0, oc);
       }
-    });
+    };
+    if (split_gemm) {
+      run_chunks(0, tasks);
+    } else {
+      ParallelFor(pool, tasks, chunk * cols * oc * 2, run_chunks);
+    }
   }
 };
 
