@@ -4,7 +4,10 @@
         [--build DIR] [--threads 1,2] [--min-time S] [--json OUT.json] [--skip-models]
 
 References: LiteRT 2.3 with XNNPACK (and its builtin kernels) for .tflite models and int8
-single-operator models, NumPy/OpenBLAS for MatMul, TensorFlow's CPU kernels for Conv2D.
+single-operator models, NumPy/OpenBLAS for MatMul, TensorFlow's CPU kernels for Conv2D, and a
+TensorFlow Session (grappler on, as users run it) for the GraphDef models: the committed
+MobileNetV2 and KerasHub BERT fixtures (engine/testdata/graphs) and ResNet50 at 64x64, generated
+into --cache by engine/testdata/gen_models.py.
 Ratios are reference time / ember time: >= 1.0x means ember is at least as fast. Models are
 generated once (random weights; a representative dataset for int8) into --cache. Each ember and
 LiteRT model timing runs in its own child process, so its peak RSS is that figure's memory.
@@ -200,6 +203,96 @@ def litert_model(model: Path, threads: int, resolver: str, repeat: int) -> tuple
     return float(r["median_us"]), float(r["min_us"]), r["peak_rss_kib"] / 1024
 
 
+def tf_graph_worker(folder: str, threads: int, repeat: int) -> None:
+    """Child mode: times one GraphDef fixture in a TensorFlow Session and prints JSON."""
+    import tensorflow as tf  # type: ignore[import-untyped,unused-ignore]
+
+    manifest = json.loads((Path(folder) / "manifest.json").read_text())
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString((Path(folder) / "model.pb").read_bytes())
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    config = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=threads, inter_op_parallelism_threads=threads)
+    with tf.compat.v1.Session(graph=graph, config=config) as sess:
+        feed = {}
+        for f in manifest["feeds"]:
+            name = f["name"] if ":" in f["name"] else f["name"] + ":0"
+            feed[graph.get_tensor_by_name(name)] = np.load(Path(folder) / f["file"])
+        fetches = [graph.get_tensor_by_name(n if ":" in n else n + ":0") for n in manifest["fetches"]]
+        for _ in range(5):
+            sess.run(fetches, feed_dict=feed)
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            sess.run(fetches, feed_dict=feed)
+            times.append(time.perf_counter() - t0)
+    median = float(np.median(times)) * 1e6
+    print(json.dumps({"median_us": median, "min_us": min(times) * 1e6, "peak_rss_kib": peak_rss_kib()}))
+
+
+def ember_graph(tool: Path, folder: Path, threads: int, repeat: int, optimize: bool = True) -> tuple[float, float]:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    argv = [str(tool), "--model", str(folder / "model.pb"), "--repeat", str(repeat), "--warmup", "5"]
+    for f in manifest["feeds"]:
+        argv += ["--feed", f"{f['name']}={folder / f['file']}"]
+    for name in manifest["fetches"]:
+        argv += ["--fetch", name]
+    argv += ["--threads", str(threads), "--json"] + ([] if optimize else ["--no-optimize"])
+    r = run_child(argv)
+    return float(r["run_median_us"]), r.get("peak_rss_kib", -1) / 1024
+
+
+def tf_graph(folder: Path, threads: int, repeat: int) -> tuple[float, float]:
+    r = run_child([sys.executable, __file__, "--tf-graph-worker", str(folder), str(threads), str(repeat)])
+    return float(r["median_us"]), r["peak_rss_kib"] / 1024
+
+
+def make_graph_models(cache: Path) -> dict[str, Path]:
+    """GraphDef fixtures (model.pb, inputs, manifest.json): committed ones and ResNet50."""
+    graphs = REPO / "engine" / "testdata" / "graphs"
+    out = {
+        "graphdef_mobilenet_v2_035_96": graphs / "model_mobilenet_v2",
+        "graphdef_bert_keras_hub": graphs / "model_bert_keras_hub",
+    }
+    resnet = cache / "graphdef_resnet50_64"
+    if not (resnet / "manifest.json").exists():
+        sys.path.insert(0, str(REPO / "engine" / "testdata"))
+        import gen_models  # type: ignore[import-not-found,unused-ignore]
+
+        gen_models.write_model(resnet, gen_models.resnet50())
+    out["graphdef_resnet50_64"] = resnet
+    return out
+
+
+def graph_rows(tool: Path, graphs: dict[str, Path], threads: list[int], repeat: int) -> list[Row]:
+    rows: list[Row] = []
+    for name, folder in graphs.items():
+        reps = repeat if "resnet" not in name else max(repeat // 4, 10)
+        for t in threads:
+            # Alternate ember / TensorFlow twice; keep each side's best median.
+            e_best, r_best, e_rss, r_rss = float("inf"), float("inf"), 0.0, 0.0
+            for _ in range(2):
+                e, e_rss = ember_graph(tool, folder, t, reps)
+                r, r_rss = tf_graph(folder, t, reps)
+                e_best, r_best = min(e_best, e), min(r_best, r)
+            # The graph as written (no folding or fusion): what the optimizer buys.
+            plain, _ = ember_graph(tool, folder, t, reps, optimize=False)
+            row: Row = {
+                "figure": f"{name} t{t}",
+                "ember_us": e_best,
+                "ref": "TensorFlow Session",
+                "ref_us": r_best,
+                "ratio": r_best / e_best,
+                "ember_rss_mib": e_rss,
+                "ref_rss_mib": r_rss,
+                "ember_unoptimized_us": plain,
+            }
+            rows.append(row)
+            print_row(row)
+    return rows
+
+
 def ember_supports_threads(tool: Path, model: Path) -> bool:
     argv = [str(tool), "--model", str(model), "--repeat", "1", "--warmup", "0", "--threads", "2"]
     return subprocess.run(argv, capture_output=True).returncode == 0
@@ -207,7 +300,9 @@ def ember_supports_threads(tool: Path, model: Path) -> bool:
 
 def model_rows(tool: Path, models: dict[str, Path], threads: list[int], repeat: int) -> list[Row]:
     rows: list[Row] = []
-    threaded = ember_supports_threads(tool, models["mobilenet_v2_035_96_float"])
+    if not models:
+        return rows
+    threaded = ember_supports_threads(tool, next(iter(models.values())))
     for name, path in models.items():
         reps = repeat if name.startswith("mobilenet") else max(repeat // 2, 20)
         for t in threads:
@@ -355,6 +450,8 @@ def print_row(row: Row) -> None:
             extra = f"  rss {row['ember_rss_mib']:.0f}/{row['ref_rss_mib']:.0f} MiB"
         if "ratio_vs_builtin" in row:
             extra += f"  (builtin {row['litert_builtin_us']:.0f} us, {row['ratio_vs_builtin']:.2f}x)"
+        if "ember_unoptimized_us" in row:
+            extra += f"  (ember unoptimized {row['ember_unoptimized_us']:.0f} us)"
         print(
             f"{row['figure']:36} ember {row['ember_us']:10.1f} us  {row['ref']:.16s} "
             f"{row['ref_us']:10.1f} us  {row['ratio']:6.2f}x{extra}",
@@ -379,6 +476,9 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--litert-worker":
         litert_worker(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--tf-graph-worker":
+        tf_graph_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, default=None, help="engine build dir")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="generated models")
@@ -388,6 +488,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write every figure here")
     parser.add_argument("--skip-models", action="store_true")
     parser.add_argument("--skip-kernels", action="store_true")
+    parser.add_argument("--skip-graphs", action="store_true", help="no GraphDef vs TensorFlow figures")
+    parser.add_argument("--only", default="", help="comma-separated substrings: model figures to keep")
     args = parser.parse_args()
     tool = find_tool(args.build)
     load = os.getloadavg()
@@ -401,9 +503,18 @@ def main() -> None:
         tf.config.threading.set_intra_op_parallelism_threads(1)
         tf.config.threading.set_inter_op_parallelism_threads(1)
         rows += kernel_rows(tool, args.min_time)
+    threads = [int(t) for t in args.threads.split(",")]
+    keep = [k for k in args.only.split(",") if k]
+
+    def wanted(name: str) -> bool:
+        return not keep or any(k in name for k in keep)
+
+    if not args.skip_graphs:
+        graphs = {k: v for k, v in make_graph_models(args.cache).items() if wanted(k)}
+        rows += graph_rows(tool, graphs, threads, args.repeat)
     if not args.skip_models:
-        models = make_models(args.cache)
-        rows += model_rows(tool, models, [int(t) for t in args.threads.split(",")], args.repeat)
+        models = {k: v for k, v in make_models(args.cache).items() if wanted(k)}
+        rows += model_rows(tool, models, threads, args.repeat)
     end_load = os.getloadavg()
     print(f"load average at the end: {end_load[0]:.2f} {end_load[1]:.2f} {end_load[2]:.2f}")
     if args.json:

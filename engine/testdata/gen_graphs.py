@@ -130,6 +130,59 @@ def conv_variants() -> Fixture:
     return v1_graph(build)
 
 
+def fused_chains() -> Fixture:
+    """What ember's graph optimizer folds and fuses (core/graph_optimizer.h), with TensorFlow
+    running the unfused graph as the oracle: batch norms (FusedBatchNormV3 and the Mul/Sub/AddV2
+    form Keras freezes) after Conv2D, DepthwiseConv2dNative and MatMul, BiasAdd, Relu/Relu6;
+    and the cases it must leave alone: an inner tensor fetched, read twice, or fed."""
+    rng = np.random.default_rng(6)
+
+    def pos(*shape: int) -> np.ndarray:
+        return rng.uniform(0.5, 1.5, shape).astype(np.float32)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 10, 9, 6], name="x")
+        conv = tf.nn.conv2d(x, rand(rng, 3, 3, 6, 8, scale=0.3), strides=1, padding="SAME", name="a_conv")
+        bn, _, _ = v1.nn.fused_batch_norm(
+            conv, pos(8), rand(rng, 8), mean=rand(rng, 8), variance=pos(8), epsilon=1e-3, is_training=False, name="a_bn"
+        )
+        a = tf.nn.relu(bn, name="a_relu")
+        dw = tf.nn.depthwise_conv2d(x, rand(rng, 3, 3, 6, 2, scale=0.3), [1, 2, 2, 1], "SAME", name="b_dw")
+        b = tf.nn.relu6(tf.add(tf.multiply(dw, pos(12), name="b_mul"), rand(rng, 12), name="b_add"), name="b_relu6")
+        pw = tf.nn.conv2d(a, rand(rng, 1, 1, 8, 5, scale=0.3), strides=1, padding="VALID", name="c_pw")
+        c = tf.nn.relu6(tf.nn.bias_add(pw, rand(rng, 5), name="c_bias"), name="c_relu6")
+        # Keras's frozen batch norm: mul = gamma * rsqrt(var + eps); y = x * mul + (beta - mean * mul).
+        var, gamma, beta, mean = (
+            tf.constant(pos(4)),
+            tf.constant(pos(4)),
+            tf.constant(rand(rng, 4)),
+            tf.constant(rand(rng, 4)),
+        )
+        mul = tf.multiply(tf.math.rsqrt(var + 1e-3), gamma, name="d_mul")
+        dconv = tf.nn.conv2d(x, rand(rng, 2, 3, 6, 4, scale=0.3), strides=[1, 2, 1, 1], padding="VALID", name="d_conv")
+        d = tf.add(tf.multiply(dconv, mul, name="d_mul_1"), tf.subtract(beta, mean * mul), name="d_add_1")
+        flat = tf.reshape(x, [2, 540])
+        e = tf.nn.relu(
+            tf.nn.bias_add(tf.matmul(flat, rand(rng, 540, 7, scale=0.05), name="e_mm"), rand(rng, 7)), name="e_relu"
+        )
+        f = tf.add(
+            tf.matmul(flat, rand(rng, 3, 540, scale=0.05), transpose_b=True, name="f_mm"), rand(rng, 1, 3), name="f_add"
+        )
+        # Left alone: g_bias is read twice; h_conv is fetched; i_scaled is fed.
+        gconv = tf.nn.conv2d(x, rand(rng, 1, 1, 6, 3), strides=1, padding="SAME", name="g_conv")
+        gb = tf.nn.bias_add(gconv, rand(rng, 3), name="g_bias")
+        g = tf.concat([tf.nn.relu(gb), tf.sigmoid(gb)], axis=3, name="g_out")
+        hconv = tf.nn.conv2d(x, rand(rng, 1, 1, 6, 3), strides=1, padding="SAME", name="h_conv")
+        h = tf.nn.relu(tf.nn.bias_add(hconv, rand(rng, 3)), name="h_relu")
+        iconv = tf.nn.conv2d(x, rand(rng, 1, 1, 6, 3), strides=1, padding="SAME", name="i_conv")
+        scaled = tf.multiply(iconv, pos(3), name="i_scaled")
+        i = tf.nn.relu(tf.add(scaled, rand(rng, 3)), name="i_relu")
+        feeds = {"x": rand(rng, 2, 10, 9, 6), "i_scaled": rand(rng, 2, 10, 9, 3)}
+        return feeds, [a, b, c, d, e, f, g, hconv, h, i]
+
+    return v1_graph(build)
+
+
 def elementwise() -> Fixture:
     rng = np.random.default_rng(4)
 
@@ -283,6 +336,7 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "mlp": mlp,
     "convnet": convnet,
     "conv_variants": conv_variants,
+    "fused_chains": fused_chains,
     "elementwise": elementwise,
     "reductions_shapes": reductions_shapes,
     "integers": integers,

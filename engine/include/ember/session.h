@@ -34,6 +34,10 @@ struct SessionOptions {
   bool place_pruned_graph = false;
   // Extend() fails once the graph has been run (TensorFlow's optimize_for_static_graph).
   bool optimize_for_static_graph = false;
+  // Rewrite each step's graph for inference, as TensorFlow's grappler does: batch norms and
+  // constant per-channel scales folded into Conv2D / DepthwiseConv2dNative / MatMul weights,
+  // bias and Relu/Relu6 fused into them. false runs the nodes as written.
+  bool optimize_graph = true;
 };
 
 struct RunOptions {

@@ -11,6 +11,7 @@
 
 #include "core/executor.h"
 #include "core/graph.h"
+#include "core/graph_optimizer.h"
 #include "core/resource_mgr.h"
 #include "core/thread_pool.h"
 #include "ember/session.h"
@@ -152,7 +153,9 @@ class DirectSession : public Session {
     if (finalized_.load()) return errors::FailedPrecondition("Session has been finalized.");
     auto callable = std::make_shared<Callable>();
     Signature sig{options.feed, options.fetch, options.target};
-    EMBER_RETURN_IF_ERROR(Executor::Create(CurrentGraph(), sig, Kernels(), &callable->executor));
+    std::shared_ptr<const Graph> graph;
+    EMBER_RETURN_IF_ERROR(GraphFor(sig, &graph));
+    EMBER_RETURN_IF_ERROR(Executor::Create(graph, sig, Kernels(), &callable->executor));
     callable->run_options = options.run_options;
     std::lock_guard<std::mutex> lock(callables_mu_);
     *handle = next_callable_++;
@@ -346,6 +349,17 @@ class DirectSession : public Session {
     return graph_;
   }
 
+  // The graph a signature's executor runs: rewritten for inference (batch norms folded into
+  // convolution weights, bias and activation fused) unless the options turn that off.
+  Status GraphFor(const Signature& sig, std::shared_ptr<const Graph>* out) {
+    std::shared_ptr<const Graph> graph = CurrentGraph();
+    if (!options_.optimize_graph) {
+      *out = std::move(graph);
+      return Status::OK();
+    }
+    return OptimizeGraphForInference(graph, sig.feeds, sig.fetches, sig.targets, out);
+  }
+
   Status SelectPool(int index, ThreadPool** pool) {
     if (index < -1 || index >= static_cast<int>(pools_.size())) {
       return errors::InvalidArgument("Invalid inter_op_thread_pool: " + std::to_string(index));
@@ -404,7 +418,9 @@ class DirectSession : public Session {
     // Build for the sorted signature with the lock released.
     auto entry = std::make_shared<ExecutorsAndKeys>();
     Signature sig{sf, so, st};
-    EMBER_RETURN_IF_ERROR(Executor::Create(CurrentGraph(), sig, Kernels(), &entry->executor));
+    std::shared_ptr<const Graph> graph;
+    EMBER_RETURN_IF_ERROR(GraphFor(sig, &graph));
+    EMBER_RETURN_IF_ERROR(Executor::Create(graph, sig, Kernels(), &entry->executor));
     for (size_t i = 0; i < entry->executor->feed_names().size(); ++i) {
       entry->feed_index[entry->executor->feed_names()[i]] = static_cast<int>(i);
     }

@@ -65,6 +65,7 @@ StatusOr<GraphBenchResult> BenchmarkGraph(const GraphBenchArgs& args) {
   SessionOptions options;
   options.intra_op_parallelism_threads = args.threads;
   options.inter_op_parallelism_threads = args.threads == 1 ? -1 : args.threads;
+  options.optimize_graph = args.optimize;
   std::unique_ptr<Session> session = NewSession(options);
   EMBER_RETURN_IF_ERROR(session->Create(graph));
   r.load_us = Micros(t0);

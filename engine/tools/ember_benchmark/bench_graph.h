@@ -18,7 +18,8 @@ struct GraphBenchArgs {
   std::vector<std::string> fetches;
   int warmup = 3;
   int repeat = 50;
-  int threads = 1;  // intra-op threads; 1 runs inline on the calling thread
+  int threads = 1;       // intra-op threads; 1 runs inline on the calling thread
+  bool optimize = true;  // SessionOptions::optimize_graph (--no-optimize turns it off)
 };
 
 struct GraphBenchResult {

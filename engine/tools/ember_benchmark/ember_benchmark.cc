@@ -6,7 +6,7 @@
 //   ember-benchmark [--json] [--min-time SECONDS]
 //   ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] [--threads 1] [--json]
 //   ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... --fetch NAME...
-//                   [--repeat N] [--warmup N] [--threads N] [--json]
+//                   [--repeat N] [--warmup N] [--threads N] [--no-optimize] [--json]
 //   ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] [--feed KEY=FILE.npy]...
 //                   [--repeat N] [--warmup N] [--threads N] [--json]
 //
@@ -236,13 +236,28 @@ int Usage() {
                "       ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] "
                "[--feed KEY=FILE.npy]... [--repeat N] [--warmup N] [--threads N] [--json]\n"
                "       ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... "
-               "--fetch NAME... [--repeat N] [--warmup N] [--threads N] [--json]\n");
+               "--fetch NAME... [--repeat N] [--warmup N] [--threads N] [--no-optimize] "
+               "[--json]\n");
   return 2;
 }
 
 int Error(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
+}
+
+// Peak resident set of this process in KiB (VmHWM, Linux); -1 where unknown. Unlike
+// getrusage's ru_maxrss it does not carry over the parent's size across fork and exec.
+long PeakRssKib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, "VmHWM:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
+  }
+  std::fclose(f);
+  return kib;
 }
 
 #ifdef EMBER_BENCH_HAS_LITE
@@ -261,20 +276,6 @@ std::string JsonEscape(const std::string& text) {
     }
   }
   return out;
-}
-
-// Peak resident set of this process in KiB (VmHWM, Linux); -1 where unknown. Unlike
-// getrusage's ru_maxrss it does not carry over the parent's size across fork and exec.
-long PeakRssKib() {
-  FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return -1;
-  char line[256];
-  long kib = -1;
-  while (std::fgets(line, sizeof(line), f) != nullptr) {
-    if (std::strncmp(line, "VmHWM:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
-  }
-  std::fclose(f);
-  return kib;
 }
 
 int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
@@ -325,10 +326,10 @@ int BenchGraph(const ember::bench::GraphBenchArgs& args, bool json) {
         "{\"model\": %s, \"format\": \"graphdef\", \"threads\": %d, \"nodes\": %zu, "
         "\"feeds\": %zu, \"synthesized_feeds\": %d, \"load_us\": %.3f, \"first_run_us\": %.3f, "
         "\"warmup\": %d, \"repeat\": %d, \"run_median_us\": %.3f, \"run_mean_us\": %.3f, "
-        "\"run_min_us\": %.3f, \"run_max_us\": %.3f}\n",
+        "\"run_min_us\": %.3f, \"run_max_us\": %.3f, \"peak_rss_kib\": %ld, \"optimize\": %s}\n",
         JsonString(args.path).c_str(), args.threads, r->nodes, r->feeds, r->synthesized_feeds,
         r->load_us, r->first_run_us, args.warmup, args.repeat, r->median_us, r->mean_us, r->min_us,
-        r->max_us);
+        r->max_us, PeakRssKib(), args.optimize ? "true" : "false");
     return 0;
   }
   std::printf("graph %s: %zu nodes, %zu feeds (%d synthesized), %zu fetches, %d thread(s)\n",
@@ -360,6 +361,8 @@ int main(int argc, char** argv) {
       signature_given = true;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--no-optimize") {  // GraphDefs: run the nodes as written
+      graph_args.optimize = false;
     } else if (a == "--min-time" && has_value) {
       min_time = std::atof(argv[++i]);
     } else if (a == "--model" && has_value) {

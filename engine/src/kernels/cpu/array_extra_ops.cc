@@ -352,6 +352,10 @@ class PadOp : public OpKernel {
       }
       fill = static_cast<const Bytes*>(ctx->input(2).raw_data());
     }
+    if (op_ != "MirrorPad") {
+      ConstantPad(src, id, od, p, elem, fill, dst);
+      return;
+    }
     std::vector<int64_t> idx(r, 0);
     for (int64_t i = 0; i < total; ++i) {
       int64_t s = 0;
@@ -378,6 +382,58 @@ class PadOp : public OpKernel {
   }
 
  private:
+  // Pad / PadV2: the output row by row (rows of the last dimension): each is the fill value,
+  // or the left fill, one contiguous copy of the input row, and the right fill.
+  static void ConstantPad(const Bytes* src, const std::vector<int64_t>& id,
+                          const std::vector<int64_t>& od, const std::vector<int64_t>& p,
+                          size_t elem, const Bytes* fill, Bytes* dst) {
+    const size_t r = id.size();
+    const int64_t width = r == 0 ? 1 : od[r - 1];
+    const int64_t rows = width == 0 ? 0 : Product(od) / width;
+    const int64_t left = r == 0 ? 0 : p[2 * (r - 1)];
+    const int64_t in_width = r == 0 ? 1 : id[r - 1];
+    bool zero_fill = true;
+    for (size_t b = 0; b < elem; ++b) zero_fill &= fill[b] == 0;
+    auto fill_run = [&](Bytes* out, int64_t n) {
+      if (zero_fill) {
+        std::memset(out, 0, static_cast<size_t>(n) * elem);
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          std::memcpy(out + static_cast<size_t>(i) * elem, fill, elem);
+      }
+    };
+    std::vector<int64_t> idx(r > 0 ? r - 1 : 0, 0);  // index of the row in the leading dims
+    for (int64_t row = 0; row < rows; ++row) {
+      Bytes* out = dst + static_cast<size_t>(row * width) * elem;
+      int64_t src_row = 0;
+      bool inside = true;
+      for (size_t d = 0; d + 1 < r; ++d) {
+        const int64_t j = idx[d] - p[2 * d];
+        if (j < 0 || j >= id[d]) inside = false;
+        src_row = src_row * id[d] + j;
+      }
+      if (!inside) {
+        fill_run(out, width);
+      } else {
+        fill_run(out, left);
+        std::memcpy(out + static_cast<size_t>(left) * elem,
+                    src + static_cast<size_t>(src_row * in_width) * elem,
+                    static_cast<size_t>(in_width) * elem);
+        fill_run(out + static_cast<size_t>(left + in_width) * elem, width - left - in_width);
+      }
+      for (size_t d = idx.size(); d-- > 0;) {
+        if (++idx[d] < od[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+
+  static int64_t Product(const std::vector<int64_t>& dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+
   std::string op_;
   bool symmetric_ = false;
 };

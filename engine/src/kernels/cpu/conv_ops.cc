@@ -1,7 +1,12 @@
 // Conv2D (NHWC, SAME/VALID, strides, dilations) via im2col + the packed GEMM, and
-// DepthwiseConv2dNative as a direct NHWC loop.
+// DepthwiseConv2dNative as a direct NHWC loop. Also the fused forms the graph optimizer emits
+// (core/graph_optimizer.h): `_EmberFusedConv2D`, `_EmberFusedDepthwiseConv2dNative` and
+// `_EmberFusedMatMul` take only the input; their filter (batch-norm scales folded in), bias and
+// activation ("", "Relu", "Relu6") are attrs, applied to each block of rows as it leaves the
+// GEMM while it is still in cache.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,23 +29,74 @@ struct ConvGeometry {
   int64_t sh, sw, dh, dw;  // strides, dilations
 };
 
+// The bias and activation of a fused op (attrs "bias", "activation"), applied to output rows.
+struct Epilogue {
+  bool fused = false;
+  Tensor bias;  // [channels] float
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+
+  Status Read(OpKernelConstruction* c, int64_t channels) {
+    fused = true;
+    std::string act;
+    EMBER_RETURN_IF_ERROR(c->GetAttr("bias", &bias));
+    EMBER_RETURN_IF_ERROR(c->GetAttr("activation", &act));
+    if (bias.dtype() != DataType::kFloat || bias.NumElements() != channels) {
+      return InvalidArg(c->node(), "bias must be float with one value per output channel");
+    }
+    if (act == "Relu") {
+      lo = 0.f;
+    } else if (act == "Relu6") {
+      lo = 0.f;
+      hi = 6.f;
+    } else if (!act.empty()) {
+      return InvalidArg(c->node(), "unknown fused activation '" + act + "'");
+    }
+    return Status::OK();
+  }
+
+  // y[r, c] = clamp(y[r, c] + bias[c], lo, hi) for r < rows, c < channels.
+  void Apply(float* y, int64_t rows, int64_t channels) const {
+    if (!fused) return;
+    const float* b = bias.data<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = y + r * channels;
+      for (int64_t c = 0; c < channels; ++c) row[c] = std::min(std::max(row[c] + b[c], lo), hi);
+    }
+  }
+};
+
 class ConvBase : public OpKernel {
  public:
-  explicit ConvBase(OpKernelConstruction* c) : OpKernel(c) {
+  // `fused`: the filter, bias and activation are attrs and the only input is the image.
+  ConvBase(OpKernelConstruction* c, bool fused) : OpKernel(c) {
     DataType dt = c->input_types().empty() ? DataType::kInvalid : c->input_types()[0];
     CheckTypeAllowed(c, "T", dt, dt == DataType::kFloat, "float");
     Status s = RequireNHWC(c);
     if (s.ok()) s = ReadSpatialAttr(c, "strides", 1, &sh_, &sw_);
     if (s.ok()) s = ReadSpatialAttr(c, "dilations", 1, &dh_, &dw_);
     if (s.ok()) s = ParsePadding(c, &padding_);
+    if (s.ok() && fused) s = c->GetAttr("filter", &filter_);
+    if (s.ok() && fused && (filter_.dims() != 4 || filter_.dtype() != DataType::kFloat)) {
+      s = InvalidArg(c->node(), "fused filter must be a float [KH,KW,C,M] tensor");
+    }
+    if (s.ok() && fused) {
+      const bool depthwise = c->node().op == "_EmberFusedDepthwiseConv2dNative";
+      s = epilogue_.Read(
+          c, depthwise ? filter_.dim_size(2) * filter_.dim_size(3) : filter_.dim_size(3));
+    }
     if (!s.ok()) c->SetStatus(s);
   }
 
  protected:
+  const Tensor& Filter(OpKernelContext* ctx) const {
+    return epilogue_.fused ? filter_ : ctx->input(1);
+  }
+
   // Validates input [N,H,W,C] and filter [KH,KW,C',M]; fills `g`.
   bool Geometry(OpKernelContext* ctx, ConvGeometry* g) {
     const Tensor& in = ctx->input(0);
-    const Tensor& f = ctx->input(1);
+    const Tensor& f = Filter(ctx);
     if (in.dims() != 4) {
       ctx->SetStatus(
           InvalidArg(ctx->node(), "input must be 4-dimensional" + in.shape().DebugString()));
@@ -84,6 +140,8 @@ class ConvBase : public OpKernel {
 
   int64_t sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1;
   Padding padding_ = Padding::kValid;
+  Tensor filter_;  // fused ops only
+  Epilogue epilogue_;
 };
 
 // Writes the patch rows [r0, r1) of image `b` (each KH*KW*C floats, zeros for padding).
@@ -110,13 +168,13 @@ void Im2Col(const float* in, const ConvGeometry& g, int64_t b, int64_t r0, int64
 
 class Conv2DOp : public ConvBase {
  public:
-  explicit Conv2DOp(OpKernelConstruction* c) : ConvBase(c) {}
+  Conv2DOp(OpKernelConstruction* c, bool fused) : ConvBase(c, fused) {}
 
   void Compute(OpKernelContext* ctx) override {
     ConvGeometry g;
     if (!Geometry(ctx, &g)) return;
     const Tensor& in = ctx->input(0);
-    const Tensor& f = ctx->input(1);
+    const Tensor& f = Filter(ctx);
     const int64_t oc = f.dim_size(3);
     Tensor* out = nullptr;
     Status s = ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, oc}), &out);
@@ -130,38 +188,60 @@ class Conv2DOp : public ConvBase {
     float* y = out->data<float>();
     const int64_t cols = g.kh * g.kw * g.c;
     const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1;
-    if (pointwise) {  // the input already is the patch matrix
+    if (pointwise && !epilogue_.fused) {  // the input already is the patch matrix
       Sgemm(false, false, g.n * g.h * g.w, oc, g.c, x, g.c, w, oc, y, oc, ctx->intra_op_pool());
       return;
     }
-    // Patch rows in chunks of ~4 MiB so the buffer stays cache-friendly and chunks run in parallel.
+    // Output rows in chunks (patch rows of ~1 MiB for im2col, ~256 KiB of output for a 1x1
+    // conv) so the buffer and the block the epilogue reads stay in cache, and chunks run in
+    // parallel.
     const int64_t rows = g.oh * g.ow;
-    const int64_t chunk =
-        std::max<int64_t>(16, std::min<int64_t>(rows, (1 << 18) / std::max<int64_t>(cols, 1)));
+    const int64_t budget =
+        pointwise ? (1 << 16) / std::max<int64_t>(oc, 1) : (1 << 18) / std::max<int64_t>(cols, 1);
+    const int64_t chunk = std::max<int64_t>(16, std::min<int64_t>(rows, budget));
     const int64_t chunks_per_image = (rows + chunk - 1) / chunk;
     const int64_t tasks = g.n * chunks_per_image;
-    ParallelFor(ctx->intra_op_pool(), tasks, chunk * cols * oc * 2, [&](int64_t t0, int64_t t1) {
-      std::vector<float> patches(static_cast<size_t>(chunk * cols));
+    // Fewer chunks than threads (a late layer's few rows against megabytes of weights): the
+    // chunks run one after another and each GEMM splits its columns over the pool instead.
+    ThreadPool* pool = ctx->intra_op_pool();
+    const bool split_gemm = pool != nullptr && tasks < pool->NumThreads();
+    auto run_chunks = [&](int64_t t0, int64_t t1) {
+      // Per-thread patch buffer, reused across calls (no page faults or zeroing per call).
+      thread_local std::vector<float> patches;
+      if (!pointwise && patches.size() < static_cast<size_t>(chunk * cols)) {
+        patches.resize(static_cast<size_t>(chunk * cols));
+      }
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t b = t / chunks_per_image;
         const int64_t r0 = (t % chunks_per_image) * chunk;
         const int64_t r1 = std::min(rows, r0 + chunk);
-        Im2Col(x, g, b, r0, r1, patches.data());
-        Sgemm(false, false, r1 - r0, oc, cols, patches.data(), cols, w, oc,
-              y + (b * rows + r0) * oc, oc, nullptr);
+        const float* a = x + (b * rows + r0) * cols;
+        if (!pointwise) {
+          Im2Col(x, g, b, r0, r1, patches.data());
+          a = patches.data();
+        }
+        float* dst = y + (b * rows + r0) * oc;
+        Sgemm(false, false, r1 - r0, oc, cols, a, cols, w, oc, dst, oc,
+              split_gemm ? pool : nullptr);
+        epilogue_.Apply(dst, r1 - r0, oc);
       }
-    });
+    };
+    if (split_gemm) {
+      run_chunks(0, tasks);
+    } else {
+      ParallelFor(pool, tasks, chunk * cols * oc * 2, run_chunks);
+    }
   }
 };
 
 class DepthwiseConvOp : public ConvBase {
  public:
-  explicit DepthwiseConvOp(OpKernelConstruction* c) : ConvBase(c) {}
+  DepthwiseConvOp(OpKernelConstruction* c, bool fused) : ConvBase(c, fused) {}
 
   void Compute(OpKernelContext* ctx) override {
     ConvGeometry g;
     if (!Geometry(ctx, &g)) return;
-    const Tensor& f = ctx->input(1);
+    const Tensor& f = Filter(ctx);
     const int64_t mult = f.dim_size(3);
     const int64_t oc = g.c * mult;
     Tensor* out = nullptr;
@@ -173,35 +253,94 @@ class DepthwiseConvOp : public ConvBase {
     const float* x = ctx->input(0).data<float>();
     const float* w = f.data<float>();
     float* y = out->data<float>();
+    const float* bias = epilogue_.fused ? epilogue_.bias.data<float>() : nullptr;
     ParallelFor(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * oc * 2,
                 [&](int64_t r0, int64_t r1) {
                   for (int64_t r = r0; r < r1; ++r) {
                     const int64_t b = r / g.oh, oy = r % g.oh;
                     for (int64_t ox = 0; ox < g.ow; ++ox) {
                       float* dst = y + ((b * g.oh + oy) * g.ow + ox) * oc;
-                      std::fill(dst, dst + oc, 0.f);
-                      for (int64_t ky = 0; ky < g.kh; ++ky) {
-                        const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-                        if (iy < 0 || iy >= g.h) continue;
-                        for (int64_t kx = 0; kx < g.kw; ++kx) {
-                          const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
-                          if (ix < 0 || ix >= g.w) continue;
-                          const float* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
-                          const float* wk = w + (ky * g.kw + kx) * oc;
-                          if (mult == 1) {
-                            for (int64_t c = 0; c < g.c; ++c) dst[c] += src[c] * wk[c];
-                          } else {
-                            for (int64_t c = 0; c < g.c; ++c) {
-                              for (int64_t m = 0; m < mult; ++m)
-                                dst[c * mult + m] += src[c] * wk[c * mult + m];
-                            }
-                          }
-                        }
+                      if (bias != nullptr) {
+                        std::copy(bias, bias + oc, dst);
+                      } else {
+                        std::fill(dst, dst + oc, 0.f);
+                      }
+                      DepthwisePixel(x, w, g, mult, b, oy, ox, dst);
+                      if (bias != nullptr) {
+                        for (int64_t c = 0; c < oc; ++c)
+                          dst[c] = std::min(std::max(dst[c], epilogue_.lo), epilogue_.hi);
                       }
                     }
                   }
                 });
   }
+
+ private:
+  // Adds the taps of output pixel (b, oy, ox) into dst[0, C * mult).
+  static void DepthwisePixel(const float* x, const float* w, const ConvGeometry& g, int64_t mult,
+                             int64_t b, int64_t oy, int64_t ox, float* dst) {
+    const int64_t oc = g.c * mult;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+      if (iy < 0 || iy >= g.h) continue;
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+        if (ix < 0 || ix >= g.w) continue;
+        const float* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
+        const float* wk = w + (ky * g.kw + kx) * oc;
+        if (mult == 1) {
+          for (int64_t c = 0; c < g.c; ++c) dst[c] += src[c] * wk[c];
+        } else {
+          for (int64_t c = 0; c < g.c; ++c) {
+            for (int64_t m = 0; m < mult; ++m) dst[c * mult + m] += src[c] * wk[c * mult + m];
+          }
+        }
+      }
+    }
+  }
+};
+
+// MatMul with a constant right-hand side, bias and activation (input [M,K], no transpose_a).
+class FusedMatMulOp : public OpKernel {
+ public:
+  explicit FusedMatMulOp(OpKernelConstruction* c) : OpKernel(c) {
+    Status s = c->GetAttr("filter", &w_);
+    bool ta = false;
+    if (s.ok()) s = c->attrs().GetOr("transpose_a", &ta, false);
+    if (s.ok()) s = c->attrs().GetOr("transpose_b", &transpose_b_, false);
+    if (s.ok() && (ta || w_.dims() != 2 || w_.dtype() != DataType::kFloat)) {
+      s = InvalidArg(c->node(), "fused MatMul needs a float [K,N] filter and no transpose_a");
+    }
+    if (s.ok()) s = epilogue_.Read(c, w_.dim_size(transpose_b_ ? 0 : 1));
+    if (!s.ok()) c->SetStatus(s);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const int64_t k = w_.dim_size(transpose_b_ ? 1 : 0), n = w_.dim_size(transpose_b_ ? 0 : 1);
+    if (a.dims() != 2 || a.dim_size(1) != k || a.dtype() != DataType::kFloat) {
+      ctx->SetStatus(
+          InvalidArg(ctx->node(), "Matrix size-incompatible: In[0]: " + a.shape().DebugString() +
+                                      ", In[1]: " + w_.shape().DebugString()));
+      return;
+    }
+    const int64_t m = a.dim_size(0);
+    Tensor* out = nullptr;
+    Status s = ctx->allocate_output(0, TensorShape({m, n}), &out);
+    if (!s.ok()) {
+      ctx->SetStatus(s);
+      return;
+    }
+    if (out->NumElements() == 0) return;
+    Sgemm(false, transpose_b_, m, n, k, a.data<float>(), k, w_.data<float>(), transpose_b_ ? k : n,
+          out->data<float>(), n, ctx->intra_op_pool());
+    epilogue_.Apply(out->data<float>(), m, n);
+  }
+
+ private:
+  Tensor w_;
+  bool transpose_b_ = false;
+  Epilogue epilogue_;
 };
 
 // Output shape [N, OH, OW, OC] where known; OC = filter[3] (Conv2D) or filter[2]*filter[3].
@@ -242,6 +381,39 @@ ShapeFn ConvShape(bool depthwise) {
   };
 }
 
+// The fused ops: the filter is the "filter" attr, so the shape is the plain op's with it.
+ShapeFn FusedShape(const ShapeFn& plain) {
+  return [plain](ShapeContext* c) {
+    AttrReader r(*c->node);
+    Tensor filter;
+    EMBER_RETURN_IF_ERROR(r.Get("filter", &filter));
+    ShapeContext inner = *c;
+    inner.input_shapes.resize(1);
+    inner.input_values.resize(1);
+    inner.input_shapes.push_back(KnownShape(filter.shape().dim_sizes()));
+    inner.input_values.push_back(nullptr);
+    EMBER_RETURN_IF_ERROR(plain(&inner));
+    c->output_shapes = inner.output_shapes;
+    return Status::OK();
+  };
+}
+
+Status FusedMatMulShape(ShapeContext* c) {
+  c->output_shapes.assign(1, UnknownShape());
+  AttrReader r(*c->node);
+  Tensor filter;
+  bool tb = false;
+  EMBER_RETURN_IF_ERROR(r.Get("filter", &filter));
+  EMBER_RETURN_IF_ERROR(r.GetOr("transpose_b", &tb, false));
+  if (filter.dims() != 2 || c->input_shapes.empty() || c->input_shapes[0].unknown_rank) {
+    return Status::OK();
+  }
+  const PartialShape& a = c->input_shapes[0];
+  if (a.dims.size() != 2) return InvalidArg(*c->node, "input must be a matrix");
+  c->output_shapes[0] = KnownShape({a.dims[0], filter.dim_size(tb ? 0 : 1)});
+  return Status::OK();
+}
+
 ArgDef TArg(const char* name) {
   ArgDef a;
   a.name = name;
@@ -257,7 +429,7 @@ ArgDef TArg(const char* name) {
   conv.shape_fn = ConvShape(false);
   OpRegistry::Global()->Register(std::move(conv));
   KernelRegistry::Global()->Register("Conv2D", "CPU", [](OpKernelConstruction* c) {
-    return std::unique_ptr<OpKernel>(new Conv2DOp(c));
+    return std::unique_ptr<OpKernel>(new Conv2DOp(c, false));
   });
   OpDef dw;
   dw.name = "DepthwiseConv2dNative";
@@ -266,7 +438,35 @@ ArgDef TArg(const char* name) {
   dw.shape_fn = ConvShape(true);
   OpRegistry::Global()->Register(std::move(dw));
   KernelRegistry::Global()->Register("DepthwiseConv2dNative", "CPU", [](OpKernelConstruction* c) {
-    return std::unique_ptr<OpKernel>(new DepthwiseConvOp(c));
+    return std::unique_ptr<OpKernel>(new DepthwiseConvOp(c, false));
+  });
+  OpDef fconv;
+  fconv.name = "_EmberFusedConv2D";
+  fconv.inputs = {TArg("input")};
+  fconv.outputs = {TArg("output")};
+  fconv.shape_fn = FusedShape(ConvShape(false));
+  OpRegistry::Global()->Register(std::move(fconv));
+  KernelRegistry::Global()->Register("_EmberFusedConv2D", "CPU", [](OpKernelConstruction* c) {
+    return std::unique_ptr<OpKernel>(new Conv2DOp(c, true));
+  });
+  OpDef fdw;
+  fdw.name = "_EmberFusedDepthwiseConv2dNative";
+  fdw.inputs = {TArg("input")};
+  fdw.outputs = {TArg("output")};
+  fdw.shape_fn = FusedShape(ConvShape(true));
+  OpRegistry::Global()->Register(std::move(fdw));
+  KernelRegistry::Global()->Register(
+      "_EmberFusedDepthwiseConv2dNative", "CPU", [](OpKernelConstruction* c) {
+        return std::unique_ptr<OpKernel>(new DepthwiseConvOp(c, true));
+      });
+  OpDef fmm;
+  fmm.name = "_EmberFusedMatMul";
+  fmm.inputs = {TArg("a")};
+  fmm.outputs = {TArg("product")};
+  fmm.shape_fn = FusedMatMulShape;
+  OpRegistry::Global()->Register(std::move(fmm));
+  KernelRegistry::Global()->Register("_EmberFusedMatMul", "CPU", [](OpKernelConstruction* c) {
+    return std::unique_ptr<OpKernel>(new FusedMatMulOp(c));
   });
   return true;
 }();

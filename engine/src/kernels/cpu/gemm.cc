@@ -97,11 +97,13 @@ void StoreTile(const float* acc, float* c, int64_t ldc, int64_t mr, int64_t nr, 
   }
 }
 
-using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                             int64_t mr, int64_t nr, bool accumulate);
+// `b` advances by `ldb` floats per depth step: the panel width when B is packed, or B's row
+// stride when the kernel reads a full-width panel of B where it lies.
+using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
+                             int64_t ldc, int64_t mr, int64_t nr, bool accumulate);
 
-void MicroKernelGeneric(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                        int64_t mr, int64_t nr, bool accumulate) {
+void MicroKernelGeneric(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
+                        int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
   float acc[kMR * kNR] = {};
   for (int64_t p = 0; p < kc; ++p) {
     for (int64_t i = 0; i < kMR; ++i) {
@@ -109,15 +111,15 @@ void MicroKernelGeneric(int64_t kc, const float* a, const float* b, float* c, in
       for (int64_t j = 0; j < kNR; ++j) acc[i * kNR + j] += av * b[j];
     }
     a += kMR;
-    b += kNR;
+    b += ldb;
   }
   StoreTile(acc, c, ldc, mr, nr, accumulate);
 }
 
 #if defined(EMBER_GEMM_X86)
 __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float* a, const float* b,
-                                                         float* c, int64_t ldc, int64_t mr,
-                                                         int64_t nr, bool accumulate) {
+                                                         int64_t ldb, float* c, int64_t ldc,
+                                                         int64_t mr, int64_t nr, bool accumulate) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
   __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -146,7 +148,7 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
     c50 = _mm256_fmadd_ps(av, b0, c50);
     c51 = _mm256_fmadd_ps(av, b1, c51);
     a += kMR;
-    b += kNR;
+    b += ldb;
   }
   if (mr == kMR && nr == kNR) {
     __m256 rows[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
@@ -200,8 +202,9 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
   _mm512_store_ps(acc + (i)*32, c##i##0); \
   _mm512_store_ps(acc + (i)*32 + 16, c##i##1);
 
-EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const float* b, float* c,
-                                           int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const float* b, int64_t ldb,
+                                           float* c, int64_t ldc, int64_t mr, int64_t nr,
+                                           bool accumulate) {
   // clang-format off
   EMBER_ROW(0) EMBER_ROW(1) EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5)
   EMBER_ROW(6) EMBER_ROW(7) EMBER_ROW(8) EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11)
@@ -211,7 +214,7 @@ EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const flo
     EMBER_FMA(0) EMBER_FMA(1) EMBER_FMA(2) EMBER_FMA(3) EMBER_FMA(4) EMBER_FMA(5)
     EMBER_FMA(6) EMBER_FMA(7) EMBER_FMA(8) EMBER_FMA(9) EMBER_FMA(10) EMBER_FMA(11)
     a += 12;
-    b += 32;
+    b += ldb;
   }
   if (mr == 12 && nr == 32) {  // a full tile goes straight from the registers
     if (accumulate) {
@@ -267,6 +270,54 @@ const KernelSpec& ActiveSpec() {
   return kGeneric;
 }
 
+// A few rows of C (m <= kSkinnyRows) against a row-major B: a layer's weights times a handful
+// of pixels or one batch row. B is streamed once, four rows at a time, while the C rows stay in
+// L1; the blocked kernel would pad the rows to its tile height and read B through a TLB-hostile
+// stride or a copy. Written as plain loops that the compiler vectorises for each ISA target.
+constexpr int64_t kSkinnyRows = 8;
+
+inline __attribute__((always_inline)) void SkinnyGemmImpl(const View& a, const float* b,
+                                                          int64_t ldb, int64_t m, int64_t n,
+                                                          int64_t k, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.f);
+  int64_t p = 0;
+  for (; p + 4 <= k; p += 4) {
+    const float* __restrict b0 = b + p * ldb;
+    const float* __restrict b1 = b0 + ldb;
+    const float* __restrict b2 = b1 + ldb;
+    const float* __restrict b3 = b2 + ldb;
+    for (int64_t i = 0; i < m; ++i) {
+      const float a0 = a.at(i, p), a1 = a.at(i, p + 1), a2 = a.at(i, p + 2), a3 = a.at(i, p + 3);
+      float* __restrict row = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) row[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j];
+    }
+  }
+  for (; p < k; ++p) {
+    const float* __restrict b0 = b + p * ldb;
+    for (int64_t i = 0; i < m; ++i) {
+      const float a0 = a.at(i, p);
+      float* __restrict row = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) row[j] += a0 * b0[j];
+    }
+  }
+}
+
+void SkinnyGemmGeneric(const View& a, const float* b, int64_t ldb, int64_t m, int64_t n, int64_t k,
+                       float* c, int64_t ldc) {
+  SkinnyGemmImpl(a, b, ldb, m, n, k, c, ldc);
+}
+#if defined(EMBER_GEMM_X86)
+__attribute__((target("avx2,fma"))) void SkinnyGemmAvx2(const View& a, const float* b, int64_t ldb,
+                                                        int64_t m, int64_t n, int64_t k, float* c,
+                                                        int64_t ldc) {
+  SkinnyGemmImpl(a, b, ldb, m, n, k, c, ldc);
+}
+EMBER_AVX512_TARGET void SkinnyGemmAvx512(const View& a, const float* b, int64_t ldb, int64_t m,
+                                          int64_t n, int64_t k, float* c, int64_t ldc) {
+  SkinnyGemmImpl(a, b, ldb, m, n, k, c, ldc);
+}
+#endif
+
 // Small products: packing would cost more than it saves.
 void NaiveGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, float* c,
                int64_t ldc) {
@@ -293,20 +344,36 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
   const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
   const int64_t mc_max = std::min(spec.mc, (m + MR - 1) / MR * MR);
   const int64_t nc_max = std::min(kNC, (n + NR - 1) / NR * NR);
-  std::vector<float> a_pack(static_cast<size_t>(mc_max * kc_max));
-  std::vector<float> b_pack(static_cast<size_t>(nc_max * kc_max));
+  // With one block of rows, each B value is used by one micro-panel only: packing would copy
+  // B (a layer's weights, megabytes when there are few rows) to read it once. Full-width
+  // panels are then read where they lie; only the ragged last one is packed.
+  const bool direct_b = b.cs == 1 && m <= spec.mc;
+  // Per-thread packing buffers, grown but never shrunk: no allocation, page faults or zeroing
+  // per call.
+  thread_local std::vector<float> a_pack, b_pack;
+  const size_t a_size = static_cast<size_t>(mc_max * kc_max);
+  const size_t b_size = static_cast<size_t>((direct_b ? NR : nc_max) * kc_max);
+  if (a_pack.size() < a_size) a_pack.resize(a_size);
+  if (b_pack.size() < b_size) b_pack.resize(b_size);
   for (int64_t jc = 0; jc < n; jc += kNC) {
     const int64_t nc = std::min(kNC, n - jc);
+    const int64_t full = direct_b ? nc / NR * NR : 0;  // columns read in place
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = std::min(kc_max, k - pc);
-      PackB<NR>(View{b.p + pc * b.rs + jc * b.cs, b.rs, b.cs}, kc, nc, b_pack.data());
+      const float* b_block = b.p + pc * b.rs + jc;
+      if (nc > full) {
+        PackB<NR>(View{b.p + pc * b.rs + (jc + full) * b.cs, b.rs, b.cs}, kc, nc - full,
+                  b_pack.data());
+      }
       for (int64_t ic = 0; ic < m; ic += spec.mc) {
         const int64_t mc = std::min(spec.mc, m - ic);
         PackA<MR>(View{a.p + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, a_pack.data());
         for (int64_t jr = 0; jr < nc; jr += NR) {
-          const float* bp = b_pack.data() + jr * kc;
+          const bool in_place = jr < full;
+          const float* bp = in_place ? b_block + jr : b_pack.data() + (jr - full) * kc;
+          const int64_t ldb = in_place ? b.rs : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
-            spec.fn(kc, a_pack.data() + ir * kc, bp, c + (ic + ir) * ldc + jc + jr, ldc,
+            spec.fn(kc, a_pack.data() + ir * kc, bp, ldb, c + (ic + ir) * ldc + jc + jr, ldc,
                     std::min(MR, mc - ir), std::min(NR, nc - jr), pc > 0);
           }
         }
@@ -322,11 +389,25 @@ void SerialGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, f
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.f);
     return;
   }
-  if (m * n * k <= 16 * 16 * 16 || m < 2) {
+  if (m * n * k <= 16 * 16 * 16) {
     NaiveGemm(a, b, m, n, k, c, ldc);
     return;
   }
   const KernelSpec& spec = ActiveSpec();
+  if (m <= kSkinnyRows && b.cs == 1) {
+#if defined(EMBER_GEMM_X86)
+    if (spec.fn == kAvx512.fn) {
+      SkinnyGemmAvx512(a, b.p, b.rs, m, n, k, c, ldc);
+      return;
+    }
+    if (spec.fn == kAvx2.fn) {
+      SkinnyGemmAvx2(a, b.p, b.rs, m, n, k, c, ldc);
+      return;
+    }
+#endif
+    SkinnyGemmGeneric(a, b.p, b.rs, m, n, k, c, ldc);
+    return;
+  }
   if (spec.mr == 12) {
     BlockedGemm<12, 32>(spec, a, b, m, n, k, c, ldc);
   } else {

@@ -1,0 +1,47 @@
+// Inference rewrites of a Graph for one signature, the part of TensorFlow's grappler
+// (constant folding into weights, the remapper's fused convolutions) that frozen Keras and
+// TF1 models need to run fast:
+//
+//   Conv2D | DepthwiseConv2dNative | MatMul
+//     -> any of BiasAdd / Add / AddV2 / Sub / Mul by per-channel constants, and
+//        FusedBatchNorm(V2/V3) with is_training=false (the unfused Mul/Add form of a batch
+//        norm is such a run of Mul/Add/Sub)
+//     -> optionally Relu or Relu6
+//
+// becomes one `_EmberFusedConv2D` / `_EmberFusedDepthwiseConv2dNative` / `_EmberFusedMatMul`
+// node with the scales folded into its filter and the shifts into its bias (both attrs, so the
+// kernel packs them once). The fused node takes the last node's name, so fetches and consumers
+// are unchanged; the replaced nodes stay in the graph and are pruned by the executor when
+// nothing else needs them. A chain is left alone when one of its inner tensors is fed,
+// fetched or consumed elsewhere, or has control edges.
+#ifndef EMBER_CORE_GRAPH_OPTIMIZER_H_
+#define EMBER_CORE_GRAPH_OPTIMIZER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "ember/status.h"
+
+namespace ember {
+
+struct OptimizerStats {
+  int fused = 0;         // chains replaced by one fused node
+  int folded_nodes = 0;  // nodes those chains absorbed (head included)
+};
+
+// Rewrites `graph` for a step that feeds `feeds` and fetches `fetches` (tensor names) and runs
+// `targets` (node names). `*out` is `graph` itself when nothing was rewritten. Fails only when
+// the rewritten graph does not build (a bug); a chain whose constants cannot be evaluated is
+// skipped.
+Status OptimizeGraphForInference(const std::shared_ptr<const Graph>& graph,
+                                 const std::vector<std::string>& feeds,
+                                 const std::vector<std::string>& fetches,
+                                 const std::vector<std::string>& targets,
+                                 std::shared_ptr<const Graph>* out,
+                                 OptimizerStats* stats = nullptr);
+
+}  // namespace ember
+
+#endif  // EMBER_CORE_GRAPH_OPTIMIZER_H_

@@ -1,0 +1,201 @@
+// The inference rewrites of core/graph_optimizer.h: which chains are fused, which are left
+// alone, and that a session gives the same values with them as without (the unfused kernels
+// are checked against TensorFlow elsewhere; engine/testdata/graphs/fused_chains checks the
+// fused graph against TensorFlow through ember-run).
+#include "core/graph_optimizer.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "core/graph.h"
+#include "ember/cc/ops.h"
+#include "ember/session.h"
+#include "ember_test.h"
+
+using namespace ember;
+
+namespace {
+
+NodeDef Node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+             std::map<std::string, AttrValue> attrs = {}) {
+  NodeDef n;
+  n.name = name;
+  n.op = op;
+  n.input = std::move(inputs);
+  n.attr = std::move(attrs);
+  if (op != "Const" && op != "Placeholder") n.attr["T"] = ops::TypeAttr(DT_FLOAT);
+  return n;
+}
+
+AttrValue S(const std::string& s) {
+  AttrValue v;
+  v.kind = AttrValue::Kind::kS;
+  v.s = s;
+  return v;
+}
+
+AttrValue Ints(std::vector<int64_t> i) {
+  AttrValue v;
+  v.kind = AttrValue::Kind::kList;
+  v.list.i = std::move(i);
+  return v;
+}
+
+Tensor Random(const TensorShape& shape, unsigned seed, float lo, float hi) {
+  Tensor t(DataType::kFloat, shape);
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = dist(gen);
+  return t;
+}
+
+NodeDef Const(const std::string& name, const Tensor& t) {
+  AttrValue value;
+  value.kind = AttrValue::Kind::kTensor;
+  value.tensor = t;
+  return Node(name, "Const", {}, {{"value", value}, {"dtype", ops::TypeAttr(t.dtype())}});
+}
+
+NodeDef Conv(const std::string& name, const std::string& op, const std::string& x,
+             const std::string& w, int64_t stride) {
+  return Node(name, op, {x, w},
+              {{"strides", Ints({1, stride, stride, 1})}, {"padding", S("SAME")}});
+}
+
+// x [2,9,7,5] feeds:
+//   conv 3x3 -> FusedBatchNormV3 (is_training false) -> Relu                 (fused)
+//   depthwise 3x3 s2 mult 2 -> Mul(rsqrt(var + eps) * gamma) -> AddV2 -> Relu6 (fused)
+//   conv 1x1 -> BiasAdd -> Relu, with the BiasAdd also fetched                (conv+bias only)
+//   MatMul -> BiasAdd -> Relu6                                                (fused)
+GraphDef TestGraph() {
+  GraphDef g;
+  g.node.push_back(Node("x", "Placeholder", {}, {{"dtype", ops::TypeAttr(DT_FLOAT)}}));
+  g.node.push_back(Const("w1", Random(TensorShape({3, 3, 5, 6}), 1, -0.5f, 0.5f)));
+  g.node.push_back(Conv("conv1", "Conv2D", "x", "w1", 1));
+  g.node.push_back(Const("scale", Random(TensorShape({6}), 2, 0.5f, 1.5f)));
+  g.node.push_back(Const("offset", Random(TensorShape({6}), 3, -0.5f, 0.5f)));
+  g.node.push_back(Const("mean", Random(TensorShape({6}), 4, -0.5f, 0.5f)));
+  g.node.push_back(Const("var", Random(TensorShape({6}), 5, 0.5f, 1.5f)));
+  AttrValue no;
+  no.kind = AttrValue::Kind::kB;
+  no.b = false;
+  AttrValue eps;
+  eps.kind = AttrValue::Kind::kF;
+  eps.f = 1e-3f;
+  NodeDef bn = Node("bn1", "FusedBatchNormV3", {"conv1", "scale", "offset", "mean", "var"},
+                    {{"is_training", no}, {"epsilon", eps}, {"U", ops::TypeAttr(DT_FLOAT)}});
+  g.node.push_back(bn);
+  g.node.push_back(Node("relu1", "Relu", {"bn1"}));
+
+  g.node.push_back(Const("w2", Random(TensorShape({3, 3, 5, 2}), 6, -0.5f, 0.5f)));
+  g.node.push_back(Conv("dw2", "DepthwiseConv2dNative", "x", "w2", 2));
+  g.node.push_back(Const("var2", Random(TensorShape({10}), 7, 0.5f, 1.5f)));
+  g.node.push_back(Const("eps2", Tensor::Scalar<float>(1e-3f)));
+  g.node.push_back(Node("var2_eps", "AddV2", {"var2", "eps2"}));
+  g.node.push_back(Node("rsqrt2", "Rsqrt", {"var2_eps"}));
+  g.node.push_back(Const("gamma2", Random(TensorShape({10}), 8, 0.5f, 1.5f)));
+  g.node.push_back(Node("mul2", "Mul", {"rsqrt2", "gamma2"}));
+  g.node.push_back(Node("scaled2", "Mul", {"dw2", "mul2"}));
+  g.node.push_back(Const("shift2", Random(TensorShape({1, 1, 1, 10}), 9, -0.5f, 0.5f)));
+  g.node.push_back(Node("shifted2", "AddV2", {"shift2", "scaled2"}));
+  g.node.push_back(Node("relu2", "Relu6", {"shifted2"}));
+
+  g.node.push_back(Const("w3", Random(TensorShape({1, 1, 5, 4}), 10, -0.5f, 0.5f)));
+  g.node.push_back(Conv("conv3", "Conv2D", "x", "w3", 1));
+  g.node.push_back(Const("b3", Random(TensorShape({4}), 11, -0.5f, 0.5f)));
+  g.node.push_back(Node("bias3", "BiasAdd", {"conv3", "b3"}));
+  g.node.push_back(Node("relu3", "Relu", {"bias3"}));
+
+  g.node.push_back(Const("flat_shape", Tensor::From<int32_t>(TensorShape({2}), {2, 315})));
+  g.node.push_back(
+      Node("flat", "Reshape", {"x", "flat_shape"}, {{"Tshape", ops::TypeAttr(DT_INT32)}}));
+  g.node.push_back(Const("w4", Random(TensorShape({315, 7}), 12, -0.1f, 0.1f)));
+  g.node.push_back(Node("mm4", "MatMul", {"flat", "w4"}));
+  g.node.push_back(Const("b4", Random(TensorShape({7}), 13, -0.5f, 0.5f)));
+  g.node.push_back(Node("bias4", "BiasAdd", {"mm4", "b4"}));
+  g.node.push_back(Node("relu4", "Relu6", {"bias4"}));
+  return g;
+}
+
+const std::vector<std::string> kFetches = {"relu1", "relu2", "relu3", "bias3", "relu4"};
+
+std::vector<Tensor> RunSession(const GraphDef& g, bool optimize,
+                               const std::vector<std::pair<std::string, Tensor>>& feeds) {
+  SessionOptions options;
+  options.optimize_graph = optimize;
+  options.inter_op_parallelism_threads = -1;
+  options.intra_op_parallelism_threads = 1;
+  std::unique_ptr<Session> session = NewSession(options);
+  std::vector<Tensor> out;
+  Status s = session->Create(g);
+  if (s.ok()) s = session->Run(feeds, kFetches, {}, &out);
+  EXPECT_OK(s);
+  return out;
+}
+
+}  // namespace
+
+TEST(GraphOptimizer, FusesChainsAndLeavesPinnedTensorsAlone) {
+  GraphDef g = TestGraph();
+  auto graph = std::make_shared<Graph>();
+  ASSERT_OK(Graph::Build(g.node, GraphOptions(), graph.get()));
+  std::shared_ptr<const Graph> optimized;
+  OptimizerStats stats;
+  ASSERT_OK(OptimizeGraphForInference(graph, {"x"}, kFetches, {}, &optimized, &stats));
+  EXPECT_EQ(stats.fused, 4);
+  // conv1+bn1+relu1, dw2+scaled2+shifted2+relu2, conv3+bias3 (bias3 is fetched),
+  // mm4+bias4+relu4.
+  EXPECT_EQ(stats.folded_nodes, 3 + 4 + 2 + 3);
+  EXPECT_EQ(optimized->node(optimized->FindNode("relu1")).def.op, std::string("_EmberFusedConv2D"));
+  EXPECT_EQ(optimized->node(optimized->FindNode("relu2")).def.op,
+            std::string("_EmberFusedDepthwiseConv2dNative"));
+  EXPECT_EQ(optimized->node(optimized->FindNode("bias3")).def.op, std::string("_EmberFusedConv2D"));
+  EXPECT_EQ(optimized->node(optimized->FindNode("relu3")).def.op, std::string("Relu"));
+  EXPECT_EQ(optimized->node(optimized->FindNode("relu4")).def.op, std::string("_EmberFusedMatMul"));
+}
+
+TEST(GraphOptimizer, LeavesFedAndFetchedInnerTensorsAlone) {
+  GraphDef g = TestGraph();
+  auto graph = std::make_shared<Graph>();
+  ASSERT_OK(Graph::Build(g.node, GraphOptions(), graph.get()));
+  std::shared_ptr<const Graph> optimized;
+  OptimizerStats stats;
+  ASSERT_OK(OptimizeGraphForInference(graph, {"x", "scaled2:0"}, {"relu2", "conv1", "relu1"}, {},
+                                      &optimized, &stats));
+  // dw2 ends at the fed scaled2 (one node: nothing fused); conv1 is fetched; mm4 and conv3
+  // are still fused though nothing fetches them (the executor prunes them).
+  EXPECT_EQ(stats.fused, 2);
+  EXPECT_EQ(optimized->node(optimized->FindNode("relu2")).def.op, std::string("Relu6"));
+  EXPECT_EQ(optimized->node(optimized->FindNode("relu1")).def.op, std::string("Relu"));
+  EXPECT_EQ(optimized->node(optimized->FindNode("conv1")).def.op, std::string("Conv2D"));
+}
+
+TEST(GraphOptimizer, SessionValuesMatchTheUnoptimizedGraph) {
+  GraphDef g = TestGraph();
+  Tensor x = Random(TensorShape({2, 9, 7, 5}), 99, -1.f, 1.f);
+  std::vector<Tensor> plain = RunSession(g, false, {{"x", x}});
+  std::vector<Tensor> fused = RunSession(g, true, {{"x", x}});
+  ASSERT_TRUE(plain.size() == kFetches.size() && fused.size() == kFetches.size());
+  for (size_t i = 0; i < kFetches.size(); ++i) {
+    ASSERT_TRUE(plain[i].shape() == fused[i].shape());
+    // Folding reorders float rounding: within the fixtures' tolerance (rtol 1e-5, atol 1e-5).
+    bool close = true;
+    for (int64_t j = 0; j < plain[i].NumElements(); ++j) {
+      const float a = plain[i].data<float>()[j], b = fused[i].data<float>()[j];
+      if (std::fabs(a - b) > 1e-5f + 1e-5f * std::fabs(a)) {
+        std::fprintf(stderr, "%s[%lld]: %.9g fused vs %.9g\n", kFetches[i].c_str(),
+                     static_cast<long long>(j), b, a);
+        close = false;
+        break;
+      }
+    }
+    EXPECT_TRUE(close);
+  }
+  // The activations bite: some outputs are clamped at 0 and (Relu6) at 6.
+  bool zero = false;
+  for (int64_t j = 0; j < fused[1].NumElements(); ++j) zero |= fused[1].data<float>()[j] == 0.f;
+  EXPECT_TRUE(zero);
+}
+
+EMBER_TEST_MAIN
