@@ -34,6 +34,16 @@ struct SessionOptions {
   bool place_pruned_graph = false;
   // Extend() fails once the graph has been run (TensorFlow's optimize_for_static_graph).
   bool optimize_for_static_graph = false;
+  // Device for nodes that name none, e.g. "/device:GPU:0": every such node whose op has a
+  // kernel there runs there, the others on the CPU; the session copies tensors between
+  // host and device memory. Empty: the CPU.
+  std::string default_device;
+  // A node pinned to a device that is absent, or that has no kernel there for its op, runs on
+  // the CPU instead of failing (TensorFlow's ConfigProto.allow_soft_placement).
+  bool allow_soft_placement = false;
+  // GPU MatMul may round its inputs to TF32 and use tensor cores (fp32 accumulation; about
+  // 1e-3 relative error), as TensorFlow's enable_tensor_float_32_execution.
+  bool allow_tf32 = false;
 };
 
 struct RunOptions {
