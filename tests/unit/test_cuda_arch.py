@@ -76,17 +76,18 @@ def test_malformed_arches_file_is_a_config_error(tmp_path: Path) -> None:
         cuda.load_arches(f)
 
 
-# cuobjdump 13.0 --list-elf / --list-ptx of libember_framework.so built with the default
-# CMAKE_CUDA_ARCHITECTURES (80-real;90): one cubin per kernel file and architecture.
+# What cuobjdump 13.5 (PyPI nvidia-cuda-cuobjdump) printed for libember_framework.so built with
+# the default CMAKE_CUDA_ARCHITECTURES (80-real;90): a cubin per kernel file and architecture
+# (first lines of each listing).
 LIST_ELF = """\
-ELF file    1: libember_framework.1.sm_80.cubin
-ELF file    2: libember_framework.2.sm_90.cubin
-ELF file    3: libember_framework.3.sm_80.cubin
-ELF file    4: libember_framework.4.sm_90.cubin
+ELF file    1: libember_framework.so.0.1.1.sm_80.cubin
+ELF file    2: libember_framework.so.0.1.2.sm_90.cubin
+ELF file    3: libember_framework.so.0.1.3.sm_80.cubin
+ELF file    4: libember_framework.so.0.1.4.sm_90.cubin
 """
 LIST_PTX = """\
-PTX file    1: libember_framework.1.sm_90.ptx
-PTX file    2: libember_framework.2.sm_90.ptx
+PTX file    1: libember_framework.so.0.1.1.sm_90.ptx
+PTX file    2: libember_framework.so.0.1.2.sm_90.ptx
 """
 
 

@@ -108,6 +108,14 @@ class Session {
   virtual Status Close() = 0;
 };
 
+// The devices a session can place nodes on, named as TensorFlow names them
+// ("/job:localhost/replica:0/task:0/device:CPU:0", "...device:GPU:0"). Probes every device
+// type compiled in (initialising CUDA in a build with EMBER_CUDA).
+std::vector<std::string> ListDevices();
+// Why no device of `type` ("GPU") is usable ("this ember was built without CUDA", "no usable
+// CUDA device: ..."), or "" when there is one.
+std::string DeviceUnavailableReason(const std::string& type);
+
 // A new DirectSession-style session, or null with *status set (never throws).
 std::unique_ptr<Session> NewSession(const SessionOptions& options);
 Status NewSession(const SessionOptions& options, Session** out);

@@ -1,5 +1,7 @@
 #include "core/device.h"
 
+#include "ember/session.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -172,6 +174,13 @@ bool ParseDeviceSpec(const std::string& name, DeviceSpec* out) {
   }
   *out = spec;
   return true;
+}
+
+std::vector<std::string> ListDevices() { return ListDeviceNames(1); }
+
+std::string DeviceUnavailableReason(const std::string& type) {
+  std::string why;
+  return FindDevice(type, 0, &why) != nullptr ? "" : why;
 }
 
 }  // namespace ember

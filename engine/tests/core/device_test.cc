@@ -316,4 +316,15 @@ TEST(Device, DeviceErrorsNameTheNode) {
   EXPECT_EQ(out[0].data<float>()[5], 7.0f);
 }
 
+TEST(Device, PublicDeviceList) {
+  std::vector<std::string> names = ListDevices();
+  ASSERT_TRUE(!names.empty());
+  EXPECT_EQ(names[0], std::string("/job:localhost/replica:0/task:0/device:CPU:0"));
+  bool fake = false;
+  for (const std::string& n : names) fake = fake || n.find("device:FAKE:0") != std::string::npos;
+  EXPECT_TRUE(fake);
+  EXPECT_EQ(DeviceUnavailableReason("FAKE"), std::string(""));
+  EXPECT_TRUE(DeviceUnavailableReason("TPU").find("TPU") != std::string::npos);
+}
+
 EMBER_TEST_MAIN
