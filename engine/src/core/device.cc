@@ -1,11 +1,11 @@
 #include "core/device.h"
 
-#include "ember/session.h"
-
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <mutex>
+
+#include "ember/session.h"
 
 namespace ember {
 

@@ -37,10 +37,13 @@ __global__ void __launch_bounds__(256)
   const int64_t row0 = int64_t{blockIdx.y} * kTile, col0 = int64_t{blockIdx.x} * kTile;
   float acc[4][4] = {};
   for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
+    // Neighbouring threads load neighbouring addresses: along k for a row-major A (and for a
+    // transposed B), along m / n otherwise. The +1 padding keeps the stores conflict-free.
     for (int e = threadIdx.x; e < kTile * kDepth; e += 256) {
-      int kk = e / kTile, mm = e % kTile;
+      int kk = ta ? e / kTile : e % kDepth, mm = ta ? e % kTile : e / kDepth;
       as[kk][mm] = LoadA(a, ta, row0 + mm, k0 + kk, M, K);
-      bs[kk][mm] = LoadB(b, tb, k0 + kk, col0 + mm, K, N);
+      int kb = tb ? e % kDepth : e / kTile, nb = tb ? e / kDepth : e % kTile;
+      bs[kb][nb] = LoadB(b, tb, k0 + kb, col0 + nb, K, N);
     }
     __syncthreads();
 #pragma unroll
@@ -77,9 +80,10 @@ __global__ void __launch_bounds__(128)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace nvcuda;
   constexpr int kLd = kDepth + 4, kLdB = kTile + 4, kLdC = kTile + 4;
-  __shared__ float as[kTile * kLd];    // [m][k]
-  __shared__ float bs[kDepth * kLdB];  // [k][n]
-  __shared__ float cs[kTile * kLdC];
+  // WMMA loads and stores need 256-bit aligned pointers.
+  __shared__ __align__(32) float as[kTile * kLd];    // [m][k]
+  __shared__ __align__(32) float bs[kDepth * kLdB];  // [k][n]
+  __shared__ __align__(32) float cs[kTile * kLdC];
   const int warp = threadIdx.x / 32, wm = warp / 2, wn = warp % 2;
   const int64_t row0 = int64_t{blockIdx.y} * kTile, col0 = int64_t{blockIdx.x} * kTile;
   wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
