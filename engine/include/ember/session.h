@@ -38,6 +38,16 @@ struct SessionOptions {
   // constant per-channel scales folded into Conv2D / DepthwiseConv2dNative / MatMul weights,
   // bias and Relu/Relu6 fused into them. false runs the nodes as written.
   bool optimize_graph = true;
+  // Device for nodes that name none, e.g. "/device:GPU:0": every such node whose op has a
+  // kernel there runs there, the others on the CPU; the session copies tensors between
+  // host and device memory. Empty: the CPU.
+  std::string default_device;
+  // A node pinned to a device that is absent, or that has no kernel there for its op, runs on
+  // the CPU instead of failing (TensorFlow's ConfigProto.allow_soft_placement).
+  bool allow_soft_placement = false;
+  // GPU MatMul may round its inputs to TF32 and use tensor cores (fp32 accumulation; about
+  // 1e-3 relative error), as TensorFlow's enable_tensor_float_32_execution.
+  bool allow_tf32 = false;
 };
 
 struct RunOptions {
@@ -101,6 +111,14 @@ class Session {
   // Cancels in-flight steps; later calls fail with CANCELLED. A second Close is OK.
   virtual Status Close() = 0;
 };
+
+// The devices a session can place nodes on, named as TensorFlow names them
+// ("/job:localhost/replica:0/task:0/device:CPU:0", "...device:GPU:0"). Probes every device
+// type compiled in (initialising CUDA in a build with EMBER_CUDA).
+std::vector<std::string> ListDevices();
+// Why no device of `type` ("GPU") is usable ("this ember was built without CUDA", "no usable
+// CUDA device: ..."), or "" when there is one.
+std::string DeviceUnavailableReason(const std::string& type);
 
 // A new DirectSession-style session, or null with *status set (never throws).
 std::unique_ptr<Session> NewSession(const SessionOptions& options);

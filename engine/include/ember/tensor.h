@@ -57,6 +57,16 @@ class Tensor {
   static constexpr size_t kExternalAlignment = 16;
   // True when the buffer came from FromExternal (its memory belongs to someone else).
   bool HasExternalBuffer() const;
+  // A tensor whose buffer lives in an accelerator's memory (allocated by a Device, see
+  // src/core/device.h). Its memory is never reachable from host code: raw_data() and data<T>()
+  // return null, DebugString prints no values, Clone() refuses; only device kernels and the
+  // device's copies read it, through device_data(). `buffer` is released when the last tensor
+  // sharing it goes away (the device's deleter frees it in stream order).
+  static Tensor OnDevice(DataType dtype, const TensorShape& shape, std::shared_ptr<void> buffer);
+  bool on_device() const { return on_device_; }
+  void* device_data() { return on_device_ ? device_buffer_.get() : nullptr; }
+  const void* device_data() const { return on_device_ ? device_buffer_.get() : nullptr; }
+
   // True when this tensor is the only one holding its buffer, as TensorFlow's RefCountIsOne:
   // only then may a caller hand the memory out as its own (e.g. to a NumPy array).
   bool RefCountIsOne() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
@@ -69,6 +79,7 @@ class Tensor {
   size_t TotalBytes() const;
   bool IsInitialized() const { return dtype_ != DataType::kInvalid; }
 
+  // Host memory only: null for a device tensor (on_device()).
   void* raw_data() { return buffer_ ? buffer_.get() : nullptr; }
   const void* raw_data() const { return buffer_ ? buffer_.get() : nullptr; }
 
@@ -89,17 +100,24 @@ class Tensor {
     return From<T>(TensorShape(), {value});
   }
 
-  // Same buffer, new shape with the same number of elements.
+  // Same buffer (host or device), new shape with the same number of elements.
   bool CopyFrom(const Tensor& other, const TensorShape& shape);
+  // A deep copy of a host tensor; an uninitialized Tensor for a device tensor (copy device
+  // memory through its Device instead).
   Tensor Clone() const;
-  bool SharesBufferWith(const Tensor& other) const { return buffer_ && buffer_ == other.buffer_; }
+  bool SharesBufferWith(const Tensor& other) const {
+    return (buffer_ && buffer_ == other.buffer_) ||
+           (device_buffer_ && device_buffer_ == other.device_buffer_);
+  }
   // "Tensor<type: float shape: [2] values: 1 2>" (first few values).
   std::string DebugString(int max_entries = 8) const;
 
  private:
   DataType dtype_ = DataType::kInvalid;
   TensorShape shape_;
-  std::shared_ptr<unsigned char> buffer_;
+  std::shared_ptr<unsigned char> buffer_;  // host memory
+  std::shared_ptr<void> device_buffer_;    // device memory (on_device_)
+  bool on_device_ = false;
 };
 
 template <typename T>

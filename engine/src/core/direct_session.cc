@@ -1,5 +1,6 @@
 // DirectSession: TensorFlow's in-process session (core/common_runtime/direct_session.cc),
-// reduced to one CPU device and the behaviour documented in shared/spec/ENGINE.md §1.
+// reduced to the host plus optional accelerators (src/core/device.h) and the behaviour
+// documented in shared/spec/ENGINE.md §1.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -12,6 +13,7 @@
 #include "core/executor.h"
 #include "core/graph.h"
 #include "core/graph_optimizer.h"
+#include "core/placement.h"
 #include "core/resource_mgr.h"
 #include "core/thread_pool.h"
 #include "ember/session.h"
@@ -336,6 +338,7 @@ class DirectSession : public Session {
     GraphOptions go;
     go.num_cpu_devices = options_.num_cpu_devices;
     go.place_pruned_graph = options_.place_pruned_graph;
+    go.allow_soft_placement = options_.allow_soft_placement;
     auto g = std::make_shared<Graph>();
     EMBER_RETURN_IF_ERROR(Graph::Build(defs, go, g.get()));
     defs_ = std::move(defs);
@@ -368,8 +371,10 @@ class DirectSession : public Session {
     return Status::OK();
   }
 
+  // Places each node (src/core/placement.h) and builds its kernel there. Stateful kernels
+  // (variables) are shared by every executor of the session, with the device they run on.
   KernelProvider Kernels() {
-    return [this](const Node& node, std::shared_ptr<OpKernel>* out) -> Status {
+    return [this](const Node& node, PlacedKernel* out) -> Status {
       if (node.op->is_stateful) {
         std::lock_guard<std::mutex> lock(kernels_mu_);
         auto it = stateful_kernels_.find(node.name());
@@ -378,14 +383,21 @@ class DirectSession : public Session {
           return Status::OK();
         }
       }
-      std::unique_ptr<OpKernel> k;
-      EMBER_RETURN_IF_ERROR(KernelRegistry::Global()->CreateKernel(node.def, "CPU", &k));
-      std::shared_ptr<OpKernel> shared(std::move(k));
+      PlacementOptions po;
+      po.num_cpu_devices = options_.num_cpu_devices;
+      po.default_device = options_.default_device;
+      po.allow_soft_placement = options_.allow_soft_placement;
+      Placement placement;
+      EMBER_RETURN_IF_ERROR(PlaceNode(node, po, &placement));
+      PlacedKernel placed;
+      placed.kernel = std::move(placement.kernel);
+      placed.device = placement.device;
+      placed.host_memory_inputs = std::move(placement.host_memory_inputs);
       if (node.op->is_stateful) {
         std::lock_guard<std::mutex> lock(kernels_mu_);
-        shared = stateful_kernels_.emplace(node.name(), shared).first->second;  // first wins
+        placed = stateful_kernels_.emplace(node.name(), placed).first->second;  // first wins
       }
-      *out = std::move(shared);
+      *out = std::move(placed);
       return Status::OK();
     };
   }
@@ -449,6 +461,7 @@ class DirectSession : public Session {
     args.inter_op_pool = inter;
     args.intra_op_pool = intra;
     args.cancellation = &cancellation;
+    args.allow_tf32 = options_.allow_tf32;
     int64_t timeout = run_options.timeout_in_ms > 0 ? run_options.timeout_in_ms
                                                     : options_.operation_timeout_in_ms;
     if (timeout > 0)
@@ -480,7 +493,7 @@ class DirectSession : public Session {
   std::atomic<int64_t> next_step_id_{1};
 
   std::mutex kernels_mu_;
-  std::map<std::string, std::shared_ptr<OpKernel>> stateful_kernels_;
+  std::map<std::string, PlacedKernel> stateful_kernels_;
 
   std::mutex cache_mu_;
   std::unordered_map<std::string, std::shared_ptr<ExecutorsAndKeys>> cache_;
@@ -508,6 +521,11 @@ Status NewSession(const SessionOptions& options, Session** out) {
   if (out == nullptr) return errors::InvalidArgument("NewSession: `out` must not be null");
   if (options.num_cpu_devices < 1) {
     return errors::InvalidArgument("SessionOptions.num_cpu_devices must be >= 1");
+  }
+  DeviceSpec spec;
+  if (!options.default_device.empty() && !ParseDeviceSpec(options.default_device, &spec)) {
+    return errors::InvalidArgument("SessionOptions.default_device '" + options.default_device +
+                                   "' is not a device name (write e.g. /device:GPU:0)");
   }
   *out = new DirectSession(options);
   return Status::OK();

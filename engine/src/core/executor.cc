@@ -1,5 +1,6 @@
 #include "core/executor.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -13,6 +14,30 @@ namespace {
 bool HasDeadline(const std::chrono::steady_clock::time_point& t) {
   return t.time_since_epoch().count() != 0;
 }
+// Moves a tensor between host memory and a device's memory; inserted by Executor::Create on
+// edges that cross memory spaces, and before fetches of device tensors.
+class CopyKernel : public OpKernel {
+ public:
+  CopyKernel(OpKernelConstruction* c, Device* device, bool to_device)
+      : OpKernel(c), device_(device), to_device_(to_device) {}
+  void Compute(OpKernelContext* ctx) override {
+    Tensor out;
+    Status s = to_device_ ? device_->CopyToDevice(ctx->input(0), &out)
+                          : device_->CopyToHost(ctx->input(0), &out);
+    if (!s.ok()) {
+      ctx->SetStatus(Status(s.code(), "Copy " + std::string(to_device_ ? "to " : "from ") +
+                                          device_->name() + " failed in {{node " + name() +
+                                          "}}: " + s.message()));
+      return;
+    }
+    ctx->set_output(0, out);
+  }
+
+ private:
+  Device* device_;
+  bool to_device_;
+};
+
 Status DeadlineStatus() {
   return errors::DeadlineExceeded(
       "Timed out: the Run call exceeded its deadline (operation_timeout_in_ms or "
@@ -107,48 +132,130 @@ Status Executor::Create(std::shared_ptr<const Graph> graph, const Signature& sig
     if (!needed[i]) continue;
     const Node& node = g.node(static_cast<int>(i));
     if (g.options().place_pruned_graph) {
-      EMBER_RETURN_IF_ERROR(CheckDevice(node.def, g.options().num_cpu_devices));
+      EMBER_RETURN_IF_ERROR(CheckDevice(node.def, g.options()));
     }
     exec_id[i] = static_cast<int>(ex->nodes_.size());
     ExecNode en;
     en.node = &node;
     en.first_slot = ex->num_slots_;
     ex->num_slots_ += static_cast<int>(node.output_types.size());
-    EMBER_RETURN_IF_ERROR(kernels(node, &en.kernel));
+    ex->slot_owner_.resize(static_cast<size_t>(ex->num_slots_), exec_id[i]);
+    PlacedKernel placed;
+    EMBER_RETURN_IF_ERROR(kernels(node, &placed));
+    en.kernel = std::move(placed.kernel);
+    en.device = placed.device;
+    en.output_space = MemorySpace(placed.device);
+    en.host_input.assign(node.inputs.size(), en.output_space == nullptr);
+    for (int k : placed.host_memory_inputs) {
+      if (k >= 0 && static_cast<size_t>(k) < en.host_input.size())
+        en.host_input[static_cast<size_t>(k)] = true;
+    }
+    if (en.output_space != nullptr &&
+        std::find(ex->devices_.begin(), ex->devices_.end(), en.output_space) == ex->devices_.end())
+      ex->devices_.push_back(en.output_space);
     ex->nodes_.push_back(std::move(en));
   }
-  for (ExecNode& en : ex->nodes_) {
-    int self = static_cast<int>(&en - ex->nodes_.data());
-    for (const Node::Input& in : en.node->inputs) {
+  // Data edges, with copy nodes where producer and consumer memory differ (feeds are host
+  // tensors). Copy nodes are appended to nodes_, so index rather than iterate.
+  std::map<CopyKey, int> copies;
+  const size_t num_graph_nodes = ex->nodes_.size();
+  for (size_t self = 0; self < num_graph_nodes; ++self) {
+    const Node* node = ex->nodes_[self].node;
+    for (size_t k = 0; k < node->inputs.size(); ++k) {
+      const Node::Input& in = node->inputs[k];
       Source src;
+      Device* from = nullptr;
       auto f = fed.find({in.node, in.output});
       if (f != fed.end()) {
         src.feed = f->second;
       } else {
-        ExecNode& producer = ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(in.node)])];
+        const ExecNode& producer =
+            ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(in.node)])];
         src.slot = producer.first_slot + in.output;
-        producer.consumers.push_back(self);
-        ++en.num_pending;
+        from = producer.output_space;
       }
-      en.inputs.push_back(src);
+      const ExecNode& me = ex->nodes_[self];
+      Device* to = me.host_input[k] ? nullptr : me.output_space;
+      src = ex->Route(src, node->input_types[k],
+                      g.node(in.node).name() + ":" + std::to_string(in.output), from, to, &copies);
+      ex->Wire(src, static_cast<int>(self));
+      ex->nodes_[self].inputs.push_back(src);
     }
-    for (int c : en.node->control_inputs) {
-      ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(c)])].consumers.push_back(self);
-      ++en.num_pending;
+    for (int c : node->control_inputs) {
+      ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(c)])].consumers.push_back(
+          static_cast<int>(self));
+      ++ex->nodes_[self].num_pending;
     }
+  }
+  // Fetches are host tensors: a device output is copied back first.
+  for (const auto& ep : fetch_endpoints) {
+    const ExecNode& producer =
+        ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(ep.first)])];
+    Source s;
+    s.slot = producer.first_slot + ep.second;
+    ex->fetch_slots_.push_back(
+        ex->Route(s, g.node(ep.first).output_types[static_cast<size_t>(ep.second)],
+                  g.node(ep.first).name() + ":" + std::to_string(ep.second), producer.output_space,
+                  nullptr, &copies));
   }
   for (size_t i = 0; i < ex->nodes_.size(); ++i) {
     if (ex->nodes_[i].num_pending == 0) ex->roots_.push_back(static_cast<int>(i));
   }
-  for (const auto& ep : fetch_endpoints) {
-    Source s;
-    s.slot = ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(ep.first)])].first_slot +
-             ep.second;
-    ex->fetch_slots_.push_back(s);
-  }
+  ex->slot_owner_.clear();
   ex->graph_ = std::move(graph);
   *out = std::move(ex);
   return Status::OK();
+}
+
+void Executor::Wire(const Source& src, int consumer) {
+  if (src.slot < 0) return;
+  nodes_[static_cast<size_t>(slot_owner_[static_cast<size_t>(src.slot)])].consumers.push_back(
+      consumer);
+  ++nodes_[static_cast<size_t>(consumer)].num_pending;
+}
+
+int Executor::CopyNode(const Source& src, DataType dtype, const std::string& tensor, Device* from,
+                       Device* to, std::map<CopyKey, int>* made) {
+  CopyKey key{src.feed >= 0 ? -1 - src.feed : src.slot, to};
+  auto it = made->find(key);
+  if (it != made->end()) return it->second;
+  Device* device = to != nullptr ? to : from;
+  Node& n = copy_nodes_.emplace_back();
+  n.def.op = to != nullptr ? "_HostToDevice" : "_DeviceToHost";
+  n.def.name =
+      n.def.op + "/" + tensor + "/" + device->type() + ":" + std::to_string(device->index());
+  n.input_types = {dtype};
+  n.output_types = {dtype};
+  OpKernelConstruction construction(n.def, n.input_types, n.output_types);
+  ExecNode en;
+  en.node = &n;
+  en.kernel = std::make_shared<CopyKernel>(&construction, device, to != nullptr);
+  en.device = device;
+  en.output_space = to;
+  en.host_input = {to != nullptr};
+  en.inputs = {src};
+  en.first_slot = num_slots_++;
+  int id = static_cast<int>(nodes_.size());
+  slot_owner_.push_back(id);
+  nodes_.push_back(std::move(en));
+  Wire(src, id);
+  made->emplace(key, id);
+  return id;
+}
+
+Executor::Source Executor::Route(const Source& src, DataType dtype, const std::string& tensor,
+                                 Device* from, Device* to, std::map<CopyKey, int>* made) {
+  if (from == to) return src;
+  Source s = src;
+  if (from != nullptr) {  // device -> host, then on to another device if asked
+    s.feed = -1;
+    s.slot =
+        nodes_[static_cast<size_t>(CopyNode(s, dtype, tensor, from, nullptr, made))].first_slot;
+    if (to == nullptr) return s;
+  }
+  Source out;
+  out.slot = nodes_[static_cast<size_t>(CopyNode(s, dtype, tensor, nullptr, to, made))].first_slot;
+  return out;
 }
 
 bool Executor::CanComputeFrom(const std::string& fetch, const std::vector<bool>& fed) const {
@@ -235,10 +342,21 @@ Status Executor::RunNode(Step* step, int id) const {
   OpKernelContext::Params p;
   p.node = &en.node->def;
   p.inputs.reserve(en.inputs.size());
-  for (const Source& s : en.inputs) {
-    p.inputs.push_back(s.feed >= 0 ? &(*step->feeds)[static_cast<size_t>(s.feed)]
-                                   : &step->slots[static_cast<size_t>(s.slot)]);
+  for (size_t k = 0; k < en.inputs.size(); ++k) {
+    const Source& s = en.inputs[k];
+    const Tensor* t = s.feed >= 0 ? &(*step->feeds)[static_cast<size_t>(s.feed)]
+                                  : &step->slots[static_cast<size_t>(s.slot)];
+    // Placement guarantees this; a kernel must never be handed memory it cannot read.
+    if (t->on_device() == en.host_input[k]) {
+      return errors::Internal("Input " + std::to_string(k) + " of node '" + en.node->name() +
+                              "' is in " + (t->on_device() ? "device" : "host") +
+                              " memory but its kernel reads " +
+                              (en.host_input[k] ? "host" : "device") + " memory");
+    }
+    p.inputs.push_back(t);
   }
+  p.device = en.device;
+  p.allow_tf32 = step->args.allow_tf32;
   p.output_types = en.node->output_types;
   p.resources = step->args.resources;
   p.intra_op_pool = step->args.intra_op_pool;
@@ -353,6 +471,15 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
       }
     }
     step->cv.wait(lock, [&] { return step->done; });
+  }
+  // Work queued on devices (a step whose results stay there, errors raised asynchronously)
+  // finishes before the step does.
+  for (Device* d : devices_) {
+    Status s = d->Sync();
+    if (!s.ok()) {
+      step->Fail(Status(s.code(),
+                        "Error on " + d->name() + " after the step's kernels ran: " + s.message()));
+    }
   }
   // A cancelled step reports why it was cancelled (deadline, Close), not a kernel's reaction.
   if (step->cancellation->cancelled()) return step->cancellation->reason();

@@ -9,12 +9,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/device.h"
 #include "core/graph.h"
 #include "core/op_kernel.h"
 #include "core/resource_mgr.h"
@@ -43,9 +46,16 @@ class StepCancellation {
   Status reason_;
 };
 
+// A node's kernel and the device it runs on (null: the host).
+struct PlacedKernel {
+  std::shared_ptr<OpKernel> kernel;
+  Device* device = nullptr;
+  std::vector<int> host_memory_inputs;  // inputs the kernel reads from host memory
+};
+
 // Supplies the kernel for a node: stateless kernels are made per executor, stateful ones are
 // shared by every executor of a session (keyed by node name).
-using KernelProvider = std::function<Status(const Node& node, std::shared_ptr<OpKernel>* out)>;
+using KernelProvider = std::function<Status(const Node& node, PlacedKernel* out)>;
 
 struct Signature {
   std::vector<std::string> feeds;    // unique tensor names
@@ -66,6 +76,7 @@ class Executor {
     StepCancellation* cancellation = nullptr;
     // Zero: no deadline. On expiry the step is cancelled with DEADLINE_EXCEEDED.
     std::chrono::steady_clock::time_point deadline{};
+    bool allow_tf32 = false;  // SessionOptions::allow_tf32, for device kernels
   };
   // `feeds` in the executor's feed order; fills `fetches` in fetch order.
   Status Run(const RunArgs& args, const std::vector<Tensor>& feeds,
@@ -87,6 +98,9 @@ class Executor {
   struct ExecNode {
     const Node* node = nullptr;
     std::shared_ptr<OpKernel> kernel;
+    Device* device = nullptr;        // null: the host
+    Device* output_space = nullptr;  // where its outputs live; null: host memory
+    std::vector<bool> host_input;    // per input: read from host memory (else device memory)
     std::vector<Source> inputs;
     int first_slot = 0;  // outputs live in slots [first_slot, first_slot + num outputs)
     int num_pending = 0;
@@ -97,6 +111,18 @@ class Executor {
   void Process(const std::shared_ptr<Step>& step, int id) const;
   void ProcessLoop(const std::shared_ptr<Step>& step, int id) const;
   Status RunNode(Step* step, int id) const;
+  // The memory space of a device: null for host memory.
+  static Device* MemorySpace(Device* d) { return d == nullptr || d->host_memory() ? nullptr : d; }
+  // An exec node that copies `src` (in memory space `from`) to memory space `to`; one per
+  // (source, destination), shared by every consumer.
+  using CopyKey = std::pair<int, const Device*>;  // (source, destination space)
+  int CopyNode(const Source& src, DataType dtype, const std::string& tensor, Device* from,
+               Device* to, std::map<CopyKey, int>* made);
+  // `src` as seen from memory space `to`: itself, or the output of copy nodes.
+  Source Route(const Source& src, DataType dtype, const std::string& tensor, Device* from,
+               Device* to, std::map<CopyKey, int>* made);
+  // Makes exec node `consumer` wait for the producer of `src` (when it is a slot).
+  void Wire(const Source& src, int consumer);
 
   std::shared_ptr<const Graph> graph_;
   std::vector<ExecNode> nodes_;
@@ -107,6 +133,9 @@ class Executor {
   std::vector<std::string> fetch_names_;
   std::vector<Source> fetch_slots_;
   std::vector<TensorId> feed_ids_;
+  std::deque<Node> copy_nodes_;   // the synthetic nodes of copy exec nodes (stable addresses)
+  std::vector<int> slot_owner_;   // slot -> the exec node that produces it
+  std::vector<Device*> devices_;  // non-host devices this executor runs on, synced per step
 };
 
 }  // namespace ember

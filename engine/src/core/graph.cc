@@ -4,6 +4,8 @@
 #include <cctype>
 #include <deque>
 
+#include "core/device.h"
+
 namespace ember {
 
 TensorId ParseTensorName(const std::string& name) {
@@ -58,35 +60,34 @@ Status OutputArgRange(const NodeDef& node, const OpDef& op, const std::string& a
                                  names + "]");
 }
 
-Status CheckDevice(const NodeDef& node, int num_cpu_devices) {
+Status CheckDevice(const NodeDef& node, const GraphOptions& options) {
   if (node.device.empty()) return Status::OK();
-  std::string d;
-  for (char c : node.device)
-    d.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  // Accept "/cpu:0", "/device:CPU:0", "/job:localhost/replica:0/task:0/device:CPU:0", "cpu:0".
-  size_t pos = d.rfind("cpu:");
+  DeviceSpec spec;
   bool ok = false;
-  if (pos != std::string::npos && (pos == 0 || d[pos - 1] == '/' || d[pos - 1] == ':')) {
-    std::string idx = d.substr(pos + 4);
-    if (idx == "*") {
-      ok = true;
-    } else if (!idx.empty() && idx.size() < 6 &&
-               std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      ok = std::stoi(idx) < num_cpu_devices;
-    }
-  } else if (d.find("gpu") == std::string::npos && d.find("cpu") == std::string::npos &&
-             d.find("device:") == std::string::npos) {
+  std::string why;
+  if (!ParseDeviceSpec(node.device, &spec)) {
+    std::string d;
+    for (char c : node.device)
+      d.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    // Not a device name at all: only job/replica/task-like parts mean "any local device".
+    ok = d.find("gpu") == std::string::npos && d.find("cpu") == std::string::npos &&
+         d.find("device:") == std::string::npos;
+  } else if (spec.type.empty()) {
     ok = true;  // only job/replica/task parts: any local device
+  } else if (spec.type == "CPU") {
+    ok = spec.index < options.num_cpu_devices;
+  } else {
+    // Another device type: present, or soft placement moves the node to the CPU.
+    ok = FindDevice(spec.type, spec.index, &why) != nullptr || options.allow_soft_placement;
   }
   if (ok) return Status::OK();
   std::string available;
-  for (int i = 0; i < num_cpu_devices; ++i) {
-    available += " /job:localhost/replica:0/task:0/device:CPU:" + std::to_string(i);
-  }
+  for (const std::string& name : ListDeviceNames(options.num_cpu_devices)) available += " " + name;
   return errors::InvalidArgument(
       "Cannot assign a device for operation " + node.name + ": {{node " + node.name +
       "}} was explicitly assigned to " + node.device + " but available devices are [" + available +
-      " ]. Make sure the device specification refers to a valid device.");
+      " ]. Make sure the device specification refers to a valid device." +
+      (why.empty() ? "" : " (" + why + ")"));
 }
 
 Status Graph::Build(const std::vector<NodeDef>& defs, const GraphOptions& options, Graph* out) {
@@ -109,8 +110,7 @@ Status Graph::Build(const std::vector<NodeDef>& defs, const GraphOptions& option
                               "graph or add a kernel in engine/src/kernels/cpu/");
     }
     EMBER_RETURN_IF_ERROR(InOutTypesForNode(def, *n.op, &n.input_types, &n.output_types));
-    if (!options.place_pruned_graph)
-      EMBER_RETURN_IF_ERROR(CheckDevice(def, options.num_cpu_devices));
+    if (!options.place_pruned_graph) EMBER_RETURN_IF_ERROR(CheckDevice(def, options));
     g.nodes_.push_back(std::move(n));
   }
   for (Node& n : g.nodes_) {

@@ -24,6 +24,8 @@ struct GraphOptions {
   int num_cpu_devices = 1;
   // When set, device placement is checked only for nodes a step actually runs.
   bool place_pruned_graph = false;
+  // A node pinned to a device that is absent is accepted (it will run on the CPU).
+  bool allow_soft_placement = false;
 };
 
 struct Node {
@@ -65,8 +67,9 @@ class Graph {
 Status OutputArgRange(const NodeDef& node, const OpDef& op, const std::string& arg, int* start,
                       int* count);
 
-// Checks that `node`'s requested device exists (CPU 0..num_cpu_devices-1).
-Status CheckDevice(const NodeDef& node, int num_cpu_devices);
+// Checks that `node`'s requested device exists (CPU 0..num_cpu_devices-1, or a registered
+// device such as GPU:0), or that soft placement may move it to the CPU.
+Status CheckDevice(const NodeDef& node, const GraphOptions& options);
 
 // A dtype with reference-ness stripped (ember has no reference types at runtime).
 inline bool TypesCompatible(DataType a, DataType b) { return a == b; }

@@ -20,6 +20,7 @@
 namespace ember {
 
 class ThreadPool;  // defined in src/core/thread_pool.h
+class Device;      // defined in src/core/device.h
 
 // ---- attribute access shared by shape functions and kernel construction ----
 class AttrReader {
@@ -140,6 +141,8 @@ class OpKernelContext {
     ResourceMgr* resources = nullptr;     // session-owned; never null during Run
     ThreadPool* intra_op_pool = nullptr;  // may be null: run single-threaded
     std::function<bool()> is_cancelled;   // may be empty
+    Device* device = nullptr;             // where the kernel runs; null: the host
+    bool allow_tf32 = false;              // SessionOptions::allow_tf32
   };
   explicit OpKernelContext(Params params)
       : params_(std::move(params)), outputs_(params_.output_types.size()) {}
@@ -152,8 +155,8 @@ class OpKernelContext {
     return params_.output_types[static_cast<size_t>(i)];
   }
 
-  // Allocates output i with the op's output dtype; returns a pointer valid until the kernel
-  // returns.
+  // Allocates output i with the op's output dtype, in the memory of the kernel's device (host
+  // memory on the CPU); returns a pointer valid until the kernel returns.
   Status allocate_output(int i, const TensorShape& shape, Tensor** out);
   // Sets output i to an existing tensor (sharing its buffer, e.g. Identity / Reshape).
   void set_output(int i, const Tensor& t);
@@ -162,6 +165,8 @@ class OpKernelContext {
 
   ResourceMgr* resources() const { return params_.resources; }
   ThreadPool* intra_op_pool() const { return params_.intra_op_pool; }
+  Device* device() const { return params_.device; }
+  bool allow_tf32() const { return params_.allow_tf32; }
   bool is_cancelled() const { return params_.is_cancelled && params_.is_cancelled(); }
 
   // The first error wins; the executor stops the step and reports it.
@@ -197,17 +202,23 @@ class KernelRegistry {
  public:
   static KernelRegistry* Global();
   // `type_constraint` ("T" -> float) may be empty; the first matching registration wins.
+  // `host_memory_inputs`: inputs a kernel on a non-host device reads from host memory (a
+  // shape, an axis); the executor copies them to the host for it.
   void Register(const std::string& op, const std::string& device, KernelFactory factory,
-                std::vector<std::pair<std::string, DataType>> type_constraints = {});
-  // Builds a kernel for `node` on `device` ("CPU"); NOT_FOUND naming the node and op if none.
+                std::vector<std::pair<std::string, DataType>> type_constraints = {},
+                std::vector<int> host_memory_inputs = {});
+  // Builds a kernel for `node` on `device` ("CPU", "GPU"); NOT_FOUND naming the node and op if
+  // none. `host_memory_inputs`, when given, receives the registration's host-memory inputs.
   Status CreateKernel(const NodeDef& node, const std::string& device,
-                      std::unique_ptr<OpKernel>* out) const;
+                      std::unique_ptr<OpKernel>* out,
+                      std::vector<int>* host_memory_inputs = nullptr) const;
 
  private:
   struct Entry {
     std::string op, device;
     KernelFactory factory;
     std::vector<std::pair<std::string, DataType>> constraints;
+    std::vector<int> host_memory_inputs;
   };
   mutable std::mutex mu_;
   std::vector<Entry> entries_;
@@ -221,8 +232,10 @@ struct OpRegistrar {
 };
 struct KernelRegistrar {
   KernelRegistrar(const std::string& op, const std::string& device, KernelFactory f,
-                  std::vector<std::pair<std::string, DataType>> c = {}) {
-    KernelRegistry::Global()->Register(op, device, std::move(f), std::move(c));
+                  std::vector<std::pair<std::string, DataType>> c = {},
+                  std::vector<int> host_memory_inputs = {}) {
+    KernelRegistry::Global()->Register(op, device, std::move(f), std::move(c),
+                                       std::move(host_memory_inputs));
   }
 };
 

@@ -1,6 +1,7 @@
 // AttrReader, OpRegistry, InOutTypesForNode, KernelRegistry and OpKernelContext.
 #include <algorithm>
 
+#include "core/device.h"
 #include "core/op_kernel.h"
 
 namespace ember {
@@ -196,13 +197,16 @@ KernelRegistry* KernelRegistry::Global() {
 
 void KernelRegistry::Register(const std::string& op, const std::string& device,
                               KernelFactory factory,
-                              std::vector<std::pair<std::string, DataType>> type_constraints) {
+                              std::vector<std::pair<std::string, DataType>> type_constraints,
+                              std::vector<int> host_memory_inputs) {
   std::lock_guard<std::mutex> lock(mu_);
-  entries_.push_back({op, device, std::move(factory), std::move(type_constraints)});
+  entries_.push_back(
+      {op, device, std::move(factory), std::move(type_constraints), std::move(host_memory_inputs)});
 }
 
 Status KernelRegistry::CreateKernel(const NodeDef& node, const std::string& device,
-                                    std::unique_ptr<OpKernel>* out) const {
+                                    std::unique_ptr<OpKernel>* out,
+                                    std::vector<int>* host_memory_inputs) const {
   const OpDef* op = OpRegistry::Global()->Lookup(node.op);
   if (op == nullptr) {
     return errors::NotFound("Op type not registered '" + node.op + "' in binary running node '" +
@@ -226,6 +230,7 @@ Status KernelRegistry::CreateKernel(const NodeDef& node, const std::string& devi
       }
       if (match) {
         factory = e.factory;
+        if (host_memory_inputs != nullptr) *host_memory_inputs = e.host_memory_inputs;
         break;
       }
     }
@@ -263,6 +268,16 @@ Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor*
   if (elem != 0 && n > static_cast<int64_t>((1ull << 40) / elem)) {
     return errors::ResourceExhausted("Node '" + node().name + "': output " + std::to_string(i) +
                                      " of shape " + shape.DebugString() + " is too large");
+  }
+  if (params_.device != nullptr && !params_.device->host_memory()) {
+    Status s = params_.device->Allocate(expected_output_dtype(i), shape,
+                                        &outputs_[static_cast<size_t>(i)]);
+    if (!s.ok()) {
+      return Status(s.code(), "Node '" + node().name + "': output " + std::to_string(i) + " on " +
+                                  params_.device->name() + ": " + s.message());
+    }
+    *out = &outputs_[static_cast<size_t>(i)];
+    return Status::OK();
   }
   Tensor t(expected_output_dtype(i), shape);
   if (t.raw_data() == nullptr) {

@@ -84,6 +84,15 @@ Tensor Tensor::FromExternal(DataType dtype, const TensorShape& shape, void* data
   return t;
 }
 
+Tensor Tensor::OnDevice(DataType dtype, const TensorShape& shape, std::shared_ptr<void> buffer) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.device_buffer_ = std::move(buffer);
+  t.on_device_ = true;
+  return t;
+}
+
 bool Tensor::HasExternalBuffer() const {
   return buffer_ != nullptr && std::get_deleter<ExternalRelease>(buffer_) != nullptr;
 }
@@ -97,11 +106,14 @@ bool Tensor::CopyFrom(const Tensor& other, const TensorShape& shape) {
   dtype_ = other.dtype_;
   shape_ = shape;
   buffer_ = other.buffer_;
+  device_buffer_ = other.device_buffer_;
+  on_device_ = other.on_device_;
   return true;
 }
 
 Tensor Tensor::Clone() const {
   Tensor t;
+  if (on_device_) return t;
   t.dtype_ = dtype_;
   t.shape_ = shape_;
   if (buffer_) {
@@ -115,6 +127,7 @@ std::string Tensor::DebugString(int max_entries) const {
   std::ostringstream os;
   os << "Tensor<type: " << DataTypeString(dtype_) << " shape: " << shape_.DebugString()
      << " values: ";
+  if (on_device_) return os.str() + "<device memory>>";
   int64_t n = NumElements();
   int64_t shown = n < max_entries ? n : max_entries;
   if (raw_data() != nullptr) {
