@@ -45,8 +45,8 @@ class Config:
     signing_key: str | None = None
     """The gpg key `invoke release` signs SHA256SUMS with (FORGE_SIGNING_KEY)."""
     env: Mapping[str, str] | None = None
-    """The environment the build's backends start from (load_config's; repro gives each of its builds a
-    varied copy). None: this process's environment, as read here."""
+    """The environment the build's backends start from. None (what load_config gives): this process's
+    environment, read here; repro gives each of its builds a varied copy (repro.varied_config)."""
 
     def environment(self) -> dict[str, str]:
         """The environment the backends get: `env`, or this process's when none was given."""
@@ -160,7 +160,6 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         update_locks=bool(values["update_locks"]),
         keep_container=bool(values.get("keep_container", False)),
         signing_key=env.get("FORGE_SIGNING_KEY") or None,
-        env=dict(env),
     )
 
 

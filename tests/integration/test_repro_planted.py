@@ -62,7 +62,7 @@ def fixture_builder(options: list[str]) -> Callable[[repro.Variation], Path]:
             ["cmake", "--install", str(build_dir)],
         ]
         for argv in steps:  # as a backend runs them: under the variation's umask and clock
-            command, env = varied_command(argv, os.environ)
+            command, env = varied_command(argv, repro.varied_env(os.environ, v))
             proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
             assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         return prefix
