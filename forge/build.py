@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, filelock, manifest, provenance
+from forge import __version__, debuginfo, filelock, manifest, provenance
 from forge.backends.base import Backend, Workspace
 from forge.config import Config, Data
 from forge.errors import (
@@ -29,7 +29,16 @@ from forge.errors import (
 from forge.host import probe_host_facts
 from forge.log import Progress
 from forge.matrix import Cell, Request
-from forge.plan import ENGINE_TESTS, BuildOptions, Plan, Step, StepKind, plan_build, verify_steps
+from forge.plan import (
+    ENGINE_TESTS,
+    BuildOptions,
+    Plan,
+    Step,
+    StepKind,
+    debug_info_stage,
+    plan_build,
+    verify_steps,
+)
 from forge.resolve import Resolution, resolve
 from forge.targets import cross
 from forge.toolchains import Target
@@ -155,6 +164,8 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
         return check_macho(host_ws, target)
     if step.name == "install":
         _reset(host_ws.prefix)
+    if step.name == "debuginfo-install":
+        _reset(debug_info_stage(host_ws))
     assert step.cwd is not None
     exited_ok = True
     try:
@@ -230,6 +241,11 @@ def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path,
         backend.copy_out(ws.prefix, tmp / "install")
         shutil.copytree(logs, tmp / "logs")
         data["files"] = manifest.file_records(tmp / "install")
+        if any(step.name == "debuginfo-install" for step in plan.steps):
+            stage = tmp / ".debuginfo-stage"
+            backend.copy_out(debug_info_stage(ws), stage)
+            data["debug"] = debuginfo.publish(tmp / "install", stage, tmp / debuginfo.DEBUG_DIR)
+            shutil.rmtree(stage)
         data["package"] = provenance.package_record(tmp, plan.cell.id, cfg.source_date_epoch)
         data["steps"].append({"name": "record", "seconds": 0.0, "status": "ok"})
         manifest.write_json(tmp / manifest.MANIFEST, data)
@@ -341,7 +357,12 @@ def _build_locked(
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
         source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
         cfg = provenance.settle_epoch(cfg, source_hash, commit)
-        opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and toolchain["ccache"] is not None)
+        opts = BuildOptions(
+            cfg.source_date_epoch,
+            cfg.jobs,
+            ccache=cfg.ccache and toolchain["ccache"] is not None,
+            debug_info=cfg.debug_info,
+        )
         plan = plan_build(cell, target, ws, backend.name, opts)
         inputs = {
             "source_tree_hash": source_hash,

@@ -39,6 +39,9 @@ class Config:
     """Accept toolchain package versions that differ from toolchains/locks/ (and rewrite the locks)."""
     keep_container: bool = False
     """Keep a docker build's container and volumes after the build, to enter it (FORGE_KEEP_CONTAINER=1)."""
+    debug_info: bool = True
+    """Publish separate .debug files next to each Linux cell's install tree (a second, -g build;
+    FORGE_DEBUG_INFO=0 leaves it out)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,11 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         values["update_locks"] = True
     if env.get("FORGE_KEEP_CONTAINER", "") == "1":
         values["keep_container"] = True
+    if env.get("FORGE_DEBUG_INFO", "1") not in ("0", "1"):
+        raise ConfigError(
+            f"FORGE_DEBUG_INFO={env['FORGE_DEBUG_INFO']!r}", "it is 1 (publish .debug files) or 0", "set it to 0 or 1"
+        )
+    values["debug_info"] = env.get("FORGE_DEBUG_INFO", "1") == "1"
     values.update({key: value for key, value in cli.items() if value is not None})
     if env.get("FORGE_ROOT"):  # build another checkout (tests build a snapshot of this one)
         repo = Path(env["FORGE_ROOT"]).resolve()
@@ -144,6 +152,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         cells=int(str(values["cells"])),
         update_locks=bool(values["update_locks"]),
         keep_container=bool(values.get("keep_container", False)),
+        debug_info=bool(values["debug_info"]),
     )
 
 
