@@ -340,8 +340,12 @@ def _docker_start(c: Context, debug: bool = False) -> None:
         "build": "build every image the matrix needs (missing ones only)",
         "prune": "remove forge images no cell uses: of the --matrix given, else of any matrix file in matrix/",
         "update-locks": "accept package versions that differ from toolchains/locks/ (rewrites the locks)",
+        "save": "save every forge image (or those of --only) as docker-save tarballs + sha256 index into DIR",
+        "load": "load the images saved in DIR, each checked against its recorded sha256 first",
+        "only": "with --save/--load: only the image tags matching this glob (repeatable)",
         "debug": AXIS_HELP["debug"],
     },
+    iterable=["only"],
 )
 def images(
     c: Context,
@@ -349,11 +353,20 @@ def images(
     build: bool = False,
     prune: bool = False,
     update_locks: bool = False,
+    save: str | None = None,
+    load: str | None = None,
+    only: list[str] | None = None,
     debug: bool = False,
 ) -> None:
-    """List forge's toolchain images with their cells and sizes; --build what a matrix needs, --prune the rest."""
+    """List forge's toolchain images with their cells and sizes; --build what a matrix needs, --prune the rest;
+    --save DIR / --load DIR archives them."""
     from forge import images as forge_images
 
+    if save or load:
+        from forge import image_archive
+
+        _guarded(debug, lambda: image_archive.run_archive(save, load, only or [], os.environ))
+        return
     _guarded(debug, lambda: forge_images.run_images(matrix, build, prune, os.environ, update_locks))
 
 
