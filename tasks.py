@@ -342,7 +342,8 @@ def _docker_start(c: Context, debug: bool = False) -> None:
         "update-locks": "accept package versions that differ from toolchains/locks/ (rewrites the locks)",
         "save": "save every forge image (or those of --only) as docker-save tarballs + sha256 index into DIR",
         "load": "load the images saved in DIR, each checked against its recorded sha256 first",
-        "only": "with --save/--load: only the image tags matching this glob (repeatable)",
+        "only": "with --save/--load: only the image tags matching this glob; with --cache-packages: image names",
+        "cache-packages": "download the exact debs and wheels of each image's lock into the package cache",
         "debug": AXIS_HELP["debug"],
     },
     iterable=["only"],
@@ -356,16 +357,20 @@ def images(
     save: str | None = None,
     load: str | None = None,
     only: list[str] | None = None,
+    cache_packages: bool = False,
     debug: bool = False,
 ) -> None:
     """List forge's toolchain images with their cells and sizes; --build what a matrix needs, --prune the rest;
     --save DIR / --load DIR archives them."""
     from forge import images as forge_images
 
-    if save or load:
+    if save or load or cache_packages:
         from forge import image_archive
 
-        _guarded(debug, lambda: image_archive.run_archive(save, load, only or [], os.environ))
+        if cache_packages:
+            _guarded(debug, lambda: image_archive.run_cache_packages(matrix, only or [], os.environ))
+        else:
+            _guarded(debug, lambda: image_archive.run_archive(save, load, only or [], os.environ))
         return
     _guarded(debug, lambda: forge_images.run_images(matrix, build, prune, os.environ, update_locks))
 

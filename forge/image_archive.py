@@ -25,7 +25,7 @@ from typing import Any
 import docker
 import docker.errors
 
-from forge import host, images
+from forge import host, images, locks, pkgcache
 from forge.daemon import ensure_daemon
 from forge.errors import BackendError, ConfigError, DistError
 
@@ -212,3 +212,20 @@ def run_archive(save: str | None, load: str | None, only: Iterable[str], env: Ma
             fix="invoke images lists them; build them with invoke images --build",
         )
     save_images(client, tags, Path(save))
+
+
+def run_cache_packages(matrix: str | None, only: Iterable[str], env: Mapping[str, str]) -> None:
+    """`invoke images --cache-packages`: keep the debs and wheels of each image's lock in the package cache."""
+    host.ensure_tools("images", env=env, scopes=(("docker", None),))
+    client = ensure_daemon(env)
+    mirror = images.debian_mirror(env)
+    patterns = list(only)
+    for name, (spec, _) in sorted(images.matrix_specs(matrix, env).items()):
+        if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            continue
+        lock = locks.read_lock(locks.lock_path(spec.name), spec.name)
+        if lock is None:
+            print(f"{name}: no lock yet (build the image first: invoke images --build)")
+            continue
+        base = images.ensure_base_image(client, spec.suite, mirror)
+        print(pkgcache.summary(lock, pkgcache.fill(client, base.tag, lock)), flush=True)
