@@ -211,6 +211,8 @@ def compare(
         "no-run": "compare files and manifests only (no numeric drift or benchmark runs)",
         "rounds": "interleaved ember-benchmark rounds per side (default 3)",
         "threshold": "slowdown beyond the spread that counts as a regression (default 0.1)",
+        "refresh-locks": "the same cell with freshly resolved packages in a new image, compared with today's lock",
+        "accept": "with --refresh-locks: write the new lock when the comparison found no regression",
     },
 )
 def upgrade(
@@ -229,12 +231,22 @@ def upgrade(
     no_run: bool = False,
     rounds: int | None = None,
     threshold: float | None = None,
+    refresh_locks: bool = False,
+    accept: bool = False,
     debug: bool = False,
 ) -> None:
-    """Validate a toolchain upgrade: build the cell as it is and with the new toolchain, then compare them."""
+    """Validate a toolchain upgrade: build the cell as it is and with the new toolchain (or, with
+    --refresh-locks, freshly resolved packages), then compare them."""
     pins = _pins(python=python, numpy=numpy, gcc=gcc, cmake=cmake)
     to = {"gcc": to_gcc, "python": to_python, "numpy": to_numpy, "cmake": to_cmake, "suite": to_suite}
     options = {"backend": backend, "no_run": no_run, "rounds": rounds, "threshold": threshold, "debug": debug}
+    if refresh_locks:
+        from forge import refresh
+
+        if any(to.values()):
+            raise Exit("--refresh-locks keeps the cell's axes; leave out the --to-* options", code=2)
+        _guarded(debug, lambda: refresh.run_refresh(target, pins, {**options, "accept": accept}))
+        return
     _guarded(debug, lambda: _cli().run_upgrade(target, pins, to, options))
 
 

@@ -61,16 +61,19 @@ class BuildResult:
     mode: str = "native"  # how verify ran: native | emulated (qemu-...) | built and checked, not run
 
 
-def make_backend(name: str | None, update_locks: bool = False, keep: bool = False) -> Backend:
-    """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks,
-    `keep` keeps its container for entering after the build."""
+def make_backend(
+    name: str | None, update_locks: bool = False, keep: bool = False, lock_dir: Path | None = None
+) -> Backend:
+    """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks
+    (in `lock_dir`, toolchains/locks/ by default), `keep` keeps its container for entering after the build."""
     if name == "local":
         from forge.backends.local import LocalBackend
 
         return LocalBackend()
     try:
         module = importlib.import_module(f"forge.backends.{name}")
-        backend: Backend = module.DockerBackend(update_locks=update_locks, keep=keep)
+        extra = {"lock_dir": lock_dir} if lock_dir is not None else {}
+        backend: Backend = module.DockerBackend(update_locks=update_locks, keep=keep, **extra)
     except (ImportError, AttributeError) as exc:
         raise BackendError(f"the {name} backend is not available", str(exc), "use --backend local") from exc
     return backend
@@ -350,7 +353,7 @@ def _build_locked(
     reference = ensure_reference(request, cell, data, cfg, progress)
     if cfg.backend == "local":
         cross.ensure_target_tools(cell, target, os.environ, logs / "host-tools.log", cfg.install_tools)
-    with tracked(make_backend(cfg.backend, cfg.update_locks, cfg.keep_container)) as backend:
+    with tracked(make_backend(cfg.backend, cfg.update_locks, cfg.keep_container, cfg.lock_dir)) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)

@@ -39,6 +39,9 @@ class Config:
     """Accept toolchain package versions that differ from toolchains/locks/ (and rewrite the locks)."""
     keep_container: bool = False
     """Keep a docker build's container and volumes after the build, to enter it (FORGE_KEEP_CONTAINER=1)."""
+    lock_dir: Path | None = None
+    """Where docker builds read and write toolchain locks (None: toolchains/locks/; invoke upgrade
+    --refresh-locks points its candidate at a scratch directory)."""
     debug_info: bool = True
     """Publish separate .debug files next to each Linux cell's install tree (a second, -g build;
     FORGE_DEBUG_INFO=0 leaves it out)."""
