@@ -398,10 +398,13 @@ def build_image(
     context: Mapping[str, bytes],
     files: Mapping[str, Path] | None = None,
     network: str = "host",
+    fresh: bool = False,
 ) -> None:
     """Build `dockerfile` with the host network so apt and pip reach the mirrors; `context` holds
     the other files of the build context (ca/<name>.crt, requirements.txt), `files` more of them
-    copied from disk (an offline build's packages, with `network="none"`)."""
+    copied from disk (an offline build's packages, with `network="none"`). `fresh` ignores the
+    engine's layer cache, so apt and pip resolve again (a cached `apt-get install` layer would
+    replay what the mirror held when it was made)."""
     with tempfile.TemporaryDirectory(prefix="forge-ctx-") as ctx:
         (Path(ctx) / "Dockerfile").write_text(dockerfile)
         (Path(ctx) / "ca").mkdir()
@@ -413,7 +416,14 @@ def build_image(
         log: list[str] = []
         print(f"+ docker build --network {network} -t {tag}", flush=True)
         for chunk in client.api.build(
-            path=ctx, tag=tag, network_mode=network, labels=dict(labels), rm=True, forcerm=True, decode=True
+            path=ctx,
+            tag=tag,
+            network_mode=network,
+            labels=dict(labels),
+            rm=True,
+            forcerm=True,
+            decode=True,
+            nocache=fresh,
         ):
             if "stream" in chunk:
                 log.append(chunk["stream"])

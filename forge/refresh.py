@@ -94,7 +94,7 @@ def build_fresh_image(client: Any, spec: images.ToolchainSpec, mirror: str, ws: 
     scratch = f"{planned.tag}-refresh-{int(time.time())}"  # never an older unpinned build's image
     dockerfile = images.render_dockerfile(planned.template, planned.args, source=str(planned.template_path))
     labels = {images.MANAGED_LABEL: "toolchain", "org.forge.name": spec.name, "org.forge.suite": spec.suite}
-    images.build_image(client, dockerfile, scratch, labels, planned.context)
+    images.build_image(client, dockerfile, scratch, labels, planned.context, fresh=True)
     try:
         found = locks.collect_lock(client, scratch, spec.name)
         status = locks.reconcile(locks.lock_path(spec.name, ws.lock_dir), found, update=True)
