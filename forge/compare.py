@@ -271,7 +271,34 @@ def runnable_here(side: Side) -> str | None:
     except (elf.ElfError, OSError, ValueError):
         return f"{side.name}'s ember-run is not an ELF program for this host"
     host = HOST_MACHINE.get(platform.machine(), platform.machine())
-    return None if machine == host else f"{side.name} is built for {machine}; this host is {host}"
+    if machine != host:
+        return f"{side.name} is built for {machine}; this host is {host}"
+    return glibc_too_old(side, host_glibc())
+
+
+def host_glibc() -> Version | None:
+    """The C library version of this host (None when it is not glibc)."""
+    name, version = platform.libc_ver()
+    try:
+        return Version(version) if name == "glibc" and version else None
+    except InvalidVersion:
+        return None
+
+
+def glibc_too_old(side: Side, host: Version | None) -> str | None:
+    """Why this host's glibc cannot load the side's programs and libraries (a build for a newer
+    Debian needs a newer GLIBC_ than the host has: its failures would say nothing about the build)."""
+    if host is None:
+        return None
+    files = [side.install / "bin" / "ember-run", *tree.shared_libraries(side.install).values()]
+    try:
+        found = [requirements(f).get("GLIBC") for f in files if f.is_file()]
+    except (elf.ElfError, OSError, ValueError):
+        return None  # a damaged file is the symbols check's finding
+    needed = max(found, key=lambda v: v or Version("0"), default=None)
+    if needed is not None and needed > host:
+        return f"{side.name} requires GLIBC_{needed}; this host has glibc {host}"
+    return None
 
 
 def drift(base: Any, cand: Any) -> tuple[float, float]:
