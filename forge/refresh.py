@@ -86,9 +86,9 @@ def offer(
     )
 
 
-def build_fresh_image(client: Any, spec: images.ToolchainSpec, mirror: str, ws: Workspace) -> tuple[str, str]:
-    """Build `spec`'s image with nothing pinned, record its lock in the scratch dir, and tag it as the
-    image that lock pins (so the candidate build finds it); returns (tag, lock status)."""
+def build_fresh_image(client: Any, spec: images.ToolchainSpec, mirror: str, ws: Workspace) -> str:
+    """Build `spec`'s image with nothing pinned and record its lock in the scratch dir; returns the
+    image's scratch tag (`adopt_fresh_image` gives it the tag its lock pins)."""
     base = images.ensure_base_image(client, spec.suite, mirror)
     planned = images.plan_image(spec, base.tag, base.id, lock_dir=ws.lock_dir, update=True)
     scratch = f"{planned.tag}-refresh-{int(time.time())}"  # never an older unpinned build's image
@@ -97,13 +97,27 @@ def build_fresh_image(client: Any, spec: images.ToolchainSpec, mirror: str, ws: 
     images.build_image(client, dockerfile, scratch, labels, planned.context, fresh=True)
     try:
         found = locks.collect_lock(client, scratch, spec.name)
-        status = locks.reconcile(locks.lock_path(spec.name, ws.lock_dir), found, update=True)
-        pinned = images.plan_image(spec, base.tag, base.id, lock_dir=ws.lock_dir).tag
+        locks.reconcile(locks.lock_path(spec.name, ws.lock_dir), found, update=True)
+    except BaseException:
+        client.images.remove(scratch)
+        raise
+    return scratch
+
+
+def pinned_tag(client: Any, spec: images.ToolchainSpec, mirror: str, ws: Workspace) -> str:
+    """The tag of the image the scratch lock pins (what the candidate build looks for)."""
+    base = images.ensure_base_image(client, spec.suite, mirror)
+    return images.plan_image(spec, base.tag, base.id, lock_dir=ws.lock_dir).tag
+
+
+def adopt_fresh_image(client: Any, pinned: str, scratch: str) -> str:
+    """Give the fresh image the tag `pinned` and drop the scratch tag. An existing image of that tag
+    is left alone (it holds the same lock, and other builds use it): a shared tag never moves."""
+    if not client.images.list(name=pinned):
         repository, _, tag = pinned.partition(":")
         client.images.get(scratch).tag(repository, tag)
-    finally:
-        client.images.remove(scratch)  # the pinned tag keeps the image
-    return pinned, status
+    client.images.remove(scratch)
+    return pinned
 
 
 def run_refresh(target: str | None, pins: Mapping[str, str | None], options: Mapping[str, object]) -> None:
@@ -125,11 +139,14 @@ def run_refresh(target: str | None, pins: Mapping[str, str | None], options: Map
     shutil.rmtree(ws.root, ignore_errors=True)
     ws.lock_dir.mkdir(parents=True)
     client = ensure_daemon(os.environ)
-    tag, _ = build_fresh_image(client, spec, images.debian_mirror(os.environ), ws)
+    mirror = images.debian_mirror(os.environ)
+    scratch = build_fresh_image(client, spec, mirror, ws)
     changes = lock_changes(spec.name, locks.LOCK_DIR, ws.lock_dir)
     if not changes:
+        client.images.remove(scratch)
         out.print(f"{spec.name}: the mirror and PyPI resolve exactly the committed lock; nothing to refresh")
         return
+    tag = adopt_fresh_image(client, pinned_tag(client, spec, mirror, ws), scratch)
     out.print(f"{spec.name}: {len(changes)} package version(s) resolve differently today ({tag})", markup=False)
     progress = Progress(out, cfg.ci)
     report = lambda exc: out.print(exc.render(), markup=False)  # noqa: E731

@@ -60,3 +60,41 @@ def test_a_cell_without_a_toolchain_image_is_refused() -> None:
     with pytest.raises(ConfigError) as info:
         refresh.run_refresh("host", {}, {"backend": "local"})
     assert "without a forge toolchain image" in info.value.what
+
+
+class FakeImages:
+    def __init__(self, existing: set[str]) -> None:
+        self.tags = set(existing) | {"forge/toolchain:x-refresh-1"}
+        self.removed: list[str] = []
+
+    def list(self, name: str) -> list[str]:
+        return [name] if name in self.tags else []
+
+    def get(self, tag: str) -> FakeImages:
+        self._current = tag
+        return self
+
+    def tag(self, repository: str, tag: str) -> None:
+        self.tags.add(f"{repository}:{tag}")
+
+    def remove(self, tag: str) -> None:
+        self.removed.append(tag)
+        self.tags.discard(tag)
+
+
+class FakeClient:
+    def __init__(self, existing: set[str]) -> None:
+        self.images = FakeImages(existing)
+
+
+def test_the_fresh_image_takes_a_free_tag_but_never_moves_a_shared_one() -> None:
+    free = FakeClient(set())
+    assert refresh.adopt_fresh_image(free, "forge/toolchain:x-abc", "forge/toolchain:x-refresh-1") == (
+        "forge/toolchain:x-abc"
+    )
+    assert free.images.tags == {"forge/toolchain:x-abc"}
+    shared = FakeClient({"forge/toolchain:x-abc"})
+    tagged: list[str] = []
+    shared.images.tag = lambda repository, tag: tagged.append(tag)  # type: ignore[method-assign]
+    refresh.adopt_fresh_image(shared, "forge/toolchain:x-abc", "forge/toolchain:x-refresh-1")
+    assert tagged == [] and shared.images.removed == ["forge/toolchain:x-refresh-1"]
