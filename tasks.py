@@ -229,6 +229,8 @@ UPGRADE_FLAGS = ("python", "numpy", "gcc", "cmake")
         "no-run": "compare files and manifests only (no numeric drift or benchmark runs)",
         "rounds": "interleaved ember-benchmark rounds per side (default 3)",
         "threshold": "slowdown beyond the spread that counts as a regression (default 0.1)",
+        "refresh-locks": "the same cell with freshly resolved packages in a new image, compared with today's lock",
+        "accept": "with --refresh-locks: write the new lock when the comparison found no regression",
     },
 )
 @_axis_flags(*UPGRADE_FLAGS)
@@ -244,13 +246,23 @@ def upgrade(
     no_run: bool = False,
     rounds: int | None = None,
     threshold: float | None = None,
+    refresh_locks: bool = False,
+    accept: bool = False,
     debug: bool = False,
     **axis_pins: str | None,
 ) -> None:
-    """Validate a toolchain upgrade: build the cell as it is and with the new toolchain, then compare them."""
+    """Validate a toolchain upgrade: build the cell as it is and with the new toolchain (or, with
+    --refresh-locks, freshly resolved packages), then compare them."""
     pins = _pins(axis_pins, UPGRADE_FLAGS)
     to = {"gcc": to_gcc, "python": to_python, "numpy": to_numpy, "cmake": to_cmake, "suite": to_suite}
     options = {"backend": backend, "no_run": no_run, "rounds": rounds, "threshold": threshold, "debug": debug}
+    if refresh_locks:
+        from forge.commands import refresh
+
+        if any(to.values()):
+            raise Exit("--refresh-locks keeps the cell's axes; leave out the --to-* options", code=2)
+        _guarded(debug, lambda: refresh.run_refresh(target, pins, {**options, "accept": accept}))
+        return
     from forge.commands import compare as command
 
     _guarded(debug, lambda: command.run_upgrade(target, pins, to, options))
@@ -366,8 +378,13 @@ def _docker_start(c: Context, debug: bool = False) -> None:
         "build": "build every image the matrix needs (missing ones only)",
         "prune": "remove forge images no cell uses: of the --matrix given, else of any matrix file in matrix/",
         "update-locks": "accept package versions that differ from toolchains/locks/ (rewrites the locks)",
+        "save": "save every forge image (or those of --only) as docker-save tarballs + sha256 index into DIR",
+        "load": "load the images saved in DIR, each checked against its recorded sha256 first",
+        "only": "with --save/--load: only the image tags matching this glob; with --cache-packages: image names",
+        "cache-packages": "download the exact debs and wheels of each image's lock into the package cache",
         "debug": AXIS_HELP["debug"],
     },
+    iterable=["only"],
 )
 def images(
     c: Context,
@@ -375,10 +392,22 @@ def images(
     build: bool = False,
     prune: bool = False,
     update_locks: bool = False,
+    save: str | None = None,
+    load: str | None = None,
+    only: list[str] | None = None,
+    cache_packages: bool = False,
     debug: bool = False,
 ) -> None:
-    """List forge's toolchain images with their cells and sizes; --build what a matrix needs, --prune the rest."""
+    """List forge's toolchain images with their cells and sizes; --build what a matrix needs, --prune the rest;
+    --save DIR / --load DIR archives them."""
     from forge.commands import images as command
+
+    if save or load or cache_packages:
+        if cache_packages:
+            _guarded(debug, lambda: command.run_cache_packages(matrix, only or [], os.environ))
+        else:
+            _guarded(debug, lambda: command.run_archive(save, load, only or [], os.environ))
+        return
 
     _guarded(debug, lambda: command.run_images(matrix, build, prune, os.environ, update_locks))
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, filelock, manifest, provenance
+from forge import __version__, debuginfo, filelock, manifest, provenance
 from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.backends.local import LocalBackend
 from forge.checks import tree
@@ -31,7 +31,16 @@ from forge.errors import (
 from forge.host import probe_host_facts
 from forge.log import Progress
 from forge.matrix import Cell, Request
-from forge.plan import ENGINE_TESTS, BuildOptions, Plan, Step, StepKind, plan_build, verify_steps
+from forge.plan import (
+    ENGINE_TESTS,
+    BuildOptions,
+    Plan,
+    Step,
+    StepKind,
+    debug_info_stage,
+    plan_build,
+    verify_steps,
+)
 from forge.resolve import Resolution, resolve
 from forge.targets import cross
 from forge.toolchains import Target
@@ -55,16 +64,22 @@ class BuildResult:
 
 
 def make_backend(
-    name: str | None, update_locks: bool = False, keep: bool = False, env: Mapping[str, str] | None = None
+    name: str | None,
+    update_locks: bool = False,
+    keep: bool = False,
+    env: Mapping[str, str] | None = None,
+    lock_dir: Path | None = None,
 ) -> Backend:
-    """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks,
-    `keep` keeps its container for entering after the build; `env` is the environment it starts from
-    (Config.environment(): settings are read in config.py and passed down)."""
+    """The backend called `name`; `update_locks` lets a docker build rewrite drifted toolchain locks
+    (in `lock_dir`, toolchains/locks/ by default), `keep` keeps its container for entering after the
+    build; `env` is the environment it starts from (Config.environment(): settings are read in
+    config.py and passed down)."""
     if name == "local":
         return LocalBackend(env)
     try:
         module = importlib.import_module(f"forge.backends.{name}")
-        backend: Backend = module.DockerBackend(update_locks=update_locks, keep=keep, env=env)
+        extra = {"lock_dir": lock_dir} if lock_dir is not None else {}
+        backend: Backend = module.DockerBackend(update_locks=update_locks, keep=keep, env=env, **extra)
     except (ImportError, AttributeError) as exc:
         raise BackendError(f"the {name} backend is not available", str(exc), "use --backend local") from exc
     return backend
@@ -132,7 +147,7 @@ def plan_cell(cell: Cell, target: Target, cfg: Config, ws: Workspace, backend: s
     """The one planning route. `invoke plan` calls it with the workspace and compiler cache a build
     will find (expected_workspace, ccache_expected); a build with the ones its backend prepared and
     probed, which are the same unless something changed in between."""
-    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and ccache_found)
+    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and ccache_found, debug_info=cfg.debug_info)
     return plan_build(cell, target, ws, backend, opts)
 
 
@@ -177,6 +192,8 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
         return check_macho(host_ws, target)
     if step.name == "install":
         _reset(host_ws.prefix)
+    if step.name == "debuginfo-install":
+        _reset(debug_info_stage(host_ws))
     assert step.cwd is not None
     exited_ok = True
     try:
@@ -250,6 +267,11 @@ def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path,
         backend.copy_out(ws.prefix, tmp / "install")
         shutil.copytree(logs, tmp / "logs")
         data.files = manifest.file_records(tmp / "install")
+        if any(step.name == "debuginfo-install" for step in plan.steps):
+            stage = tmp / ".debuginfo-stage"
+            backend.copy_out(debug_info_stage(ws), stage)
+            data.extra["debug"] = debuginfo.publish(tmp / "install", stage, tmp / debuginfo.DEBUG_DIR)
+            shutil.rmtree(stage)
         data.package = provenance.package_record(tmp, plan.cell.id, cfg.source_date_epoch)
         data.steps.append({"name": "record", "seconds": 0.0, "status": "ok"})
         manifest.write_manifest(tmp, data)
@@ -355,7 +377,8 @@ def _build_locked(
     reference = ensure_reference(request, cell, data, cfg, progress)
     if cfg.backend == "local":
         cross.ensure_target_tools(cell, target, cfg.environment(), logs / "host-tools.log", cfg.install_tools)
-    with tracked(make_backend(cfg.backend, cfg.update_locks, cfg.keep_container, cfg.environment())) as backend:
+    backend_made = make_backend(cfg.backend, cfg.update_locks, cfg.keep_container, cfg.environment(), cfg.lock_dir)
+    with tracked(backend_made) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)

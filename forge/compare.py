@@ -30,7 +30,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from forge import manifest
+from forge import debuginfo, manifest
 from forge.checks import elf, symbols, tree
 from forge.errors import ConfigError
 from forge.proc import run_command
@@ -167,20 +167,33 @@ def _compare_library(result: Comparison, name: str, base: Path, cand: Path) -> N
 
 
 def compare_abi(result: Comparison, abidiff: str | None, run: Callable[..., subprocess.CompletedProcess[str]]) -> None:
-    """abidiff per shared library, with both sides' public headers (and .debug files where published)."""
+    """abidiff per shared library, with both sides' public headers and their published .debug files
+    (found by build-id, so abidiff sees the real types; without them it sees only ELF symbols)."""
     if abidiff is None:
         result.add("abi", Severity.NOT_RUN, "abidiff is not installed (Debian abigail-tools; `invoke doctor --fix`)")
         return
     base, cand = tree.shared_libraries(result.base.install), tree.shared_libraries(result.candidate.install)
-    for name in sorted(base.keys() & cand.keys()):
-        argv = [abidiff, "--no-show-locs"]
+    with tempfile.TemporaryDirectory(prefix="forge-abidiff-") as tmp:
+        debug_args: list[str] = []
         for i, side in ((1, result.base), (2, result.candidate)):
-            argv += [f"--headers-dir{i}", str(side.install / "include")]
-            debug = side.path / "debug"
-            if debug.is_dir():
-                argv += [f"--debug-info-dir{i}", str(debug)]
-        proc = run([*argv, str(base[name]), str(cand[name])], capture_output=True, text=True, timeout=600, check=False)
-        report_abidiff(result, f"lib{name}", proc.returncode, proc.stdout + proc.stderr)
+            found = debuginfo.build_id_tree(side.path, side.data.get("debug"), Path(tmp) / f"d{i}")
+            if found:
+                debug_args += [f"--debug-info-dir{i}", str(Path(tmp) / f"d{i}")]
+            else:
+                result.add(
+                    "abi",
+                    Severity.NOT_RUN,
+                    f"{side.name} publishes no .debug files: abidiff compares ELF symbols only, not types "
+                    "(rebuild it with FORGE_DEBUG_INFO=1, the default)",
+                )
+        for name in sorted(base.keys() & cand.keys()):
+            argv = [abidiff, "--no-show-locs", *debug_args]
+            for i, side in ((1, result.base), (2, result.candidate)):
+                argv += [f"--headers-dir{i}", str(side.install / "include")]
+            proc = run(
+                [*argv, str(base[name]), str(cand[name])], capture_output=True, text=True, timeout=600, check=False
+            )
+            report_abidiff(result, f"lib{name}", proc.returncode, proc.stdout + proc.stderr)
 
 
 def report_abidiff(result: Comparison, library: str, code: int, text: str) -> None:
@@ -259,7 +272,34 @@ def runnable_here(side: Side) -> str | None:
     except (elf.ElfError, OSError, ValueError):
         return f"{side.name}'s ember-run is not an ELF program for this host"
     host = HOST_MACHINE.get(platform.machine(), platform.machine())
-    return None if machine == host else f"{side.name} is built for {machine}; this host is {host}"
+    if machine != host:
+        return f"{side.name} is built for {machine}; this host is {host}"
+    return glibc_too_old(side, host_glibc())
+
+
+def host_glibc() -> Version | None:
+    """The C library version of this host (None when it is not glibc)."""
+    name, version = platform.libc_ver()
+    try:
+        return Version(version) if name == "glibc" and version else None
+    except InvalidVersion:
+        return None
+
+
+def glibc_too_old(side: Side, host: Version | None) -> str | None:
+    """Why this host's glibc cannot load the side's programs and libraries (a build for a newer
+    Debian needs a newer GLIBC_ than the host has: its failures would say nothing about the build)."""
+    if host is None:
+        return None
+    files = [side.install / "bin" / "ember-run", *tree.shared_libraries(side.install).values()]
+    try:
+        found = [requirements(f).get("GLIBC") for f in files if f.is_file()]
+    except (elf.ElfError, OSError, ValueError):
+        return None  # a damaged file is the symbols check's finding
+    needed = max(found, key=lambda v: v or Version("0"), default=None)
+    if needed is not None and needed > host:
+        return f"{side.name} requires GLIBC_{needed}; this host has glibc {host}"
+    return None
 
 
 def drift(base: Any, cand: Any) -> tuple[float, float]:

@@ -47,6 +47,12 @@ class Config:
     env: Mapping[str, str] | None = None
     """The environment the build's backends start from. None (what load_config gives): this process's
     environment, read here; repro gives each of its builds a varied copy (repro.varied_config)."""
+    lock_dir: Path | None = None
+    """Where docker builds read and write toolchain locks (None: toolchains/locks/; invoke upgrade
+    --refresh-locks points its candidate at a scratch directory)."""
+    debug_info: bool = True
+    """Publish separate .debug files next to each Linux cell's install tree (a second, -g build;
+    FORGE_DEBUG_INFO=0 leaves it out)."""
 
     def environment(self) -> dict[str, str]:
         """The environment the backends get: `env`, or this process's when none was given."""
@@ -115,6 +121,11 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         values["update_locks"] = True
     if env.get("FORGE_KEEP_CONTAINER", "") == "1":
         values["keep_container"] = True
+    if env.get("FORGE_DEBUG_INFO", "1") not in ("0", "1"):
+        raise ConfigError(
+            f"FORGE_DEBUG_INFO={env['FORGE_DEBUG_INFO']!r}", "it is 1 (publish .debug files) or 0", "set it to 0 or 1"
+        )
+    values["debug_info"] = env.get("FORGE_DEBUG_INFO", "1") == "1"
     values.update({key: value for key, value in cli.items() if value is not None})
     if env.get("FORGE_ROOT"):  # build another checkout (tests build a snapshot of this one)
         repo = Path(env["FORGE_ROOT"]).resolve()
@@ -160,6 +171,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         update_locks=bool(values["update_locks"]),
         keep_container=bool(values.get("keep_container", False)),
         signing_key=env.get("FORGE_SIGNING_KEY") or None,
+        debug_info=bool(values["debug_info"]),
     )
 
 

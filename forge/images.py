@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -24,7 +25,7 @@ import docker
 import docker.errors
 from packaging.version import Version
 
-from forge import filelock, host, locks
+from forge import filelock, host, locks, pkgcache
 from forge.errors import BackendError, ConfigError, StepFailedError
 from forge.proc import run_command
 from forge.toolchains import Suite, Target, load_toolchains
@@ -395,18 +396,34 @@ def build_image(
     tag: str,
     labels: Mapping[str, str],
     context: Mapping[str, bytes],
+    files: Mapping[str, Path] | None = None,
+    network: str = "host",
+    fresh: bool = False,
 ) -> None:
     """Build `dockerfile` with the host network so apt and pip reach the mirrors; `context` holds
-    the other files of the build context (ca/<name>.crt, requirements.txt)."""
+    the other files of the build context (ca/<name>.crt, requirements.txt), `files` more of them
+    copied from disk (an offline build's packages, with `network="none"`). `fresh` ignores the
+    engine's layer cache, so apt and pip resolve again (a cached `apt-get install` layer would
+    replay what the mirror held when it was made)."""
     with tempfile.TemporaryDirectory(prefix="forge-ctx-") as ctx:
         (Path(ctx) / "Dockerfile").write_text(dockerfile)
         (Path(ctx) / "ca").mkdir()
         for name, data in context.items():
             (Path(ctx) / name).write_bytes(data)
+        for name, source in (files or {}).items():
+            (Path(ctx) / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, Path(ctx) / name)
         log: list[str] = []
-        print(f"+ docker build --network host -t {tag}", flush=True)
+        print(f"+ docker build --network {network} -t {tag}", flush=True)
         for chunk in client.api.build(
-            path=ctx, tag=tag, network_mode="host", labels=dict(labels), rm=True, forcerm=True, decode=True
+            path=ctx,
+            tag=tag,
+            network_mode=network,
+            labels=dict(labels),
+            rm=True,
+            forcerm=True,
+            decode=True,
+            nocache=fresh,
         ):
             if "stream" in chunk:
                 log.append(chunk["stream"])
@@ -418,6 +435,33 @@ def build_image(
                 )
     if _find(client, tag) is None:
         raise BackendError(f"docker build finished but {tag} does not exist")
+
+
+def build_from_cache(
+    client: docker.DockerClient,
+    spec: ToolchainSpec,
+    base_tag: str,
+    tag: str,
+    labels: Mapping[str, str],
+    *,
+    cache: Path = pkgcache.CACHE_DIR,
+    template_dir: Path = DOCKERFILES,
+    lock_dir: Path = locks.LOCK_DIR,
+) -> None:
+    """Build `spec`'s image as `tag` with no network, from the package cache's copy of its lock
+    (`<family>-offline.Dockerfile`). Raises DistError when the cache lacks part of the lock."""
+    lock = locks.read_lock(locks.lock_path(spec.name, lock_dir), spec.name)
+    if lock is None:
+        raise ConfigError(f"{spec.name} has no lock to restore", fix="build it online first: invoke images --build")
+    files = pkgcache.offline_files(cache, lock)
+    template_path = template_dir / f"{spec.family}-offline.Dockerfile"
+    context, hashed = image_context(spec, lock_dir, update_locks=False)
+    dockerfile = render_dockerfile(
+        template_path.read_text(), toolchain_args(spec, base_tag, hashed), source=str(template_path)
+    )
+    build_image(
+        client, dockerfile, tag, {**labels, "org.forge.source": "package-cache"}, context, files, network="none"
+    )
 
 
 def building(name: str) -> contextlib.AbstractContextManager[None]:
@@ -464,10 +508,21 @@ def _ensure_toolchain_image(
         "org.forge.name": spec.name,
         "org.forge.suite": spec.suite,
     }
-    build_image(client, dockerfile, tag, labels, planned.context)
+    if restorable(spec, lock_dir, update):
+        print(f"{spec.name}: building offline from the package cache ({pkgcache.CACHE_DIR})", flush=True)
+        build_from_cache(client, spec, base.tag, tag, labels, template_dir=template_dir, lock_dir=lock_dir)
+    else:
+        build_image(client, dockerfile, tag, labels, planned.context)
     found = _find(client, tag)
     assert found is not None
     return base, ImageRef(tag, found.id, key, spec.name, built=True, seconds=time.monotonic() - start)
+
+
+def restorable(spec: ToolchainSpec, lock_dir: Path, update: bool, cache: Path = pkgcache.CACHE_DIR) -> bool:
+    """Whether `spec`'s image can be built offline from the package cache: its lock is committed,
+    not being refreshed, and every deb and wheel of it is cached with the right sha256."""
+    lock = None if update else locks.read_lock(locks.lock_path(spec.name, lock_dir), spec.name)
+    return lock is not None and pkgcache.index_path(cache, lock.name).is_file() and not pkgcache.missing(cache, lock)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ Nothing here runs a process or reads the environment; `build.py` executes what t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import PurePosixPath
 
@@ -42,6 +42,8 @@ class BuildOptions:
     build_type: str = "Release"
     ccache: bool = True
     extra_cmake_args: tuple[str, ...] = field(default=())
+    debug_info: bool = False
+    """Also build with -g into a second directory, for the cell's separate .debug files (forge/debuginfo.py)."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,7 @@ def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: Bu
         ),
         Step("build", StepKind.COMMAND, "build engine/", build, ws.source, env),
         Step("install", StepKind.COMMAND, "install into the staging prefix", install, ws.source, env),
+        *debug_info_steps(cell, target, ws, opts, env),
         *engine_test_steps(target, ws, opts, env),
         *verify_steps(cell, target, ws, opts),
         Step("record", StepKind.RECORD, f"write dist/{cell.id}/ (installed tree, manifest.json, logs) atomically"),
@@ -214,3 +217,47 @@ def engine_test_steps(
         return []
     ctest = ("ctest", "--output-on-failure", "-j", str(opts.jobs))
     return [Step(ENGINE_TESTS, StepKind.CTEST, "run the engine's own tests (engine/tests)", ctest, ws.build, env)]
+
+
+DEBUG_INFO_FLAGS = "-g -gz"  # full DWARF (types for abidiff), zlib-compressed
+
+
+def debug_info_build(ws: Workspace) -> PurePosixPath:
+    """The -g build directory of a cell, inside its build directory (a volume in containers)."""
+    return ws.build / ".debuginfo" / "build"
+
+
+def debug_info_stage(ws: Workspace) -> PurePosixPath:
+    """Where the -g build installs, for forge/debuginfo.py to pair its files with the installed ones."""
+    return ws.build / ".debuginfo" / "stage"
+
+
+def debug_info_steps(
+    cell: Cell, target: Target, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]
+) -> list[Step]:
+    """Configure, build and install engine/ again with `-g` added (same install prefix, same path
+    remapping), for ELF targets. The installed tree is not touched: record pairs the files."""
+    if not opts.debug_info or target.checker is Checker.MACHO:
+        return []
+    dws = replace(ws, build=debug_info_build(ws))
+    args = [
+        f"{a} {DEBUG_INFO_FLAGS}" if a.startswith(("-DCMAKE_C_FLAGS=", "-DCMAKE_CXX_FLAGS=")) else a
+        for a in configure_args(cell, target, dws, opts)
+    ]
+    args = [a for a in args if not a.startswith("-DEMBER_BUILD_TESTS=")] + ["-DEMBER_BUILD_TESTS=OFF"]
+    build = ("cmake", "--build", str(dws.build), "-j", str(opts.jobs))
+    install = ("cmake", "--install", str(dws.build), "--prefix", str(debug_info_stage(ws)))
+    return [
+        Step("debuginfo-configure", StepKind.COMMAND, "configure engine/ again with -g", tuple(args), ws.source, env),
+        Step(
+            "debuginfo-build", StepKind.COMMAND, "build engine/ with -g (for the .debug files)", build, ws.source, env
+        ),
+        Step(
+            "debuginfo-install",
+            StepKind.COMMAND,
+            "install the -g build beside the staging prefix",
+            install,
+            ws.source,
+            env,
+        ),
+    ]

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import fnmatch
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import docker
 
 from forge import cli as forge_cli
-from forge import host, images, locks
+from forge import host, image_archive, images, locks, pkgcache
 from forge.build import resolve_for
 from forge.config import backend_for
 from forge.daemon import ensure_daemon
-from forge.errors import ForgeError
+from forge.errors import ConfigError, ForgeError
 from forge.matrix import Excluded
 
 
@@ -80,3 +82,40 @@ def every_matrix_tag(client: docker.DockerClient, env: Mapping[str, str], mirror
         for spec, _ in matrix_specs(str(path), env).values():
             tags |= {t for t in images.expected_tags(client, spec, mirror) if t}
     return tags
+
+
+def run_archive(save: str | None, load: str | None, only: Iterable[str], env: Mapping[str, str]) -> None:
+    """`invoke images --save DIR` (every forge image, or those matching --only) / `--load DIR`."""
+    if save and load:
+        raise ConfigError("--save and --load were both given", fix="save to one directory, or load from one")
+    host.ensure_tools("images", env=env, scopes=(("docker", None),))
+    client = ensure_daemon(env)
+    if load:
+        image_archive.load_images(client, Path(load), only)
+        return
+    assert save is not None
+    present = [i.tag for i in images.list_images(client) if i.kind in ("base", "toolchain")]
+    tags = image_archive.select(present, only)
+    if not tags:
+        raise ConfigError(
+            f"no forge image matches {', '.join(only) or 'anything'}",
+            fix="invoke images lists them; build them with invoke images --build",
+        )
+    image_archive.save_images(client, tags, Path(save))
+
+
+def run_cache_packages(matrix: str | None, only: Iterable[str], env: Mapping[str, str]) -> None:
+    """`invoke images --cache-packages`: keep the debs and wheels of each image's lock in the package cache."""
+    host.ensure_tools("images", env=env, scopes=(("docker", None),))
+    client = ensure_daemon(env)
+    mirror = images.debian_mirror(env)
+    patterns = list(only)
+    for name, (spec, _) in sorted(matrix_specs(matrix, env).items()):
+        if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            continue
+        lock = locks.read_lock(locks.lock_path(spec.name), spec.name)
+        if lock is None:
+            print(f"{name}: no lock yet (build the image first: invoke images --build)")
+            continue
+        base = images.ensure_base_image(client, spec.suite, mirror)
+        print(pkgcache.summary(lock, pkgcache.fill(client, base.tag, lock)), flush=True)

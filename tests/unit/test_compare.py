@@ -7,6 +7,8 @@ import shutil
 import stat
 from pathlib import Path
 
+from packaging.version import Version
+
 from forge import compare, manifest
 from forge.commands import compare as compare_cmd
 from forge.compare import Severity
@@ -135,3 +137,16 @@ def test_upgrade_pairs_the_baseline_with_the_candidate() -> None:
     assert ids == ["linux-x86_64-py3.11-np2.4-gcc12-cpu", "linux-x86_64-py3.13-np2.4-gcc14-cpu"]
     with pytest.raises(ConfigError, match="needs what to upgrade to"):
         compare_cmd.upgrade_requests("linux-x86_64", {"gcc": "12"}, {"gcc": None})
+
+
+def test_a_build_needing_a_newer_glibc_than_the_host_is_not_run(tmp_path: Path) -> None:
+    # A real program of this host as the side's ember-run: it needs some GLIBC_2.x.
+    side_dir = tmp_path / "cell"
+    (side_dir / "install" / "bin").mkdir(parents=True)
+    shutil.copyfile("/bin/ls", side_dir / "install" / "bin" / "ember-run")
+    side = compare.Side("trixie-cell", side_dir, {})
+    needed = compare.requirements(side_dir / "install" / "bin" / "ember-run")["GLIBC"]
+    why = compare.glibc_too_old(side, Version("2.0"))
+    assert why == f"trixie-cell requires GLIBC_{needed}; this host has glibc 2.0"
+    assert compare.glibc_too_old(side, Version("99.0")) is None
+    assert compare.glibc_too_old(side, None) is None
