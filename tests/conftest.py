@@ -18,6 +18,11 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 INSTALL = REPO / ".cache" / "test-install"
 
+# Every Linux cell publishes separate .debug files by default, which compiles the engine a second
+# time with -g. The cells the tests build leave that out unless a test asks for it
+# (test_docker_build's host cell and test_upgrade_gcc do): it would double every build's cost in CI.
+os.environ.setdefault("FORGE_DEBUG_INFO", "0")
+
 
 def _run(argv: list[str], cwd: Path) -> None:
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)

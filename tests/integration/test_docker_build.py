@@ -7,6 +7,7 @@ The build container has no network, and an interrupted build leaves no container
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -185,7 +186,7 @@ def test_invoke_build_records_image_lock_and_inside_versions(client: Any, cell: 
     for sub in ("engine", "verify", "matrix", "toolchains"):
         shutil.copytree(REPO / sub, root / sub, ignore=shutil.ignore_patterns("build*", ".cache"))
     argv = [sys.executable, "-m", "invoke", "build", "--target", "linux-x86_64", "--python", "3.11"]
-    env = {**os.environ, "FORGE_ROOT": str(root)}
+    env = {**os.environ, "FORGE_ROOT": str(root), "FORGE_DEBUG_INFO": "1"}  # the cell CI checks .debug files on
     proc = subprocess.run([*argv, "--backend", "docker"], cwd=REPO, env=env, capture_output=True, text=True)
     manifest_path = root / "dist" / cell.id / "manifest.json"
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
@@ -195,6 +196,16 @@ def test_invoke_build_records_image_lock_and_inside_versions(client: Any, cell: 
     assert manifest["image"]["lock"].startswith("toolchains/locks/")
     assert manifest["container_versions"]["cxx"].startswith(f"g++-{cell.gcc} ")
     assert manifest["ccache"]["hit_rate"] is not None
+    # Separate .debug files (forge/debuginfo.py): one per installed library and program, none missing,
+    # each on disk with the sha256 the manifest records and the installed file's build-id.
+    debug = manifest["debug"]
+    assert debug["missing"] == {}, debug["missing"]
+    assert any(rel.startswith("lib/libember_cc.so") for rel in debug["files"]), sorted(debug["files"])
+    assert any(rel.startswith("bin/ember-run") for rel in debug["files"]), sorted(debug["files"])
+    for rel, entry in debug["files"].items():
+        data = (root / "dist" / cell.id / debug["dir"] / f"{rel}.debug").read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+        assert len(entry["build_id"]) >= 32
     cfg, _ = cli.setup({"backend": "docker"})
     assert host_workspace(cfg, cell).source == PurePosixPath(REPO)
     shutil.rmtree(root, ignore_errors=True)
