@@ -200,7 +200,42 @@ def embedded_arches(list_elf: str, list_ptx: str) -> CudaArch:
     return CudaArch(_sorted(found))
 
 
+def cuobjdump_listing(returncode: int, stdout: str, stderr: str, *, path: str) -> str:
+    """The listing of one cuobjdump run: its stdout, or "" for a file without device code (which
+    cuobjdump reports on stderr with exit status 255); any other failure is an error."""
+    if returncode == 0:
+        return stdout
+    if "does not contain device code" in stderr:
+        return ""
+    raise ConfigError(f"cuobjdump failed on {path} (exit {returncode})", stderr.strip()[-2000:])
+
+
 def missing_arches(asked: CudaArch, embedded: CudaArch) -> list[GpuTarget]:
     """Targets asked for but absent from the binary (the cell fails when any is)."""
     have = set(embedded.targets)
     return [t for t in asked.targets if t not in have]
+
+
+def configure_args(arch: CudaArch) -> list[str]:
+    """The CMake arguments that build ember's CUDA kernels for `arch`."""
+    return ["-DEMBER_CUDA=ON", f"-DCMAKE_CUDA_ARCHITECTURES={arch.cmake_architectures()}"]
+
+
+def embedded_problems(asked: CudaArch, listings: dict[str, tuple[str, str]]) -> list[str]:
+    """One message per installed library that lacks an asked-for target.
+
+    `listings` maps a library's path (relative to the install tree) to its cuobjdump
+    (--list-elf, --list-ptx) output. A CUDA build whose libraries embed no device code at all
+    is a problem too: the kernels were not built in."""
+    problems = []
+    seen_any = False
+    for path, (elf, ptx) in sorted(listings.items()):
+        embedded = embedded_arches(elf, ptx)
+        seen_any = seen_any or bool(embedded.targets)
+        if embedded.targets:
+            missing = missing_arches(asked, embedded)
+            if missing:
+                problems.append(f"{path} lacks {', '.join(str(t) for t in missing)} (it embeds {embedded})")
+    if not seen_any:
+        problems.append(f"no installed library embeds GPU code (asked for {asked})")
+    return problems

@@ -48,6 +48,22 @@ def test_graphdef_json_report(ember_install: Path, name: str) -> None:
     assert report["run_min_us"] <= report["run_median_us"] <= report["run_max_us"]
 
 
+def test_graphdef_no_optimize_and_peak_rss(ember_install: Path) -> None:
+    """--no-optimize runs the graph as written (SessionOptions::optimize_graph off); both runs
+    report which they were and their peak RSS (engine_speed.py prints it beside TensorFlow's)."""
+    name = "model_mobilenet_v2"
+    model = str(GRAPHS / name / "model.pb")
+    reports = []
+    for extra in ([], ["--no-optimize"]):
+        argv = ["--model", model, *feed_args(name), "--repeat", "2", "--warmup", "0", "--json", *extra]
+        proc = bench(ember_install, *argv)
+        assert proc.returncode == 0, proc.stderr
+        reports.append(json.loads(proc.stdout))
+    assert reports[0]["optimize"] is True and reports[1]["optimize"] is False
+    # The weights alone are ~1.8 MB: a peak below that would be a misread.
+    assert all(r["peak_rss_kib"] > 2048 for r in reports), reports
+
+
 def test_unfed_placeholders_are_synthesized(ember_install: Path) -> None:
     proc = bench(
         ember_install,

@@ -103,3 +103,32 @@ def test_embedded_arches_from_cuobjdump() -> None:
 def test_unrecognised_cuobjdump_output_is_an_error() -> None:
     with pytest.raises(ConfigError, match="unrecognised cuobjdump line"):
         cuda.embedded_arches("cuobjdump info    : File 'x' does not contain device code\n", "")
+
+
+def test_configure_args_follow_the_request() -> None:
+    arch = cuda.parse_cuda_arch("sm_86,compute_86")
+    assert cuda.configure_args(arch) == ["-DEMBER_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=86-real;86-virtual"]
+
+
+def test_embedded_problems_name_the_library_and_the_missing_target() -> None:
+    asked = cuda.parse_cuda_arch(cuda.DEFAULT_CUDA_ARCH)
+    good = (LIST_ELF, LIST_PTX)
+    assert cuda.embedded_problems(asked, {"lib/libember_framework.so.0.1.0": good}) == []
+    sm80_only = ("ELF file    1: libember_framework.so.0.1.1.sm_80.cubin\n", "")
+    problems = cuda.embedded_problems(asked, {"lib/libember_framework.so.0.1.0": sm80_only})
+    assert problems == ["lib/libember_framework.so.0.1.0 lacks sm_90, compute_90 (it embeds sm_80)"]
+    # cuobjdump prints nothing for a library without device code (libember_cc): fine alone,
+    # but a CUDA build where no library has any is refused.
+    assert cuda.embedded_problems(asked, {"lib/libember_cc.so": ("", ""), "lib/libember_framework.so": good}) == []
+    assert cuda.embedded_problems(asked, {"lib/libember_cc.so": ("", "")}) == [
+        "no installed library embeds GPU code (asked for sm_80,sm_90,compute_90)"
+    ]
+
+
+def test_cuobjdump_on_a_library_without_device_code() -> None:
+    # What cuobjdump 13.5 did for libember_cc.so (host code only): exit 255, a note on stderr.
+    note = "cuobjdump info    : File '/x/libember_cc.so' does not contain device code\n"
+    assert cuda.cuobjdump_listing(255, "", note, path="lib/libember_cc.so") == ""
+    assert cuda.cuobjdump_listing(0, LIST_ELF, "", path="lib/x.so") == LIST_ELF
+    with pytest.raises(ConfigError, match=r"cuobjdump failed on lib/x\.so"):
+        cuda.cuobjdump_listing(1, "", "cuobjdump fatal   : Could not open input file\n", path="lib/x.so")

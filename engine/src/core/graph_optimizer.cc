@@ -132,9 +132,7 @@ class Optimizer {
             const std::vector<std::string>& fetches, const std::vector<std::string>& targets)
       : graph_(graph), evaluator_(graph, fed_nodes_) {
     for (const std::string& f : feeds) {
-      TensorId id = ParseTensorName(f);
-      fed_tensors_.insert(id.ToString());
-      fed_nodes_.insert(id.node);
+      fed_nodes_.insert(ParseTensorName(f).node);
     }
     for (const std::string& f : fetches) pinned_.insert(ParseTensorName(f).node);
     for (const std::string& t : targets) pinned_.insert(t);
@@ -231,7 +229,6 @@ class Optimizer {
     chain->members = {id};
     chain->filter = w.Clone();
     chain->bias.assign(static_cast<size_t>(channels), 0.f);
-    bool has_bias = false;
     int cur = id;
     for (;;) {
       const int next = SoleConsumer(cur);
@@ -264,7 +261,6 @@ class Optimizer {
         } else {
           const float sign = nop == "Sub" ? -1.f : 1.f;
           for (size_t k = 0; k < v.size(); ++k) chain->bias[k] += sign * v[k];
-          has_bias = true;
         }
       } else if ((nop == "FusedBatchNorm" || nop == "FusedBatchNormV2" ||
                   nop == "FusedBatchNormV3") &&
@@ -292,14 +288,12 @@ class Optimizer {
         for (size_t k = 0; k < scale.size(); ++k) mul[k] = scale[k] / std::sqrt(var[k] + eps);
         Scale(mul, transpose_b, chain);
         for (size_t k = 0; k < mul.size(); ++k) chain->bias[k] += offset[k] - mean[k] * mul[k];
-        has_bias = true;
       } else {
         break;
       }
       chain->members.push_back(next);
       cur = next;
     }
-    (void)has_bias;
     return chain->members.size() > 1;
   }
 
@@ -347,7 +341,6 @@ class Optimizer {
   }
 
   const Graph& graph_;
-  std::set<std::string> fed_tensors_;
   std::set<std::string> fed_nodes_;
   std::set<std::string> pinned_;
   std::vector<std::vector<Use>> consumers_;

@@ -16,6 +16,11 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include "common/cpu_features.h"
+#define EMBER_CONV_X86 1
+#endif
+
 namespace ember {
 namespace kernels {
 namespace {
@@ -234,6 +239,67 @@ class Conv2DOp : public ConvBase {
   }
 };
 
+struct DepthwiseArgs {
+  const float* x;
+  const float* w;
+  float* y;
+  const float* bias;  // null: no fused bias or activation
+  float lo, hi;
+  ConvGeometry g;
+  int64_t mult;
+};
+
+// Output rows [r0, r1) (of N*OH) of a depthwise convolution, pixel by pixel across channels.
+// Plain loops, vectorised by the compiler for each ISA target below.
+inline __attribute__((always_inline)) void DepthwiseRowsImpl(const DepthwiseArgs& a, int64_t r0,
+                                                             int64_t r1) {
+  const ConvGeometry& g = a.g;
+  const int64_t oc = g.c * a.mult;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t b = r / g.oh, oy = r % g.oh;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      float* __restrict dst = a.y + ((b * g.oh + oy) * g.ow + ox) * oc;
+      if (a.bias != nullptr) {
+        std::copy(a.bias, a.bias + oc, dst);
+      } else {
+        std::fill(dst, dst + oc, 0.f);
+      }
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+        if (iy < 0 || iy >= g.h) continue;
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+          if (ix < 0 || ix >= g.w) continue;
+          const float* __restrict src = a.x + ((b * g.h + iy) * g.w + ix) * g.c;
+          const float* __restrict wk = a.w + (ky * g.kw + kx) * oc;
+          if (a.mult == 1) {
+            for (int64_t c = 0; c < g.c; ++c) dst[c] += src[c] * wk[c];
+          } else {
+            for (int64_t c = 0; c < g.c; ++c) {
+              for (int64_t m = 0; m < a.mult; ++m) {
+                dst[c * a.mult + m] += src[c] * wk[c * a.mult + m];
+              }
+            }
+          }
+        }
+      }
+      if (a.bias != nullptr) {
+        for (int64_t c = 0; c < oc; ++c) dst[c] = std::min(std::max(dst[c], a.lo), a.hi);
+      }
+    }
+  }
+}
+
+void DepthwiseRowsGeneric(const DepthwiseArgs& a, int64_t r0, int64_t r1) {
+  DepthwiseRowsImpl(a, r0, r1);
+}
+#if defined(EMBER_CONV_X86)
+__attribute__((target("avx2,fma"))) void DepthwiseRowsAvx2(const DepthwiseArgs& a, int64_t r0,
+                                                           int64_t r1) {
+  DepthwiseRowsImpl(a, r0, r1);
+}
+#endif
+
 class DepthwiseConvOp : public ConvBase {
  public:
   DepthwiseConvOp(OpKernelConstruction* c, bool fused) : ConvBase(c, fused) {}
@@ -250,53 +316,30 @@ class DepthwiseConvOp : public ConvBase {
       ctx->SetStatus(s);
       return;
     }
-    const float* x = ctx->input(0).data<float>();
-    const float* w = f.data<float>();
-    float* y = out->data<float>();
-    const float* bias = epilogue_.fused ? epilogue_.bias.data<float>() : nullptr;
+    const DepthwiseArgs args{ctx->input(0).data<float>(),
+                             f.data<float>(),
+                             out->data<float>(),
+                             epilogue_.fused ? epilogue_.bias.data<float>() : nullptr,
+                             epilogue_.lo,
+                             epilogue_.hi,
+                             g,
+                             mult};
+#if defined(EMBER_CONV_X86)
+    const bool avx2 = cpu::HasAvx2Fma();
+#else
+    const bool avx2 = false;
+#endif
     ParallelFor(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * oc * 2,
                 [&](int64_t r0, int64_t r1) {
-                  for (int64_t r = r0; r < r1; ++r) {
-                    const int64_t b = r / g.oh, oy = r % g.oh;
-                    for (int64_t ox = 0; ox < g.ow; ++ox) {
-                      float* dst = y + ((b * g.oh + oy) * g.ow + ox) * oc;
-                      if (bias != nullptr) {
-                        std::copy(bias, bias + oc, dst);
-                      } else {
-                        std::fill(dst, dst + oc, 0.f);
-                      }
-                      DepthwisePixel(x, w, g, mult, b, oy, ox, dst);
-                      if (bias != nullptr) {
-                        for (int64_t c = 0; c < oc; ++c)
-                          dst[c] = std::min(std::max(dst[c], epilogue_.lo), epilogue_.hi);
-                      }
-                    }
+#if defined(EMBER_CONV_X86)
+                  if (avx2) {
+                    DepthwiseRowsAvx2(args, r0, r1);
+                    return;
                   }
+#endif
+                  (void)avx2;
+                  DepthwiseRowsGeneric(args, r0, r1);
                 });
-  }
-
- private:
-  // Adds the taps of output pixel (b, oy, ox) into dst[0, C * mult).
-  static void DepthwisePixel(const float* x, const float* w, const ConvGeometry& g, int64_t mult,
-                             int64_t b, int64_t oy, int64_t ox, float* dst) {
-    const int64_t oc = g.c * mult;
-    for (int64_t ky = 0; ky < g.kh; ++ky) {
-      const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-      if (iy < 0 || iy >= g.h) continue;
-      for (int64_t kx = 0; kx < g.kw; ++kx) {
-        const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
-        if (ix < 0 || ix >= g.w) continue;
-        const float* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
-        const float* wk = w + (ky * g.kw + kx) * oc;
-        if (mult == 1) {
-          for (int64_t c = 0; c < g.c; ++c) dst[c] += src[c] * wk[c];
-        } else {
-          for (int64_t c = 0; c < g.c; ++c) {
-            for (int64_t m = 0; m < mult; ++m) dst[c * mult + m] += src[c] * wk[c * mult + m];
-          }
-        }
-      }
-    }
   }
 };
 
