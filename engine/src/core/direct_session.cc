@@ -356,7 +356,9 @@ class DirectSession : public Session {
   // convolution weights, bias and activation fused) unless the options turn that off.
   Status GraphFor(const Signature& sig, std::shared_ptr<const Graph>* out) {
     std::shared_ptr<const Graph> graph = CurrentGraph();
-    if (!options_.optimize_graph) {
+    // The fused kernels are CPU kernels: a session placing nodes on a GPU by default runs the
+    // graph as written.
+    if (!options_.optimize_graph || !options_.default_device.empty()) {
       *out = std::move(graph);
       return Status::OK();
     }

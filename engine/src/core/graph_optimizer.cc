@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "core/device.h"
 #include "core/op_kernel.h"
 #include "core/resource_mgr.h"
 
@@ -192,6 +193,13 @@ class Optimizer {
     return uses[0].node;
   }
 
+  // True when `n` names no device or a CPU one.
+  static bool OnCpu(const Node& n) {
+    if (n.def.device.empty()) return true;
+    DeviceSpec spec;
+    return ParseDeviceSpec(n.def.device, &spec) && (spec.type.empty() || spec.type == "CPU");
+  }
+
   bool Constant(const Node& n, int input, Tensor* out) {
     const Node::Input& in = n.inputs[static_cast<size_t>(input)];
     return evaluator_.Evaluate(in.node, in.output, out);
@@ -204,6 +212,8 @@ class Optimizer {
     const std::string& op = head.def.op;
     if (op != "Conv2D" && op != "DepthwiseConv2dNative" && op != "MatMul") return false;
     if (!IsFloat(head) || head.inputs.size() != 2 || !head.control_inputs.empty()) return false;
+    // The fused kernels are CPU kernels: a chain placed on a GPU stays as written.
+    if (!OnCpu(head)) return false;
     if (op != "MatMul" && !AttrIs(head.def, "data_format", "NHWC", "NHWC")) return false;
     if (op != "MatMul" && !AttrIs(head.def, "padding", "SAME", "") &&
         !AttrIs(head.def, "padding", "VALID", "")) {
