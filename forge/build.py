@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, filelock, manifest, provenance
+from forge import __version__, filelock, manifest, provenance, wheel
 from forge.backends.base import Backend, Workspace
 from forge.config import Config, Data
 from forge.errors import (
@@ -224,10 +224,21 @@ def manifest_data(
     }
 
 
-def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path, data: dict[str, Any]) -> Path:
+def record(
+    plan: Plan,
+    backend: Backend,
+    ws: Workspace,
+    cfg: Config,
+    logs: Path,
+    data: dict[str, Any],
+    wheel_file: Path | None = None,
+) -> Path:
     """Assemble dist/<cell-id>/ in a temporary directory, then swap it in atomically."""
     with manifest.publishing(cfg.dist, plan.cell.id) as tmp:  # on an OSError: DistError, old result kept
         backend.copy_out(ws.prefix, tmp / "install")
+        if wheel_file is not None:  # dist/<cell-id>/wheel/ember-...whl, its sha256 in data["wheel"]
+            (tmp / "wheel").mkdir()
+            shutil.copy2(wheel_file, tmp / "wheel" / wheel_file.name)
         shutil.copytree(logs, tmp / "logs")
         data["files"] = manifest.file_records(tmp / "install")
         data["package"] = provenance.package_record(tmp, plan.cell.id, cfg.source_date_epoch)
@@ -337,6 +348,18 @@ def _build_locked(
     with tracked(make_backend(cfg.backend, cfg.update_locks, cfg.keep_container)) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
+        planned_wheel = wheel.plan_wheel(cell, target)
+        if planned_wheel.builds:
+            with progress.step("wheelhouse", f"the offline wheelhouse for ember's cp{cell.python} wheel"):
+                house = wheel.ensure_wheelhouse(
+                    cell.python,
+                    planned_wheel.arch,
+                    planned_wheel.series,
+                    cfg.cache,
+                    logs / "wheelhouse.log",
+                    update=cfg.update_locks,
+                )
+                wheel.stage_wheelhouse(backend, house, ws)
         toolchain = probe_toolchain(backend, cell, target)
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
         source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
@@ -364,6 +387,10 @@ def _build_locked(
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 view = host_view(backend, ws, host_ws) if step.kind is StepKind.MACHO else host_ws
                 suites += run_step(step, backend, logs, view, target)
+        built_wheel = None
+        if planned_wheel.builds and opts.wheels:
+            built_wheel = wheel.collect(backend, ws, cfg.cache / cell.id / "wheel-out")
+            suites += built_wheel.suites
         if cell.target not in cross.REFERENCE_TARGETS:
             with progress.step("parity", f"compare {cell.id} with the native build"):
                 view = host_view(backend, ws, host_ws)
@@ -374,7 +401,8 @@ def _build_locked(
                 mode=cross.verify_mode(target), reference=reference[0].name if reference else None
             )
             recorded.update(provenance.manifest_extras(commit, plan, backend))
-            path = record(plan, backend, ws, cfg, logs, recorded)
+            recorded["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()
+            path = record(plan, backend, ws, cfg, logs, recorded, built_wheel.wheel if built_wheel else None)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):
         result.result = "verify-failed"
