@@ -349,7 +349,7 @@ def _build_locked(
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         planned_wheel = wheel.plan_wheel(cell, target)
-        if planned_wheel.builds:
+        if planned_wheel.builds and cfg.wheels:
             with progress.step("wheelhouse", f"the offline wheelhouse for ember's cp{cell.python} wheel"):
                 house = wheel.ensure_wheelhouse(
                     cell.python,
@@ -364,7 +364,9 @@ def _build_locked(
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
         source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
         cfg = provenance.settle_epoch(cfg, source_hash, commit)
-        opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and toolchain["ccache"] is not None)
+        opts = BuildOptions(
+            cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and toolchain["ccache"] is not None, wheels=cfg.wheels
+        )
         plan = plan_build(cell, target, ws, backend.name, opts)
         inputs = {
             "source_tree_hash": source_hash,
@@ -401,7 +403,8 @@ def _build_locked(
                 mode=cross.verify_mode(target), reference=reference[0].name if reference else None
             )
             recorded.update(provenance.manifest_extras(commit, plan, backend))
-            recorded["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()
+            if built_wheel is not None or planned_wheel.refusal is not None:
+                recorded["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()
             path = record(plan, backend, ws, cfg, logs, recorded, built_wheel.wheel if built_wheel else None)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):

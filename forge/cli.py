@@ -155,7 +155,7 @@ def plan_for(cell: Cell, data: Data, cfg: Config) -> Plan:
     """The plan a build of `cell` would run, without touching any backend."""
     host_ws = host_workspace(cfg, cell)
     ws: Workspace = host_ws if cfg.backend == "local" else CONTAINER_WORKSPACE
-    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache)
+    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache, wheels=cfg.wheels)
     return plan_build(cell, data.toolchains.targets[cell.target], ws, str(cfg.backend), opts)
 
 

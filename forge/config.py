@@ -39,6 +39,9 @@ class Config:
     """Accept toolchain package versions that differ from toolchains/locks/ (and rewrite the locks)."""
     keep_container: bool = False
     """Keep a docker build's container and volumes after the build, to enter it (FORGE_KEEP_CONTAINER=1)."""
+    wheels: bool = False
+    """Also build, verify and NumPy-grid-test ember's Python wheel in each cell that has one
+    (`--wheels`, FORGE_WHEELS=1); off by default: it adds minutes per cell (forge/wheel.py)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         values["update_locks"] = True
     if env.get("FORGE_KEEP_CONTAINER", "") == "1":
         values["keep_container"] = True
+    if env.get("FORGE_WHEELS", "") == "1":
+        values["wheels"] = True
     values.update({key: value for key, value in cli.items() if value is not None})
     if env.get("FORGE_ROOT"):  # build another checkout (tests build a snapshot of this one)
         repo = Path(env["FORGE_ROOT"]).resolve()
@@ -144,6 +149,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         cells=int(str(values["cells"])),
         update_locks=bool(values["update_locks"]),
         keep_container=bool(values.get("keep_container", False)),
+        wheels=bool(values.get("wheels", False)),
     )
 
 

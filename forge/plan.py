@@ -42,7 +42,7 @@ class BuildOptions:
     jobs: int = 2
     build_type: str = "Release"
     ccache: bool = True
-    wheels: bool = True  # build, verify and grid-test ember's Python wheel where the cell has one
+    wheels: bool = False  # build, verify and grid-test ember's Python wheel where the cell has one
     extra_cmake_args: tuple[str, ...] = field(default=())
 
 
@@ -246,9 +246,9 @@ def wheel_steps(
     if opts.ccache:
         defines.append("cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache")
     build = ["python3", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index"]
-    build += ["-w", str(root / "raw"), str(ws.engine / "python"), "-C", f"build-dir={root / 'cmake'}"]
+    build += ["-w", str(root / "raw"), str(ws.engine / "python"), "--config-settings", f"build-dir={root / 'cmake'}"]
     for define in defines:
-        build += ["-C", define]
+        build += ["--config-settings", define]  # pip 23.0 (bookworm) has no -C
     install = ["python3", "-m", "pip", "install", "--no-index", "--find-links", str(house), "--target"]
     install += [str(root / "tools"), "--no-warn-script-location", *tools.build, *tools.check]
     repair = [

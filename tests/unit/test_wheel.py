@@ -18,7 +18,7 @@ from forge.toolchains import Toolchains, load_toolchains
 from forge.verify import SuiteStatus
 
 REPO = Path(__file__).resolve().parents[2]
-OPTS = BuildOptions(source_date_epoch=1700000000, jobs=2, ccache=True)
+OPTS = BuildOptions(source_date_epoch=1700000000, jobs=2, ccache=True, wheels=True)
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_wheel_steps_build_offline_against_the_installed_engine(toolchains: Tool
 def test_no_wheel_steps_where_refused_or_switched_off(toolchains: Toolchains) -> None:
     arm = plan_build(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], CONTAINER_WORKSPACE, "docker", OPTS)
     assert not [s for s in arm.steps if s.name.startswith("wheel-")]
-    off = BuildOptions(source_date_epoch=1700000000, wheels=False)
+    off = BuildOptions(source_date_epoch=1700000000)  # the default: `invoke build` without --wheels
     x86 = plan_build(cell(), toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", off)
     assert not [s for s in x86.steps if s.name.startswith("wheel-")]
     refused = wheel.plan_wheel(cell("macos-x86_64"), toolchains.targets["macos-x86_64"])

@@ -122,7 +122,7 @@ def numpy_wheel(house: Path, series: str) -> Path:
 
 def venv(where: Path) -> Path:
     shutil.rmtree(where, ignore_errors=True)
-    done = run([sys.executable, "-m", "venv", str(where)])
+    done = run([sys.executable, "-m", "venv", str(where)], clean_env())
     if done.returncode != 0:
         fail(f"python -m venv {where} failed: {last_line(done.stdout + done.stderr)}")
     return where / "bin" / "python"
@@ -139,7 +139,7 @@ def pip_install(python: Path, house: Path, things: list[str], deps: bool = True)
         str(house),
         "--disable-pip-version-check",
     ]
-    return run(argv + ([] if deps else ["--no-deps"]) + things)
+    return run(argv + ([] if deps else ["--no-deps"]) + things, clean_env())  # not the wheel tools' PYTHONPATH
 
 
 def clean_env() -> dict[str, str]:
