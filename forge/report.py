@@ -311,7 +311,7 @@ def wheel_rows(rows: Iterable[ReportRow]) -> tuple[list[str], list[WheelRow]]:
             continue
         grid_rows = (wheel.get("grid") or {}).get("rows") or []
         results: dict[str, str] = {}
-        built_with = row.axes.get("numpy") or "?"
+        built_with = row.toolchain.get("numpy") or row.axes.get("numpy") or "?"  # the image's exact NumPy
         for entry in grid_rows:
             if not isinstance(entry, Mapping):
                 continue
