@@ -3,6 +3,7 @@ and the plan steps, asserted on data alone (nothing is built or downloaded)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -11,7 +12,7 @@ from packaging.version import Version
 
 from forge import wheel
 from forge.backends.base import CONTAINER_WORKSPACE
-from forge.errors import ConfigError
+from forge.errors import ConfigError, StepFailedError
 from forge.matrix import Cell
 from forge.plan import BuildOptions, plan_build
 from forge.toolchains import Toolchains, load_toolchains
@@ -163,3 +164,65 @@ def test_suites_from_the_cell_results() -> None:
 def test_workspace_paths() -> None:
     assert wheel.wheel_root(CONTAINER_WORKSPACE) == PurePosixPath("/build/ember-wheel")
     assert wheel.wheelhouse_dir(CONTAINER_WORKSPACE) == PurePosixPath("/build/ember-wheelhouse")
+
+
+def _house(tmp_path: Path, files: dict[str, bytes]) -> tuple[Path, Path]:
+    cache, locks = tmp_path / "cache", tmp_path / "locks"
+    house = cache / "wheelhouse" / "cp311-x86_64"
+    house.mkdir(parents=True)
+    for name, data in files.items():
+        (house / name).write_bytes(data)
+    locks.mkdir()
+    return cache, locks
+
+
+NUMPY_WHEEL = "numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.whl"
+TOOL_WHEEL = "nanobind-3.1.0-py3-none-any.whl"
+
+
+def test_a_complete_locked_wheelhouse_is_used_without_downloading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {NUMPY_WHEEL: b"numpy", TOOL_WHEEL: b"nanobind"}
+    cache, locks = _house(tmp_path, files)
+    hashes = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    wheel.lock_path("3.11", "x86_64", locks).write_text(wheel.render_wheelhouse_lock("cp311-x86_64", hashes))
+
+    def no_download(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a complete wheelhouse must not be downloaded again")
+
+    monkeypatch.setattr(wheel.proc, "run_logged", no_download)
+    found = wheel.ensure_wheelhouse("3.11", "x86_64", ["2.4"], cache, tmp_path / "log", lock_dir=locks)
+    assert found == cache / "wheelhouse" / "cp311-x86_64"
+    # A series the grid needs but the lock lacks is a clear error, not a silent download.
+    with pytest.raises(ConfigError, match=r"no NumPy wheel of series 1\.26"):
+        wheel.ensure_wheelhouse("3.11", "x86_64", ["1.26", "2.4"], cache, tmp_path / "log", lock_dir=locks)
+
+
+def test_a_tampered_wheel_is_fetched_again_by_its_locked_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache, locks = _house(tmp_path, {NUMPY_WHEEL: b"tampered"})
+    good = hashlib.sha256(b"numpy").hexdigest()
+    wheel.lock_path("3.11", "x86_64", locks).write_text(f"{NUMPY_WHEEL} {good}\n")
+    calls: list[list[str]] = []
+
+    def download(argv: list[str], **kwargs: object) -> None:
+        calls.append(list(argv))
+        (Path(argv[argv.index("-d") + 1]) / NUMPY_WHEEL).write_bytes(b"still wrong")
+
+    monkeypatch.setattr(wheel.proc, "run_logged", download)
+    with pytest.raises(StepFailedError, match="does not match"):
+        wheel.ensure_wheelhouse("3.11", "x86_64", ["2.4"], cache, tmp_path / "log", lock_dir=locks)
+    assert calls and "numpy==2.4.6" in calls[0] and "--no-deps" in calls[0]
+    assert (cache / "wheelhouse" / "cp311-x86_64" / NUMPY_WHEEL).read_bytes() == b"tampered"  # nothing half-replaced
+
+
+def test_local_backend_copy_in_replaces_the_destination(tmp_path: Path) -> None:
+    from forge.backends.local import LocalBackend
+
+    src, dest = tmp_path / "src", tmp_path / "build" / "ember-wheelhouse"
+    src.mkdir()
+    (src / "a.whl").write_text("a")
+    dest.mkdir(parents=True)
+    (dest / "stale.whl").write_text("old")
+    LocalBackend().copy_in(src, PurePosixPath(dest))
+    assert sorted(p.name for p in dest.iterdir()) == ["a.whl"]
