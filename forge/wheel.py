@@ -25,7 +25,7 @@ from typing import Any
 
 import tomllib
 from packaging.specifiers import SpecifierSet
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from forge import manifest, proc
@@ -199,6 +199,12 @@ def download_argv(python: str, arch: str, glibc: Version, dest: Path, pins: Sequ
     return argv + list(pins)
 
 
+def _canonical_pin(pin: str) -> str:
+    """`scikit-build-core==1.1.2` -> `scikit-build-core==1.1.2` as parse_wheel_filename names it."""
+    name, _, version = pin.partition("==")
+    return f"{canonicalize_name(name)}=={Version(version)}"
+
+
 def _hashes(folder: Path) -> dict[str, str]:
     return {p.name: manifest.sha256_file(p) for p in sorted(folder.glob("*.whl"))}
 
@@ -232,7 +238,14 @@ def ensure_wheelhouse(
             raise ConfigError(
                 f"{lock} has no NumPy wheel of series {', '.join(missing_series)}",
                 "toolchains/numpy.yaml lists them for this Python, so the NumPy grid needs them",
-                "refresh the lock: invoke build ... --update-locks (then commit it)",
+                "refresh the lock: invoke build ... --wheels --update-locks (then commit it)",
+            )
+        pinned = {f"{parse_wheel_filename(f)[0]}=={parse_wheel_filename(f)[1]}" for f in locked}
+        if unlocked := sorted(p for p in tools.all if _canonical_pin(p) not in pinned):
+            raise ConfigError(
+                f"{lock} lacks {', '.join(unlocked)} of toolchains/wheel.yaml",
+                "the wheel steps install exactly what the lock holds",
+                "refresh the lock: invoke build ... --wheels --update-locks (then commit it)",
             )
         if have == locked:
             return final

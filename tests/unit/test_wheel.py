@@ -192,11 +192,16 @@ def test_a_complete_locked_wheelhouse_is_used_without_downloading(
         raise AssertionError("a complete wheelhouse must not be downloaded again")
 
     monkeypatch.setattr(wheel.proc, "run_logged", no_download)
-    found = wheel.ensure_wheelhouse("3.11", "x86_64", ["2.4"], cache, tmp_path / "log", lock_dir=locks)
+    tools = wheel.WheelTools(("nanobind==3.1.0",), (), (), Version("2.31"))
+    found = wheel.ensure_wheelhouse("3.11", "x86_64", ["2.4"], cache, tmp_path / "log", tools=tools, lock_dir=locks)
     assert found == cache / "wheelhouse" / "cp311-x86_64"
     # A series the grid needs but the lock lacks is a clear error, not a silent download.
     with pytest.raises(ConfigError, match=r"no NumPy wheel of series 1\.26"):
-        wheel.ensure_wheelhouse("3.11", "x86_64", ["1.26", "2.4"], cache, tmp_path / "log", lock_dir=locks)
+        wheel.ensure_wheelhouse("3.11", "x86_64", ["1.26", "2.4"], cache, tmp_path / "log", tools=tools, lock_dir=locks)
+    # So is a tool of toolchains/wheel.yaml the lock does not hold.
+    more = wheel.WheelTools(("nanobind==3.1.0", "scikit-build-core==1.1.2"), (), (), Version("2.31"))
+    with pytest.raises(ConfigError, match=r"lacks scikit-build-core==1\.1\.2"):
+        wheel.ensure_wheelhouse("3.11", "x86_64", ["2.4"], cache, tmp_path / "log", tools=more, lock_dir=locks)
 
 
 def test_a_tampered_wheel_is_fetched_again_by_its_locked_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,7 +216,15 @@ def test_a_tampered_wheel_is_fetched_again_by_its_locked_hash(tmp_path: Path, mo
 
     monkeypatch.setattr(wheel.proc, "run_logged", download)
     with pytest.raises(StepFailedError, match="does not match"):
-        wheel.ensure_wheelhouse("3.11", "x86_64", ["2.4"], cache, tmp_path / "log", lock_dir=locks)
+        wheel.ensure_wheelhouse(
+            "3.11",
+            "x86_64",
+            ["2.4"],
+            cache,
+            tmp_path / "log",
+            tools=wheel.WheelTools((), (), (), Version("2.31")),
+            lock_dir=locks,
+        )
     assert calls and "numpy==2.4.6" in calls[0] and "--no-deps" in calls[0]
     assert (cache / "wheelhouse" / "cp311-x86_64" / NUMPY_WHEEL).read_bytes() == b"tampered"  # nothing half-replaced
 
