@@ -259,12 +259,20 @@ def ensure_wheelhouse(
     with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=final.parent) as tmp:
         for i, pins in enumerate(groups):
             with_deps = deps and i == 0  # NumPy has no dependencies; the tools' closure is resolved once
-            proc.run_logged(
-                download_argv(python, arch, tools.glibc, Path(tmp), pins, with_deps),
-                cwd=Path(tmp),
-                env=None,
-                log_path=log_path,
-            )
+            try:
+                proc.run_logged(
+                    download_argv(python, arch, tools.glibc, Path(tmp), pins, with_deps),
+                    cwd=Path(tmp),
+                    env=None,
+                    log_path=log_path,
+                )
+            except StepFailedError as exc:
+                raise StepFailedError(
+                    f"downloading the wheelhouse {name} failed ({' '.join(pins)})",
+                    exc.why,
+                    "the wheel steps are offline, so their packages are fetched before the build: let pip reach "
+                    "its index (pip config, PIP_INDEX_URL), or build without --wheels",
+                ) from None
         got = _hashes(Path(tmp))
         if locked is not None and (bad := sorted(f for f in locked if got.get(f) != locked[f])):
             raise StepFailedError(
