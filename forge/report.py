@@ -278,8 +278,8 @@ def render_markdown(report: Report) -> str:
 
 GRID_MARKS = {
     "works as claimed": "works",
-    "excluded, fails as claimed": "excluded: fails",
-    "excluded, yet works": "excluded (works)",
+    "excluded, fails as claimed": "pip refuses; fails",
+    "excluded, yet works": "pip refuses; works",
     "claim wrong": "CLAIM WRONG",
 }
 
