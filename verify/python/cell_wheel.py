@@ -222,6 +222,8 @@ def grid(args: argparse.Namespace) -> None:
                 "pip": "installs" if accepted else f"refuses: {last_line(pip.stdout + pip.stderr)}",
                 "run": "works" if works else f"fails: {last_line(check.stdout + check.stderr)}",
                 "verdict": verdict(accepted, works),
+                # The whole story of a failure (the ImportError's cause is NumPy's own message).
+                "output_tail": "" if works else (check.stdout + check.stderr)[-1500:],
             }
         )
         print(f"numpy {version}: {rows[-1]['verdict']} ({rows[-1]['run']})", flush=True)
