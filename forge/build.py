@@ -349,6 +349,7 @@ def _build_locked(
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         planned_wheel = wheel.plan_wheel(cell, target)
+        wheelhouse_lock: str | None = None  # sha256 of the wheelhouse lock: an input of a wheel build
         if planned_wheel.builds and cfg.wheels:
             with progress.step("wheelhouse", f"the offline wheelhouse for ember's cp{cell.python} wheel"):
                 house = wheel.ensure_wheelhouse(
@@ -360,6 +361,7 @@ def _build_locked(
                     update=cfg.update_locks,
                 )
                 wheel.stage_wheelhouse(backend, house, ws)
+                wheelhouse_lock = manifest.sha256_file(wheel.lock_path(cell.python, planned_wheel.arch))
         toolchain = probe_toolchain(backend, cell, target)
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
         source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
@@ -375,6 +377,8 @@ def _build_locked(
             "plan": plan.as_dict(),
             "backend": backend.identity(),
         }
+        if wheelhouse_lock is not None:  # a new NumPy patch release in the lock rebuilds the wheel
+            inputs["wheelhouse_lock"] = wheelhouse_lock
         final = cfg.dist / cell.id
         stale = manifest.stale_reason(final, manifest.input_hash(inputs))
         if not cfg.force and stale is None:
@@ -392,6 +396,7 @@ def _build_locked(
         built_wheel = None
         if planned_wheel.builds and opts.wheels:
             built_wheel = wheel.collect(backend, ws, cfg.cache / cell.id / "wheel-out")
+            built_wheel.entry["wheelhouse_lock_sha256"] = wheelhouse_lock
             suites += built_wheel.suites
         if cell.target not in cross.REFERENCE_TARGETS:
             with progress.step("parity", f"compare {cell.id} with the native build"):
