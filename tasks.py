@@ -79,7 +79,15 @@ def _guarded(debug: bool, action: Callable[[], Any]) -> None:
         raise Exit(exc.message, code=exc.code) from None
 
 
-@task(auto_shortflags=False, help={**AXIS_HELP, "json": "print the plan as JSON"}, iterable=["only", "skip"])
+@task(
+    auto_shortflags=False,
+    help={
+        **AXIS_HELP,
+        "json": "print the plan as JSON",
+        "wheels": "include the wheel steps `invoke build --wheels` runs",
+    },
+    iterable=["only", "skip"],
+)
 @_axis_flags(*PIN_FLAGS)
 def plan(
     c: Context,
@@ -91,11 +99,12 @@ def plan(
     backend: str | None = None,
     json: bool = False,
     debug: bool = False,
+    wheels: bool = False,
     **axis_pins: str | None,
 ) -> None:
     """Print the resolved cell(s) and their ordered steps, running nothing."""
     pins = _pins(axis_pins)
-    options = {"backend": backend, "debug": debug, "cell": cell, "only": only, "skip": skip}
+    options = {"backend": backend, "debug": debug, "cell": cell, "only": only, "skip": skip, "wheels": wheels or None}
     from forge.commands import plan as command
 
     _guarded(debug, lambda: command.run_plan(target, matrix, pins, json, options))
@@ -113,6 +122,7 @@ def plan(
         "keep-container": "keep the docker build's container afterwards and print how to enter it (FORGE_KEEP_CONTAINER=1)",
         "quiet": "print only the summary and errors",
         "json": "print the summary as JSON on stdout (progress hidden, errors on stderr)",
+        "wheels": "also build ember's Python wheel in each cell, verify it and test it with every NumPy (FORGE_WHEELS=1)",
     },
     iterable=["only", "skip"],
 )
@@ -134,6 +144,7 @@ def build(
     json: bool = False,
     keep_container: bool = False,
     debug: bool = False,
+    wheels: bool = False,
     **axis_pins: str | None,
 ) -> None:
     """Build, install, verify and record a cell (default: the host) into dist/<cell-id>/."""
@@ -152,6 +163,7 @@ def build(
         "quiet": quiet,
         "json": json,
         "keep_container": keep_container or None,
+        "wheels": wheels or None,
     }
     from forge.commands import build as command
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, debuginfo, filelock, manifest, provenance
+from forge import __version__, debuginfo, filelock, manifest, provenance, wheel
 from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.backends.local import LocalBackend
 from forge.checks import tree
@@ -147,7 +147,13 @@ def plan_cell(cell: Cell, target: Target, cfg: Config, ws: Workspace, backend: s
     """The one planning route. `invoke plan` calls it with the workspace and compiler cache a build
     will find (expected_workspace, ccache_expected); a build with the ones its backend prepared and
     probed, which are the same unless something changed in between."""
-    opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and ccache_found, debug_info=cfg.debug_info)
+    opts = BuildOptions(
+        cfg.source_date_epoch,
+        cfg.jobs,
+        ccache=cfg.ccache and ccache_found,
+        debug_info=cfg.debug_info,
+        wheels=cfg.wheels,
+    )
     return plan_build(cell, target, ws, backend, opts)
 
 
@@ -261,10 +267,21 @@ def manifest_data(
     )
 
 
-def record(plan: Plan, backend: Backend, ws: Workspace, cfg: Config, logs: Path, data: manifest.Manifest) -> Path:
+def record(
+    plan: Plan,
+    backend: Backend,
+    ws: Workspace,
+    cfg: Config,
+    logs: Path,
+    data: manifest.Manifest,
+    wheel_file: Path | None = None,
+) -> Path:
     """Assemble dist/<cell-id>/ in a temporary directory, then swap it in atomically."""
     with manifest.publishing(cfg.dist, plan.cell.id) as tmp:  # on an OSError: DistError, old result kept
         backend.copy_out(ws.prefix, tmp / "install")
+        if wheel_file is not None:  # dist/<cell-id>/wheel/ember-...whl, its sha256 in data["wheel"]
+            (tmp / "wheel").mkdir()
+            shutil.copy2(wheel_file, tmp / "wheel" / wheel_file.name)
         shutil.copytree(logs, tmp / "logs")
         data.files = manifest.file_records(tmp / "install")
         if any(step.name == "debuginfo-install" for step in plan.steps):
@@ -381,6 +398,20 @@ def _build_locked(
     with tracked(backend_made) as backend:
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
+        planned_wheel = wheel.plan_wheel(cell, target)
+        wheelhouse_lock: str | None = None  # sha256 of the wheelhouse lock: an input of a wheel build
+        if planned_wheel.builds and cfg.wheels:
+            with progress.step("wheelhouse", f"the offline wheelhouse for ember's cp{cell.python} wheel"):
+                house = wheel.ensure_wheelhouse(
+                    cell.python,
+                    planned_wheel.arch,
+                    planned_wheel.series,
+                    cfg.cache,
+                    logs / "wheelhouse.log",
+                    update=cfg.update_locks,
+                )
+                wheel.stage_wheelhouse(backend, house, ws)
+                wheelhouse_lock = manifest.sha256_file(wheel.lock_path(cell.python, planned_wheel.arch))
         toolchain = probe_toolchain(backend, cell, target)
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
         source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
@@ -393,6 +424,8 @@ def _build_locked(
             "plan": plan.as_dict(),
             "backend": backend.identity(),
         }
+        if wheelhouse_lock is not None:  # a new NumPy patch release in the lock rebuilds the wheel
+            inputs["wheelhouse_lock"] = wheelhouse_lock
         final = cfg.dist / cell.id
         stale = manifest.stale_reason(final, manifest.input_hash(inputs))
         if not cfg.force and stale is None:
@@ -407,6 +440,11 @@ def _build_locked(
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 view = host_view(backend, ws, host_ws) if step.kind is StepKind.MACHO else host_ws
                 suites += run_step(step, backend, logs, view, target)
+        built_wheel = None
+        if planned_wheel.builds and cfg.wheels:
+            built_wheel = wheel.collect(backend, ws, cfg.cache / cell.id / "wheel-out")
+            built_wheel.entry["wheelhouse_lock_sha256"] = wheelhouse_lock
+            suites += built_wheel.suites
         if cell.target not in cross.REFERENCE_TARGETS:
             with progress.step("parity", f"compare {cell.id} with the native build"):
                 view = host_view(backend, ws, host_ws)
@@ -417,7 +455,9 @@ def _build_locked(
             assert recorded.verify is not None
             recorded.verify.update(mode=cross.verify_mode(target), reference=reference[0].name if reference else None)
             recorded.extra.update(provenance.manifest_extras(commit, plan, backend))
-            path = record(plan, backend, ws, cfg, logs, recorded)
+            if built_wheel is not None or planned_wheel.refusal is not None:
+                recorded.extra["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()
+            path = record(plan, backend, ws, cfg, logs, recorded, built_wheel.wheel if built_wheel else None)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):
         result.result = "verify-failed"

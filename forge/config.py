@@ -53,6 +53,9 @@ class Config:
     debug_info: bool = True
     """Publish separate .debug files next to each Linux cell's install tree (a second, -g build;
     FORGE_DEBUG_INFO=0 leaves it out)."""
+    wheels: bool = False
+    """Also build, verify and NumPy-grid-test ember's Python wheel in each cell that has one
+    (`--wheels`, FORGE_WHEELS=1); off by default: it adds minutes per cell (forge/wheel.py)."""
 
     def environment(self) -> dict[str, str]:
         """The environment the backends get: `env`, or this process's when none was given."""
@@ -126,6 +129,8 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
             f"FORGE_DEBUG_INFO={env['FORGE_DEBUG_INFO']!r}", "it is 1 (publish .debug files) or 0", "set it to 0 or 1"
         )
     values["debug_info"] = env.get("FORGE_DEBUG_INFO", "1") == "1"
+    if env.get("FORGE_WHEELS", "") == "1":
+        values["wheels"] = True
     values.update({key: value for key, value in cli.items() if value is not None})
     if env.get("FORGE_ROOT"):  # build another checkout (tests build a snapshot of this one)
         repo = Path(env["FORGE_ROOT"]).resolve()
@@ -172,6 +177,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         keep_container=bool(values.get("keep_container", False)),
         signing_key=env.get("FORGE_SIGNING_KEY") or None,
         debug_info=bool(values["debug_info"]),
+        wheels=bool(values.get("wheels", False)),
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import PurePosixPath
 
+from forge import wheel
 from forge.backends.base import Workspace
 from forge.matrix import Cell
 from forge.targets.cross import emulator_probe, zig_cache_env
@@ -41,6 +42,7 @@ class BuildOptions:
     jobs: int = 2
     build_type: str = "Release"
     ccache: bool = True
+    wheels: bool = False  # build, verify and grid-test ember's Python wheel where the cell has one
     extra_cmake_args: tuple[str, ...] = field(default=())
     debug_info: bool = False
     """Also build with -g into a second directory, for the cell's separate .debug files (forge/debuginfo.py)."""
@@ -205,6 +207,7 @@ def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: Bu
         *debug_info_steps(cell, target, ws, opts, env),
         *engine_test_steps(target, ws, opts, env),
         *verify_steps(cell, target, ws, opts),
+        *wheel_steps(cell, target, ws, opts, env),
         Step("record", StepKind.RECORD, f"write dist/{cell.id}/ (installed tree, manifest.json, logs) atomically"),
     ]
     return Plan(cell=cell, backend=backend, steps=tuple(steps))
@@ -259,5 +262,107 @@ def debug_info_steps(
             install,
             ws.source,
             env,
+        ),
+    ]
+
+
+def wheel_steps(
+    cell: Cell, target: Target, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]
+) -> list[Step]:
+    """Build, repair, check, verify and grid-test the cell's wheel; [] for a cell without one."""
+    planned = wheel.plan_wheel(cell, target)
+    if not planned.builds or not opts.wheels:
+        return []
+    assert planned.requires is not None
+    tools = wheel.load_wheel_tools()
+    root, house = wheel.wheel_root(ws), wheel.wheelhouse_dir(ws)
+    script = str(ws.source / wheel.CELL_SCRIPT)
+    out = root / "out"
+    quiet = (("PIP_DISABLE_PIP_VERSION_CHECK", "1"), ("PIP_NO_CACHE_DIR", "1"), ("PYTHONDONTWRITEBYTECODE", "1"))
+    tool_env = (*env, *quiet, ("PYTHONPATH", str(root / "tools")))
+    build_env = (
+        *tool_env,
+        ("EMBER_NUMPY_REQUIRES", str(planned.requires)),
+        ("CMAKE_BUILD_PARALLEL_LEVEL", str(opts.jobs)),
+    )
+    defines = [
+        "cmake.define.EMBER_PYTHON_USE_INSTALLED=ON",
+        f"cmake.define.CMAKE_PREFIX_PATH={ws.prefix}",
+        f"cmake.define.EMBER_ENGINE_DIR={ws.engine}",
+    ]
+    if opts.ccache:
+        defines.append("cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    build = ["python3", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index"]
+    build += ["-w", str(root / "raw"), str(ws.engine / "python"), "--config-settings", f"build-dir={root / 'cmake'}"]
+    for define in defines:
+        build += ["--config-settings", define]  # pip 23.0 (bookworm) has no -C
+    install = ["python3", "-m", "pip", "install", "--no-index", "--find-links", str(house), "--target"]
+    install += [str(root / "tools"), "--no-warn-script-location", *tools.build, *tools.check]
+    repair = [
+        "python3",
+        script,
+        "repair",
+        "--raw",
+        str(root / "raw"),
+        "--out",
+        str(out),
+        "--tools",
+        str(root / "tools"),
+    ]
+    repair += ["--requires", f"numpy{planned.requires}"]
+    common = ["--out", str(out), "--wheelhouse", str(house), "--work", str(root)]
+    verify = ["python3", script, "verify", *common, "--numpy", wheel.series_of(cell.numpy), "--pytest", *tools.test]
+    grid = ["python3", script, "grid", *common, "--built-with", wheel.series_of(cell.numpy), "--numpy", *planned.series]
+    src = ws.source
+    return [
+        Step(
+            "wheel-clean",
+            StepKind.COMMAND,
+            "start the wheel steps afresh",
+            ("cmake", "-E", "rm", "-rf", str(root)),
+            src,
+            env,
+        ),
+        Step(
+            "wheel-tools",
+            StepKind.COMMAND,
+            "install scikit-build-core, nanobind and auditwheel from the locked wheelhouse (no index)",
+            tuple(install),
+            src,
+            tool_env,
+        ),
+        Step(
+            "wheel-build",
+            StepKind.COMMAND,
+            f"build ember's wheel with the cell's Python {cell.python} against its NumPy {cell.numpy} headers, "
+            f"claiming numpy{planned.requires}",
+            tuple(build),
+            src,
+            build_env,
+        ),
+        Step(
+            "wheel-repair",
+            StepKind.COMMAND,
+            "auditwheel repair and show (the manylinux tag), and check the wheel's NumPy claim",
+            tuple(repair),
+            src,
+            tool_env,
+        ),
+        Step(
+            "wheel-verify",
+            StepKind.COMMAND,
+            f"install the wheel in a fresh venv with NumPy {wheel.series_of(cell.numpy)} and run verify/python",
+            tuple(verify),
+            src,
+            tool_env,
+        ),
+        Step(
+            "wheel-grid",
+            StepKind.COMMAND,
+            f"NumPy ABI grid: the wheel with NumPy {', '.join(planned.series)} (claimed ones must work, "
+            "excluded ones must be refused by pip and fail to run)",
+            tuple(grid),
+            src,
+            tool_env,
         ),
     ]

@@ -52,6 +52,7 @@ class ReportRow:
     commit: str | None
     mode: str
     logs: list[str] = field(default_factory=list)
+    wheel: dict[str, Any] | None = None  # the manifest's "wheel" (forge/wheel.py): file, claim, NumPy grid
 
     @property
     def ok(self) -> bool:
@@ -154,6 +155,7 @@ def row_from_manifest(cell_dir: Path, data: Mapping[str, Any], dist: Path | None
         commit=str(data["source_commit"]) if data.get("source_commit") else None,
         mode=mode,
         logs=logs,
+        wheel=dict(data["wheel"]) if isinstance(data.get("wheel"), Mapping) else None,
     )
 
 
@@ -267,7 +269,95 @@ def render_markdown(report: Report) -> str:
             for c in columns
         ]
         lines.append(f"| {target} | " + " | ".join(entries) + " |")
+    lines += render_wheel_markdown(rows)
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python x NumPy grid of ember's wheels (one row per cell with a wheel entry)
+
+GRID_MARKS = {
+    "works as claimed": "works",
+    "excluded, fails as claimed": "pip refuses; fails",
+    "excluded, yet works": "pip refuses; works",
+    "claim wrong": "CLAIM WRONG",
+}
+
+
+@dataclass(frozen=True)
+class WheelRow:
+    target: str
+    python: str
+    built_with: str
+    claim: str
+    tag: str
+    results: dict[str, str]  # NumPy series -> mark
+    ok: bool
+    note: str = ""
+
+
+def wheel_rows(rows: Iterable[ReportRow]) -> tuple[list[str], list[WheelRow]]:
+    """NumPy series (columns) and one row per cell's wheel: built with, claimed, tag, grid results."""
+    out: list[WheelRow] = []
+    series: set[str] = set()
+    for row in rows:
+        wheel = row.wheel or {}
+        if not wheel:
+            continue
+        target, python = row.axes.get("target") or row.cell, row.axes.get("python") or "?"
+        if wheel.get("status") != "built":
+            reason = str(wheel.get("reason", "no wheel"))
+            out.append(WheelRow(target, python, row.axes.get("numpy") or "?", "-", "-", {}, True, reason))
+            continue
+        grid_rows = (wheel.get("grid") or {}).get("rows") or []
+        results: dict[str, str] = {}
+        built_with = row.toolchain.get("numpy") or row.axes.get("numpy") or "?"  # the image's exact NumPy
+        for entry in grid_rows:
+            if not isinstance(entry, Mapping):
+                continue
+            key = str(entry.get("series", "?"))
+            series.add(key)
+            mark = GRID_MARKS.get(str(entry.get("verdict")), str(entry.get("verdict")))
+            results[key] = f"{mark} ({entry.get('numpy')})" + (" [built with]" if entry.get("built_with") else "")
+        verify = wheel.get("verify") or {}
+        note = f"verify/python with numpy {verify.get('numpy', '?')}: {verify.get('status', '?')}"
+        ok = verify.get("status") == "passed" and all(not v.startswith("CLAIM WRONG") for v in results.values())
+        tag = ", ".join(wheel.get("manylinux") or []) or str(wheel.get("platform_tag", "?"))
+        claim = str(wheel.get("numpy_requires", "?"))
+        out.append(WheelRow(target, python, built_with, claim, tag, results, ok, note))
+    return sorted(series, key=lambda s: tuple(int(p) for p in s.split(".") if p.isdigit())), out
+
+
+def render_wheel_markdown(rows: Iterable[ReportRow]) -> list[str]:
+    series, wheels = wheel_rows(rows)
+    if not wheels:
+        return []
+    header = ["target", "python", "built with numpy", "claims", "manylinux", *[f"numpy {s}" for s in series], "notes"]
+    lines = ["", "## Python wheels: Python x NumPy (tested with each)", ""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for w in wheels:
+        marks = [w.results.get(s, "-") for s in series]
+        lines.append("| " + " | ".join([w.target, w.python, w.built_with, w.claim, w.tag, *marks, w.note]) + " |")
+    return lines
+
+
+def render_wheel_html(rows: Iterable[ReportRow]) -> list[str]:
+    series, wheels = wheel_rows(rows)
+    if not wheels:
+        return []
+    heads = ["target", "python", "built with numpy", "claims", "manylinux", *[f"numpy {s}" for s in series], "notes"]
+    parts = ['<h2>Python wheels: Python x NumPy (tested with each)</h2><table id="wheels"><thead><tr>']
+    parts.append("".join(f"<th>{html.escape(h)}</th>" for h in heads) + "</tr></thead><tbody>")
+    for w in wheels:
+        tds = [_td(w.target), _td(w.python), _td(w.built_with), _td(w.claim), _td(w.tag)]
+        for s in series:
+            mark = w.results.get(s)
+            css = "none" if mark is None else ("fail" if mark.startswith("CLAIM WRONG") else "pass")
+            tds.append(_td(mark or "-", css))
+        tds.append(_td(w.note, "" if w.ok else "fail"))
+        parts.append("<tr>" + "".join(tds) + "</tr>")
+    parts.append("</tbody></table>")
+    return parts
 
 
 STYLE = """
@@ -358,7 +448,9 @@ def render_html(report: Report) -> str:
             css = "none" if not here else ("pass" if all(r.ok for r in here) else "fail")
             tds.append(_td(text or "-", css, raw=True))
         parts.append(f"<tr><th>{html.escape(target)}</th>" + "".join(tds) + "</tr>")
-    parts.append("</tbody></table></body></html>\n")
+    parts.append("</tbody></table>")
+    parts += render_wheel_html(rows)
+    parts.append("</body></html>\n")
     return "\n".join(parts)
 
 

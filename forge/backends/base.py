@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from forge.errors import ConfigError
+from forge.errors import BackendError, ConfigError
 from forge.matrix import Cell
 
 
@@ -81,6 +81,11 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def copy_out(self, src: PurePosixPath, dest: Path) -> None:
         """Copy the backend's directory `src` to the host directory `dest` (created)."""
+
+    def copy_in(self, src: Path, dest: PurePosixPath) -> None:
+        """Copy the host directory `src` to the backend's directory `dest` (replaced), readable and
+        writable by the build user. Backends that cannot raise BackendError."""
+        raise BackendError(f"the {self.name} backend cannot copy {src} in")
 
     def identity(self) -> dict[str, str]:
         """What the backend adds to a build's input hash (the docker backend: image id and lock)."""

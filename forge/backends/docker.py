@@ -437,6 +437,26 @@ class DockerBackend(Backend):
                 members.append(member)
             archive.extractall(dest, members=members, filter="tar")
 
+    def copy_in(self, src: Path, dest: PurePosixPath) -> None:
+        """`src` into the container as `dest` (its parent must exist), owned by the build user:
+        a tar stream through the engine API, so it works on a remote engine too."""
+        if self._container is None:
+            raise BackendError("the docker backend was not prepared", fix="call prepare() before copy_in()")
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+
+            def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+                info.uid = info.gid = images.BUILD_UID
+                info.uname = info.gname = images.BUILD_USERS[0]
+                return info
+
+            archive.add(src, arcname=dest.name, filter=owned)
+        self._exec(["rm", "-rf", str(dest)])
+        try:
+            self._container.put_archive(str(dest.parent), buffer.getvalue())
+        except docker.errors.APIError as err:
+            raise BackendError(f"could not copy {src} into {self._container.name}:{dest}", why=str(err)) from err
+
     def identity(self) -> dict[str, str]:
         if self.image is None:
             return {}

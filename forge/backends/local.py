@@ -51,3 +51,7 @@ class LocalBackend(Backend):
 
     def copy_out(self, src: PurePosixPath, dest: Path) -> None:
         shutil.copytree(Path(src), dest, symlinks=True, dirs_exist_ok=True)
+
+    def copy_in(self, src: Path, dest: PurePosixPath) -> None:
+        shutil.rmtree(Path(dest), ignore_errors=True)
+        shutil.copytree(src, Path(dest), symlinks=True)

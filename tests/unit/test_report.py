@@ -90,3 +90,45 @@ def test_a_failed_build_is_a_row_linked_to_its_logs(tmp_path: Path) -> None:
     assert rows[ARM].logs == [f"failed/{ARM}/logs/build.log"]
     page = report.render_html(report.build_report(tmp_path, None))
     assert f'<a href="failed/{ARM}/logs/build.log">build</a>' in page
+
+
+def test_python_numpy_grid_of_wheels(tmp_path: Path) -> None:
+    write_manifest(tmp_path, X86, "passed", {"python-wheel": "passed", "numpy-grid": "passed"})
+    write_manifest(tmp_path, ARM, "passed", {"session": "passed"})
+    old = "linux-x86_64-py3.11-np1.26-gcc12-cpu"
+    write_manifest(tmp_path, old, "passed", {"numpy-grid": "failed"})
+    rows = {
+        X86: [("1.26", "1.26.4", "works as claimed", False), ("2.4", "2.4.6", "works as claimed", True)],
+        old: [("1.26", "1.26.4", "works as claimed", True), ("2.4", "2.4.6", "claim wrong", False)],
+    }
+    for cell_id, grid in rows.items():
+        data = json.loads((tmp_path / cell_id / manifest.MANIFEST).read_text())
+        data["cell"]["numpy"] = cell_id.split("-np")[1].split("-")[0]
+        data["wheel"] = {
+            "status": "built",
+            "file": "ember-0.1.0-cp311-cp311-manylinux_2_35_x86_64.whl",
+            "manylinux": ["manylinux_2_35_x86_64"],
+            "numpy_requires": "numpy<3,>=1.22",
+            "verify": {"status": "passed", "numpy": "2.4.6"},
+            "grid": {
+                "rows": [
+                    {"series": s, "numpy": v, "verdict": verdict, "built_with": built} for s, v, verdict, built in grid
+                ]
+            },
+        }
+        manifest.write_json(tmp_path / cell_id / manifest.MANIFEST, data)
+    arm = json.loads((tmp_path / ARM / manifest.MANIFEST).read_text())
+    arm["wheel"] = {"status": "not built", "reason": "no aarch64 wheel yet"}
+    manifest.write_json(tmp_path / ARM / manifest.MANIFEST, arm)
+    md_path, html_path, _ = report.write_report(tmp_path)
+    md = md_path.read_text()
+    assert "## Python wheels: Python x NumPy" in md
+    assert "| numpy 1.26 | numpy 2.4 |" in md
+    assert (
+        "| linux-x86_64 | 3.11 | 2.4 | numpy<3,>=1.22 | manylinux_2_35_x86_64 | works (1.26.4) | "
+        "works (2.4.6) [built with] |" in md
+    )
+    assert "| CLAIM WRONG (2.4.6) |" in md  # a claim the grid disproved shows as such
+    assert "| linux-aarch64 | 3.11 | 2.4 | - | - | - | - | no aarch64 wheel yet |" in md
+    page = html_path.read_text()
+    assert '<table id="wheels">' in page and '<td class="fail">CLAIM WRONG (2.4.6)</td>' in page

@@ -14,6 +14,12 @@
 #define NPY_TARGET_VERSION NPY_1_22_API_VERSION
 #include <numpy/arrayobject.h>
 
+// NumPy 1.x headers (a cell pinned to NumPy 1.x) lack NumPy 2's descriptor accessors; there the
+// field is public. forge's NumPy 1.26 wheel cell found it: the extension did not compile.
+#if NPY_ABI_VERSION < 0x02000000 && !defined(PyDataType_ELSIZE)
+#define PyDataType_ELSIZE(descr) ((descr)->elsize)
+#endif
+
 #include <string>
 
 #include "ember/status.h"

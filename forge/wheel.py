@@ -1,0 +1,387 @@
+"""ember's Python wheel per cell: the NumPy range it may claim, its offline wheelhouse, its plan
+steps, and what the build records about it (file, sha256, manylinux tag, verify/python, NumPy grid).
+
+The wheel is built inside the cell (its image for docker, the host for local) by the cell's Python
+against the cell's NumPy headers (the NumPy the image pip-installed), linking the static ember
+libraries the cell just installed. Everything the wheel steps install comes from a wheelhouse
+that forge downloads *before* the build with `pip download` and locks by sha256
+(toolchains/locks/wheelhouse-*.txt), so the build itself reaches no index. The cell-side work
+(auditwheel, fresh venvs, the grid) is `verify/python/cell_wheel.py`, run by the cell's Python.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import tomllib
+from packaging.specifiers import SpecifierSet
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import Version
+
+from forge import manifest, proc
+from forge.backends.base import Backend, Workspace
+from forge.errors import ConfigError, StepFailedError
+from forge.matrix import Cell, load_supported
+from forge.toolchains import Checker, Target, load_toolchains
+from forge.verify import SuiteResult, SuiteStatus
+from forge.yamlio import LocList, check_keys, load_yaml, require
+
+REPO = Path(__file__).resolve().parent.parent
+PYPROJECT = REPO / "engine" / "python" / "pyproject.toml"
+ARRAYS_H = REPO / "engine" / "python" / "src" / "arrays.h"
+WHEEL_YAML = REPO / "toolchains" / "wheel.yaml"
+LOCK_DIR = REPO / "toolchains" / "locks"
+CELL_SCRIPT = "verify/python/cell_wheel.py"  # relative to the source root the backend sees
+WHEEL_SUITE = "python-wheel"  # verify/python against the installed wheel (suite name in the manifest)
+GRID_SUITE = "numpy-grid"  # the wheel with every NumPy of the cell's Python: each claim measured
+SERIES = re.compile(r"^\d+\.\d+$")
+
+
+class WheelStatus(Enum):
+    BUILT = "built"
+    NOT_BUILT = "not built"
+
+
+# ---------------------------------------------------------------------------------------------
+# The NumPy range rule (pure)
+
+
+def numpy_target(header: str) -> Version | None:
+    """The oldest NumPy an extension targets: `NPY_TARGET_VERSION NPY_1_22_API_VERSION` -> 1.22."""
+    found = re.search(r"#define\s+NPY_TARGET_VERSION\s+NPY_(\d+)_(\d+)_API_VERSION", header)
+    return Version(f"{found[1]}.{found[2]}") if found else None
+
+
+def numpy_requirement(built_with: str, target: Version | None) -> SpecifierSet:
+    """The NumPy versions a wheel compiled against NumPy `built_with`'s headers runs with.
+
+    - Up: the next major release is excluded. NumPy 2.0 broke the C ABI, so a build against 1.x
+      headers cannot claim 2.x; 2.x headers stay compatible within 2.x.
+    - Down: a build runs with the NumPy it was compiled against and newer ones of the same major,
+      unless its headers honour NPY_TARGET_VERSION (NumPy 1.25 and later), which lowers the bound
+      to that target (older headers ignore the define and stamp their own API version).
+    """
+    try:
+        built = Version(built_with)
+    except ValueError:
+        raise ConfigError(f"numpy {built_with!r} is not a version", fix="use a NumPy release such as 2.1") from None
+    series = Version(f"{built.major}.{built.minor}")
+    lower = series
+    if target is not None and series >= Version("1.25") and target < series:
+        lower = target
+    return SpecifierSet(f">={lower},<{built.major + 1}")
+
+
+def requires_python(pyproject: Path = PYPROJECT) -> SpecifierSet:
+    """ember's `requires-python` (engine/python/pyproject.toml)."""
+    try:
+        data = tomllib.loads(pyproject.read_text())
+        return SpecifierSet(str(data["project"]["requires-python"]))
+    except (OSError, KeyError, ValueError) as exc:
+        raise ConfigError(f"{pyproject}: no readable project.requires-python ({exc})") from None
+
+
+def wheel_refusal(cell: Cell, target: Target, python_range: SpecifierSet) -> str | None:
+    """Why this cell builds no wheel (None when it builds one)."""
+    if target.os == "macos":
+        return (
+            "no macOS wheel: building one needs macOS's CPython headers and a macOS NumPy, which no "
+            "registry reachable here provides (zig cross-compiles the C++ libraries only)"
+        )
+    if target.checker is Checker.QEMU:
+        return (
+            f"no {target.arch} wheel yet: it needs the target's Python headers (Debian multiarch) and "
+            "NumPy headers, and a test under qemu with the target's Python; not built in this round"
+        )
+    if Version(cell.python) not in python_range:
+        return f"ember's Python package needs CPython {python_range} (engine/python/pyproject.toml); this cell has {cell.python}"
+    return None
+
+
+def grid_series(cell: Cell, numpy: Sequence[tuple[str, SpecifierSet]], supported: SpecifierSet) -> list[str]:
+    """The NumPy series toolchains/numpy.yaml lists wheels of for the cell's Python, within ember's range."""
+    py = Version(cell.python)
+    return [s for s, pythons in numpy if py in pythons and Version(s) in supported]
+
+
+def series_of(version: str) -> str:
+    v = Version(version)
+    return f"{v.major}.{v.minor}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The wheelhouse: what the wheel steps install, downloaded before the build and sha256-locked
+
+
+@dataclass(frozen=True)
+class WheelTools:
+    build: tuple[str, ...]
+    check: tuple[str, ...]
+    test: tuple[str, ...]
+    glibc: Version
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return self.build + self.check + self.test
+
+
+def load_wheel_tools(path: Path = WHEEL_YAML) -> WheelTools:
+    data = load_yaml(path)
+    check_keys(data, ["build", "check", "test", "glibc"])
+    lists = {key: tuple(str(x) for x in require(data, key, LocList)) for key in ("build", "check", "test")}
+    for key, pins in lists.items():
+        for pin in pins:
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", pin):
+                raise ConfigError(f"{data.where(key)}: {pin!r} is not an exact pin", fix="write it as name==version")
+    return WheelTools(lists["build"], lists["check"], lists["test"], Version(str(require(data, "glibc", str))))
+
+
+def platform_tags(arch: str, glibc: Version) -> list[str]:
+    """manylinux tags pip may download for `arch`, oldest glibc first, up to `glibc`."""
+    tags = [f"manylinux2014_{arch}"]
+    tags += [f"manylinux_2_{minor}_{arch}" for minor in range(17, glibc.minor + 1)]
+    return tags
+
+
+def wheel_arch(target: Target) -> str:
+    return platform.machine() if target.arch == "native" else target.arch
+
+
+def wheelhouse_name(python: str, arch: str) -> str:
+    return f"cp{python.replace('.', '')}-{arch}"
+
+
+def lock_path(python: str, arch: str, lock_dir: Path = LOCK_DIR) -> Path:
+    return lock_dir / f"wheelhouse-{wheelhouse_name(python, arch)}.txt"
+
+
+def parse_wheelhouse_lock(text: str, where: str) -> dict[str, str]:
+    """`<wheel file> <sha256>` lines (comments with #) -> {file: sha256}."""
+    locked: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        if len(words) != 2 or not re.fullmatch(r"[0-9a-f]{64}", words[1]):
+            raise ConfigError(f"{where}:{number}: expected '<wheel file> <sha256>', got {raw.strip()!r}")
+        try:
+            parse_wheel_filename(words[0])
+        except InvalidWheelFilename:
+            raise ConfigError(f"{where}:{number}: {words[0]!r} is not a wheel file name") from None
+        locked[words[0]] = words[1]
+    return locked
+
+
+def render_wheelhouse_lock(name: str, files: Mapping[str, str]) -> str:
+    head = f"# wheelhouse {name}: every file ember's wheel steps install, by sha256 (forge/wheel.py)\n"
+    return head + "".join(f"{f} {files[f]}\n" for f in sorted(files))
+
+
+def download_argv(python: str, arch: str, glibc: Version, dest: Path, pins: Sequence[str], deps: bool) -> list[str]:
+    """`pip download` of wheels for another CPython and platform than this one's."""
+    abi = f"cp{python.replace('.', '')}"
+    argv = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--only-binary=:all:"]
+    argv += ["--python-version", python, "--implementation", "cp", "--abi", abi, "--abi", "abi3", "--abi", "none"]
+    for tag in platform_tags(arch, glibc):
+        argv += ["--platform", tag]
+    argv += ["-d", str(dest)] + ([] if deps else ["--no-deps"])
+    return argv + list(pins)
+
+
+def _canonical_pin(pin: str) -> str:
+    """`scikit-build-core==1.1.2` -> `scikit-build-core==1.1.2` as parse_wheel_filename names it."""
+    name, _, version = pin.partition("==")
+    return f"{canonicalize_name(name)}=={Version(version)}"
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {p.name: manifest.sha256_file(p) for p in sorted(folder.glob("*.whl"))}
+
+
+def ensure_wheelhouse(
+    python: str,
+    arch: str,
+    series: Sequence[str],
+    cache: Path,
+    log_path: Path,
+    update: bool = False,
+    tools: WheelTools | None = None,
+    lock_dir: Path = LOCK_DIR,
+) -> Path:
+    """<cache>/wheelhouse/<name>/: the tools of toolchains/wheel.yaml and one NumPy per series.
+
+    With a lock, the locked files are fetched by exact version and checked against their sha256
+    (a file already present is only checked); without one (or with `update`), the newest releases
+    are fetched and the lock is written. Nothing half-downloaded is ever left in place.
+    """
+    tools = tools or load_wheel_tools()
+    name = wheelhouse_name(python, arch)
+    final = cache / "wheelhouse" / name
+    lock = lock_path(python, arch, lock_dir)
+    locked = None if update or not lock.is_file() else parse_wheelhouse_lock(lock.read_text(), str(lock))
+    wanted_numpy = {s: f"numpy=={s}.*" for s in series}
+    if locked is not None:
+        have = {f: h for f, h in _hashes(final).items() if f in locked} if final.is_dir() else {}
+        numpy_locked = {series_of(str(parse_wheel_filename(f)[1])) for f in locked if f.startswith("numpy-")}
+        if missing_series := sorted(set(series) - numpy_locked, key=Version):
+            raise ConfigError(
+                f"{lock} has no NumPy wheel of series {', '.join(missing_series)}",
+                "toolchains/numpy.yaml lists them for this Python, so the NumPy grid needs them",
+                "refresh the lock: invoke build ... --wheels --update-locks (then commit it)",
+            )
+        pinned = {f"{parse_wheel_filename(f)[0]}=={parse_wheel_filename(f)[1]}" for f in locked}
+        if unlocked := sorted(p for p in tools.all if _canonical_pin(p) not in pinned):
+            raise ConfigError(
+                f"{lock} lacks {', '.join(unlocked)} of toolchains/wheel.yaml",
+                "the wheel steps install exactly what the lock holds",
+                "refresh the lock: invoke build ... --wheels --update-locks (then commit it)",
+            )
+        if have == locked:
+            return final
+        pins_of = {f: f"{parse_wheel_filename(f)[0]}=={parse_wheel_filename(f)[1]}" for f in locked}
+        groups = [[pins_of[f]] for f in sorted(locked)]
+        deps = False
+    else:
+        groups = [list(tools.all)] + [[pin] for pin in wanted_numpy.values()]
+        deps = True
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=final.parent) as tmp:
+        for i, pins in enumerate(groups):
+            with_deps = deps and i == 0  # NumPy has no dependencies; the tools' closure is resolved once
+            try:
+                proc.run_logged(
+                    download_argv(python, arch, tools.glibc, Path(tmp), pins, with_deps),
+                    cwd=Path(tmp),
+                    env=None,
+                    log_path=log_path,
+                )
+            except StepFailedError as exc:
+                raise StepFailedError(
+                    f"downloading the wheelhouse {name} failed ({' '.join(pins)})",
+                    exc.why,
+                    "the wheel steps are offline, so their packages are fetched before the build: let pip reach "
+                    "its index (pip config, PIP_INDEX_URL), or build without --wheels",
+                ) from None
+        got = _hashes(Path(tmp))
+        if locked is not None and (bad := sorted(f for f in locked if got.get(f) != locked[f])):
+            raise StepFailedError(
+                f"the wheelhouse {name} does not match {lock}: {', '.join(bad[:5])}",
+                "a downloaded wheel is missing or its sha256 differs from the lock",
+                "if the index really changed the file, refresh the lock: --update-locks (and review the diff)",
+            )
+        if locked is None:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            lock.write_text(render_wheelhouse_lock(name, got))
+        shutil.rmtree(final, ignore_errors=True)
+        Path(tmp).rename(final)
+        Path(tmp).mkdir()  # TemporaryDirectory removes it on exit
+    return final
+
+
+# ---------------------------------------------------------------------------------------------
+# Plan (pure)
+
+
+@dataclass(frozen=True)
+class WheelPlan:
+    """What a cell's wheel steps do, or why it has none."""
+
+    refusal: str | None
+    requires: SpecifierSet | None = None
+    series: tuple[str, ...] = ()
+    arch: str = ""
+
+    @property
+    def builds(self) -> bool:
+        return self.refusal is None
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.refusal is not None:
+            return {"status": WheelStatus.NOT_BUILT.value, "reason": self.refusal}
+        return {"numpy_requires": f"numpy{self.requires}", "grid_series": list(self.series), "arch": self.arch}
+
+
+def plan_wheel(cell: Cell, target: Target, repo: Path = REPO) -> WheelPlan:
+    """The cell's wheel: refused (with the reason), or the NumPy range it claims and the grid it gets."""
+    refusal = wheel_refusal(cell, target, requires_python(repo / "engine" / "python" / "pyproject.toml"))
+    if refusal is not None:
+        return WheelPlan(refusal)
+    header = (repo / "engine" / "python" / "src" / "arrays.h").read_text()
+    toolchains = load_toolchains(repo / "toolchains")
+    supported = load_supported(repo / "matrix" / "supported.yaml").specs.get("numpy", SpecifierSet())
+    series = grid_series(cell, toolchains.numpy, supported)
+    if series_of(cell.numpy) not in series:
+        series.append(series_of(cell.numpy))
+    return WheelPlan(None, numpy_requirement(cell.numpy, numpy_target(header)), tuple(series), wheel_arch(target))
+
+
+def wheel_root(ws: Workspace) -> PurePosixPath:
+    return ws.build / "ember-wheel"
+
+
+def wheelhouse_dir(ws: Workspace) -> PurePosixPath:
+    """Where the wheelhouse is copied into the backend (next to, not inside, the wheel steps' folder)."""
+    return ws.build / "ember-wheelhouse"
+
+
+# ---------------------------------------------------------------------------------------------
+# Doing: staging the wheelhouse, collecting the results
+
+
+def stage_wheelhouse(backend: Backend, host_house: Path, ws: Workspace) -> None:
+    """Copy the wheelhouse into the backend, where the wheel steps find it (`wheelhouse_dir`)."""
+    backend.copy_in(host_house, wheelhouse_dir(ws))
+
+
+@dataclass(frozen=True)
+class WheelOutcome:
+    entry: dict[str, Any]
+    suites: list[SuiteResult]
+    wheel: Path | None
+
+
+def collect(backend: Backend, ws: Workspace, scratch: Path) -> WheelOutcome:
+    """Read what the wheel steps wrote (copied out to `scratch`) into manifest data and suites."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    backend.copy_out(wheel_root(ws) / "out", scratch)
+    try:
+        info = json.loads((scratch / "wheel.json").read_text())
+        verify = json.loads((scratch / "verify.json").read_text())
+        grid = json.loads((scratch / "grid.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise StepFailedError(f"the wheel steps left no readable results in {scratch}: {exc}") from None
+    wheel = scratch / "wheel" / str(info["file"])
+    if manifest.sha256_file(wheel) != info["sha256"]:
+        raise StepFailedError(f"{wheel.name} changed between the cell and the host (sha256 differs)")
+    suites = [verify_suite(verify), grid_suite(grid.get("rows") or [])]
+    entry = {"status": WheelStatus.BUILT.value, **info, "verify": verify, "grid": grid}
+    return WheelOutcome(entry, suites, wheel)
+
+
+def verify_suite(verify: Mapping[str, Any]) -> SuiteResult:
+    counts = verify.get("counts") or {}
+    ok = verify.get("status") == "passed" and not counts.get("failed") and not counts.get("errors")
+    detail = f"numpy {verify.get('numpy', '?')}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    if verify.get("reason"):
+        detail += f"; {verify['reason']}"
+    seconds = float(verify.get("seconds") or 0.0)
+    return SuiteResult(WHEEL_SUITE, SuiteStatus.PASSED if ok else SuiteStatus.FAILED, seconds, detail)
+
+
+def grid_suite(grid: Sequence[Mapping[str, Any]]) -> SuiteResult:
+    """Passed when every claim was measured true: claimed NumPys work, excluded ones are refused and fail."""
+    wrong = [g for g in grid if g.get("verdict") == "claim wrong"]
+    detail = "; ".join(f"{g.get('numpy')}: {g.get('verdict')}" for g in grid)
+    status = SuiteStatus.FAILED if wrong or not grid else SuiteStatus.PASSED
+    return SuiteResult(GRID_SUITE, status, 0.0, detail or "no NumPy was tried")

@@ -1,0 +1,241 @@
+"""ember's wheel per cell: the NumPy range rule, refusals, the grid's series, the wheelhouse lock
+and the plan steps, asserted on data alone (nothing is built or downloaded)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path, PurePosixPath
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from forge import wheel
+from forge.backends.base import CONTAINER_WORKSPACE
+from forge.errors import ConfigError, StepFailedError
+from forge.matrix import Cell
+from forge.plan import BuildOptions, plan_build
+from forge.toolchains import Toolchains, load_toolchains
+from forge.verify import SuiteStatus
+
+REPO = Path(__file__).resolve().parents[2]
+OPTS = BuildOptions(source_date_epoch=1700000000, jobs=2, ccache=True, wheels=True)
+
+
+@pytest.fixture(scope="module")
+def toolchains() -> Toolchains:
+    return load_toolchains(REPO / "toolchains")
+
+
+def cell(target: str = "linux-x86_64", python: str = "3.11", numpy: str = "2.4", suite: str = "bookworm") -> Cell:
+    return Cell(target, suite, python, numpy, "12", None, "3.25", "4.2.3")
+
+
+@pytest.mark.parametrize(
+    ("built_with", "target", "claim"),
+    [
+        ("2.4", Version("1.22"), ">=1.22,<3"),  # NumPy 2 headers honour NPY_TARGET_VERSION
+        ("2.0.2", Version("1.22"), ">=1.22,<3"),
+        ("1.26", Version("1.22"), ">=1.22,<2"),  # 1.25+ honour it too, but 1.x cannot claim 2.x
+        ("1.25", None, ">=1.25,<2"),
+        ("1.24", Version("1.22"), ">=1.24,<2"),  # older headers ignore the define
+        ("1.23.5", Version("1.22"), ">=1.23,<2"),
+        ("2.1", Version("2.3"), ">=2.1,<3"),  # a target newer than the headers does not raise the floor
+    ],
+)
+def test_numpy_range_rule(built_with: str, target: Version | None, claim: str) -> None:
+    assert wheel.numpy_requirement(built_with, target) == SpecifierSet(claim)
+
+
+def test_a_numpy1_build_never_claims_numpy2() -> None:
+    for series in ("1.21", "1.22", "1.23", "1.24", "1.25", "1.26"):
+        assert Version("2.0.0") not in wheel.numpy_requirement(series, Version("1.22"))
+
+
+def test_bad_numpy_version_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="not a version"):
+        wheel.numpy_requirement("two", None)
+
+
+def test_numpy_target_read_from_the_extension_header() -> None:
+    assert wheel.numpy_target("#define NPY_TARGET_VERSION NPY_1_22_API_VERSION\n") == Version("1.22")
+    assert wheel.numpy_target("// nothing\n") is None
+    # The real header states one, and the plan uses it.
+    assert wheel.numpy_target(wheel.ARRAYS_H.read_text()) == Version("1.22")
+
+
+def test_refusals_name_the_reason(toolchains: Toolchains) -> None:
+    python_range = wheel.requires_python()
+    assert wheel.wheel_refusal(cell(), toolchains.targets["linux-x86_64"], python_range) is None
+    mac = wheel.wheel_refusal(cell("macos-arm64"), toolchains.targets["macos-arm64"], python_range)
+    assert mac is not None and "macOS" in mac
+    arm = wheel.wheel_refusal(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], python_range)
+    assert arm is not None and "aarch64" in arm and "qemu" in arm
+    old = wheel.wheel_refusal(cell(python="3.9", suite="bullseye"), toolchains.targets["linux-x86_64"], python_range)
+    assert old is not None and "3.9" in old and "pyproject.toml" in old
+
+
+def test_grid_series_follow_toolchains_numpy_yaml(toolchains: Toolchains) -> None:
+    series = wheel.grid_series(cell(), toolchains.numpy, SpecifierSet(">=1.21"))
+    assert series[0] == "1.23" and series[-1] == "2.4" and "1.22" not in series  # 1.22 has no cp311 wheel
+    assert wheel.grid_series(cell(python="3.13"), toolchains.numpy, SpecifierSet(">=1.21"))[0] == "2.1"
+    assert "2.0" not in wheel.grid_series(cell(), toolchains.numpy, SpecifierSet(">=2.1"))
+
+
+def test_plan_differs_when_only_numpy_differs(toolchains: Toolchains) -> None:
+    target = toolchains.targets["linux-x86_64"]
+    new = plan_build(cell(numpy="2.4"), target, CONTAINER_WORKSPACE, "docker", OPTS)
+    old = plan_build(cell(numpy="1.26"), target, CONTAINER_WORKSPACE, "docker", OPTS)
+    steps_new = {s.name: s for s in new.steps}
+    steps_old = {s.name: s for s in old.steps}
+    assert dict(steps_new["wheel-build"].env)["EMBER_NUMPY_REQUIRES"] == "<3,>=1.22"
+    assert dict(steps_old["wheel-build"].env)["EMBER_NUMPY_REQUIRES"] == "<2,>=1.22"
+    assert steps_new["wheel-repair"].argv != steps_old["wheel-repair"].argv
+    assert "--numpy" in steps_old["wheel-verify"].argv and "1.26" in steps_old["wheel-verify"].argv
+
+
+def test_wheel_steps_build_offline_against_the_installed_engine(toolchains: Toolchains) -> None:
+    plan = plan_build(cell(), toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    steps = {s.name: s for s in plan.steps}
+    names = [s.name for s in plan.steps]
+    assert names.index("verify-run") < names.index("wheel-build") < names.index("wheel-grid") < names.index("record")
+    tools = steps["wheel-tools"].argv
+    assert "--no-index" in tools and "/build/ember-wheelhouse" in tools and "auditwheel==6.8.2" in tools
+    build = steps["wheel-build"].argv
+    assert {"--no-build-isolation", "--no-index"} <= set(build)
+    assert "cmake.define.EMBER_PYTHON_USE_INSTALLED=ON" in build and "cmake.define.CMAKE_PREFIX_PATH=/stage" in build
+    assert dict(steps["wheel-build"].env)["SOURCE_DATE_EPOCH"] == "1700000000"
+    grid = steps["wheel-grid"].argv
+    assert grid[grid.index("--numpy") + 1 :] == ("1.23", "1.24", "1.25", "1.26", "2.0", "2.1", "2.2", "2.3", "2.4")
+
+
+def test_no_wheel_steps_where_refused_or_switched_off(toolchains: Toolchains) -> None:
+    arm = plan_build(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    assert not [s for s in arm.steps if s.name.startswith("wheel-")]
+    off = BuildOptions(source_date_epoch=1700000000)  # the default: `invoke build` without --wheels
+    x86 = plan_build(cell(), toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", off)
+    assert not [s for s in x86.steps if s.name.startswith("wheel-")]
+    refused = wheel.plan_wheel(cell("macos-x86_64"), toolchains.targets["macos-x86_64"])
+    assert refused.as_dict()["status"] == "not built" and "macOS" in refused.as_dict()["reason"]
+
+
+def test_wheelhouse_lock_parsing() -> None:
+    sha = "a" * 64
+    text = f"# comment\nnumpy-2.4.1-cp311-cp311-manylinux_2_27_x86_64.whl {sha}\n\n"
+    assert wheel.parse_wheelhouse_lock(text, "lock") == {"numpy-2.4.1-cp311-cp311-manylinux_2_27_x86_64.whl": sha}
+    with pytest.raises(ConfigError, match="lock:1"):
+        wheel.parse_wheelhouse_lock("numpy.whl deadbeef\n", "lock")
+    with pytest.raises(ConfigError, match="not a wheel file name"):
+        wheel.parse_wheelhouse_lock(f"numpy.tar.gz {sha}\n", "lock")
+    rendered = wheel.render_wheelhouse_lock("cp311-x86_64", {"b-1-py3-none-any.whl": sha, "a-1-py3-none-any.whl": sha})
+    assert wheel.parse_wheelhouse_lock(rendered, "x") == {"a-1-py3-none-any.whl": sha, "b-1-py3-none-any.whl": sha}
+
+
+def test_download_is_for_the_cells_python_and_platform() -> None:
+    argv = wheel.download_argv("3.13", "x86_64", Version("2.31"), Path("/d"), ["numpy==2.1.*"], deps=False)
+    assert argv[1:4] == ["-m", "pip", "download"] and "--only-binary=:all:" in argv
+    assert argv[argv.index("--python-version") + 1] == "3.13" and "cp313" in argv and "--no-deps" in argv
+    assert "manylinux_2_31_x86_64" in argv and "manylinux_2_32_x86_64" not in argv
+
+
+def test_wheel_tools_are_exact_pins(tmp_path: Path) -> None:
+    tools = wheel.load_wheel_tools()
+    assert all("==" in pin for pin in tools.all)
+    bad = tmp_path / "wheel.yaml"
+    bad.write_text('build: ["nanobind>=2"]\ncheck: []\ntest: []\nglibc: "2.31"\n')
+    with pytest.raises(ConfigError, match="exact pin"):
+        wheel.load_wheel_tools(bad)
+
+
+def test_suites_from_the_cell_results() -> None:
+    ok = wheel.verify_suite({"status": "passed", "numpy": "2.4.1", "counts": {"passed": 120, "failed": 0}})
+    assert ok.status is SuiteStatus.PASSED and "2.4.1" in ok.detail
+    bad = wheel.verify_suite({"status": "failed", "numpy": "2.4.1", "counts": {"passed": 1, "failed": 2}})
+    assert bad.status is SuiteStatus.FAILED
+    rows = [
+        {"numpy": "1.26.4", "verdict": "works as claimed"},
+        {"numpy": "2.4.1", "verdict": "excluded, fails as claimed"},
+    ]
+    assert wheel.grid_suite(rows).status is SuiteStatus.PASSED
+    assert wheel.grid_suite([*rows, {"numpy": "2.0.2", "verdict": "claim wrong"}]).status is SuiteStatus.FAILED
+    assert wheel.grid_suite([]).status is SuiteStatus.FAILED  # nothing tried proves nothing
+
+
+def test_workspace_paths() -> None:
+    assert wheel.wheel_root(CONTAINER_WORKSPACE) == PurePosixPath("/build/ember-wheel")
+    assert wheel.wheelhouse_dir(CONTAINER_WORKSPACE) == PurePosixPath("/build/ember-wheelhouse")
+
+
+def _house(tmp_path: Path, files: dict[str, bytes]) -> tuple[Path, Path]:
+    cache, locks = tmp_path / "cache", tmp_path / "locks"
+    house = cache / "wheelhouse" / "cp311-x86_64"
+    house.mkdir(parents=True)
+    for name, data in files.items():
+        (house / name).write_bytes(data)
+    locks.mkdir()
+    return cache, locks
+
+
+NUMPY_WHEEL = "numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.whl"
+TOOL_WHEEL = "nanobind-3.1.0-py3-none-any.whl"
+
+
+def test_a_complete_locked_wheelhouse_is_used_without_downloading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {NUMPY_WHEEL: b"numpy", TOOL_WHEEL: b"nanobind"}
+    cache, locks = _house(tmp_path, files)
+    hashes = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    wheel.lock_path("3.11", "x86_64", locks).write_text(wheel.render_wheelhouse_lock("cp311-x86_64", hashes))
+
+    def no_download(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a complete wheelhouse must not be downloaded again")
+
+    monkeypatch.setattr(wheel.proc, "run_logged", no_download)
+    tools = wheel.WheelTools(("nanobind==3.1.0",), (), (), Version("2.31"))
+    found = wheel.ensure_wheelhouse("3.11", "x86_64", ["2.4"], cache, tmp_path / "log", tools=tools, lock_dir=locks)
+    assert found == cache / "wheelhouse" / "cp311-x86_64"
+    # A series the grid needs but the lock lacks is a clear error, not a silent download.
+    with pytest.raises(ConfigError, match=r"no NumPy wheel of series 1\.26"):
+        wheel.ensure_wheelhouse("3.11", "x86_64", ["1.26", "2.4"], cache, tmp_path / "log", tools=tools, lock_dir=locks)
+    # So is a tool of toolchains/wheel.yaml the lock does not hold.
+    more = wheel.WheelTools(("nanobind==3.1.0", "scikit-build-core==1.1.2"), (), (), Version("2.31"))
+    with pytest.raises(ConfigError, match=r"lacks scikit-build-core==1\.1\.2"):
+        wheel.ensure_wheelhouse("3.11", "x86_64", ["2.4"], cache, tmp_path / "log", tools=more, lock_dir=locks)
+
+
+def test_a_tampered_wheel_is_fetched_again_by_its_locked_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache, locks = _house(tmp_path, {NUMPY_WHEEL: b"tampered"})
+    good = hashlib.sha256(b"numpy").hexdigest()
+    wheel.lock_path("3.11", "x86_64", locks).write_text(f"{NUMPY_WHEEL} {good}\n")
+    calls: list[list[str]] = []
+
+    def download(argv: list[str], **kwargs: object) -> None:
+        calls.append(list(argv))
+        (Path(argv[argv.index("-d") + 1]) / NUMPY_WHEEL).write_bytes(b"still wrong")
+
+    monkeypatch.setattr(wheel.proc, "run_logged", download)
+    with pytest.raises(StepFailedError, match="does not match"):
+        wheel.ensure_wheelhouse(
+            "3.11",
+            "x86_64",
+            ["2.4"],
+            cache,
+            tmp_path / "log",
+            tools=wheel.WheelTools((), (), (), Version("2.31")),
+            lock_dir=locks,
+        )
+    assert calls and "numpy==2.4.6" in calls[0] and "--no-deps" in calls[0]
+    assert (cache / "wheelhouse" / "cp311-x86_64" / NUMPY_WHEEL).read_bytes() == b"tampered"  # nothing half-replaced
+
+
+def test_local_backend_copy_in_replaces_the_destination(tmp_path: Path) -> None:
+    from forge.backends.local import LocalBackend
+
+    src, dest = tmp_path / "src", tmp_path / "build" / "ember-wheelhouse"
+    src.mkdir()
+    (src / "a.whl").write_text("a")
+    dest.mkdir(parents=True)
+    (dest / "stale.whl").write_text("old")
+    LocalBackend().copy_in(src, PurePosixPath(dest))
+    assert sorted(p.name for p in dest.iterdir()) == ["a.whl"]
