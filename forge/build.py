@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, filelock, manifest, provenance
+from forge import __version__, bazel, filelock, manifest, provenance
 from forge.backends.base import Backend, Workspace
 from forge.config import Config, Data
 from forge.errors import (
@@ -36,6 +36,14 @@ from forge.toolchains import Target
 from forge.verify import SuiteResult, SuiteStatus, parse_ctest
 
 SOURCE_SUBDIRS = ("engine", "verify", "toolchains/cmake")
+
+
+def source_subdirs(cell: Cell) -> tuple[str, ...]:
+    """What a cell's build reads from the repository (its source tree hash): a Bazel cell also
+    reads the Bazel workspace files and forge's installer of Bazel's outputs."""
+    return SOURCE_SUBDIRS + (bazel.SOURCE_PATHS if cell.bazel else ())
+
+
 INSTALLED_FILES = "installed-files"  # the verify result that dist/<cell>/install matches its manifest
 
 
@@ -111,6 +119,7 @@ def host_workspace(cfg: Config, cell: Cell) -> Workspace:
         prefix=PurePosixPath(base / "stage"),
         verify_build=PurePosixPath(base / "verify-build"),
         ccache=PurePosixPath(cfg.cache / "ccache") if cfg.ccache else None,
+        bazel_cache=PurePosixPath(cfg.cache / "bazel") if cell.bazel else None,
     )
 
 
@@ -139,6 +148,8 @@ def probe_toolchain(backend: Backend, cell: Cell, target: Target) -> dict[str, s
         out = backend.output(argv)
         lines = [line for line in (out or "").splitlines() if line.strip()]
         found[name] = (lines[-1] if name == "nvcc" else lines[0]).strip() if lines else None
+    if cell.bazel is not None:
+        found["bazel"] = bazel.probe_version(backend.output)
     return found
 
 
@@ -339,7 +350,9 @@ def _build_locked(
             ws = backend.prepare(cell, host_ws)
         toolchain = probe_toolchain(backend, cell, target)
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
-        source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
+        bazel.require_version(toolchain.get("bazel"), cell, backend.name)
+        source_hash = manifest.source_tree_hash(cfg.repo, source_subdirs(cell))
+        commit = provenance.git_commit(cfg.repo)
         cfg = provenance.settle_epoch(cfg, source_hash, commit)
         opts = BuildOptions(cfg.source_date_epoch, cfg.jobs, ccache=cfg.ccache and toolchain["ccache"] is not None)
         plan = plan_build(cell, target, ws, backend.name, opts)
@@ -374,11 +387,20 @@ def _build_locked(
                 mode=cross.verify_mode(target), reference=reference[0].name if reference else None
             )
             recorded.update(provenance.manifest_extras(commit, plan, backend))
+            if cell.bazel is not None:
+                recorded["bazel"] = bazel_record(toolchain, logs)
             path = record(plan, backend, ws, cfg, logs, recorded)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):
         result.result = "verify-failed"
     return result
+
+
+def bazel_record(toolchain: dict[str, str | None], logs: Path) -> dict[str, Any]:
+    """The manifest's `bazel` entry: the version found in the image and the build's cache hits."""
+    log = logs / "bazel-build.log"
+    counts = bazel.parse_processes(log.read_text(errors="replace"), str(log))
+    return {"version": toolchain.get("bazel"), **counts.as_dict()}
 
 
 def ensure_reference(

@@ -24,7 +24,8 @@ class Cell:
 
     Versions are strings as the provider spells them ("3.11", "12", "11.8"); compare them with
     `packaging.version.Version`, never as strings. `gcc` is None for targets built with zig
-    (macOS); `cuda` is None for CPU-only cells.
+    (macOS); `cuda` is None for CPU-only cells; `bazel` is the Bazel that builds the engine, None
+    for cells CMake builds (every cell unless Bazel was asked for: forge.bazel).
     """
 
     target: str
@@ -34,7 +35,7 @@ class Cell:
     gcc: str | None
     cuda: str | None
     cmake: str
-    bazel: str
+    bazel: str | None
 
     @property
     def compiler(self) -> str:
@@ -47,9 +48,15 @@ class Cell:
         return f"cu{self.cuda}" if self.cuda else "cpu"
 
     @property
+    def builder(self) -> str:
+        """Id part naming the engine's build system: "" for CMake, -bz<version> for Bazel."""
+        return f"-bz{self.bazel}" if self.bazel else ""
+
+    @property
     def id(self) -> str:
-        """Stable, filesystem-safe id, e.g. linux-aarch64-py3.11-np2.1-gcc12-cpu."""
-        return f"{self.target}-py{self.python}-np{self.numpy}-{self.compiler}-{self.accelerator}"
+        """Stable, filesystem-safe id, e.g. linux-aarch64-py3.11-np2.1-gcc12-cpu, or
+        linux-x86_64-py3.11-np2.4-gcc12-bz4.2.3-cpu for a cell Bazel builds."""
+        return f"{self.target}-py{self.python}-np{self.numpy}-{self.compiler}{self.builder}-{self.accelerator}"
 
     def as_dict(self) -> dict[str, str | None]:
         """Plain mapping (for JSON and manifests), including the id."""
@@ -110,9 +117,10 @@ class Request:
 
 CELL_ID_PARTS = re.compile(
     r"(?P<target>[a-z0-9_]+(?:-[a-z0-9_]+)*?)-py(?P<python>\d+\.\d+)-np(?P<numpy>\d+\.\d+)"
-    r"-(?:gcc(?P<gcc>\d+)|zig)-(?:cpu|cu(?P<cuda>\d+\.\d+))"
+    r"-(?:gcc(?P<gcc>\d+)|zig)(?:-bz(?P<bazel>\d+(?:\.\d+)*))?-(?:cpu|cu(?P<cuda>\d+\.\d+))"
 )
-"""The parts of a Cell.id: target, python, numpy, compiler (gcc N or zig) and accelerator."""
+"""The parts of a Cell.id: target, python, numpy, compiler (gcc N or zig), Bazel (when it builds
+the cell) and accelerator."""
 
 
 def request_for_cell_id(cell_id: str, origin: str = "--cell") -> Request:
@@ -121,10 +129,10 @@ def request_for_cell_id(cell_id: str, origin: str = "--cell") -> Request:
     if match is None:
         raise ConfigError(
             f"{origin}: `{cell_id}` is not a cell id",
-            "a cell id reads TARGET-pyX.Y-npX.Y-(gccN|zig)-(cpu|cuX.Y), e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu",
+            "a cell id reads TARGET-pyX.Y-npX.Y-(gccN|zig)[-bzX.Y.Z]-(cpu|cuX.Y), e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu",
             "copy one from `invoke plan --matrix matrix/release.yaml` or `ls dist/`",
         )
-    pins = {axis: match.group(axis) for axis in ("python", "numpy", "gcc")}
+    pins = {axis: match.group(axis) for axis in ("python", "numpy", "gcc", "bazel")}
     pins["cuda"] = match.group("cuda") or "none"
     return Request.make(match.group("target"), pins, origin=f"{origin} {cell_id}")
 
