@@ -142,11 +142,14 @@ def startup_args(cache: PurePosixPath, cell: Cell) -> list[str]:
 
 
 def build_args(cache: PurePosixPath, cell: Cell, jobs: int) -> list[str]:
-    """`bazel build` of the libraries, tools and install tree: no convenience symlinks in the
-    (read-only) workspace, the disk cache, no repository cache (nothing is downloaded)."""
+    """`bazel build` of the libraries, tools and install tree: with the cell's gcc (Bazel's
+    autoconfigured toolchain takes CC), no convenience symlinks in the (read-only) workspace, the
+    disk cache, no repository cache (nothing is downloaded)."""
+    compiler = [f"--repo_env=CC=gcc-{cell.gcc}"] if cell.gcc and cell.target != "host" else []
     return [
         *startup_args(cache, cell),
         "build",
+        *compiler,
         f"--jobs={jobs}",
         f"--local_cpu_resources={jobs}",
         f"--disk_cache={cache_dirs(cache, cell)['disk_cache']}",

@@ -223,7 +223,10 @@ def install(output_base: Path, source: Path, prefix: Path) -> int:
         tmp.mkdir()
         copy_tree(bin_dir / INSTALL_DIR, tmp, paths)
         write_package_files(source, tmp)
-        count = sum(len(files) for _, _, files in os.walk(tmp))
+        count = 0
+        for dirpath, _, files in os.walk(tmp):  # as cmake --install makes them, whatever the umask
+            Path(dirpath).chmod(0o755)
+            count += len(files)
         for child in sorted(tmp.iterdir()):
             child.rename(prefix / child.name)
     finally:
