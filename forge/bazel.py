@@ -129,12 +129,12 @@ def cache_dirs(cache: PurePosixPath, cell: Cell) -> dict[str, PurePosixPath]:
 
 
 def startup_args(cache: PurePosixPath, cell: Cell) -> list[str]:
-    """Bazel's startup options: no server left behind, no rc file but the workspace's."""
+    """Bazel's startup options: no server left behind, no user's rc file. The system rc stays: it is
+    the package's (Debian's /etc/bazel/bazelrc points the client at its unpacked install base)."""
     dirs = cache_dirs(cache, cell)
     return [
         "bazel",
         "--batch",
-        "--nosystem_rc",
         "--nohome_rc",
         f"--output_user_root={dirs['output_user_root']}",
         f"--output_base={dirs['output_base']}",
