@@ -19,7 +19,7 @@ AXIS_HELP = {
     "numpy": "pin the NumPy series (e.g. 2.1)",
     "gcc": "pin the GCC major version (e.g. 12)",
     "cuda": "pin the CUDA version (e.g. 12.4), or none",
-    "bazel": "pin the Bazel version",
+    "bazel": "build engine/ with this Bazel (the suite's bazel-bootstrap: 3.5.1 or 4.2.3) instead of CMake",
     "cmake": "pin the CMake version",
     "backend": "docker (the default) or local (the host's toolchain); the host target falls back to local when no container engine can be started",
     "matrix": "a named matrix file, e.g. matrix/release.yaml (instead of --target)",

@@ -5,7 +5,8 @@ as CMake installs it (CMake package config and pkg-config files generated from B
 and verify/ is built with CMake against that tree and run, as for a CMake cell. Its libraries must
 export what the CMake build's export (the `ember_install` fixture's host build). A second build in
 a fresh container, with the cell's output base removed, must be served from the disk cache volume,
-and its manifest must say so.
+and its manifest must say so. (The first build starts without an output base too; it compiles, or
+takes from the disk cache what an earlier run left there.)
 
 Cost on 2 cores: the image once (~3 min: bazel-bootstrap pulls a JDK), a clean Bazel build
 (~6-8 min, load permitting), verify/ (~1 min), then the cached rebuild (~1-2 min): about 12 min,
@@ -47,9 +48,28 @@ def _build(tmp: Path, force: bool) -> BuildResult:
     return build_cell(request_for_cell_id(CELL), load_data(REPO), cfg, progress)
 
 
+def _drop_output_base(client: Any) -> None:
+    """Remove the cell's output base from the Bazel cache volume (kept by earlier builds), so the
+    next build can be served by nothing but the disk cache."""
+    data = load_data(REPO)
+    spec = toolchain_spec(resolve(request_for_cell_id(CELL), data.toolchains, data.supported).cell)
+    found = [i for i in client.images.list(filters={"label": f"org.forge.name={spec.name}"}) if i.tags]
+    if not found:
+        return  # no image yet: no build has written the volume either
+    client.containers.run(
+        found[0].tags[0],
+        ["rm", "-rf", f"/bazel-cache/output-base/{CELL}"],
+        user="forge",
+        network_mode="none",
+        remove=True,
+        volumes={bazel_volume(spec.name): {"bind": "/bazel-cache", "mode": "rw"}},
+    )
+
+
 @pytest.fixture(scope="module")
 def first(client: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("bazel-cell")
+    _drop_output_base(client)
     result = _build(tmp, force=True)
     assert result.result == "passed", [s for s in result.suites if not s.passed]
     assert result.dist is not None and result.dist.name == CELL
@@ -61,7 +81,9 @@ def test_the_bazel_cell_builds_with_its_bazel_and_passes_verify(first: tuple[Pat
     assert manifest["cell"]["bazel"] == "4.2.3" and manifest["cell"]["id"] == CELL
     assert manifest["toolchain"]["bazel"].startswith("4.2.3 (bazel-bootstrap 4.2.3+"), manifest["toolchain"]
     assert manifest["bazel"]["version"] == manifest["toolchain"]["bazel"]
-    assert manifest["bazel"]["executed"] > 50, manifest["bazel"]  # a clean build compiles every source
+    counts = manifest["bazel"]
+    # every source compiled, by gcc or from the disk cache (earlier builds may have filled it)
+    assert counts["executed"] + counts["cache_hits"] > 50 and counts["processes"] > 50, counts
     steps = [s["name"] for s in manifest["steps"]]
     assert steps[:3] == ["prepare", "bazel-build", "install"] and "configure" not in steps
     suites = {s["name"]: s["status"] for s in manifest["verify"]["suites"]}
@@ -69,8 +91,7 @@ def test_the_bazel_cell_builds_with_its_bazel_and_passes_verify(first: tuple[Pat
     assert {"session_client_session_test", "lite_roundtrip_test", "models_models_test"} <= set(suites)
     install = tmp / "dist" / CELL / "install"
     for rel in ("lib/cmake/ember/emberTargets.cmake", "lib/pkgconfig/ember_cc.pc", "include/ember/status.h"):
-        assert (install / rel).is_file(), rel
-    assert rel in manifest["files"]
+        assert (install / rel).is_file() and rel in manifest["files"], rel
 
 
 def test_the_bazel_cells_libraries_export_what_cmakes_do(
@@ -90,21 +111,12 @@ def test_a_rebuild_in_a_fresh_container_is_served_from_the_disk_cache(
     client: Any, first: tuple[Path, dict[str, Any]]
 ) -> None:
     tmp, before = first
-    data = load_data(REPO)
-    cell = resolve(request_for_cell_id(CELL), data.toolchains, data.supported).cell
-    volume = bazel_volume(toolchain_spec(cell).name)
-    client.containers.run(  # drop the cell's output base: only the disk cache can serve the rebuild
-        before["image"]["tag"],
-        ["rm", "-rf", f"/bazel-cache/output-base/{CELL}"],
-        user="forge",
-        network_mode="none",
-        remove=True,
-        volumes={volume: {"bind": "/bazel-cache", "mode": "rw"}},
-    )
+    _drop_output_base(client)
     result = _build(tmp, force=True)
     assert result.result == "passed" and result.dist is not None
     after = json.loads((result.dist / "manifest.json").read_text())["bazel"]
-    assert after["cache_hits"] >= before["bazel"]["executed"] - 2, after  # every compile and link, from the cache
+    # every compile and link of the first build, from the cache
+    assert after["cache_hits"] >= before["bazel"]["executed"] + before["bazel"]["cache_hits"] - 2, after
     assert after["executed"] <= 2, after
     files = json.loads((result.dist / "manifest.json").read_text())["files"]
     assert files == before["files"], "a cached rebuild installed other bytes"
