@@ -58,7 +58,8 @@ def _drop_output_base(client: Any) -> None:
         return  # no image yet: no build has written the volume either
     client.containers.run(
         found[0].tags[0],
-        ["rm", "-rf", f"/bazel-cache/output-base/{CELL}"],
+        # Bazel leaves its output trees read-only
+        ["sh", "-c", 'chmod -R u+w "$1" 2>/dev/null; rm -rf "$1"', "sh", f"/bazel-cache/output-base/{CELL}"],
         user="forge",
         network_mode="none",
         remove=True,
