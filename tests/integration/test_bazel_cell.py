@@ -8,9 +8,11 @@ a fresh container, with the cell's output base removed, must be served from the 
 and its manifest must say so. (The first build starts without an output base too; it compiles, or
 takes from the disk cache what an earlier run left there.)
 
-Cost on 2 cores: the image once (~3 min: bazel-bootstrap pulls a JDK), a clean Bazel build
-(~6-8 min, load permitting), verify/ (~1 min), then the cached rebuild (~1-2 min): about 12 min,
-so CI runs this one cell only (matrix/ci.yaml has no Bazel cell).
+Cost on 2 cores, measured at load average 14-17 (less on an idle machine): the image once (532 s:
+bazel-bootstrap pulls a JDK), a clean Bazel build (598 s; 28 s when the disk cache volume is warm),
+verify/ (60-70 s per build, two builds): about 22 min cold, 4 min with a warm image and cache. It
+is the one Bazel cell CI builds; matrix/ci.yaml has none, so test_matrix_jobs_docker does not
+build it a second time.
 """
 
 from __future__ import annotations
