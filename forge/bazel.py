@@ -70,16 +70,20 @@ def upstream_version(debian_version: str) -> str | None:
 
 def probe_version(output: Callable[[Sequence[str]], str | None]) -> str | None:
     """What the backend's Bazel says it is, e.g. "4.2.3 (bazel-bootstrap 4.2.3+ds-9)"; None when
-    no bazel runs. `output` runs a probe in the backend (None when it fails)."""
+    no bazel runs. `output` runs a probe in the backend (None when it fails).
+
+    `bazel --version` names the release (`bazel 6.4.0`; bullseye's package: `bazel 3.5.1- (@non-git)`)
+    or nothing (bookworm's: `bazel no_version`): then the Debian package's version names it."""
     said = (output(VERSION_PROBES[0]) or "").strip()
     if not said:
         return None
-    label = said.split()[-1]
-    if label != "no_version":
-        return upstream_version(label) or said
+    words = said.split()
+    release = upstream_version(words[1]) if len(words) > 1 and words[0] == "bazel" else None
     package = (output(VERSION_PROBES[1]) or "").strip()
-    version = upstream_version(package)
-    return f"{version} ({PACKAGE} {package})" if version else f"unknown ({said}; {PACKAGE} not installed)"
+    version = release or upstream_version(package)
+    if version is None:
+        return f"unknown ({said}; {PACKAGE} not installed)"
+    return f"{version} ({PACKAGE} {package})" if package else f"{version} ({said})"
 
 
 def require_version(found: str | None, cell: Cell, backend: str) -> None:

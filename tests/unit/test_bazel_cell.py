@@ -134,7 +134,13 @@ def _outputs(answers: dict[str, str]) -> Callable[[Sequence[str]], str | None]:
 def test_the_version_comes_from_the_debian_package_when_bazel_has_none() -> None:
     found = bazel.probe_version(_outputs({"bazel": "bazel no_version\n", "dpkg-query": "4.2.3+ds-9"}))
     assert found == "4.2.3 (bazel-bootstrap 4.2.3+ds-9)"
-    assert bazel.probe_version(_outputs({"bazel": "bazel 6.4.0\n"})) == "6.4.0"
+    assert bazel.probe_version(_outputs({"bazel": "bazel 6.4.0\n"})) == "6.4.0 (bazel 6.4.0)"
+    bullseye = _outputs({"bazel": "bazel 3.5.1- (@non-git)\n", "dpkg-query": "3.5.1+ds-3"})
+    assert bazel.probe_version(bullseye) == "3.5.1 (bazel-bootstrap 3.5.1+ds-3)"
+    assert (
+        bazel.probe_version(_outputs({"bazel": "bazel no_version\n"}))
+        == "unknown (bazel no_version; bazel-bootstrap not installed)"
+    )
     assert bazel.probe_version(_outputs({})) is None
     assert bazel.upstream_version("1:3.5.1+ds-3") == "3.5.1"
 
