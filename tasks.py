@@ -150,7 +150,7 @@ def _help(*names: str) -> dict[str, str]:
     return {name: AXIS_HELP[name] for name in names}
 
 
-@task(auto_shortflags=False, help=_help("target", "python", "numpy", "gcc", "cuda", "backend", "debug"))
+@task(auto_shortflags=False, help=_help("target", "python", "numpy", "gcc", "cuda", "bazel", "backend", "debug"))
 def verify(
     c: Context,
     target: str | None = None,
@@ -158,11 +158,12 @@ def verify(
     numpy: str | None = None,
     gcc: str | None = None,
     cuda: str | None = None,
+    bazel: str | None = None,
     backend: str | None = None,
     debug: bool = False,
 ) -> None:
     """Re-run the verify suites against a cell already recorded in dist/."""
-    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
+    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel)
     _guarded(debug, lambda: _cli().run_verify(target, pins, {"backend": backend, "debug": debug}))
 
 
@@ -363,7 +364,7 @@ def images(
 @task(
     auto_shortflags=False,
     help={
-        **_help("target", "python", "numpy", "gcc", "cuda", "backend", "matrix", "debug"),
+        **_help("target", "python", "numpy", "gcc", "cuda", "bazel", "backend", "matrix", "debug"),
         "jobs": "parallel jobs of the first build (the second uses another count)",
     },
 )
@@ -374,6 +375,7 @@ def repro(
     numpy: str | None = None,
     gcc: str | None = None,
     cuda: str | None = None,
+    bazel: str | None = None,
     matrix: str | None = None,
     backend: str | None = None,
     jobs: int | None = None,
@@ -382,7 +384,7 @@ def repro(
     """Build a cell twice with variations (path, umask, TZ, locale, env order, jobs, ...) and compare every artifact."""
     from forge import repro as forge_repro
 
-    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda)
+    pins = _pins(python=python, numpy=numpy, gcc=gcc, cuda=cuda, bazel=bazel)
     options = {"backend": backend, "jobs": jobs, "debug": debug}
     _guarded(debug, lambda: forge_repro.run_repro(target, matrix, pins, options))
 
