@@ -254,3 +254,12 @@ def test_manifests_from_before_bazel_cells_read_as_cmake_cells() -> None:
     assert legacy.cell.bazel is None and legacy.cell.id == "host-py3.11-np2.4-gcc12-cpu"
     built = {**cell, "bazel": "4.2.3", "id": "host-py3.11-np2.4-gcc12-bz4.2.3-cpu"}
     assert provenance.parse_recorded({**manifest, "cell": built}, "m.json").cell.bazel == "4.2.3"
+
+
+def test_a_repro_snapshot_holds_what_a_bazel_build_reads(tmp_path: Path) -> None:
+    from forge import repro
+
+    snapshot = repro.snapshot_sources(REPO, tmp_path / "snap")
+    for part in bazel.SOURCE_PATHS:
+        assert (snapshot / part).exists(), part
+    assert (snapshot / "WORKSPACE").read_bytes() == (REPO / "WORKSPACE").read_bytes()
