@@ -174,7 +174,7 @@ def _help(*names: str) -> dict[str, str]:
     return {name: AXIS_HELP[name] for name in names}
 
 
-VERIFY_FLAGS = ("python", "numpy", "gcc", "cuda")
+VERIFY_FLAGS = ("python", "numpy", "gcc", "cuda", "bazel")
 
 
 @task(auto_shortflags=False, help=_help("target", *VERIFY_FLAGS, "backend", "debug"))

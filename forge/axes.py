@@ -60,6 +60,8 @@ class Axis:
     id_pattern: str | None = None
     """The regex of that part, with a group named after the axis, for reading an id back."""
     id_absent: str | None = None
+    id_optional: bool = False
+    """The part may be absent (its format gives "" and its pattern carries its own "-" and "?")."""
     """The pin a cell id implies when the group did not match (cuda: `cpu` pins "none")."""
     default: str | None = None
     """For axes outside `matrix.Cell`'s fields: the value when nothing pins it."""
@@ -124,6 +126,18 @@ REGISTRY: list[Axis] = [
         id_pattern=r"(?:gcc(?P<gcc>\d+)|zig)",
     ),
     Axis(
+        "bazel",
+        "build engine/ with this Bazel (the suite's bazel-bootstrap: 3.5.1 or 4.2.3) instead of CMake",
+        values="toolchains/debian.yaml (each suite's bazel-bootstrap)",
+        image="the suite's bazel-bootstrap package, in Bazel cells' images only",
+        known=_suite_values("bazel"),
+        supported=True,
+        version=True,
+        id_format=lambda v: f"bz{v}" if v else "",
+        id_pattern=r"(?:-bz(?P<bazel>\d+(?:\.\d+)*))?",
+        id_optional=True,
+    ),
+    Axis(
         "cuda",
         "pin the CUDA version (e.g. 12.4), or none",
         values="toolchains/cuda.yaml",
@@ -141,15 +155,6 @@ REGISTRY: list[Axis] = [
         values="toolchains/debian.yaml (each suite's cmake)",
         image="the suite's cmake package",
         known=_suite_values("cmake"),
-        supported=True,
-        version=True,
-    ),
-    Axis(
-        "bazel",
-        "pin the Bazel version",
-        values="toolchains/debian.yaml (each suite's bazel-bootstrap)",
-        image="the suite's bazel-bootstrap package (refused until forge runs Bazel)",
-        known=_suite_values("bazel"),
         supported=True,
         version=True,
     ),

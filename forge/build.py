@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, debuginfo, filelock, manifest, provenance, wheel
+from forge import __version__, bazel, debuginfo, filelock, manifest, provenance, wheel
 from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.backends.local import LocalBackend
 from forge.checks import tree
@@ -47,6 +47,7 @@ from forge.toolchains import Target
 from forge.verify import SuiteResult, SuiteStatus, parse_ctest
 
 SOURCE_SUBDIRS = manifest.SOURCE_SUBDIRS
+source_subdirs = bazel.source_subdirs
 INSTALLED_FILES = "installed-files"  # the verify result that dist/<cell>/install matches its manifest
 
 
@@ -129,6 +130,7 @@ def host_workspace(cfg: Config, cell: Cell) -> Workspace:
         prefix=PurePosixPath(base / "stage"),
         verify_build=PurePosixPath(base / "verify-build"),
         ccache=PurePosixPath(cfg.cache / "ccache") if cfg.ccache else None,
+        bazel_cache=PurePosixPath(cfg.cache / "bazel") if cell.bazel else None,
     )
 
 
@@ -182,6 +184,8 @@ def probe_toolchain(backend: Backend, cell: Cell, target: Target) -> dict[str, s
         out = backend.output(argv)
         lines = [line for line in (out or "").splitlines() if line.strip()]
         found[name] = (lines[-1] if name == "nvcc" else lines[0]).strip() if lines else None
+    if cell.bazel is not None:
+        found["bazel"] = bazel.probe_version(backend.output)
     return found
 
 
@@ -414,7 +418,9 @@ def _build_locked(
                 wheelhouse_lock = manifest.sha256_file(wheel.lock_path(cell.python, planned_wheel.arch))
         toolchain = probe_toolchain(backend, cell, target)
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
-        source_hash, commit = manifest.source_tree_hash(cfg.repo, SOURCE_SUBDIRS), provenance.git_commit(cfg.repo)
+        bazel.require_version(toolchain.get("bazel"), cell, backend.name)
+        source_hash = manifest.source_tree_hash(cfg.repo, source_subdirs(cell))
+        commit = provenance.git_commit(cfg.repo)
         cfg = provenance.settle_epoch(cfg, source_hash, commit)
         plan = plan_cell(cell, target, cfg, ws, backend.name, ccache_found=toolchain["ccache"] is not None)
         inputs = {
@@ -457,11 +463,20 @@ def _build_locked(
             recorded.extra.update(provenance.manifest_extras(commit, plan, backend))
             if built_wheel is not None or planned_wheel.refusal is not None:
                 recorded.extra["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()
+            if cell.bazel is not None:
+                recorded.extra["bazel"] = bazel_record(toolchain, logs)
             path = record(plan, backend, ws, cfg, logs, recorded, built_wheel.wheel if built_wheel else None)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(not s.passed for s in result.suites):
         result.result = "verify-failed"
     return result
+
+
+def bazel_record(toolchain: dict[str, str | None], logs: Path) -> dict[str, Any]:
+    """The manifest's `bazel` entry: the version found in the image and the build's cache hits."""
+    log = logs / "bazel-build.log"
+    counts = bazel.parse_processes(log.read_text(errors="replace"), str(log))
+    return {"version": toolchain.get("bazel"), **counts.as_dict()}
 
 
 def ensure_reference(

@@ -25,7 +25,7 @@ import docker
 import docker.errors
 from packaging.version import Version
 
-from forge import filelock, host, locks, pkgcache
+from forge import bazel, filelock, host, locks, pkgcache
 from forge.errors import BackendError, ConfigError, StepFailedError
 from forge.proc import run_command
 from forge.toolchains import Suite, Target, load_toolchains
@@ -134,6 +134,7 @@ class ToolchainSpec:
     family: str = "debian"
     cross: tuple[str, ...] = field(default=())  # Debian cross compiler + qemu-user for foreign targets
     arch: str = ""  # the foreign architecture those are for ("" for native images)
+    bazel: str = ""  # the suite's bazel-bootstrap version, for cells Bazel builds ("" for CMake cells)
 
     @classmethod
     def from_cell(cls, cell: Any, pip: Iterable[str] = (), target: Target | None = None) -> ToolchainSpec:
@@ -160,6 +161,7 @@ class ToolchainSpec:
             pip=tuple(pip),
             cross=cross,
             arch=arch,
+            bazel=str(cell.bazel or ""),
         )
         spec.check()
         return spec
@@ -177,6 +179,12 @@ class ToolchainSpec:
                 why=f"toolchain images use the suite's python3 ({facts.python})",
                 fix=f"pick the suite whose python is {self.python}",
             )
+        if self.bazel and self.bazel != facts.bazel:
+            raise ConfigError(
+                f"Bazel {self.bazel} is not Debian {self.suite}'s {bazel.PACKAGE}",
+                why=f"Bazel cells use the suite's {bazel.PACKAGE} ({facts.bazel})",
+                fix=f"pick the suite whose {bazel.PACKAGE} is {self.bazel}",
+            )
 
     @property
     def pip_cmake(self) -> bool:
@@ -189,10 +197,12 @@ class ToolchainSpec:
         """Readable part of the tag, e.g. bookworm-gcc12-py3.11-np2.1."""
         name = f"{self.suite}-gcc{self.gcc}-py{self.python}-np{self.numpy}"
         name += f"-cmake{self.cmake}" if self.pip_cmake else ""
+        name += f"-bz{self.bazel}" if self.bazel else ""
         return name + (f"-{self.arch}" if self.arch else "")
 
     def apt_packages(self) -> list[str]:
         extra = [f"gcc-{self.gcc}", f"g++-{self.gcc}"] + ([] if self.pip_cmake else ["cmake"])
+        extra += [bazel.PACKAGE] if self.bazel else []
         return sorted(set(APT_BASE_PACKAGES) | set(extra) | set(self.cross))
 
     def pip_requirements(self) -> list[str]:

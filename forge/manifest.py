@@ -31,7 +31,11 @@ def _skipped(name: str) -> bool:
 
 
 def iter_files(root: Path) -> Iterator[Path]:
-    """Files under root in a stable order, skipping build and cache directories."""
+    """Files under root in a stable order, skipping build and cache directories (root itself when
+    it is a file)."""
+    if root.is_file():
+        yield root
+        return
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not _skipped(d))
         for name in sorted(filenames):

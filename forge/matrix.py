@@ -26,7 +26,8 @@ class Cell:
 
     Versions are strings as the provider spells them ("3.11", "12", "11.8"); compare them with
     `packaging.version.Version`, never as strings. `gcc` is None for targets built with zig
-    (macOS); `cuda` is None for CPU-only cells.
+    (macOS); `cuda` is None for CPU-only cells; `bazel` is the Bazel that builds the engine, None
+    for cells CMake builds (every cell unless Bazel was asked for: forge.bazel).
     """
 
     target: str
@@ -36,7 +37,8 @@ class Cell:
     gcc: str | None
     cuda: str | None
     cmake: str
-    bazel: str
+    bazel: str | None
+    """The Bazel that builds the cell; None: CMake builds it."""
     extra: tuple[tuple[str, str | None], ...] = ()
     """Registry axes that are not fields above (forge/axes.py), as (axis, value) in registry order."""
 
@@ -65,9 +67,16 @@ class Cell:
         return f"cu{self.cuda}" if self.cuda else "cpu"
 
     @property
+    def builder(self) -> str:
+        """Id part naming the engine's build system: "" for CMake, -bz<version> for Bazel."""
+        return f"-bz{self.bazel}" if self.bazel else ""
+
+    @property
     def id(self) -> str:
-        """Stable, filesystem-safe id, e.g. linux-aarch64-py3.11-np2.1-gcc12-cpu."""
-        return "-".join(a.id_format(self.value(a.name)) for a in registry.all_axes() if a.id_format is not None)
+        """Stable, filesystem-safe id, e.g. linux-aarch64-py3.11-np2.1-gcc12-cpu, or
+        linux-x86_64-py3.11-np2.4-gcc12-bz4.2.3-cpu for a cell Bazel builds."""
+        parts = (a.id_format(self.value(a.name)) for a in registry.all_axes() if a.id_format is not None)
+        return "-".join(p for p in parts if p)
 
     def as_dict(self) -> dict[str, str | None]:
         """Plain mapping (for JSON and manifests), including the id."""
@@ -135,7 +144,11 @@ class Request:
 
 def cell_id_parts() -> re.Pattern[str]:
     """The parts of a Cell.id (target, python, numpy, compiler: gcc N or zig, accelerator, ...), from the registry."""
-    return re.compile("-".join(a.id_pattern for a in registry.all_axes() if a.id_pattern is not None))
+    pattern = ""
+    for a in registry.all_axes():
+        if a.id_pattern is not None:
+            pattern += a.id_pattern if a.id_optional or not pattern else f"-{a.id_pattern}"
+    return re.compile(pattern)
 
 
 def request_for_cell_id(cell_id: str, origin: str = "--cell") -> Request:
@@ -144,7 +157,7 @@ def request_for_cell_id(cell_id: str, origin: str = "--cell") -> Request:
     if match is None:
         raise ConfigError(
             f"{origin}: `{cell_id}` is not a cell id",
-            "a cell id reads TARGET-pyX.Y-npX.Y-(gccN|zig)-(cpu|cuX.Y), e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu",
+            "a cell id reads TARGET-pyX.Y-npX.Y-(gccN|zig)[-bzX.Y.Z]-(cpu|cuX.Y), e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu",
             "copy one from `invoke plan --matrix matrix/release.yaml` or `ls dist/`",
         )
     named = [a for a in registry.all_axes() if a.id_pattern is not None and a.name != "target"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import PurePosixPath
 
-from forge import wheel
+from forge import bazel, wheel
 from forge.backends.base import Workspace
 from forge.matrix import Cell
 from forge.targets.cross import emulator_probe, zig_cache_env
@@ -190,27 +190,41 @@ def verify_steps(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions) 
 def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: BuildOptions) -> Plan:
     """The ordered steps that build, install, verify and record one cell."""
     env = target_env(target, ws, opts)
-    build = ("cmake", "--build", str(ws.build), "-j", str(opts.jobs))
-    install = ("cmake", "--install", str(ws.build))
     steps = [
         Step("prepare", StepKind.PREPARE, f"prepare the {backend} backend for {cell.id}"),
-        Step(
-            "configure",
-            StepKind.COMMAND,
-            "configure engine/ (CMake + Ninja)",
-            tuple(configure_args(cell, target, ws, opts)),
-            ws.source,
-            env,
-        ),
-        Step("build", StepKind.COMMAND, "build engine/", build, ws.source, env),
-        Step("install", StepKind.COMMAND, "install into the staging prefix", install, ws.source, env),
-        *debug_info_steps(cell, target, ws, opts, env),
-        *engine_test_steps(target, ws, opts, env),
+        *(bazel_steps(cell, ws, opts, env) if cell.bazel else cmake_steps(cell, target, ws, opts, env)),
         *verify_steps(cell, target, ws, opts),
         *wheel_steps(cell, target, ws, opts, env),
         Step("record", StepKind.RECORD, f"write dist/{cell.id}/ (installed tree, manifest.json, logs) atomically"),
     ]
     return Plan(cell=cell, backend=backend, steps=tuple(steps))
+
+
+def cmake_steps(
+    cell: Cell, target: Target, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]
+) -> list[Step]:
+    """Configure, build and install engine/ with CMake, then its own tests where the cell runs them."""
+    build = ("cmake", "--build", str(ws.build), "-j", str(opts.jobs))
+    install = ("cmake", "--install", str(ws.build))
+    configure = tuple(configure_args(cell, target, ws, opts))
+    return [
+        Step("configure", StepKind.COMMAND, "configure engine/ (CMake + Ninja)", configure, ws.source, env),
+        Step("build", StepKind.COMMAND, "build engine/", build, ws.source, env),
+        Step("install", StepKind.COMMAND, "install into the staging prefix", install, ws.source, env),
+        *debug_info_steps(cell, target, ws, opts, env),
+        *engine_test_steps(target, ws, opts, env),
+    ]
+
+
+def bazel_steps(cell: Cell, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]) -> list[Step]:
+    """Build engine/ with Bazel and install its outputs laid out as CMake's (forge.bazel).
+
+    The engine's own tests stay CMake's (a Bazel cell runs verify/ only)."""
+    cache = ws.bazel_cache or ws.build / "bazel"
+    return [
+        Step(c.name, StepKind.COMMAND, c.description, c.argv, ws.source, env)
+        for c in bazel.commands(cell, ws.source, ws.prefix, cache, opts.jobs)
+    ]
 
 
 def engine_test_steps(

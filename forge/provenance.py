@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from forge import __version__, archive, locks, manifest
+from forge import __version__, archive, bazel, locks, manifest
 from forge.config import BACKENDS, Config, inside
 from forge.errors import ConfigError, ForgeError
 from forge.locks import KINDS as LOCK_KINDS
@@ -211,7 +211,7 @@ def _hex(data: Mapping[str, Any], key: str, source: str, lengths: tuple[int, ...
     return value
 
 
-OPTIONAL = ("gcc", "cuda")  # None for zig cells and CPU cells
+OPTIONAL = ("gcc", "cuda", "bazel")  # None for zig cells, CPU cells and cells CMake builds
 VERSIONED = ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
 
 
@@ -232,6 +232,9 @@ def _parse_cell(value: object, source: str) -> Cell:
             raise _bad(source, f"cell.{axis}", item, f"expected {kind}")
     cell = Cell.from_values(value)
     recorded_id = check_cell_id(value["id"], f"{source}: field cell.id")
+    if cell.bazel is not None and recorded_id == replace(cell, bazel=None).id:
+        # Before Bazel cells, forge recorded the suite's Bazel for every cell that CMake built.
+        cell = replace(cell, bazel=None)
     if recorded_id != cell.id:
         raise _bad(source, "cell.id", recorded_id, f"the cell's axes give the id {cell.id}")
     return cell
@@ -362,9 +365,9 @@ def load_for_rebuild(path: Path) -> Recorded:
 
 
 def rebuild_request(cell: Cell) -> Request:
-    """The request that resolves to `cell` again: every axis pinned to the recorded value, except bazel,
-    which the pinned suite implies (CMake builds the cell; a Bazel pin is refused until Bazel does)."""
-    pins = {axis: getattr(cell, axis) for axis in REQUEST_AXES if axis not in ("target", "bazel")}
+    """The request that resolves to `cell` again: every axis pinned to the recorded value (bazel only
+    for a cell Bazel built: without the pin, CMake builds it)."""
+    pins = {axis: getattr(cell, axis) for axis in REQUEST_AXES if axis != "target"}
     if pins.get("cuda") is None:
         pins["cuda"] = "none"
     return Request.make(cell.target, pins, origin="manifest")
@@ -455,7 +458,7 @@ def sources_for(recorded: Recorded, repo: Path, scratch: Path) -> Path:
     recorded; otherwise the recorded commit exported to scratch when its sources hash as
     recorded; otherwise a SourceMismatchError that says what to check out.
     """
-    now = manifest.source_tree_hash(repo, manifest.SOURCE_SUBDIRS)
+    now = manifest.source_tree_hash(repo, bazel.source_subdirs(recorded.cell))
     commit = recorded.source_commit
     if now == recorded.source_tree_hash and commit in (None, git_commit(repo)):
         return repo
@@ -469,7 +472,7 @@ def sources_for(recorded: Recorded, repo: Path, scratch: Path) -> Path:
             f"this checkout is at {git_commit(repo) or 'no commit'}; a rebuild builds the manifest's commit or nothing",
             f"fetch the commit into this repository (git fetch <remote> {commit}) and run the rebuild again",
         )
-    exported_hash = manifest.source_tree_hash(exported, manifest.SOURCE_SUBDIRS)
+    exported_hash = manifest.source_tree_hash(exported, bazel.source_subdirs(recorded.cell))
     if exported_hash != recorded.source_tree_hash:
         raise SourceMismatchError(
             f"commit {commit} does not hold the sources the manifest was built from",

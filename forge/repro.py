@@ -25,7 +25,7 @@ from typing import Any
 
 from rich.table import Table
 
-from forge import filelock, host, manifest, provenance
+from forge import bazel, filelock, host, manifest, provenance
 from forge.backends.base import FAKETIME_ENV, UMASK_ENV
 from forge.build import build_cell, rebuild_cell, resolve_for
 from forge.config import Config, Data, process_environment
@@ -429,6 +429,12 @@ def snapshot_sources(repo: Path, dest: Path) -> Path:
     skip = shutil.ignore_patterns("build*", *manifest.SKIP_DIRS)
     for part in SNAPSHOT_PARTS:
         shutil.copytree(repo / part, dest / part, symlinks=True, ignore=skip)
+    for part in bazel.SOURCE_PATHS:  # what a Bazel cell's build reads besides those, where present
+        if (repo / part).is_dir():
+            shutil.copytree(repo / part, dest / part, symlinks=True, ignore=skip, dirs_exist_ok=True)
+        elif (repo / part).is_file():
+            (dest / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(repo / part, dest / part)
     commit = provenance.git_commit(repo)
     if commit:
         (dest / provenance.COMMIT_FILE).write_text(commit + "\n")

@@ -15,6 +15,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from forge import axes as registry
+from forge import bazel
 from forge.errors import InfeasibleError
 from forge.matrix import CELL_FIELDS, Cell, Request, Supported
 from forge.toolchains import Suite, Target, Toolchains
@@ -78,12 +79,16 @@ def _candidates(target: Target, suites: tuple[Suite, ...], data: Toolchains, req
         cudas = tuple(c.version for c in data.cuda if _in(c.version, pin_spec(cuda_pin)))
     numpys = _pick(tuple(n for n, _ in reversed(data.numpy)), request.pin("numpy"))
     extra = _extra_values(request)
+    builds_with_bazel = request.pin("bazel") is not None  # else CMake builds the cell (bazel None)
     for suite in suites:
+        bazel_version = suite.bazel if builds_with_bazel else None
         gccs: tuple[str | None, ...] = (None,) if target.os == "macos" else _pick(suite.gcc, request.pin("gcc"))
         for gcc in gccs:
             for cuda in cudas:
                 for numpy in numpys:
-                    yield Cell(target.name, suite.name, suite.python, numpy, gcc, cuda, suite.cmake, suite.bazel, extra)
+                    yield Cell(
+                        target.name, suite.name, suite.python, numpy, gcc, cuda, suite.cmake, bazel_version, extra
+                    )
 
 
 def _extra_values(request: Request) -> tuple[tuple[str, str | None], ...]:
@@ -120,12 +125,13 @@ def _violations(cell: Cell, request: Request, target: Target, data: Toolchains, 
         )
     if cell.cuda is not None:
         out.extend(_cuda_violations(cell, target, data))
+    if cell.bazel is not None:
+        out.extend(bazel.violations(cell, target))
     return out
 
 
 NOT_BUILT_YET: dict[str, str] = {
     "cuda": "ember has no CUDA kernels yet: a CUDA cell would be a CPU build under a cuXX name, so none is built",
-    "bazel": "forge builds ember with CMake only for now: a Bazel pin would pick a Debian suite and never run Bazel",
 }
 """Axis values the engine cannot build yet, and why: requests for them are refused, never faked."""
 
@@ -222,9 +228,42 @@ def check_request(request: Request, data: Toolchains, supported: Supported) -> T
             raise unknown(f"{axis} version", value, known, request.origin)
         if allowed is not None and not any(_in(v, spec) and _in(v, allowed) for v in known):
             raise InfeasibleError(
-                f"{axis} {value} is outside what ember supports ({axis} {allowed})", "", f"pick {axis} {allowed}"
+                f"{axis} {value} is outside what ember supports ({axis} {format_spec(allowed)}, matrix/supported.yaml)",
+                _window_reason(axis, value, allowed, known),
+                _window_fix(request, axis, allowed, data, supported),
             )
     return data.targets[request.target]
+
+
+def _window_reason(axis: str, value: str, allowed: SpecifierSet, known: list[str]) -> str:
+    inside = [v for v in known if _in(v, allowed)]
+    offered = f"the toolchains offer {axis} {', '.join(inside)} inside it" if inside else "no toolchain offers one"
+    return f"{axis} {value} was asked; ember builds with {axis} {format_spec(allowed)} only; {offered}"
+
+
+def _window_fix(request: Request, axis: str, allowed: SpecifierSet, data: Toolchains, supported: Supported) -> str:
+    """The nearest feasible cell with `axis` inside the supported window (as TensorFlow's configure
+    names the Bazel to install), or the window itself when no cell fits."""
+    known = [v for v in _known_values(axis, data) if v != "none" and _in(v, allowed)]
+    pinned = dict(request.pins)
+    asked = pinned[axis]
+    for value in sorted(known, key=lambda v: _distance(v, asked)):
+        cell, _ = _feasible(
+            Request.make(request.target, {**pinned, axis: value}, request.origin), data, supported, None
+        )
+        if cell is not None:
+            return f"nearest feasible: {axis} {value} -> {cell.id}\nto build it: invoke build --cell {cell.id}"
+    return f"pick {axis} {format_spec(allowed)}"
+
+
+def _distance(value: str, asked: str) -> tuple[float, str]:
+    """How far a known version is from an asked pin (its first version), for "nearest"."""
+    first = next((s.version.rstrip(".*") for s in pin_spec(asked)), "0")
+    try:
+        a, b = Version(value), Version(first)
+    except ValueError:
+        return (float("inf"), value)
+    return (abs((a.major - b.major) * 1000 + (a.minor - b.minor)), value)
 
 
 def _known_values(axis: str, data: Toolchains) -> list[str]:

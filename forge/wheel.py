@@ -103,6 +103,11 @@ def wheel_refusal(cell: Cell, target: Target, python_range: SpecifierSet) -> str
             f"no {target.arch} wheel yet: it needs the target's Python headers (Debian multiarch) and "
             "NumPy headers, and a test under qemu with the target's Python; not built in this round"
         )
+    if cell.bazel is not None:
+        return (
+            "no wheel from a Bazel cell: ember's Python package links the static libraries, which the "
+            "Bazel build does not install yet; the CMake cell of the same axes builds it"
+        )
     if Version(cell.python) not in python_range:
         return f"ember's Python package needs CPython {python_range} (engine/python/pyproject.toml); this cell has {cell.python}"
     return None

@@ -28,6 +28,7 @@ class Workspace:
     prefix:        the staging install prefix (`cmake --install` writes here).
     verify_build:  the build directory of verify/, configured against `prefix`.
     ccache:        the compiler cache directory, or None when not used.
+    bazel_cache:   Bazel's output bases and disk cache (Bazel cells), or None: then under build.
     """
 
     source: PurePosixPath
@@ -35,6 +36,7 @@ class Workspace:
     prefix: PurePosixPath
     verify_build: PurePosixPath
     ccache: PurePosixPath | None = None
+    bazel_cache: PurePosixPath | None = None
 
     @property
     def engine(self) -> PurePosixPath:
@@ -155,5 +157,6 @@ CONTAINER_WORKSPACE = Workspace(
     prefix=PurePosixPath("/stage"),
     verify_build=PurePosixPath("/verify-build"),
     ccache=PurePosixPath("/ccache"),
+    bazel_cache=PurePosixPath("/bazel-cache"),
 )
 """The paths a container backend mounts things at (what `invoke plan` shows for --backend docker)."""

@@ -223,6 +223,11 @@ def toolchain_spec(cell: Cell) -> images.ToolchainSpec:
     return images.ToolchainSpec.from_cell(cell, target=target)
 
 
+def bazel_volume(image_name: str) -> str:
+    """The Bazel cache volume of a toolchain image (output bases and disk cache), named like ccache's."""
+    return f"forge-bazel-{image_name}"
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -328,6 +333,11 @@ class DockerBackend(Backend):
                 scratch.append(Mount(f"/{name}", self._volumes[-1].name, type="volume"))
             ccache = self._env.get("FORGE_CCACHE_VOLUME") or f"forge-ccache-{spec.name}"
             self.client.volumes.create(name=ccache, labels={MANAGED: "ccache"})
+            caches = [Mount(str(INSIDE.ccache), ccache, type="volume")]
+            if cell.bazel:  # Bazel's output bases and disk cache, kept per image like ccache's
+                volume = bazel_volume(spec.name)
+                self.client.volumes.create(name=volume, labels={MANAGED: "bazel-cache"})
+                caches.append(Mount(str(INSIDE.bazel_cache), volume, type="volume"))
             shared, shared_env = remote_cache_mounts(self._remote)
             placement = fair_cpu_placement(info, os.cpu_count() or 1)
             self._container = self.client.containers.create(
@@ -345,7 +355,7 @@ class DockerBackend(Backend):
                 mounts=[
                     Mount(str(INSIDE.source), str(host.source), type="bind", read_only=True),
                     Mount(str(INSIDE.build), build.name, type="volume"),
-                    Mount(str(INSIDE.ccache), ccache, type="volume"),
+                    *caches,
                     *scratch,
                     *shared,
                 ],
@@ -362,17 +372,34 @@ class DockerBackend(Backend):
                 why=f"they are mounted at {INSIDE.source} for uid {images.BUILD_UID}, which needs read access",
                 fix=f"make the tree world-readable (chmod -R o+rX {host.source}) or build from a copy that is",
             )
-        inside = INSIDE
+        inside = INSIDE if cell.bazel else replace(INSIDE, bazel_cache=None)
         if self._user == images.BUILD_USERS[0]:
             self._exec(["ccache", "--zero-stats"])
+            if cell.bazel:
+                self._own_bazel_cache()
         else:
-            # The cache volume belongs to the first user; another one (repro's second build) works
-            # without it: no compiler cache, and zig builds its runtime afresh in the user's home.
-            inside = replace(inside, ccache=None)
+            # The cache volumes belong to the first user; another one (repro's second build) works
+            # without them: no compiler cache, zig builds its runtime afresh in the user's home,
+            # Bazel starts from an empty output base and disk cache in the build volume.
+            inside = replace(inside, ccache=None, bazel_cache=None)
         if self._build_dir != INSIDE.build:  # a path inside the build volume, so the build user may write it
             self._exec(["mkdir", "-p", str(self._build_dir)])
             inside = replace(inside, build=self._build_dir)
         return inside
+
+    def _own_bazel_cache(self) -> None:
+        """Let the build user write the Bazel cache volume: the image has no /bazel-cache (adding one
+        would change every image's hash), so the volume's root is root's. Root with no capability
+        may still chmod what it owns; the build user's own directories inside keep its modes."""
+        assert self._container is not None
+        result = self._container.exec_run(["chmod", "1777", str(INSIDE.bazel_cache)], user="0")
+        if result.exit_code != 0:
+            self.close()
+            raise BackendError(
+                f"cannot open the Bazel cache volume {INSIDE.bazel_cache} to the build user",
+                why=bytes(result.output or b"").decode(errors="replace").strip(),
+                fix="remove the volume (docker volume ls --filter label=org.forge.managed=bazel-cache) and build again",
+            )
 
     def _exec(self, argv: Sequence[str]) -> tuple[int, bytes]:
         if self._container is None:

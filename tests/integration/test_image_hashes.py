@@ -18,7 +18,7 @@ from forge.errors import StepFailedError
 from forge.matrix import Cell
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
-CELL = Cell("linux-x86_64", "bookworm", "3.11", "2.4", "12", None, "3.25", "4.2.3")
+CELL = Cell("linux-x86_64", "bookworm", "3.11", "2.4", "12", None, "3.25", None)
 
 
 @pytest.fixture(scope="module")

@@ -53,21 +53,26 @@ def load_tasks(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def test_the_registry_is_what_matrix_resolve_and_cell_read() -> None:
-    assert matrix.AXES == axes.names() == ("target", "suite", "python", "numpy", "gcc", "cuda", "cmake", "bazel")
+    assert matrix.AXES == axes.names() == ("target", "suite", "python", "numpy", "gcc", "bazel", "cuda", "cmake")
     assert axes.names(lambda a: a.request) == matrix.REQUEST_AXES
-    assert resolve.VERSION_AXES == ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
+    assert resolve.VERSION_AXES == ("python", "numpy", "gcc", "bazel", "cuda", "cmake")
     assert set(CELL_FIELDS) <= set(axes.names()), "every Cell field is a registry axis"
     supported = load_supported(REPO / "matrix" / "supported.yaml")
     assert set(supported.specs) == set(axes.names(lambda a: a.supported))
 
 
 def test_cell_ids_are_unchanged_by_the_registry() -> None:
-    cell = Cell("linux-aarch64", "bookworm", "3.11", "2.4", "12", None, "3.25.1", "4.2.3")
+    cell = Cell("linux-aarch64", "bookworm", "3.11", "2.4", "12", None, "3.25.1", None)
     assert cell.id == "linux-aarch64-py3.11-np2.4-gcc12-cpu"
-    assert Cell("macos-arm64", "bookworm", "3.11", "2.4", None, "12.4", "3.25.1", "4.2.3").id == (
+    assert Cell("macos-arm64", "bookworm", "3.11", "2.4", None, "12.4", "3.25.1", None).id == (
         "macos-arm64-py3.11-np2.4-zig-cu12.4"
     )
     assert "extra" not in cell.as_dict() and Cell.from_values(cell.as_dict()) == cell
+    # A Bazel cell names its Bazel between the compiler and the accelerator, and reads back.
+    bz = Cell("linux-x86_64", "bookworm", "3.11", "2.4", "12", None, "3.25.1", "4.2.3")
+    assert bz.id == "linux-x86_64-py3.11-np2.4-gcc12-bz4.2.3-cpu"
+    assert matrix.request_for_cell_id(bz.id).pin("bazel") == "4.2.3"
+    assert matrix.request_for_cell_id(cell.id).pin("bazel") is None
 
 
 def test_a_new_axis_reaches_matrix_parsing(with_blas: None, tmp_path: Path) -> None:

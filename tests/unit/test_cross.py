@@ -63,7 +63,7 @@ def toolchains() -> Toolchains:
 
 
 def cell(target: str, gcc: str | None = "12") -> Cell:
-    return Cell(target, "bookworm", "3.11", "2.4", gcc, None, "3.25", "4.2.3")
+    return Cell(target, "bookworm", "3.11", "2.4", gcc, None, "3.25", None)
 
 
 def compile_library(directory: Path, source: str = LIBRARY_SOURCE, name: str = "libember_cc.so.0.1.0") -> Path:

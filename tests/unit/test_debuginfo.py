@@ -28,7 +28,7 @@ def toolchains() -> Toolchains:
 
 
 def cell(target: str, gcc: str | None = "12") -> Cell:
-    return Cell(target, "bookworm", "3.11", "2.4", gcc, None, "3.25", "4.2.3")
+    return Cell(target, "bookworm", "3.11", "2.4", gcc, None, "3.25", None)
 
 
 def test_debug_build_is_the_release_configuration_plus_g(toolchains: Toolchains) -> None:

@@ -26,7 +26,7 @@ CELL = Cell(
     gcc="12",
     cuda=None,
     cmake="3.25",
-    bazel="4.2.3",
+    bazel=None,
 )
 HOST = Workspace(
     source=PurePosixPath("/repo"),

@@ -26,7 +26,7 @@ def cell(**over: str | None) -> Cell:
         gcc="12",
         cuda=None,
         cmake="3.25",
-        bazel="4.2.3",
+        bazel=None,
     )
     values.update(over)
     return Cell(**values)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ def toolchains() -> Toolchains:
 
 
 def cell(target: str, gcc: str | None = "12", cuda: str | None = None) -> Cell:
-    return Cell(target, "bookworm", "3.11", "2.4", gcc, cuda, "3.25", "4.2.3")
+    return Cell(target, "bookworm", "3.11", "2.4", gcc, cuda, "3.25", None)
 
 
 def test_host_plan_steps_in_order(toolchains: Toolchains) -> None:

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _manifest(**extra: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "cell": {"id": "host-py3.11-np2.4-gcc12-cpu", "target": "host", "python": "3.11", "numpy": "2.4",
-                 "gcc": "12", "cuda": None, "suite": "bookworm", "cmake": "3.25", "bazel": "4.2.3"},
+                 "gcc": "12", "cuda": None, "suite": "bookworm", "cmake": "3.25", "bazel": None},
         "backend": "docker",
         "source_tree_hash": "ab" * 32,
         "source_commit": "c" * 40,

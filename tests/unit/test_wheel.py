@@ -28,7 +28,7 @@ def toolchains() -> Toolchains:
 
 
 def cell(target: str = "linux-x86_64", python: str = "3.11", numpy: str = "2.4", suite: str = "bookworm") -> Cell:
-    return Cell(target, suite, python, numpy, "12", None, "3.25", "4.2.3")
+    return Cell(target, suite, python, numpy, "12", None, "3.25", None)
 
 
 @pytest.mark.parametrize(
