@@ -174,7 +174,7 @@ def verify_steps(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions) 
         probe = tuple(emulator_probe(target))
         steps.append(
             Step(
-                "emulator", StepKind.COMMAND, f"start {probe[0]} on the target's dynamic loader", probe, ws.source, env
+                "emulator", StepKind.COMMAND, f"start {probe[0]} on the target's C library", probe, ws.source, env
             )
         )
     how = "under qemu-user" if target.checker is Checker.QEMU else "natively"
