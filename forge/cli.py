@@ -453,9 +453,15 @@ def build_all(
     (cells not started yet are cancelled; running ones end through their backends' cleanup).
     """
 
+    from forge.engines import EnginePool
+
+    engines = EnginePool(cfg.docker_hosts)  # FORGE_DOCKER_HOSTS: each docker cell leases an engine
+
     def one(request: Request) -> BuildResult:
+        cell_cfg = backend_for(cfg, request.target)
         try:
-            return build_cell(request, data, backend_for(cfg, request.target), progress)
+            with engines.lease() if cell_cfg.backend == "docker" else contextlib.nullcontext():
+                return build_cell(request, data, cell_cfg, progress)
         except (BuildInterrupted, ConfigError):
             raise
         except ForgeError as exc:
