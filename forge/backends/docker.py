@@ -324,7 +324,8 @@ class DockerBackend(Backend):
         self._engine = {
             "url": engines.engine_url(self._env),
             "name": info.get("Name"),
-            "id": info.get("ID"),
+            "id": info.get("ID"),  # dockerds sharing /etc/docker share it; the root directory tells them apart
+            "root_dir": info.get("DockerRootDir"),
             "version": info.get("ServerVersion"),
             "sources": "copy" if self._copy_sources else "mount",
         }

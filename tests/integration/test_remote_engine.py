@@ -100,11 +100,16 @@ def test_a_second_engine_builds_through_the_copy_path_what_the_first_builds_by_m
         engine = copied["engine"]
         assert isinstance(engine, dict), copied
         assert engine["url"] == second_engine and engine["sources"] == "copy", engine
-        assert engine["id"] != first_engine.info()["ID"]  # built by the second dockerd, not the first
+        second = daemon.connect({"DOCKER_HOST": second_engine})
+        assert second is not None
+        root = second.info()["DockerRootDir"]  # the engines share an ID (both read /etc/docker), not a root
+        assert engine["root_dir"] == root != first_engine.info()["DockerRootDir"], engine
+        image = copied["image"]
+        assert isinstance(image, dict) and second.images.get(image["tag"]).id == image["id"]
+        second.close()
         assert engine["source_archive"]["files"] > 0, engine
         assert _sha256s(copied) == _sha256s(mounted)  # the same installed tree, byte for byte
-        image = copied["image"]
-        assert isinstance(image, dict) and image["id"] == mounted["image"]["id"]  # type: ignore[index]
+        assert image["id"] == mounted["image"]["id"]  # type: ignore[index]
         assert image["built_now"] is False  # moved from the first engine, not rebuilt
     finally:
         shutil.rmtree(top, ignore_errors=True)
