@@ -365,9 +365,30 @@ def doctor(c: Context, fix: bool = False, json: bool = False, debug: bool = Fals
     _guarded(debug, lambda: command.run_doctor(os.environ, fix, as_json=json))
 
 
-@task(auto_shortflags=False, help={"unit": "only the fast unit tests", "debug": AXIS_HELP["debug"]})
-def test(c: Context, unit: bool = False, debug: bool = False) -> None:
-    """Lint (ruff, mypy, clang-format) and run the tests (unit, integration, engine, lite)."""
+@task(
+    auto_shortflags=False,
+    help={
+        "unit": "only the fast unit tests",
+        "release": "the scheduled release job instead (not in .ci/run): release the whole matrix, then check it",
+        "matrix": "with --release: the matrix (default matrix/release.yaml)",
+        "jobs": "with --release: cells built at once",
+        "debug": AXIS_HELP["debug"],
+    },
+)
+def test(
+    c: Context,
+    unit: bool = False,
+    release: bool = False,
+    matrix: str | None = None,
+    jobs: int | None = None,
+    debug: bool = False,
+) -> None:
+    """Lint (ruff, mypy, clang-format) and run the tests (unit, integration, engine, lite); --release: the release job."""
+    if release:
+        from forge.commands import release_job
+
+        _guarded(debug, lambda: release_job.run_release_job(matrix, jobs, unit))
+        return
     from forge.commands import checks as command
 
     _guarded(debug, lambda: command.run_tests(unit))

@@ -15,15 +15,24 @@ import stat
 import tarfile
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ZIP_MIN_EPOCH = 315532800  # 1980-01-01T00:00:00Z, the earliest date a ZIP entry can hold
 
 
-def _entries(root: Path) -> Iterator[Path]:
-    """Every directory, file and link under root, sorted by their relative POSIX path."""
-    found = [Path(d) / n for d, dirs, files in os.walk(root) for n in (*dirs, *files)]
+def _entries(root: Path, skip: Callable[[str], bool] | None = None) -> Iterator[Path]:
+    """Every directory, file and link under root, sorted by their relative POSIX path; `skip` (given
+    a relative path) leaves an entry out, and with a directory everything below it."""
+    found: list[Path] = []
+    for d, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            path = Path(d) / name
+            if skip is not None and skip(path.relative_to(root).as_posix()):
+                if name in dirs:
+                    dirs.remove(name)
+                continue
+            found.append(path)
     yield from sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
@@ -34,11 +43,11 @@ def _mode(path: Path) -> int:
     return 0o644
 
 
-def tar_bytes(root: Path, epoch: int, prefix: str = "") -> bytes:
-    """An uncompressed POSIX tar of root's contents, under `prefix/` when given."""
+def tar_bytes(root: Path, epoch: int, prefix: str = "", skip: Callable[[str], bool] | None = None) -> bytes:
+    """An uncompressed POSIX tar of root's contents, under `prefix/` when given, without what `skip` names."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path in _entries(root):
+        for path in _entries(root, skip):
             rel = path.relative_to(root).as_posix()
             info = tar.gettarinfo(str(path), arcname=f"{prefix}/{rel}" if prefix else rel)
             info.mtime, info.uid, info.gid, info.uname, info.gname = epoch, 0, 0, "", ""

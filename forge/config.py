@@ -56,6 +56,8 @@ class Config:
     wheels: bool = False
     """Also build, verify and NumPy-grid-test ember's Python wheel in each cell that has one
     (`--wheels`, FORGE_WHEELS=1); off by default: it adds minutes per cell (forge/wheel.py)."""
+    docker_hosts: tuple[str, ...] = ()
+    """The engines a matrix's docker cells are spread over, one cell each at a time (FORGE_DOCKER_HOSTS)."""
 
     def environment(self) -> dict[str, str]:
         """The environment the backends get: `env`, or this process's when none was given."""
@@ -153,6 +155,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
             "pass --jobs 1 or more",
         )
     container_limits(env)  # a malformed FORGE_PIDS_LIMIT / FORGE_MEMORY_LIMIT fails before any work
+    source_mode(env)  # and so does a malformed FORGE_SOURCES
     epoch = _int("SOURCE_DATE_EPOCH", env["SOURCE_DATE_EPOCH"]) if "SOURCE_DATE_EPOCH" in env else _git_epoch(repo)
     if epoch is not None and not 0 <= epoch <= MAX_EPOCH:
         raise ConfigError(
@@ -178,6 +181,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         signing_key=env.get("FORGE_SIGNING_KEY") or None,
         debug_info=bool(values["debug_info"]),
         wheels=bool(values.get("wheels", False)),
+        docker_hosts=docker_hosts(env),
     )
 
 
@@ -264,3 +268,42 @@ def inside(root: Path, *parts: str, what: str) -> Path:
             "use the file forge wrote, unedited",
         )
     return path
+
+
+SOURCE_MODES = ("auto", "mount", "copy")
+ENGINE_SCHEMES = ("unix://", "tcp://", "ssh://", "http://", "https://")
+
+
+def source_mode(env: Mapping[str, str]) -> str:
+    """FORGE_SOURCES: how a docker build's sources reach its container. `mount` binds the checkout
+    read-only (the engine must see this machine's paths), `copy` puts a tarball of it into a volume
+    (any engine), `auto` (the default) copies unless the engine is a local unix socket."""
+    mode = env.get("FORGE_SOURCES", "").strip() or "auto"
+    if mode not in SOURCE_MODES:
+        raise ConfigError(
+            f"FORGE_SOURCES={mode!r} is not a way to hand sources to a container",
+            "mount binds the checkout (a local engine), copy sends a tarball of it (any engine)",
+            f"set FORGE_SOURCES to one of {', '.join(SOURCE_MODES)}, or unset it (auto)",
+        )
+    return mode
+
+
+def docker_hosts(env: Mapping[str, str]) -> tuple[str, ...]:
+    """FORGE_DOCKER_HOSTS=URL,URL,...: the engines a matrix's docker cells are spread over (one cell
+    per engine at a time); empty means the one engine DOCKER_HOST (or the default socket) names."""
+    text = env.get("FORGE_DOCKER_HOSTS", "").strip()
+    hosts = tuple(h.strip() for h in text.split(",")) if text else ()
+    for entry in hosts:
+        if not entry.startswith(ENGINE_SCHEMES) or len(entry) <= len(entry.split("//", 1)[0]) + 2:
+            raise ConfigError(
+                f"FORGE_DOCKER_HOSTS entry {entry!r} is not a Docker engine URL",
+                f"each comma-separated entry is what DOCKER_HOST would hold ({', '.join(ENGINE_SCHEMES)}...)",
+                "e.g. FORGE_DOCKER_HOSTS=unix:///var/run/docker.sock,tcp://builder2:2376",
+            )
+    if len(set(hosts)) != len(hosts):
+        raise ConfigError(
+            f"FORGE_DOCKER_HOSTS={text!r} names an engine twice",
+            "each engine builds one cell at a time; a repeated entry would not add one",
+            "list each engine once",
+        )
+    return hosts

@@ -177,9 +177,7 @@ def verify_steps(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions) 
     if target.checker is Checker.QEMU:
         probe = tuple(emulator_probe(target))
         steps.append(
-            Step(
-                "emulator", StepKind.COMMAND, f"start {probe[0]} on the target's dynamic loader", probe, ws.source, env
-            )
+            Step("emulator", StepKind.COMMAND, f"start {probe[0]} on the target's C library", probe, ws.source, env)
         )
     how = "under qemu-user" if target.checker is Checker.QEMU else "natively"
     ctest = ("ctest", "--output-on-failure", "-j", str(opts.jobs))

@@ -83,7 +83,7 @@ class Target:
     min_os: str | None = None  # the minimum OS version binaries must declare (macOS LC_BUILD_VERSION)
     elf_machine: int | None = None  # e_machine of every ELF file a Linux cross cell installs (0xB7: aarch64)
     hard_float: bool | None = None  # 32-bit ARM: every ELF file uses the hard-float ABI
-    dynamic_loader: str | None = None  # under <sysroot>/lib/: what the emulator probe starts
+    dynamic_loader: str | None = None  # under <sysroot>/lib/: the PT_INTERP programs of the target name
 
 
 @dataclass(frozen=True)

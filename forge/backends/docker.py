@@ -9,6 +9,11 @@ pids and memory limits of `forge.config.container_limits`. Commands run with `do
 artifacts leave with `copy_out`. `close` (also on Ctrl-C and failure) removes the container and its
 volumes; `FORGE_KEEP_CONTAINER=1` keeps them and prints how to enter.
 
+Sources on an engine that cannot see this machine's paths (DOCKER_HOST not a unix socket, or
+FORGE_SOURCES=copy) are copied into a volume at /src instead of bind-mounted (forge.engines); a
+matrix spread over FORGE_DOCKER_HOSTS builds each cell on the engine its thread leased. The
+manifest's `engine` names the engine and how the sources went in.
+
 Containers and volumes carry an owner label (a hash of the engine's identity and this forge
 instance's id) and a session label (the pid), so the ones a killed forge left are removed the next
 time a docker backend of the same forge starts, with a message; nobody else's are touched, even on
@@ -31,7 +36,7 @@ from typing import Any
 import docker.errors
 from docker.types import Mount
 
-from forge import daemon, images, locks
+from forge import daemon, engines, images, locks
 from forge.backends.base import (
     CONTAINER_WORKSPACE,
     FAKETIME_ENV,
@@ -254,7 +259,7 @@ class DockerBackend(Backend):
         lock_dir: Path = locks.LOCK_DIR,
         instance_file: Path = INSTANCE_FILE,
     ) -> None:
-        self._env = process_environment() if env is None else dict(env)
+        self._env = engines.engine_env(process_environment() if env is None else env)  # the leased engine, if any
         self._client = client
         self._mirror = mirror
         self._keep = keep  # FORGE_KEEP_CONTAINER and FORGE_UPDATE_LOCKS are read in config.py, once
@@ -265,6 +270,9 @@ class DockerBackend(Backend):
         self._limits = container_limits(self._env)
         self._remote = ccache_remote(self._env)
         self._instance_file = instance_file
+        self._copy_sources = engines.copies_sources(self._env)
+        self._sources: engines.SourceArchive | None = None
+        self._engine: dict[str, object] = {}
         self.image: ImageChoice | None = None
         # forge.repro varies these between its two builds; an ordinary build leaves them unset.
         self._hostname = self._env.get("FORGE_CONTAINER_HOSTNAME") or None
@@ -292,6 +300,8 @@ class DockerBackend(Backend):
         """Find or build the cell's toolchain image and reconcile its lock."""
         spec = toolchain_spec(cell)
         mirror = self._mirror or images.debian_mirror(self._env)
+        if engines.peers():  # a matrix spread over FORGE_DOCKER_HOSTS: another engine may have built it
+            engines.fetch_from_peers(self.client, spec, mirror, self._env)
         base, image = images.ensure_toolchain_image(
             self.client, spec, mirror, lock_dir=self._lock_dir, update_locks=self._update_locks
         )
@@ -316,6 +326,14 @@ class DockerBackend(Backend):
 
     def prepare(self, cell: Cell, host: Workspace) -> Workspace:
         info = self.client.info()
+        self._engine = {
+            "url": engines.engine_url(self._env),
+            "name": info.get("Name"),
+            "id": info.get("ID"),  # dockerds sharing /etc/docker share it; the root directory tells them apart
+            "root_dir": info.get("DockerRootDir"),
+            "version": info.get("ServerVersion"),
+            "sources": "copy" if self._copy_sources else "mount",
+        }
         owner = owner_id(self._env, info, instance_id(self._instance_file))
         remove_stale(self.client, pid_alive, owner)
         self.image = self.choose_image(cell)
@@ -339,6 +357,10 @@ class DockerBackend(Backend):
                 self.client.volumes.create(name=volume, labels={MANAGED: "bazel-cache"})
                 caches.append(Mount(str(INSIDE.bazel_cache), volume, type="volume"))
             shared, shared_env = remote_cache_mounts(self._remote)
+            source = Mount(str(INSIDE.source), str(host.source), type="bind", read_only=True)
+            if self._copy_sources:  # the engine cannot see host.source: a volume the sources are put into
+                self._volumes.append(self.client.volumes.create(name=f"forge-src-{suffix}", labels=session))
+                source = Mount(str(INSIDE.source), self._volumes[-1].name, type="volume")
             placement = fair_cpu_placement(info, os.cpu_count() or 1)
             self._container = self.client.containers.create(
                 self.image.tag,
@@ -353,7 +375,7 @@ class DockerBackend(Backend):
                 working_dir=str(INSIDE.build),
                 labels=session,
                 mounts=[
-                    Mount(str(INSIDE.source), str(host.source), type="bind", read_only=True),
+                    source,
                     Mount(str(INSIDE.build), build.name, type="volume"),
                     *caches,
                     *scratch,
@@ -365,6 +387,13 @@ class DockerBackend(Backend):
         except docker.errors.APIError as err:
             self.close()
             raise BackendError(f"could not start a build container for {cell.id}", why=str(err)) from err
+        if self._copy_sources:
+            try:
+                self._sources = engines.source_archive(Path(host.source))
+                engines.put_sources(self._container, str(INSIDE.source), self._sources)
+            except BaseException:
+                self.close()
+                raise
         if self._exec(["test", "-r", f"{INSIDE.source}/engine/CMakeLists.txt"])[0] != 0:
             self.close()
             raise BackendError(
@@ -499,6 +528,10 @@ class DockerBackend(Backend):
         rate = ccache_hit_rate(stats)
         counted = {k: v for k, v in stats.items() if v and not k.endswith("_timestamp")}
         facts: dict[str, Any] = {"container_versions": versions, "ccache": {"hit_rate": rate, "stats": counted}}
+        if self._engine:
+            facts["engine"] = dict(self._engine)
+            if self._sources is not None:
+                facts["engine"]["source_archive"] = {"sha256": self._sources.sha256, "files": self._sources.files}
         if self._remote is not None:
             facts["ccache"]["remote"] = {
                 "url": self._remote.url,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -15,6 +16,7 @@ from forge import cli as forge_cli
 from forge import host
 from forge.build import BuildResult, build_cell, close_open_backends, verify_dist
 from forge.config import Config, Data, backend_for
+from forge.engines import EnginePool
 from forge.errors import BuildInterrupted, ConfigError, ForgeError, StepFailedError, VerifyFailedError
 from forge.log import Progress, SummaryRow, summary_table
 from forge.matrix import Request
@@ -151,10 +153,13 @@ def build_all(
     Results come back in the order of `requests`. Ctrl-C and configuration errors stop the run
     (cells not started yet are cancelled; running ones end through their backends' cleanup).
     """
+    engines = EnginePool(cfg.docker_hosts)  # FORGE_DOCKER_HOSTS: each docker cell leases an engine
 
     def one(request: Request) -> BuildResult:
+        cell_cfg = backend_for(cfg, request.target)
         try:
-            return build_cell(request, data, backend_for(cfg, request.target), progress)
+            with engines.lease() if cell_cfg.backend == "docker" else contextlib.nullcontext():
+                return build_cell(request, data, cell_cfg, progress)
         except (BuildInterrupted, ConfigError):
             raise
         except ForgeError as exc:

@@ -39,7 +39,7 @@ def cxx_sources(repo: Path) -> list[str]:
 def test_commands(repo: Path, unit: bool) -> list[tuple[str, list[str]]]:
     """(name, argv) of every check `invoke test` runs, in order."""
     py = sys.executable
-    pytest_args = [py, "-m", "pytest", "tests/unit"] if unit else [py, "-m", "pytest", "tests"]
+    pytest_args = [py, "-m", "pytest", "-rs", "tests/unit" if unit else "tests"]  # -rs: every skip with its reason
     return [
         ("ruff check", [py, "-m", "ruff", "check", "."]),
         ("ruff format", [py, "-m", "ruff", "format", "--check", "."]),

@@ -3,8 +3,11 @@
 - Tools: the Debian cross g++ and qemu-user for Linux ARM, zig (PyPI `ziglang`) for macOS; the
   local backend installs them on the host when missing, the docker backend bakes them into
   the image.
-- Emulator: before ctest runs foreign binaries, the target's dynamic loader is started under
-  qemu, so a missing or broken emulator is reported as such and not as failing engine tests.
+- Emulator: before ctest runs foreign binaries, the target's C library is started under qemu
+  (glibc's libc.so.6 is an executable that prints its banner; it goes through the dynamic
+  loader as every program does), so a missing or broken emulator is reported as such and not
+  as failing engine tests. The loader's own `--version` is no probe: glibc before 2.33
+  (bullseye's 2.31) reads it as a program name and exits 127.
 - Reference: cross cells are compared with the native Linux x86_64 build of the same sources
   (headers, exported symbols, verify results); `find_reference` picks it from dist/.
 """
@@ -44,11 +47,11 @@ def emulator_argv(target: Target) -> list[str]:
 
 
 def emulator_probe(target: Target) -> list[str]:
-    """argv that starts the target's dynamic loader under the emulator (prints its version)."""
+    """argv that runs the target's libc.so.6 under the emulator: it prints glibc's banner and exits
+    0 on every Debian suite (its dynamic loader's `--version` exits 127 before glibc 2.33)."""
     argv = emulator_argv(target)
     sysroot = argv[argv.index("-L") + 1] if "-L" in argv[:-1] else f"/usr/{target.triple}"
-    loader = target.dynamic_loader or "ld.so"  # toolchains/targets.yaml
-    return [*argv, f"{sysroot}/lib/{loader}", "--version"]
+    return [*argv, f"{sysroot}/lib/libc.so.6"]
 
 
 def _cross_compiler(cell: Cell, target: Target) -> str:

@@ -28,7 +28,7 @@ from test_local_build import snapshot
 from forge import daemon
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.integration, pytest.mark.docker]
+pytestmark = [pytest.mark.integration, pytest.mark.docker, pytest.mark.release_job]
 BASE, CAND = "linux-x86_64-py3.11-np2.4-gcc12-cpu", "linux-x86_64-py3.13-np2.4-gcc14-cpu"
 
 

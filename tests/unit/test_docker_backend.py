@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import tarfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
 from typing import Any
@@ -61,6 +62,10 @@ class FakeContainer:
                 archive.addfile(info, io.BytesIO(data))
         return iter([buffer.getvalue()]), {}
 
+    def put_archive(self, path: str, data: bytes) -> bool:
+        self.engine.put.append((path, data))
+        return True
+
     def remove(self, force: bool = False) -> None:
         self.engine.containers_by_name.pop(self.name, None)
         self.engine.removed.append(self.name)
@@ -84,13 +89,14 @@ class FakeEngine:
         self.volumes_by_name: dict[str, FakeVolume] = {}
         self.removed: list[str] = []
         self.execs: list[list[str]] = []
+        self.put: list[tuple[str, bytes]] = []
         self.exec_code = 0
         self.exec_output: list[bytes] = [b"[1/2] building\n", b"[2/2] linking\n"]
         self.interrupt = False
         self.containers = SimpleNamespace(create=self._create_container, list=self._list_containers)
         self.volumes = SimpleNamespace(create=self._create_volume, list=self._list_volumes)
         self.images = SimpleNamespace(remove=lambda tag, force=False: self.removed.append(tag))
-        self.info = lambda: {"CgroupVersion": "1", "CgroupDriver": "cgroupfs"}
+        self.info = lambda: {"CgroupVersion": "1", "CgroupDriver": "cgroupfs", "Name": "e1", "ID": "ID1"}
         self.api = SimpleNamespace(
             exec_create=self._exec_create, exec_start=self._exec_start, exec_inspect=self._inspect
         )
@@ -176,6 +182,43 @@ def test_prepare_starts_a_hermetic_container(tmp_path: Path) -> None:
     assert container.name in engine.removed  # close removed the container...
     assert not [v for v in engine.volumes_by_name if "ccache" not in v]  # ...and its volumes
     assert "forge-ccache-bookworm-gcc12-py3.11-np2.1" in engine.volumes_by_name  # the cache persists
+
+
+def test_a_remote_engine_gets_the_sources_by_copy_into_a_volume(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "engine").mkdir(parents=True)
+    (repo / "engine" / "CMakeLists.txt").write_text("project(ember)\n")
+    (repo / ".git").mkdir()
+    (repo / ".git" / "HEAD").write_text("ref\n")
+    engine = FakeEngine()
+    with backend(engine, tmp_path, DOCKER_HOST="tcp://builder2:2376") as be:
+        be.prepare(CELL, replace(HOST, source=PurePosixPath(repo)))
+        (container,) = engine.containers_by_name.values()
+        mounts = {m["Target"]: m for m in container.kwargs["mounts"]}
+        assert mounts["/src"]["Type"] == "volume" and mounts["/src"]["Source"].startswith("forge-src-")
+        ((dest, data),) = engine.put
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            names = tar.getnames()
+        assert dest == "/src" and "engine/CMakeLists.txt" in names and not any(n.startswith(".git") for n in names)
+        facts: dict[str, Any] = be.facts()
+        volume = mounts["/src"]["Source"]
+    assert facts["engine"]["url"] == "tcp://builder2:2376" and facts["engine"]["sources"] == "copy"
+    assert facts["engine"]["name"] == "e1" and facts["engine"]["source_archive"]["files"] == 1
+    assert volume in engine.removed  # the copied sources go with the container
+
+
+def test_a_local_engine_mounts_the_sources_unless_told_to_copy(tmp_path: Path) -> None:
+    engine = FakeEngine()
+    with backend(engine, tmp_path, DOCKER_HOST="unix:///run/d2.sock") as be:
+        be.prepare(CELL, HOST)
+        assert be.facts()["engine"]["sources"] == "mount" and not engine.put
+    repo = tmp_path / "repo"
+    (repo / "engine").mkdir(parents=True)
+    (repo / "engine" / "CMakeLists.txt").write_text("project(ember)\n")
+    engine = FakeEngine()
+    with backend(engine, tmp_path, DOCKER_HOST="unix:///run/d2.sock", FORGE_SOURCES="copy") as be:
+        be.prepare(CELL, replace(HOST, source=PurePosixPath(repo)))
+        assert be.facts()["engine"]["sources"] == "copy" and [d for d, _ in engine.put] == ["/src"]
 
 
 def test_run_streams_output_to_the_log_with_env_and_cwd(tmp_path: Path) -> None:

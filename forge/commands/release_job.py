@@ -1,0 +1,118 @@
+"""`invoke test --release`: the scheduled job that keeps the release matrix green (outside `.ci/run`).
+
+It runs what a release engineer runs, in order, timing each stage:
+
+1. `invoke release --matrix matrix/release.yaml [--jobs N]`: every scheduled cell built (or reused
+   when up to date) and verified in its container, repro-checked, then `dist/release/<version>/`
+   assembled, all cells or nothing;
+2. `invoke report`;
+3. a check of the published release: every file SHA256SUMS lists has that sha256, nothing else
+   lies there, and the provenance bundle holds one statement per scheduled cell.
+
+It ends with each stage's wall time and the machine's load (a release on a shared machine is slow
+for reasons of its own). On 2 cores the whole matrix with repro takes hours: run it nightly on a
+bigger runner, or spread it with FORGE_DOCKER_HOSTS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from forge import __version__, manifest, provenance
+from forge import cli as forge_cli
+from forge.commands import release as release_cmd
+from forge.commands import report as report_cmd
+from forge.config import process_environment
+from forge.errors import ConfigError, ReleaseError
+from forge.proc import run_command
+
+SUMS = "SHA256SUMS"
+BUNDLE = "provenance.intoto.jsonl"
+
+
+def check_release(path: Path, cells: int) -> list[str]:
+    """What is wrong with a published release directory (nothing: an empty list)."""
+    sums = path / SUMS
+    if not sums.is_file():
+        return [f"{sums} is missing"]
+    problems: list[str] = []
+    listed: set[str] = set()
+    for line in sums.read_text().splitlines():
+        digest, _, name = line.partition("  ")
+        listed.add(name)
+        if not (path / name).is_file():
+            problems.append(f"{name} is listed in {SUMS} but missing")
+        elif manifest.sha256_file(path / name) != digest:
+            problems.append(f"{name} does not have the sha256 {SUMS} lists")
+    extra = sorted(p.name for p in path.iterdir() if p.name not in listed and p.name not in (SUMS, f"{SUMS}.asc"))
+    problems += [f"{name} is not listed in {SUMS}" for name in extra]
+    bundle = path / BUNDLE
+    statements = [json.loads(line) for line in bundle.read_text().splitlines()] if bundle.is_file() else []
+    if len(statements) != cells:
+        problems.append(f"{BUNDLE} holds {len(statements)} statements for {cells} cells")
+    return problems
+
+
+def run_release_job(
+    matrix: str | None, jobs: int | None, unit: bool = False, say: Callable[[str], None] = print
+) -> None:
+
+    if unit:
+        raise ConfigError(
+            "--release cannot be combined with --unit", "the release job builds the whole matrix", "pick one"
+        )
+    cfg, data = forge_cli.setup({})
+    matrix = matrix or str(cfg.repo / "matrix" / "release.yaml")
+    commit = provenance.git_commit(cfg.repo)
+    version = f"{__version__}+g{(commit or 'unknown')[:12]}"
+    entries = forge_cli.plan_entries(None, matrix, {}, cfg, data, forge_cli.Selection.from_cli({}))
+    scheduled = sum(e["status"] == "scheduled" for e in entries)
+    stages: list[tuple[str, float]] = []
+    start = time.monotonic()
+    say(f"release job: {matrix}, {scheduled} scheduled cells, version {version}; load {_load()}")
+
+    def stage(name: str, action: Callable[[], object]) -> None:
+        began = time.monotonic()
+        try:
+            action()
+        finally:
+            stages.append((name, time.monotonic() - began))
+            say(f"release job: {name} took {stages[-1][1]:.0f} s; load {_load()}")
+
+    try:
+        stage(
+            "release (build, verify, repro, assemble)",
+            lambda: release_cmd.run_release(matrix, None, version, {"jobs": jobs}),
+        )
+        stage("report", lambda: report_cmd.run_report({}))
+        stage("long tests (pytest -m release_job)", lambda: long_tests(cfg.repo))
+        problems = check_release(cfg.dist / "release" / version, scheduled)
+        if problems:
+            raise ReleaseError(
+                f"the published release {version} does not check out",
+                "\n".join(problems),
+                f"rebuild it: invoke release --matrix {matrix}",
+            )
+    finally:
+        rows = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in stages)
+        say(f"release job: {rows}; wall {time.monotonic() - start:.0f} s; load {_load()}")
+    say(f"release job: {scheduled} cells released and checked in {cfg.dist / 'release' / version}")
+
+
+def long_tests(repo: Path) -> None:
+    """The tests too long for .ci/run (marked `release_job`, skipped there with the reason)."""
+    argv = [sys.executable, "-m", "pytest", "-m", "release_job", "-rs", "tests"]
+    env = {**process_environment(), "FORGE_RELEASE_TESTS": "1"}
+    code = run_command(argv, cwd=repo, env=env, check=False).returncode
+    if code != 0:
+        raise ReleaseError(f"the release job's long tests failed (pytest exit {code})", "see their output above")
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"

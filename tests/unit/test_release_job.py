@@ -1,0 +1,44 @@
+"""The release job's check of a published release (invoke test --release)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from forge.commands import release_job
+from forge.errors import ConfigError
+
+
+def _release(root: Path, files: dict[str, bytes], statements: int) -> Path:
+    root.mkdir()
+    for name, data in files.items():
+        (root / name).write_bytes(data)
+    (root / "provenance.intoto.jsonl").write_text('{"_type": "x"}\n' * statements)
+    names = sorted(p.name for p in root.iterdir())
+    sums = "".join(f"{hashlib.sha256((root / n).read_bytes()).hexdigest()}  {n}\n" for n in names)
+    (root / "SHA256SUMS").write_text(sums)
+    return root
+
+
+def test_a_sound_release_checks_out_and_each_fault_is_named(tmp_path: Path) -> None:
+    files = {"a.tar.gz": b"a", "b.tar.gz": b"b", "RELEASE_NOTES.md": b"notes"}
+    good = _release(tmp_path / "good", files, statements=2)
+    assert release_job.check_release(good, cells=2) == []
+    assert release_job.check_release(good, cells=3) == ["provenance.intoto.jsonl holds 2 statements for 3 cells"]
+    (good / "a.tar.gz").write_bytes(b"tampered")
+    (good / "stray.txt").write_text("x")
+    (good / "b.tar.gz").unlink()
+    assert release_job.check_release(good, cells=2) == [
+        "a.tar.gz does not have the sha256 SHA256SUMS lists",
+        "b.tar.gz is listed in SHA256SUMS but missing",
+        "stray.txt is not listed in SHA256SUMS",
+    ]
+    assert release_job.check_release(tmp_path / "none", cells=1) == [f"{tmp_path / 'none' / 'SHA256SUMS'} is missing"]
+
+
+def test_release_and_unit_are_refused_together() -> None:
+    with pytest.raises(ConfigError) as err:
+        release_job.run_release_job(None, None, unit=True)
+    assert "--unit" in err.value.what
