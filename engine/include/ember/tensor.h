@@ -64,12 +64,14 @@ class Tensor {
   // sharing it goes away (the device's deleter frees it in stream order).
   static Tensor OnDevice(DataType dtype, const TensorShape& shape, std::shared_ptr<void> buffer);
   bool on_device() const { return on_device_; }
-  void* device_data() { return on_device_ ? device_buffer_.get() : nullptr; }
-  const void* device_data() const { return on_device_ ? device_buffer_.get() : nullptr; }
+  void* device_data() { return on_device_ ? buffer_.get() : nullptr; }
+  const void* device_data() const { return on_device_ ? buffer_.get() : nullptr; }
 
   // True when this tensor is the only one holding its buffer, as TensorFlow's RefCountIsOne:
   // only then may a caller hand the memory out as its own (e.g. to a NumPy array).
-  bool RefCountIsOne() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
+  bool RefCountIsOne() const {
+    return !on_device_ && buffer_ != nullptr && buffer_.use_count() == 1;
+  }
 
   DataType dtype() const { return dtype_; }
   const TensorShape& shape() const { return shape_; }
@@ -80,8 +82,8 @@ class Tensor {
   bool IsInitialized() const { return dtype_ != DataType::kInvalid; }
 
   // Host memory only: null for a device tensor (on_device()).
-  void* raw_data() { return buffer_ ? buffer_.get() : nullptr; }
-  const void* raw_data() const { return buffer_ ? buffer_.get() : nullptr; }
+  void* raw_data() { return on_device_ ? nullptr : buffer_.get(); }
+  const void* raw_data() const { return on_device_ ? nullptr : buffer_.get(); }
 
   template <typename T>
   T* data() {
@@ -105,18 +107,14 @@ class Tensor {
   // A deep copy of a host tensor; an uninitialized Tensor for a device tensor (copy device
   // memory through its Device instead).
   Tensor Clone() const;
-  bool SharesBufferWith(const Tensor& other) const {
-    return (buffer_ && buffer_ == other.buffer_) ||
-           (device_buffer_ && device_buffer_ == other.device_buffer_);
-  }
+  bool SharesBufferWith(const Tensor& other) const { return buffer_ && buffer_ == other.buffer_; }
   // "Tensor<type: float shape: [2] values: 1 2>" (first few values).
   std::string DebugString(int max_entries = 8) const;
 
  private:
   DataType dtype_ = DataType::kInvalid;
   TensorShape shape_;
-  std::shared_ptr<unsigned char> buffer_;  // host memory
-  std::shared_ptr<void> device_buffer_;    // device memory (on_device_)
+  std::shared_ptr<unsigned char> buffer_;  // host memory, or device memory when on_device_
   bool on_device_ = false;
 };
 

@@ -145,10 +145,10 @@ Status Executor::Create(std::shared_ptr<const Graph> graph, const Signature& sig
     en.kernel = std::move(placed.kernel);
     en.device = placed.device;
     en.output_space = MemorySpace(placed.device);
-    en.host_input.assign(node.inputs.size(), en.output_space == nullptr);
+    en.host_input.assign(node.inputs.size(), en.output_space == nullptr ? 1 : 0);
     for (int k : placed.host_memory_inputs) {
       if (k >= 0 && static_cast<size_t>(k) < en.host_input.size())
-        en.host_input[static_cast<size_t>(k)] = true;
+        en.host_input[static_cast<size_t>(k)] = 1;
     }
     if (en.output_space != nullptr &&
         std::find(ex->devices_.begin(), ex->devices_.end(), en.output_space) == ex->devices_.end())
@@ -232,7 +232,7 @@ int Executor::CopyNode(const Source& src, DataType dtype, const std::string& ten
   en.kernel = std::make_shared<CopyKernel>(&construction, device, to != nullptr);
   en.device = device;
   en.output_space = to;
-  en.host_input = {to != nullptr};
+  en.host_input = {static_cast<uint8_t>(to != nullptr ? 1 : 0)};
   en.inputs = {src};
   en.first_slot = num_slots_++;
   int id = static_cast<int>(nodes_.size());
@@ -347,7 +347,7 @@ Status Executor::RunNode(Step* step, int id) const {
     const Tensor* t = s.feed >= 0 ? &(*step->feeds)[static_cast<size_t>(s.feed)]
                                   : &step->slots[static_cast<size_t>(s.slot)];
     // Placement guarantees this; a kernel must never be handed memory it cannot read.
-    if (t->on_device() == en.host_input[k]) {
+    if (t->on_device() == (en.host_input[k] != 0)) {
       return errors::Internal("Input " + std::to_string(k) + " of node '" + en.node->name() +
                               "' is in " + (t->on_device() ? "device" : "host") +
                               " memory but its kernel reads " +

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -98,9 +99,9 @@ class Executor {
   struct ExecNode {
     const Node* node = nullptr;
     std::shared_ptr<OpKernel> kernel;
-    Device* device = nullptr;        // null: the host
-    Device* output_space = nullptr;  // where its outputs live; null: host memory
-    std::vector<bool> host_input;    // per input: read from host memory (else device memory)
+    Device* device = nullptr;         // null: the host
+    Device* output_space = nullptr;   // where its outputs live; null: host memory
+    std::vector<uint8_t> host_input;  // per input: read from host memory (else device memory)
     std::vector<Source> inputs;
     int first_slot = 0;  // outputs live in slots [first_slot, first_slot + num outputs)
     int num_pending = 0;

@@ -88,7 +88,9 @@ Tensor Tensor::OnDevice(DataType dtype, const TensorShape& shape, std::shared_pt
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
-  t.device_buffer_ = std::move(buffer);
+  // Aliasing: shares ownership of `buffer` (its deleter frees the device memory).
+  unsigned char* p = static_cast<unsigned char*>(buffer.get());
+  t.buffer_ = std::shared_ptr<unsigned char>(std::move(buffer), p);
   t.on_device_ = true;
   return t;
 }
@@ -106,7 +108,6 @@ bool Tensor::CopyFrom(const Tensor& other, const TensorShape& shape) {
   dtype_ = other.dtype_;
   shape_ = shape;
   buffer_ = other.buffer_;
-  device_buffer_ = other.device_buffer_;
   on_device_ = other.on_device_;
   return true;
 }
