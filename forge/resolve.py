@@ -131,7 +131,10 @@ def _violations(cell: Cell, request: Request, target: Target, data: Toolchains, 
 
 
 NOT_BUILT_YET: dict[str, str] = {
-    "cuda": "ember has no CUDA kernels yet: a CUDA cell would be a CPU build under a cuXX name, so none is built",
+    "cuda": (
+        "forge does not build CUDA cells yet (ember's CUDA kernels build with -DEMBER_CUDA=ON, but no image "
+        "holds nvcc yet): a CUDA cell would be a CPU build under a cuXX name, so none is built"
+    ),
 }
 """Axis values the engine cannot build yet, and why: requests for them are refused, never faked."""
 

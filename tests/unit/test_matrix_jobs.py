@@ -161,7 +161,7 @@ def test_build_skips_what_plan_skips(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert [e["status"] for e in entries] == ["scheduled", "skipped", "skipped", "skipped"]
     assert list(fake.progress) == ["cell-linux-x86_64"]  # built: exactly what the plan scheduled
     assert "matrix.yaml:5 (include)): numpy 1.21 has wheels for python >=3.7,<3.11 only" in text
-    assert "ember has no CUDA kernels yet" in text and "same cell as" in text
+    assert "forge does not build CUDA cells yet" in text and "same cell as" in text
 
 
 def test_summary_lists_every_cell_in_matrix_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
