@@ -81,18 +81,28 @@ def load_data(repo: Path) -> Data:
     return Data(load_toolchains(repo / "toolchains"), load_supported(repo / "matrix" / "supported.yaml"))
 
 
+EPOCH_PATHS = ("engine", "verify", "toolchains", "WORKSPACE", ".bazelrc", "third_party")
+"""What a build reads from the repository (its sources, toolchain files and locks, Bazel's workspace):
+the default SOURCE_DATE_EPOCH is the time of the last commit that touched them, so a commit of docs
+or of forge itself leaves every cell's plan, and with it dist/, up to date."""
+
+
 def _git_epoch(repo: Path) -> int | None:
-    try:
-        out = run_command(
-            ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+    """The time of the last commit touching EPOCH_PATHS; else of the last commit; None without git."""
+    for pathspec in (["--", *EPOCH_PATHS], []):
+        try:
+            out = run_command(
+                ["git", "-C", str(repo), "log", "-1", "--format=%ct", *pathspec],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=10,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if out.returncode == 0 and out.stdout.strip().isdigit():
+            return int(out.stdout.strip())
+    return None
 
 
 def _int(name: str, value: str) -> int:
@@ -161,7 +171,7 @@ def load_config(repo: Path, env: Mapping[str, str], cli: Mapping[str, object]) -
         raise ConfigError(
             f"SOURCE_DATE_EPOCH={epoch} is out of range",
             "it is seconds since 1970-01-01 UTC; a negative one dates archives before 1970",
-            "unset it (the last commit's time is used) or set e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)",
+            "unset it (the time of the last commit touching the build's inputs is used) or set e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)",
         )
     return Config(
         repo=repo,
