@@ -20,7 +20,6 @@ and packages the mirror had already dropped when the cache was filled (reported 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -36,6 +35,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from forge import proc
 from forge.errors import BackendError, ConfigError, DistError
 from forge.locks import Lock
+from forge.manifest import sha256_file
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE_DIR = REPO / ".cache" / "forge" / "packages"
@@ -57,14 +57,6 @@ def blob_path(cache: Path, digest: str) -> Path:
 
 def index_path(cache: Path, name: str) -> Path:
     return cache / "locks" / f"{name}.json"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def store(cache: Path, path: Path, expected: str | None = None) -> str:
