@@ -45,7 +45,20 @@ def project(tmp_path: Path) -> Path:
 
 
 def config(repo: Path) -> Config:
-    return Config(repo, repo / "dist", repo / ".cache/forge", "local", 2, False, False, 1700000000, False, False, False)
+    return Config(
+        repo,
+        repo / "dist",
+        repo / ".cache/forge",
+        "local",
+        2,
+        False,
+        False,
+        1700000000,
+        False,
+        False,
+        False,
+        debug_info=False,
+    )
 
 
 def build(repo: Path) -> tuple[str, Path]:
