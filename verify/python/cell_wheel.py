@@ -158,10 +158,7 @@ def verify(args: argparse.Namespace) -> None:
         write(args.out / "verify.json", result)
         return
     xml = args.out / "verify.xml"
-    # rootdir verify/python: pytest must not walk the checkout above it (a Bazel convenience link there may
-    # point where the container cannot read).
-    argv = [str(python), "-m", "pytest", str(HERE), "--rootdir", str(HERE), "-c", "/dev/null"]
-    argv += ["-p", "no:cacheprovider", "-q", "-rs", f"--junitxml={xml}"]
+    argv = [str(python), "-m", "pytest", str(HERE), "-p", "no:cacheprovider", "-q", "-rs", f"--junitxml={xml}"]
     tests = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), cwd=args.work)
     (args.out / "verify.log").write_text(tests.stdout + tests.stderr)
     print(tests.stdout[-3000:] + tests.stderr[-2000:])
