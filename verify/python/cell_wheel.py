@@ -158,7 +158,8 @@ def verify(args: argparse.Namespace) -> None:
         write(args.out / "verify.json", result)
         return
     xml = args.out / "verify.xml"
-    argv = [str(python), "-m", "pytest", str(HERE), "-p", "no:cacheprovider", "-q", "-rs", f"--junitxml={xml}"]
+    suite = suite_copy(args.work / "suite")
+    argv = [str(python), "-m", "pytest", str(suite), "-p", "no:cacheprovider", "-q", "-rs", f"--junitxml={xml}"]
     tests = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), cwd=args.work)
     (args.out / "verify.log").write_text(tests.stdout + tests.stderr)
     print(tests.stdout[-3000:] + tests.stderr[-2000:])
@@ -173,6 +174,21 @@ def verify(args: argparse.Namespace) -> None:
     if tests.returncode not in (0, 1):
         result["reason"] = last_line(tests.stdout + tests.stderr)
     write(args.out / "verify.json", result)
+
+
+def suite_copy(root: Path) -> Path:
+    """verify/python copied under `root`, with engine/testdata linked beside it as in the checkout.
+
+    pytest (8 and later) lists every directory from the filesystem root down to the suite and
+    stats each entry; one it may not stat (a Bazel convenience link in the checkout pointing
+    into an output base this user cannot enter) stops collection with "found no collectors".
+    The copy's parents hold only what this script puts there."""
+    shutil.rmtree(root, ignore_errors=True)
+    suite = root / "verify" / "python"
+    shutil.copytree(HERE, suite, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (root / "engine").mkdir()
+    (root / "engine" / "testdata").symlink_to(HERE.parents[1] / "engine" / "testdata", target_is_directory=True)
+    return suite
 
 
 def junit_counts(xml: Path) -> tuple[dict[str, int], list[str]]:
