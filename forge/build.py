@@ -533,7 +533,7 @@ def verify_dist(request: Request, data: Data, cfg: Config, progress: Progress) -
 
 
 def check_recorded_files(cell_dir: Path) -> SuiteResult:
-    """The installed tree against its manifest: every listed file present with its recorded sha256."""
+    """The installed tree, the package and a built wheel against the manifest: each present with its recorded sha256."""
     data = manifest.read_manifest(cell_dir)
     if data is None:
         raise BackendError(
@@ -542,6 +542,7 @@ def check_recorded_files(cell_dir: Path) -> SuiteResult:
             "rebuild the cell: `invoke build --force`",
         )
     problems = manifest.tree_problems(cell_dir / "install", data.get("files"))
+    problems += manifest.side_problems(cell_dir, data)
     if not problems:
         return SuiteResult(INSTALLED_FILES, SuiteStatus.PASSED)
     more = f"; ... ({len(problems) - 10} more)" if len(problems) > 10 else ""

@@ -253,6 +253,39 @@ def tree_problems(root: Path, records: object) -> list[str]:
     return problems
 
 
+def side_artifacts(data: Mapping[str, Any]) -> dict[str, object]:
+    """The artifacts a manifest records beside install/, by their path in dist/<cell-id>/.
+
+    The package archive (`<cell-id>.tar.gz`, record `package`) and a built wheel
+    (`wheel/<file>`, record `wheel` with status built). A record's value is what the manifest
+    says ({sha256, size}); a malformed one keeps its raw value, for `side_problems` to name.
+    """
+    found: dict[str, object] = {}
+    package = data.get("package")
+    if package is not None:
+        name = package.get("name") if isinstance(package, Mapping) else None
+        found[name if isinstance(name, str) else "package"] = package
+    wheel = data.get("wheel")
+    if isinstance(wheel, Mapping) and wheel.get("status") == "built":
+        file = wheel.get("file")
+        found[f"wheel/{file}" if isinstance(file, str) else "wheel"] = {k: wheel.get(k) for k in ("sha256", "size")}
+    return found
+
+
+def side_problems(cell_dir: Path, data: Mapping[str, Any]) -> list[str]:
+    """Every way the package archive and the wheel differ from the manifest's records."""
+    problems = []
+    for rel, record in sorted(side_artifacts(data).items()):
+        top, _, rest = rel.partition("/")
+        wheel = top == "wheel" and "/" not in rest
+        if rel in ("package", "wheel") or not _safe_relative(rel) or (rest and not wheel):
+            where = "a wheel under wheel/" if top == "wheel" else "an archive next to the manifest"
+            problems.append(f"{rel!r}: not {where} (record {record!r:.80})")
+        elif problem := _file_problem(cell_dir, rel, record):
+            problems.append(problem)
+    return problems
+
+
 def stale_reason(cell_dir: Path, wanted_input_hash: str) -> str | None:
     """None when dist/<cell> holds a passed build of the same inputs with every file intact, else why not."""
     manifest = read_manifest(cell_dir)
@@ -266,6 +299,9 @@ def stale_reason(cell_dir: Path, wanted_input_hash: str) -> str | None:
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         return "the installed tree differs from its manifest: " + "; ".join(problems[:3]) + more
+    side = side_problems(cell_dir, manifest)
+    if side:
+        return "an artifact differs from its manifest: " + "; ".join(side[:3])
     return None
 
 

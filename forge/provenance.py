@@ -108,9 +108,9 @@ def statement(data: Mapping[str, Any], started: float | None = None) -> dict[str
         for path, rec in sorted(data.get("files", {}).items())
         if "sha256" in rec
     ]
-    package = data.get("package")
-    if isinstance(package, dict):
-        subjects.append({"name": package["name"], "digest": {"sha256": package["sha256"]}})
+    for name, record in sorted(manifest.side_artifacts(data).items()):
+        if isinstance(record, Mapping) and isinstance(record.get("sha256"), str):
+            subjects.append({"name": name, "digest": {"sha256": record["sha256"]}})
     deps: list[dict[str, Any]] = [
         {
             "uri": "git+file:source" + (f"@{data['source_commit']}" if data.get("source_commit") else ""),
@@ -194,7 +194,7 @@ class Recorded:
     """`toolchains/locks/<name>.txt`, relative to the repository, or None (no docker image)."""
     lock_packages: dict[str, str] | None
     artifacts: dict[str, dict[str, Any]]
-    """Recorded artifacts by their path in dist/<cell-id>/: install/** and the package."""
+    """Recorded artifacts by their path in dist/<cell-id>/: install/**, the package and a built wheel."""
 
 
 def _bad(source: str, field_name: str, value: object, why: str, fix: str = "") -> ConfigError:
@@ -313,6 +313,14 @@ def _parse_artifacts(data: Mapping[str, Any], cell: Cell, source: str) -> dict[s
         ):
             raise _bad(source, "package", package, f"expected {{name: {cell.id}.tar.gz, sha256, size}}")
         artifacts[package["name"]] = dict(package)
+    wheel = {rel: record for rel, record in manifest.side_artifacts(data).items() if rel.startswith("wheel")}
+    for rel, record in wheel.items():
+        name = rel.removeprefix("wheel/")
+        if rel == "wheel" or not _relative_path(rel) or "/" in name or not _file_record(record):
+            raise _bad(
+                source, "wheel", data.get("wheel"), "expected {status: built, file: <wheel file name>, sha256, size}"
+            )
+        artifacts[rel] = dict(record) if isinstance(record, dict) else {}
     return artifacts
 
 

@@ -44,15 +44,7 @@ def _problems(cell_dir: Path, data: Mapping[str, Any]) -> list[str]:
     if data.get("result") not in PASSED:
         problems.append(f"result {data.get('result')!r}")
     problems += [f"install: {p}" for p in manifest.tree_problems(cell_dir / "install", data.get("files"))]
-    for key in ("package", "wheel"):
-        record = data.get(key)
-        if isinstance(record, Mapping):
-            name = str(record.get("name"))
-            path = cell_dir / name
-            if "/" in name or name in ("", ".", "..") or not path.is_file():
-                problems.append(f"{name!r}: not an archive next to the manifest")
-            elif manifest.sha256_file(path) != record.get("sha256"):
-                problems.append(f"{name}: sha256 differs from the manifest")
+    problems += manifest.side_problems(cell_dir, data)
     if not isinstance(data.get("package"), Mapping):
         problems.append("no package archive recorded")
     return problems
@@ -70,9 +62,7 @@ def gather(cell_dirs: Iterable[Path]) -> list[ReleaseCell]:
         if problems:
             bad.append(f"{cell_dir.name}: " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
             continue
-        artifacts = tuple(
-            cell_dir / str(data[k]["name"]) for k in ("package", "wheel") if isinstance(data.get(k), Mapping)
-        )
+        artifacts = tuple(cell_dir / rel for rel in sorted(manifest.side_artifacts(data)))
         cells.append(ReleaseCell(cell_dir.name, cell_dir, data, artifacts))
     if bad:
         raise ReleaseError(
@@ -109,6 +99,25 @@ def release_notes(version: str, commit: str | None, cells: list[ReleaseCell]) ->
     return "\n".join(lines) + "\n"
 
 
+def check_names(cells: Iterable[ReleaseCell]) -> None:
+    """A release is one flat directory: two cells' artifacts may share a name (cells that differ only
+    in gcc build wheels of one name) only when their bytes are the same, else one would be lost."""
+    seen: dict[str, tuple[str, str]] = {}
+    clashes = []
+    for cell in cells:
+        for artifact in cell.artifacts:
+            digest = manifest.sha256_file(artifact)
+            first = seen.setdefault(artifact.name, (cell.cell_id, digest))
+            if first[1] != digest:
+                clashes.append(f"{artifact.name}: {first[0]} and {cell.cell_id} built different files of this name")
+    if clashes:
+        raise ReleaseError(
+            f"{len(clashes)} artifact name(s) clash; nothing was published",
+            "\n".join(clashes),
+            "build wheels in one cell of each clashing set only (cells that differ only in gcc), then release again",
+        )
+
+
 def sign(sums: Path, key: str) -> Path:
     """A detached armored signature of SHA256SUMS by `key` (gpg). The signature carries the signing time (a
     faked one makes a key created later unusable), so it is the one file of a release that differs run to run."""
@@ -136,6 +145,7 @@ def assemble(
 ) -> Path:
     """dist/release/<version>/ from the cells, written in a staging directory and swapped in whole."""
     cells = gather(cell_dirs)
+    check_names(cells)
     out_root.mkdir(parents=True, exist_ok=True)
     stage = out_root / f".tmp-{version}-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)

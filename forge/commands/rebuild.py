@@ -47,7 +47,9 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
         root.mkdir(parents=True, exist_ok=True)
         (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
         (root / "ccache").symlink_to(cfg.cache / "ccache", target_is_directory=True)
-    rcfg = replace(cfg, cache=root, dist=root / "dist", ccache=use_ccache)
+    # The wheel steps run when the manifest records a wheel, whatever FORGE_WHEELS says now.
+    wheels = any(rel.startswith("wheel/") for rel in recorded.artifacts)
+    rcfg = replace(cfg, cache=root, dist=root / "dist", ccache=use_ccache, wheels=wheels)
     start = time.monotonic()
     # Not `<cell>.lock`: the build inside takes that one (build.cell_lock, same cache root), and
     # flock would then wait on this very process.

@@ -151,6 +151,13 @@ def test_verify_first_checks_the_installed_tree(tmp_path: Path) -> None:
     (final / "install/lib/lib.so").unlink()
     result = check_recorded_files(final)
     assert (result.name, result.status, result.detail) == (INSTALLED_FILES, SuiteStatus.FAILED, "lib/lib.so: missing")
+    (final / "install/lib/lib.so").write_text("lib")
+    data = manifest.read_manifest(final)
+    assert data is not None and check_recorded_files(final).passed
+    data["wheel"] = {"status": "built", "file": "ember.whl", "sha256": "0" * 64, "size": 1}
+    manifest.write_json(final / manifest.MANIFEST, data)
+    result = check_recorded_files(final)
+    assert (result.status, result.detail) == (SuiteStatus.FAILED, "wheel/ember.whl: missing")
     (final / manifest.MANIFEST).write_text("{")
     with pytest.raises(BackendError, match="missing or unreadable"):
         check_recorded_files(final)
@@ -240,3 +247,24 @@ def test_target_os_and_compiler_provider_are_closed_sets(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as info:
         load_toolchains(root)
     assert "pipy" in info.value.what and "targets.yaml" in info.value.what and "pypi" in info.value.render()
+
+
+def test_up_to_date_checks_the_recorded_wheel_too(tmp_path: Path) -> None:
+    final = publish_result(tmp_path / "dist", "c1", "0123456789")
+    name = "ember-0.1.0-cp311-cp311-manylinux_2_31_x86_64.whl"
+    (final / "wheel").mkdir()
+    (final / "wheel" / name).write_bytes(b"wheel")
+    data = manifest.read_manifest(final)
+    assert data is not None
+    data["wheel"] = {"status": "built", "file": name, "sha256": manifest.sha256_file(final / "wheel" / name), "size": 5}
+    manifest.write_json(final / manifest.MANIFEST, data)
+    assert manifest.stale_reason(final, "h") is None
+    (final / "wheel" / name).write_bytes(b"WHEEL")
+    reason = manifest.stale_reason(final, "h")
+    assert reason is not None and f"wheel/{name}: changed" in reason
+    (final / "wheel" / name).unlink()
+    reason = manifest.stale_reason(final, "h")
+    assert reason is not None and f"wheel/{name}: missing" in reason
+    data["wheel"] = {"status": "not built", "reason": "wheels are opt-in"}
+    manifest.write_json(final / manifest.MANIFEST, data)
+    assert manifest.stale_reason(final, "h") is None  # a wheel not built is no artifact

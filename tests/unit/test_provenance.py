@@ -424,3 +424,22 @@ def test_a_recorded_cell_resolves_again_without_a_bazel_pin() -> None:
     request = provenance.rebuild_request(replace(cell, target="linux-x86_64"))
     assert request.pin("bazel") is None and request.pin("suite") == cell.suite
     assert resolve(request, data.toolchains, data.supported).cell == replace(cell, target="linux-x86_64")
+
+
+WHEEL = "ember-0.1.0-cp311-cp311-manylinux_2_31_x86_64.whl"
+
+
+def test_a_built_wheel_is_a_subject_and_a_rebuild_artifact() -> None:
+    wheel = {"status": "built", "file": WHEEL, "sha256": "3" * 64, "size": 7, "verify": {"status": "passed"}}
+    stmt = provenance.statement(_manifest(wheel=wheel))
+    assert {"name": f"wheel/{WHEEL}", "digest": {"sha256": "3" * 64}} in stmt["subject"]
+    recorded = _recorded(wheel=wheel)
+    assert recorded.artifacts[f"wheel/{WHEEL}"] == {"sha256": "3" * 64, "size": 7}
+    assert not any(k.startswith("wheel") for k in _recorded(wheel={"status": "not built"}).artifacts)
+
+
+@pytest.mark.parametrize("file", ["../x.whl", "a/b.whl", "", 3])
+def test_a_wheel_record_with_a_bad_file_name_is_refused(file: object) -> None:
+    with pytest.raises(ConfigError) as err:
+        _recorded(wheel={"status": "built", "file": file, "sha256": "3" * 64, "size": 7})
+    assert "field wheel" in str(err.value)

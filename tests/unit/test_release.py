@@ -106,3 +106,64 @@ def test_an_archive_name_that_leaves_the_cell_is_refused(tmp_path: Path) -> None
         release.assemble([cell], tmp_path / "rel", "1.0", None, EPOCH)
     assert "'../outside.tar.gz': not an archive next to the manifest" in info.value.why
     assert not (tmp_path / "rel" / "1.0").exists()
+
+
+def add_wheel(cell: Path, name: str, body: bytes) -> Path:
+    """Record a built wheel in a planted cell, as build.record and wheel.collect do."""
+    wheel = cell / "wheel" / name
+    wheel.parent.mkdir(exist_ok=True)
+    wheel.write_bytes(body)
+    data = manifest.read_manifest(cell)
+    assert data is not None
+    data["wheel"] = {
+        "status": "built",
+        "file": name,
+        "sha256": manifest.sha256_file(wheel),
+        "size": wheel.stat().st_size,
+    }
+    manifest.write_json(cell / manifest.MANIFEST, data)
+    return wheel
+
+
+WHEEL = "ember-0.1.0-cp311-cp311-manylinux_2_31_x86_64.whl"
+
+
+def test_a_built_wheel_is_released_and_checked(tmp_path: Path) -> None:
+    cells = [plant(tmp_path / "dist", c) for c in CELLS]
+    add_wheel(cells[0], WHEEL, b"wheel bytes")
+    out = release.assemble(cells, tmp_path / "rel", "1.0", None, EPOCH)
+    assert (out / WHEEL).read_bytes() == b"wheel bytes"
+    assert f"  {WHEEL}" in (out / "SHA256SUMS").read_text()
+    (cells[0] / "wheel" / WHEEL).write_bytes(b"tampered")
+    with pytest.raises(release.ReleaseError) as err:
+        release.assemble(cells, tmp_path / "rel", "2.0", None, EPOCH)
+    assert f"wheel/{WHEEL}: changed" in err.value.why
+    assert not (tmp_path / "rel" / "2.0").exists()
+
+
+def test_wheels_of_one_name_with_different_bytes_refuse_the_release(tmp_path: Path) -> None:
+    cells = [
+        plant(tmp_path / "dist", c)
+        for c in ("linux-x86_64-py3.11-np2.4-gcc12-cpu", "linux-x86_64-py3.11-np2.4-gcc14-cpu")
+    ]
+    add_wheel(cells[0], WHEEL, b"built by gcc 12")
+    add_wheel(cells[1], WHEEL, b"built by gcc 14")
+    with pytest.raises(release.ReleaseError) as err:
+        release.assemble(cells, tmp_path / "rel", "1.0", None, EPOCH)
+    assert WHEEL in err.value.why and "gcc12" in err.value.why and "gcc14" in err.value.why
+    assert not (tmp_path / "rel" / "1.0").exists()
+    (cells[1] / "wheel" / WHEEL).write_bytes(b"built by gcc 12")  # same bytes: one file, no clash
+    add_wheel(cells[1], WHEEL, b"built by gcc 12")
+    assert (release.assemble(cells, tmp_path / "rel", "1.0", None, EPOCH) / WHEEL).is_file()
+
+
+def test_a_wheel_record_that_names_a_path_outside_wheel_dir_is_refused(tmp_path: Path) -> None:
+    cell = plant(tmp_path / "dist", CELLS[0])
+    add_wheel(cell, WHEEL, b"w")
+    data = manifest.read_manifest(cell)
+    assert data is not None
+    data["wheel"]["file"] = "../../etc/passwd"
+    manifest.write_json(cell / manifest.MANIFEST, data)
+    with pytest.raises(release.ReleaseError) as err:
+        release.assemble([cell], tmp_path / "rel", "1.0", None, EPOCH)
+    assert "'wheel/../../etc/passwd': not a wheel under wheel/" in err.value.why
