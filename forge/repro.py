@@ -12,6 +12,7 @@ diff per differing file (diffoscope comes from PyPI, installed on demand into .c
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -342,8 +343,8 @@ def artifact_records(tree: Path, only: Callable[[str], bool] | None = None) -> d
 
 
 def is_cell_artifact(path: str) -> bool:
-    """In dist/<cell-id>/: the installed tree and the package are artifacts; logs and records are not."""
-    return path.startswith("install/") or ("/" not in path and path.endswith(".tar.gz"))
+    """In dist/<cell-id>/: the installed tree, the package and a wheel are artifacts; logs and records are not."""
+    return path.startswith(("install/", "wheel/")) or ("/" not in path and path.endswith(".tar.gz"))
 
 
 def compare_trees(
@@ -490,6 +491,30 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     published = publish_copy(trees[0], cfg.dist, cell.id)  # the first build and its report
     result.report = published / REPORT_TXT
     return result
+
+
+def reusable_report(cell_dir: Path) -> dict[str, Any] | None:
+    """The repro report of dist/<cell-id>/ when it says the cell reproduces and still fits it, else None.
+
+    A repro publishes its first build with the report inside the cell directory, and any later
+    build of the cell replaces that whole directory, so a report there describes the bytes beside
+    it. It is taken only when it names this cell, compared every recorded artifact, found them all
+    identical, and the files still match the manifest.
+    """
+    try:
+        report = json.loads((cell_dir / REPORT_JSON).read_text())
+    except (OSError, ValueError):
+        return None
+    data = manifest.read_manifest(cell_dir)
+    if not isinstance(report, dict) or data is None or report.get("name") != cell_dir.name:
+        return None
+    artifacts = len(data.get("files") or {}) + len(manifest.side_artifacts(data))
+    complete = report.get("compared") == report.get("identical") and (report.get("compared") or 0) >= artifacts > 0
+    if report.get("reproducible") is not True or not complete:
+        return None
+    if manifest.tree_problems(cell_dir / "install", data.get("files")) or manifest.side_problems(cell_dir, data):
+        return None
+    return report
 
 
 def publish_copy(cell_dir: Path, dist: Path, cell_id: str) -> Path:

@@ -55,7 +55,11 @@ def run_release(matrix: str | None, from_artifacts: str | None, version: str | N
         matrix = matrix or str(forge_cli.REPO / "matrix" / "release.yaml")
         run_build(None, matrix, {}, {k: cli.get(k) for k in ("backend", "jobs", "debug", "only", "skip")})
         if not cli.get("no_repro"):
-            run_repro(None, matrix, {}, {k: cli.get(k) for k in ("backend", "debug")})
+            # the cells just built or reused, each repro-checked once: a report in dist/<cell>/ that
+            # says it reproduces is taken (a rebuild of the cell replaces the directory and its report)
+            run_repro(
+                None, matrix, {}, {**{k: cli.get(k) for k in ("backend", "debug", "only", "skip")}, "reuse": True}
+            )
         plan_cfg = replace(cfg, backend=str(cli.get("backend") or "docker"))
         entries = forge_cli.plan_entries(None, matrix, {}, plan_cfg, data, forge_cli.Selection.from_cli(cli))
         cells = [cfg.dist / e["id"] for e in entries if e["status"] == "scheduled"]

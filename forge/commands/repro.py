@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from forge import cli as forge_cli
 from forge import daemon, host, repro
-from forge.config import backend_for
+from forge.build import resolve_for
+from forge.config import Config, Data, backend_for
+from forge.errors import ConfigError
 from forge.log import Progress
+from forge.matrix import Request
 
 
 def run_repro(
@@ -19,7 +22,25 @@ def run_repro(
     cfg = daemon.default_backend(cfg, cfg.environment(), lambda line: out.print(line, markup=False))
     progress = Progress(out, cfg.ci)
     results = []
-    items = forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data), matrix)
+    selection = forge_cli.Selection.from_cli(cli)
+    matrix = selection.matrix(matrix)
+    if matrix is None:
+        items = forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data, selection.cell), matrix)
+    else:  # the cells `invoke build --matrix` builds with the same --only/--skip
+        pairs = forge_cli.select(target, matrix, pins, cfg, data, selection)
+        items = [item for item, e in pairs if e["status"] == "scheduled" and isinstance(item, Request)]
+        if not items:
+            reasons = sorted({str(e["reason"]) for _, e in pairs if e["status"] == "skipped"})
+            raise ConfigError(
+                f"{matrix} schedules no cell: every combination is excluded or infeasible",
+                "\n".join(reasons[:10]) or "the matrix has no combinations",
+                "remove or narrow an exclude entry, or add an include entry (`invoke plan --matrix ...` shows each reason)",
+            )
+    if cli.get("reuse"):
+        items = [item for item in items if not _reused(item, data, cfg, out.print)]
+        if not items:
+            out.print("repro: every cell's report in dist/ says it reproduces; nothing to rebuild", markup=False)
+            return
     scopes = [(backend_for(cfg, i.target).backend, i.target) for i in items]
     host.ensure_tools("repro", env=cfg.environment(), log_path=cfg.cache / "host-tools.log", scopes=scopes)
     for item in items:
@@ -30,3 +51,15 @@ def run_repro(
         results.append(result)
     out.print(repro.repro_table(results))
     repro.raise_for(results)
+
+
+def _reused(request: Request, data: Data, cfg: Config, say: Callable[..., None]) -> bool:
+    """True (and said) when dist/<cell-id>/ already holds a report that the cell reproduces."""
+    cell_id = resolve_for(request, data, cfg).cell.id
+    report = repro.reusable_report(cfg.dist / cell_id)
+    if report is None:
+        return False
+    say(
+        f"repro of {cell_id}: reused dist/{cell_id}/{repro.REPORT_JSON} ({report['identical']} identical)", markup=False
+    )
+    return True

@@ -211,3 +211,42 @@ def test_snapshot_copies_sources_without_build_dirs_and_keeps_the_commit(tmp_pat
     subdirs = ("engine", "verify", "toolchains")
     assert manifest.source_tree_hash(snap, subdirs) == manifest.source_tree_hash(repo, subdirs)
     assert provenance.git_commit(snap) is None  # repo is no git checkout: no commit to note
+
+
+def _reproduced_cell(tmp_path: Path, cell_id: str) -> Path:
+    """dist/<cell-id>/ as repro publishes it: the first build's tree, manifest, package and report."""
+    from forge import manifest
+
+    trees = []
+    for side in ("a", "b"):
+        cell = tmp_path / side / cell_id
+        (cell / "install" / "lib").mkdir(parents=True)
+        (cell / "install" / "lib" / "libember.so").write_bytes(b"same bytes")
+        (cell / f"{cell_id}.tar.gz").write_bytes(b"same archive")
+        package = {"name": f"{cell_id}.tar.gz", "sha256": manifest.sha256_file(cell / f"{cell_id}.tar.gz"), "size": 12}
+        data = {"schema": manifest.SCHEMA, "files": manifest.file_records(cell / "install"), "package": package}
+        manifest.write_json(cell / manifest.MANIFEST, data)
+        trees.append(cell)
+    result = repro.compare_trees(cell_id, (trees[0], trees[1]), _variations(tmp_path), repro.is_cell_artifact)
+    repro.write_report(result, trees[0], (trees[0], trees[1]), tmp_path / "tools")
+    return trees[0]
+
+
+def test_a_repro_report_in_the_cell_is_reused_only_while_it_fits(tmp_path: Path) -> None:
+    cell = _reproduced_cell(tmp_path, "linux-x86_64-py3.11-np2.4-gcc12-cpu")
+    report = repro.reusable_report(cell)
+    assert report is not None and report["identical"] == 2
+    (cell / "install" / "lib" / "libember.so").write_bytes(b"other bytes")  # the tree moved on
+    assert repro.reusable_report(cell) is None
+    (cell / "install" / "lib" / "libember.so").write_bytes(b"same bytes")
+    data = json.loads((cell / repro.REPORT_JSON).read_text())
+    (cell / repro.REPORT_JSON).write_text(json.dumps({**data, "reproducible": False}))
+    assert repro.reusable_report(cell) is None
+    (cell / repro.REPORT_JSON).write_text(json.dumps({**data, "name": "another-cell"}))
+    assert repro.reusable_report(cell) is None
+    (cell / repro.REPORT_JSON).write_text(json.dumps({**data, "compared": 1, "identical": 1}))
+    assert repro.reusable_report(cell) is None  # compared fewer artifacts than the manifest records
+    (cell / repro.REPORT_JSON).write_text("{")
+    assert repro.reusable_report(cell) is None
+    (cell / repro.REPORT_JSON).write_text(json.dumps(data))
+    assert repro.reusable_report(cell) is not None
