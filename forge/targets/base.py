@@ -44,6 +44,7 @@ class TestRun:
     mode: str  # the manifest's verify.mode and the report's note
     probe: tuple[str, ...] = ()  # argv run before the suites to show the emulator starts
     why_not: str = ""  # why the suites cannot run (families whose suites do not run)
+    probe_fix: str = ""  # what to install when the probe fails
 
 
 @dataclass(frozen=True)

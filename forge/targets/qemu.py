@@ -59,7 +59,12 @@ class Qemu(Family):
 
     def test_run(self, target: Target) -> TestRun:
         probe = tuple(emulator_probe(target))
-        return TestRun(runs=True, how=f"under {EMULATOR_PACKAGE}", mode=f"emulated ({probe[0]})", probe=probe)
+        fix = (
+            f"install {EMULATOR_PACKAGE} and the cross compiler package (its libc is the sysroot /usr/{target.triple})"
+        )
+        return TestRun(
+            runs=True, how=f"under {EMULATOR_PACKAGE}", mode=f"emulated ({probe[0]})", probe=probe, probe_fix=fix
+        )
 
     def compiler_probe(self, cell: Cell, target: Target, machine: str) -> list[str]:
         return [gcc_name(cell, target, machine), "--version"]
