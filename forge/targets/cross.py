@@ -23,16 +23,12 @@ from forge.checks import tree
 from forge.errors import ToolMissingError
 from forge.host import HostTool
 from forge.matrix import Cell, Request
-from forge.targets import qemu, zig
+from forge.targets import zig
 from forge.targets.family import family_for
 from forge.toolchains import Target
 from forge.verify import SuiteResult, SuiteStatus
 
 REFERENCE_TARGETS = ("linux-x86_64", "host")
-EMULATOR_PACKAGE = host.tool(qemu.EMULATOR_PACKAGE).apt
-ZIG_CACHE = zig.ZIG_CACHE
-emulator_argv = qemu.emulator_argv
-emulator_probe = qemu.emulator_probe
 
 
 def verify_mode(target: Target) -> str:
@@ -73,11 +69,6 @@ def ensure_target_tools(cell: Cell, target: Target, env: Mapping[str, str], log_
     scopes = (("local", target.name),)
     extra = target_tools(cell, target)
     return host.ensure_tools("build", env=env, log_path=log_path, scopes=scopes, extra=extra, install=install)
-
-
-def zig_cache_env(ccache: str | None) -> tuple[tuple[str, str], ...]:
-    """ZIG_GLOBAL_CACHE_DIR inside the compiler cache: zig builds libc++ once per target there."""
-    return zig.ZIG.compiler_env(ccache)
 
 
 def find_reference(dist: Path, source_tree_hash: str, exclude: str) -> tuple[Path, dict[str, Any]] | None:
