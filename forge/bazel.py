@@ -20,7 +20,8 @@ from packaging.version import InvalidVersion, Version
 from forge import manifest
 from forge.errors import StepFailedError, ToolMissingError
 from forge.matrix import Cell
-from forge.toolchains import Checker, Target
+from forge.targets.family import family_for
+from forge.toolchains import Target
 
 PACKAGE = "bazel-bootstrap"
 """The Debian package a Bazel cell's image gets (3.5.1 in bullseye, 4.2.3 in bookworm and trixie);
@@ -41,11 +42,9 @@ TARGETS: tuple[str, ...] = ("//engine:libraries", "//engine:tools", "//engine:in
 
 def violations(cell: Cell, target: Target) -> list[str]:
     """Why Bazel cannot build `cell` for `target` (empty when it can)."""
-    if target.os != "linux" or target.checker is not Checker.RUN or target.emulator is not None:
-        return [
-            f"ember's Bazel build is native Linux only (no cross toolchains in engine/BUILD.bazel); "
-            f"target {target.name} is not (drop --bazel: CMake builds it)"
-        ]
+    refusal = family_for(target).bazel_refusal(target)
+    if refusal is not None:
+        return [refusal]
     if cell.cuda is not None:
         return [f"ember's Bazel build has no CUDA rules; CUDA {cell.cuda} was asked (drop --bazel or --cuda)"]
     return []

@@ -17,7 +17,6 @@ from typing import Any
 from forge import __version__, bazel, debuginfo, filelock, manifest, provenance, wheel
 from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.backends.local import LocalBackend
-from forge.checks import tree
 from forge.config import Config, Data, inside
 from forge.errors import (
     BackendError,
@@ -43,6 +42,7 @@ from forge.plan import (
 )
 from forge.resolve import Resolution, resolve
 from forge.targets import cross
+from forge.targets.family import family_for
 from forge.toolchains import Target
 from forge.verify import SuiteResult, SuiteStatus, parse_ctest
 
@@ -160,12 +160,8 @@ def plan_cell(cell: Cell, target: Target, cfg: Config, ws: Workspace, backend: s
 
 
 def compiler_command(cell: Cell, target: Target) -> list[str]:
-    if target.name == "host":
-        return ["c++", "--version"]
-    if target.os == "macos":
-        return ["python3", "-m", "ziglang", "version"]
-    prefix = "" if target.arch == platform.machine() else f"{target.triple}-"
-    return [f"{prefix}g++-{cell.gcc}", "--version"]
+    """The target family's compiler probe, for a build on this machine's architecture."""
+    return family_for(target).compiler_probe(cell, target, platform.machine())
 
 
 def probe_toolchain(backend: Backend, cell: Cell, target: Target) -> dict[str, str | None]:
@@ -199,7 +195,7 @@ def run_step(step: Step, backend: Backend, logs: Path, host_ws: Workspace, targe
     """Run one COMMAND/CTEST/MACHO step; returns suite results for verify steps."""
     log_path = logs / f"{step.name}.log"
     if step.kind is StepKind.MACHO:
-        return check_macho(host_ws, target)
+        return check_artifacts(host_ws, target)
     if step.name == "install":
         _reset(host_ws.prefix)
     if step.name == "debuginfo-install":
@@ -233,22 +229,19 @@ def host_view(backend: Backend, ws: Workspace, host_ws: Workspace) -> Workspace:
     return Workspace(host_ws.source, host_ws.build, PurePosixPath(base / "stage"), PurePosixPath(base / "verify-build"))
 
 
-def check_macho(ws: Workspace, target: Target) -> list[SuiteResult]:
-    """Structure checks of a macOS cell's installed tree and of the verify programs linked to it."""
-    prefix = Path(ws.prefix)
-    return [
-        *tree.check_macho_tree(prefix, target.arch, target.min_os),
-        tree.check_consumer(Path(ws.verify_build), target.arch),
-    ]
+def check_artifacts(ws: Workspace, target: Target) -> list[SuiteResult]:
+    """The verify-run step of a cell whose suites cannot run (macOS): its family's structure checks
+    of the installed tree and of the verify programs linked to it."""
+    return family_for(target).artifact_checks(target, Path(ws.prefix), Path(ws.verify_build))
 
 
 def emulator_error(target: Target, exc: StepFailedError) -> ToolMissingError:
-    argv = cross.emulator_probe(target)
+    """The emulator probe failed: a missing tool, not failing suites (the fix is the family's)."""
+    tests = family_for(target).test_run(target)
     return ToolMissingError(
-        f"the emulator for {target.name} does not start: {' '.join(argv)}",
+        f"the emulator for {target.name} does not start: {' '.join(tests.probe)}",
         f"ctest would run every verify suite through it, so nothing was run ({exc.what})",
-        f"install {cross.EMULATOR_PACKAGE} and the cross compiler package (its libc is the sysroot /usr/{target.triple}); "
-        f"see {' '.join(argv[:1])}'s output in the emulator log",
+        f"{tests.probe_fix}; see {' '.join(tests.probe[:1])}'s output in the emulator log",
     )
 
 

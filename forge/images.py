@@ -28,6 +28,8 @@ from packaging.version import Version
 from forge import bazel, filelock, host, locks, pkgcache
 from forge.errors import BackendError, ConfigError, StepFailedError
 from forge.proc import run_command
+from forge.targets.base import ImageExtras
+from forge.targets.family import family_for
 from forge.toolchains import Suite, Target, load_toolchains
 
 REPO = Path(__file__).resolve().parent.parent
@@ -139,28 +141,24 @@ class ToolchainSpec:
     @classmethod
     def from_cell(cls, cell: Any, pip: Iterable[str] = (), target: Target | None = None) -> ToolchainSpec:
         """The spec of a resolved `forge.cell.Cell` (checked against what its suite ships)."""
-        cross: tuple[str, ...] = ()
-        arch = ""
+        extras = family_for(target).image_extras(cell, target) if target is not None else ImageExtras()
         gcc = cell.gcc
-        if gcc is None and target is not None and target.compiler_provider == "pypi":
-            # zig (a pinned wheel in the venv) compiles; the suite's gcc is only the image's host compiler
-            gcc, pip, arch = suite_facts(cell.suite).gcc[0], (*pip, target.compiler_package), "zig"
+        if gcc is None and extras.suite_gcc:
+            # the compiler is a pinned wheel in the venv (zig); the suite's gcc is only the image's host compiler
+            gcc = suite_facts(cell.suite).gcc[0]
         if gcc is None:
             raise ConfigError(
                 f"cell {cell.id} has no gcc", why="Debian toolchain images are gcc images", fix="use the zig path"
             )
-        if target is not None and target.compiler_provider == "debian" and target.emulator:
-            cross = (target.compiler_package.format(gcc=cell.gcc), "qemu-user")
-            arch = target.arch
         spec = cls(
             suite=cell.suite,
             gcc=str(gcc),
             python=str(cell.python),
             numpy=str(cell.numpy),
             cmake=str(cell.cmake),
-            pip=tuple(pip),
-            cross=cross,
-            arch=arch,
+            pip=(*pip, *extras.pip),
+            cross=extras.cross,
+            arch=extras.arch,
             bazel=str(cell.bazel or ""),
         )
         spec.check()
@@ -596,7 +594,7 @@ def expected_tags(client: docker.DockerClient, spec: ToolchainSpec, mirror: str)
 def has_image(cell: Any, target: Target | None) -> bool:
     """Whether a docker build of `cell` runs in a forge toolchain image: a Debian gcc, or a compiler
     from PyPI (zig, for macOS) installed into the suite's image."""
-    return cell.gcc is not None or (target is not None and target.compiler_provider == "pypi")
+    return cell.gcc is not None or (target is not None and family_for(target).image_extras(cell, target).suite_gcc)
 
 
 def cell_lock(cell: Any, target: Target | None) -> str | None:

@@ -12,8 +12,8 @@ from pathlib import PurePosixPath
 from forge import bazel, wheel
 from forge.backends.base import Workspace
 from forge.matrix import Cell
-from forge.targets.cross import emulator_probe, zig_cache_env
-from forge.toolchains import Checker, Target
+from forge.targets.family import family_for
+from forge.toolchains import Target
 
 
 class StepKind(Enum):
@@ -83,8 +83,8 @@ def step_env(ws: Workspace, opts: BuildOptions) -> tuple[tuple[str, str], ...]:
 def target_env(target: Target, ws: Workspace, opts: BuildOptions) -> tuple[tuple[str, str], ...]:
     """step_env plus what the target's compiler needs (zig's cache, kept with the compiler cache)."""
     env = step_env(ws, opts)
-    if target.compiler_provider == "pypi" and ws.ccache is not None:
-        env += zig_cache_env(str(ws.ccache))
+    if ws.ccache is not None:
+        env += family_for(target).compiler_env(str(ws.ccache))
     return env
 
 
@@ -170,18 +170,17 @@ def verify_steps(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions) 
             env,
         ),
     ]
-    if target.checker is Checker.MACHO:
-        what = "check the Mach-O files (CPU type, minimum macOS, install names, exported symbols); not run"
-        steps.append(Step("verify-run", StepKind.MACHO, what))
+    tests = family_for(target).test_run(target)
+    if not tests.runs:
+        steps.append(Step("verify-run", StepKind.MACHO, tests.how))
         return steps
-    if target.checker is Checker.QEMU:
-        probe = tuple(emulator_probe(target))
+    if tests.probe:
+        probe = tests.probe
         steps.append(
             Step("emulator", StepKind.COMMAND, f"start {probe[0]} on the target's C library", probe, ws.source, env)
         )
-    how = "under qemu-user" if target.checker is Checker.QEMU else "natively"
     ctest = ("ctest", "--output-on-failure", "-j", str(opts.jobs))
-    steps.append(Step("verify-run", StepKind.CTEST, f"run the verify suites {how}", ctest, ws.verify_build, env))
+    steps.append(Step("verify-run", StepKind.CTEST, f"run the verify suites {tests.how}", ctest, ws.verify_build, env))
     return steps
 
 
@@ -252,7 +251,7 @@ def debug_info_steps(
 ) -> list[Step]:
     """Configure, build and install engine/ again with `-g` added (same install prefix, same path
     remapping), for ELF targets. The installed tree is not touched: record pairs the files."""
-    if not opts.debug_info or target.checker is Checker.MACHO:
+    if not opts.debug_info or not family_for(target).debug_info:
         return []
     dws = replace(ws, build=debug_info_build(ws))
     args = [

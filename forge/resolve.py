@@ -18,6 +18,7 @@ from forge import axes as registry
 from forge import bazel
 from forge.errors import InfeasibleError
 from forge.matrix import CELL_FIELDS, Cell, Request, Supported
+from forge.targets.family import family_for
 from forge.toolchains import Suite, Target, Toolchains
 from forge.yamlio import unknown
 
@@ -82,7 +83,7 @@ def _candidates(target: Target, suites: tuple[Suite, ...], data: Toolchains, req
     builds_with_bazel = request.pin("bazel") is not None  # else CMake builds the cell (bazel None)
     for suite in suites:
         bazel_version = suite.bazel if builds_with_bazel else None
-        gccs: tuple[str | None, ...] = (None,) if target.os == "macos" else _pick(suite.gcc, request.pin("gcc"))
+        gccs: tuple[str | None, ...] = _pick(suite.gcc, request.pin("gcc")) if family_for(target).uses_gcc else (None,)
         for gcc in gccs:
             for cuda in cudas:
                 for numpy in numpys:

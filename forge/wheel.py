@@ -32,7 +32,8 @@ from forge import manifest, proc
 from forge.backends.base import Backend, Workspace
 from forge.errors import ConfigError, StepFailedError
 from forge.matrix import Cell, load_supported
-from forge.toolchains import Checker, Target, load_toolchains
+from forge.targets.family import family_for
+from forge.toolchains import Target, load_toolchains
 from forge.verify import SuiteResult, SuiteStatus
 from forge.yamlio import LocList, check_keys, load_yaml, require
 
@@ -93,16 +94,9 @@ def requires_python(pyproject: Path = PYPROJECT) -> SpecifierSet:
 
 def wheel_refusal(cell: Cell, target: Target, python_range: SpecifierSet) -> str | None:
     """Why this cell builds no wheel (None when it builds one)."""
-    if target.os == "macos":
-        return (
-            "no macOS wheel: building one needs macOS's CPython headers and a macOS NumPy, which no "
-            "registry reachable here provides (zig cross-compiles the C++ libraries only)"
-        )
-    if target.checker is Checker.QEMU:
-        return (
-            f"no {target.arch} wheel yet: it needs the target's Python headers (Debian multiarch) and "
-            "NumPy headers, and a test under qemu with the target's Python; not built in this round"
-        )
+    refusal = family_for(target).wheel_refusal(target)
+    if refusal is not None:
+        return refusal
     if cell.bazel is not None:
         return (
             "no wheel from a Bazel cell: ember's Python package links the static libraries, which the "

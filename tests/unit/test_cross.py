@@ -23,7 +23,7 @@ from forge.errors import ConfigError, StepFailedError, ToolMissingError
 from forge.matrix import Cell, Request
 from forge.plan import BuildOptions, StepKind, plan_build
 from forge.resolve import resolve
-from forge.targets import cross
+from forge.targets import cross, qemu
 from forge.toolchains import Toolchains, load_toolchains
 from forge.verify import SuiteResult, SuiteStatus
 
@@ -194,7 +194,7 @@ def test_aarch64_plan_checks_the_emulator_before_ctest(toolchains: Toolchains) -
 
 def test_armv7_emulator_and_tools(toolchains: Toolchains) -> None:
     target = toolchains.targets["linux-armv7"]
-    assert cross.emulator_probe(target)[-1] == "/usr/arm-linux-gnueabihf/lib/libc.so.6"
+    assert qemu.emulator_probe(target)[-1] == "/usr/arm-linux-gnueabihf/lib/libc.so.6"
     tools = {t.name: t.apt for t in cross.target_tools(cell("linux-armv7"), target)}
     assert tools == {"arm-linux-gnueabihf-g++-12": "g++-12-arm-linux-gnueabihf", "qemu-user": "qemu-user"}
     assert cross.target_tools(cell("linux-x86_64"), toolchains.targets["linux-x86_64"]) == ()

@@ -15,7 +15,7 @@ from forge import build, images
 from forge.config import Config, load_data
 from forge.matrix import Request
 from forge.resolve import resolve
-from forge.targets import cross
+from forge.targets import cross, qemu
 from forge.verify import SuiteStatus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def test_a_riscv64_target_is_data_plus_a_toolchain_file(repo: Path, tmp_path: Pa
     spec = images.ToolchainSpec.from_cell(cell, target=target)
     assert spec.cross == ("g++-12-riscv64-linux-gnu", "qemu-user") and spec.arch == "riscv64"
     assert [t.apt for t in cross.target_tools(cell, target)] == ["g++-12-riscv64-linux-gnu", "qemu-user"]
-    assert cross.emulator_probe(target) == [
+    assert qemu.emulator_probe(target) == [
         "qemu-riscv64",
         "-L",
         "/usr/riscv64-linux-gnu",
@@ -97,4 +97,4 @@ def test_per_architecture_facts_come_from_targets_yaml() -> None:
         "ld-linux-aarch64.so.1",
     )
     assert (targets["linux-armv7"].elf_machine, targets["linux-armv7"].hard_float) == (0x28, True)
-    assert cross.emulator_probe(targets["linux-armv7"])[3] == "/usr/arm-linux-gnueabihf/lib/libc.so.6"
+    assert qemu.emulator_probe(targets["linux-armv7"])[3] == "/usr/arm-linux-gnueabihf/lib/libc.so.6"
