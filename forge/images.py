@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -524,6 +524,31 @@ def _ensure_toolchain_image(
     found = _find(client, tag)
     assert found is not None
     return base, ImageRef(tag, found.id, key, spec.name, built=True, seconds=time.monotonic() - start)
+
+
+def adopt_lock(
+    client: docker.DockerClient,
+    spec: ToolchainSpec,
+    base: ImageRef,
+    image: ImageRef,
+    template_dir: Path = DOCKERFILES,
+    lock_dir: Path = locks.LOCK_DIR,
+) -> ImageRef:
+    """The image just built, tagged also under the key its freshly written lock gives.
+
+    A first build (or `--update-locks`) installs from plain requirements and then writes the lock
+    read from the image; from then on the requirements are pinned by that lock, which changes the
+    image key. The image already holds exactly what the lock pins (the lock was read from it), so
+    it is given that key's tag instead of being built a second time on the next run, with every
+    cell on it.
+    """
+    planned = plan_image(spec, base.tag, base.id, template_dir, lock_dir, update=False)
+    if planned.tag == image.tag:
+        return image
+    repository, _, tag = planned.tag.rpartition(":")
+    client.images.get(image.id).tag(repository, tag)
+    print(f"{spec.name}: lock written; image {image.id[:19]} tagged {planned.tag} for the next runs", flush=True)
+    return replace(image, tag=planned.tag, key=planned.key)
 
 
 def restorable(spec: ToolchainSpec, lock_dir: Path, update: bool, cache: Path = pkgcache.CACHE_DIR) -> bool:

@@ -308,6 +308,8 @@ class DockerBackend(Backend):
         path, status = locks.check_image_lock(
             self.client, image.tag, spec.name, image.built, self._update_locks, self._lock_dir
         )
+        if image.built:  # a no-op unless the lock now pins what plain requirements installed
+            image = images.adopt_lock(self.client, spec, base, image, lock_dir=self._lock_dir)
         lock_sha = locks.Lock(spec.name, locks.parse_lock(path.read_text(), spec.name, str(path)).packages).digest()
         return ImageChoice(
             tag=image.tag,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -243,3 +245,37 @@ def test_prune_without_a_matrix_keeps_every_matrix_files_images(monkeypatch: pyt
     tags = images_cmd.every_matrix_tag(object(), {}, "mirror")
     assert "ci.yaml" in seen and "release.yaml" in seen and "supported.yaml" not in seen
     assert {"forge/toolchain:spec-release", "forge/toolchain:spec-ci", "forge/base:spec-release"} <= tags
+
+
+class TaggableImages:
+    def __init__(self) -> None:
+        self.tagged: list[tuple[str, str, str]] = []
+
+    def get(self, image_id: str) -> Any:
+        outer = self
+
+        class Image:
+            def tag(self, repository: str, tag: str) -> bool:
+                outer.tagged.append((image_id, repository, tag))
+                return True
+
+        return Image()
+
+
+def test_an_image_built_before_its_lock_is_tagged_for_the_locked_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = images.ToolchainSpec.from_cell(cell())
+    base = images.ImageRef("forge/base:bookworm-b", "sha256:base", "b" * 64, "bookworm", False, 0.0)
+    unpinned = images.plan_image(spec, base.tag, base.id, lock_dir=tmp_path / "no-locks")
+    built = images.ImageRef(unpinned.tag, "sha256:" + "1" * 64, unpinned.key, spec.name, True, 60.0)
+    client = type("Client", (), {"images": TaggableImages()})()
+    # the same inputs: nothing to do
+    assert images.adopt_lock(client, spec, base, built, lock_dir=tmp_path / "no-locks") is built
+    assert client.images.tagged == []
+    # the lock now pins the requirements: another key, the same image under its tag
+    locked = replace(unpinned, key="c" * 64, tag="forge/toolchain:" + spec.name + "-cccccccccccc")
+    monkeypatch.setattr(images, "plan_image", lambda *a, **k: locked)
+    adopted = images.adopt_lock(client, spec, base, built, lock_dir=tmp_path)
+    assert (adopted.tag, adopted.key, adopted.id) == (locked.tag, locked.key, built.id)
+    assert client.images.tagged == [(built.id, "forge/toolchain", spec.name + "-cccccccccccc")]
