@@ -31,6 +31,7 @@ from pathlib import Path
 from forge import filelock, proc
 from forge.errors import BuildInterrupted, ConfigError, StepFailedError, ToolMissingError
 from forge.resolve import HostFacts
+from forge.toolchains import Checker, load_toolchains
 
 
 class DetectKind(Enum):
@@ -88,8 +89,17 @@ LOCAL_TASKS = frozenset({"build", "verify", "rebuild", "repro", "test"})
 """Tasks that build or verify on the host (the local backend; `verify` always does)."""
 IMAGE_TASKS = frozenset({"build", "rebuild", "repro", "images", "test"})
 """Tasks that make toolchain images (the docker backend)."""
-ARM_TARGETS = frozenset({"linux-aarch64", "linux-armv7"})
-MACOS_TARGETS = frozenset({"macos-x86_64", "macos-arm64"})
+EMULATED = frozenset({Checker.QEMU})
+"""Targets of the qemu family (toolchains/targets.yaml `checker: qemu`): Linux run under qemu-user."""
+MACOS = frozenset({Checker.MACHO})
+"""Targets of the zig family (`checker: macho`): macOS compiled by zig, checked, not run."""
+TARGETS_DIR = Path(__file__).resolve().parents[1] / "toolchains"
+
+
+def family_of(target: str, toolchains_dir: Path = TARGETS_DIR) -> Checker | None:
+    """The family (`checker`) toolchains/targets.yaml gives `target`; None for a name it lacks."""
+    found = load_toolchains(toolchains_dir).targets.get(target)
+    return found.checker if found is not None else None
 
 
 @dataclass(frozen=True)
@@ -98,7 +108,8 @@ class HostTool:
 
     `apt` / `pip`: the Debian package or the PyPI requirement that brings it (neither: forge
     cannot install it and `hint` says how). `tasks`: the invoke tasks that need it;
-    `backend` / `targets` narrow that to builds with that backend / of those targets.
+    `backend` / `families` narrow that to builds with that backend / of targets of those families
+    (by their `checker` in toolchains/targets.yaml, so a new target of a family needs no row here).
     `executables`: every program forge runs from it (a unit test checks each call site's argv[0]).
     `optional`: the tasks work without it, less well (installed when forge can, else a note).
     """
@@ -109,7 +120,7 @@ class HostTool:
     pip: str | None = None
     tasks: frozenset[str] = frozenset()
     backend: str | None = None
-    targets: frozenset[str] | None = None
+    families: frozenset[Checker] | None = None
     executables: tuple[str, ...] = ()
     hint: str = ""
     optional: bool = False
@@ -126,7 +137,7 @@ class HostTool:
         """Which tasks need it, in words (for `invoke doctor`)."""
         tasks = ", ".join(t for t in TASKS if t in self.tasks) or "-"
         where = [f"--backend {self.backend}"] if self.backend else []
-        where += [f"targets {', '.join(sorted(self.targets))}"] if self.targets else []
+        where += [f"{' and '.join(sorted(f.value for f in self.families))} targets"] if self.families else []
         return f"{tasks} ({'; '.join(where)})" if where else tasks
 
     def wanted(self, task: str, backend: str | None, target: str | None) -> bool:
@@ -135,7 +146,10 @@ class HostTool:
             return False
         if self.backend is not None and backend is not None and self.backend != backend:
             return False
-        return self.targets is None or target is None or target in self.targets
+        if self.families is None or target is None:
+            return True
+        family = family_of(target)
+        return family is None or family in self.families  # an unknown name: the resolver refuses it
 
 
 TOOLS: tuple[HostTool, ...] = (
@@ -174,7 +188,7 @@ TOOLS: tuple[HostTool, ...] = (
         on_path("c++filt"),
         apt="binutils",
         tasks=LOCAL_TASKS,
-        targets=ARM_TARGETS | MACOS_TARGETS,  # cross cells' symbol parity checks run on the host, either backend
+        families=EMULATED | MACOS,  # cross cells' symbol parity checks run on the host, either backend
         executables=("c++filt",),
     ),
     HostTool(
@@ -194,7 +208,7 @@ TOOLS: tuple[HostTool, ...] = (
         apt="qemu-user",
         tasks=LOCAL_TASKS,
         backend="local",
-        targets=ARM_TARGETS,
+        families=EMULATED,
         executables=("qemu-aarch64", "qemu-arm"),
     ),
     HostTool(
@@ -203,7 +217,7 @@ TOOLS: tuple[HostTool, ...] = (
         pip="ziglang==0.15.1",
         tasks=LOCAL_TASKS,
         backend="local",
-        targets=MACOS_TARGETS,
+        families=MACOS,
     ),
     # the docker backend: the engine, and debootstrap for base images (tar packs the rootfs)
     HostTool(

@@ -39,7 +39,7 @@ def verify_mode(target: Target) -> str:
 def target_tools(cell: Cell, target: Target) -> tuple[HostTool, ...]:
     """What the host needs to build `target` locally beyond forge.host's table: what its family asks
     for (the cell's cross g++, whose package depends on the cell's gcc, and qemu-user)."""
-    scope = frozenset({target.name})
+    scope = frozenset({target.checker})
     tools = []
     for need in family_for(target).host_tools(cell, target):
         if need.package is None:
@@ -47,7 +47,7 @@ def target_tools(cell: Cell, target: Target) -> tuple[HostTool, ...]:
         else:
             detect = host.on_path(need.name)
             tools.append(
-                HostTool(need.name, detect, apt=need.package, tasks=host.LOCAL_TASKS, backend="local", targets=scope)
+                HostTool(need.name, detect, apt=need.package, tasks=host.LOCAL_TASKS, backend="local", families=scope)
             )
     return tuple(tools)
 

@@ -127,3 +127,20 @@ def test_doctor_json_lists_every_finding(
     data = json.loads(capsys.readouterr().out)
     assert data["installed"] == [] and [f["name"] for f in data["findings"]] == [t.name for t in host.TOOLS]
     assert {f["name"]: f["found"] for f in data["findings"]}["debootstrap"] is False
+
+
+def test_target_tool_rows_follow_the_family_not_the_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from forge.toolchains import Checker, load_toolchains
+
+    def names(target: str) -> set[str]:
+        return {t.name for t in host.tools_for("build", backend="local", target=target)}
+
+    for target in load_toolchains(host.TARGETS_DIR).targets.values():
+        wanted = names(target.name)
+        assert ("qemu-user" in wanted) == (target.checker is Checker.QEMU), target.name
+        assert ("zig" in wanted) == (target.checker is Checker.MACHO), target.name
+        assert ("c++filt" in wanted) == (target.checker is not Checker.RUN), target.name
+    # a Linux architecture added as data only (toolchains/targets.yaml, checker: qemu) gets its rows
+    real = host.family_of
+    monkeypatch.setattr(host, "family_of", lambda t: Checker.QEMU if t == "linux-riscv64" else real(t))
+    assert {"qemu-user", "c++filt"} <= names("linux-riscv64")
