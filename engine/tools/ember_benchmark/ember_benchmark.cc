@@ -295,8 +295,10 @@ int BenchModel(const std::string& path, int warmup, int repeat, int threads, boo
         r->repeat, r->median_us, r->mean_us, r->min_us, r->max_us, PeakRssKib());
     return 0;
   }
-  std::printf("model %s: %zu operators, %zu inputs, %zu outputs (%d thread(s))\n", path.c_str(),
-              r->operators, r->inputs, r->outputs, r->threads);
+  const std::string threads_text =
+      r->threads == 1 ? "one thread" : std::to_string(r->threads) + " threads";
+  std::printf("model %s: %zu operators, %zu inputs, %zu outputs (%s)\n", path.c_str(), r->operators,
+              r->inputs, r->outputs, threads_text.c_str());
   std::printf("load_us %.3f prepare_us %.3f\n", r->load_us, r->prepare_us);
   std::printf(
       "invoke_median_us %.3f invoke_mean_us %.3f invoke_min_us %.3f invoke_max_us %.3f "
