@@ -4,9 +4,7 @@
 #define EMBER_SRC_LITE_KERNELS_H_
 
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "ember/lite/interpreter.h"
@@ -90,12 +88,12 @@ void SetMinTaskCostForTesting(int64_t cost);
 
 // Runs fn(task, thread) for task < tasks on the node's pool (inline when tasks <= 1).
 template <typename Fn>
-void RunTasks(const NodeState& node, int tasks, Fn&& fn) {
+void RunTasks(const NodeState& node, int tasks, Fn fn) {
   if (tasks <= 1 || node.pool == nullptr) {
     for (int t = 0; t < tasks; ++t) fn(t, 0);
     return;
   }
-  node.pool->Run(tasks, std::function<void(int, int)>(std::forward<Fn>(fn)));
+  node.pool->Run(tasks, fn);
 }
 
 Status PrepareNode(NodeState* node);

@@ -40,12 +40,18 @@ ThreadPool::~ThreadPool() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::Work(Job* job, int thread) {
+void ThreadPool::Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread) {
   for (;;) {
-    const int task = job->next.fetch_add(1, std::memory_order_relaxed);
-    if (task >= job->tasks) return;
-    (*job->fn)(task, thread);
-    if (job->done.fetch_add(1, std::memory_order_acq_rel) + 1 == job->tasks && thread != 0) {
+    uint64_t v = claim_.load(std::memory_order_acquire);
+    do {
+      if (static_cast<uint32_t>(v >> 32) != generation ||
+          static_cast<int>(static_cast<uint32_t>(v)) >= tasks) {
+        return;
+      }
+    } while (!claim_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel,
+                                           std::memory_order_acquire));
+    fn(ctx, static_cast<int>(static_cast<uint32_t>(v)), thread);
+    if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks && thread != 0) {
       std::lock_guard<std::mutex> lock(mu_);
       done_.notify_one();
     }
@@ -53,51 +59,55 @@ void ThreadPool::Work(Job* job, int thread) {
 }
 
 void ThreadPool::WorkerLoop(int thread) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   for (;;) {
     bool ready = false;
     for (int i = 0; i < kSpinIterations && !ready; ++i) {
       ready = generation_.load(std::memory_order_acquire) != seen;
       if (!ready) CpuRelax();
     }
-    std::shared_ptr<Job> job;
+    uint32_t generation;
+    TaskFn fn;
+    void* ctx;
+    int tasks;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!ready) {
-        wake_.wait(lock,
-                   [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
-      }
+      if (!ready) wake_.wait(lock, [&] { return stop_ || job_generation_ != seen; });
       if (stop_) return;
-      seen = generation_.load(std::memory_order_relaxed);
-      job = job_;
+      generation = seen = job_generation_;
+      fn = fn_;
+      ctx = ctx_;
+      tasks = tasks_;
     }
-    if (job != nullptr) Work(job.get(), thread);
+    Work(generation, fn, ctx, tasks, thread);
   }
 }
 
-void ThreadPool::Run(int tasks, const std::function<void(int, int)>& fn) {
+void ThreadPool::Run(int tasks, TaskFn fn, void* ctx) {
   if (tasks <= 0) return;
   if (workers_.empty() || tasks == 1) {
-    for (int t = 0; t < tasks; ++t) fn(t, 0);
+    for (int t = 0; t < tasks; ++t) fn(ctx, t, 0);
     return;
   }
-  auto job = std::make_shared<Job>();
-  job->fn = &fn;
-  job->tasks = tasks;
+  uint32_t generation;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    job_ = job;
-    generation_.fetch_add(1, std::memory_order_release);
+    generation = ++job_generation_;
+    fn_ = fn;
+    ctx_ = ctx;
+    tasks_ = tasks;
+    finished_.store(0, std::memory_order_relaxed);
+    claim_.store(static_cast<uint64_t>(generation) << 32, std::memory_order_release);
+    generation_.store(generation, std::memory_order_release);
   }
   wake_.notify_all();
-  Work(job.get(), 0);
+  Work(generation, fn, ctx, tasks, 0);
   for (int i = 0; i < kSpinIterations; ++i) {
-    if (job->done.load(std::memory_order_acquire) == tasks) break;
+    if (finished_.load(std::memory_order_acquire) == tasks) return;
     CpuRelax();
   }
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return job->done.load(std::memory_order_acquire) == tasks; });
-  job_.reset();
+  done_.wait(lock, [&] { return finished_.load(std::memory_order_acquire) == tasks; });
 }
 
 }  // namespace lite

@@ -9,8 +9,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,24 +26,23 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
-  // Runs fn(task, thread) for every task in [0, tasks) and returns when all have run. `thread`
-  // (< num_threads; 0 is the caller) names the thread running the task, so a task may use that
-  // thread's scratch. Tasks are claimed in order by whichever thread is free: a kernel must not
-  // let a result depend on which thread ran it. The caller waits only for tasks that a worker
-  // has started: a worker that the OS has not scheduled yet holds nothing up (on a loaded
-  // machine the caller may run every task). Not reentrant: one Run at a time.
-  void Run(int tasks, const std::function<void(int, int)>& fn);
+  // Runs fn(ctx, task, thread) for every task in [0, tasks) and returns when all have run.
+  // `thread` (< num_threads; 0 is the caller) names the thread running the task, so a task may
+  // use that thread's scratch. Tasks are claimed in order by whichever thread is free: a kernel
+  // must not let a result depend on which thread ran it. The caller waits only for tasks that
+  // a worker has started: a worker that the OS has not scheduled yet holds nothing up (on a
+  // loaded machine the caller may run every task). Allocates nothing. Not reentrant.
+  using TaskFn = void (*)(void* ctx, int task, int thread);
+  void Run(int tasks, TaskFn fn, void* ctx);
+  // The same for a callable f(task, thread).
+  template <typename F>
+  void Run(int tasks, F& f) {
+    Run(
+        tasks, [](void* c, int task, int thread) { (*static_cast<F*>(c))(task, thread); }, &f);
+  }
 
  private:
-  // One Run's tasks. Shared with the workers, so one that wakes after Run returned still holds
-  // a valid job: it finds no task left and never calls fn, which lived on Run's caller's stack.
-  struct Job {
-    const std::function<void(int, int)>* fn = nullptr;
-    int tasks = 0;
-    std::atomic<int> next{0};
-    std::atomic<int> done{0};
-  };
-  void Work(Job* job, int thread);
+  void Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread);
   void WorkerLoop(int thread);
 
   const int num_threads_;
@@ -53,9 +50,17 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable wake_;  // a new job (or stop)
   std::condition_variable done_;  // the current job's last task finished
-  bool stop_ = false;             // guarded by mu_
-  std::shared_ptr<Job> job_;      // the current job, guarded by mu_
-  std::atomic<uint64_t> generation_{0};
+  // The current job, guarded by mu_: workers copy it under the lock.
+  bool stop_ = false;
+  uint32_t job_generation_ = 0;
+  TaskFn fn_ = nullptr;
+  void* ctx_ = nullptr;
+  int tasks_ = 0;
+  // generation << 32 | next task. A task is claimed by a compare-exchange that also checks the
+  // generation, so a worker that copied an older job never claims (or runs) a newer job's task.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int> finished_{0};         // tasks of the current job that have run
+  std::atomic<uint32_t> generation_{0};  // polled by spinning workers
 };
 
 // [begin, end) of chunk `i` of `n` near-equal chunks of [0, total), each boundary a multiple
