@@ -190,10 +190,11 @@ def litert_worker(model: str, threads: int, resolver: str, repeat: int) -> None:
 
 
 def ember_model(tool: Path, model: Path, threads: int, repeat: int) -> tuple[float, float, float]:
+    """ember-benchmark --model with --threads (the lite interpreter's num_threads)."""
     argv = [str(tool), "--model", str(model), "--repeat", str(repeat), "--warmup", "5", "--json"]
-    if threads != 1:
-        argv += ["--threads", str(threads)]
-    r = run_child(argv)
+    r = run_child([*argv, "--threads", str(threads)])
+    if r.get("threads") != threads:
+        sys.exit(f"{tool} ran {model.name} with {r.get('threads')} threads, not {threads}")
     return float(r["invoke_median_us"]), float(r["invoke_min_us"]), r.get("peak_rss_kib", -1) / 1024
 
 
@@ -293,25 +294,14 @@ def graph_rows(tool: Path, graphs: dict[str, Path], threads: list[int], repeat: 
     return rows
 
 
-def ember_supports_threads(tool: Path, model: Path) -> bool:
-    argv = [str(tool), "--model", str(model), "--repeat", "1", "--warmup", "0", "--threads", "2"]
-    return subprocess.run(argv, capture_output=True).returncode == 0
-
-
 def model_rows(tool: Path, models: dict[str, Path], threads: list[int], repeat: int) -> list[Row]:
+    """ember lite (num_threads t) vs LiteRT+XNNPACK (num_threads t) per model and thread count;
+    beside each count above the first, each side's speed-up over its own first count."""
     rows: list[Row] = []
-    if not models:
-        return rows
-    threaded = ember_supports_threads(tool, next(iter(models.values())))
     for name, path in models.items():
         reps = repeat if name.startswith("mobilenet") else max(repeat // 2, 20)
+        first: Row | None = None
         for t in threads:
-            if t != 1 and not threaded:
-                x, _, _ = litert_model(path, t, "xnnpack", reps)
-                note = f"ember lite runs one thread; LiteRT+XNNPACK t{t}: {x:.1f} us"
-                rows.append({"figure": f"{name} t{t}", "note": note, "ref_us": x})
-                print_row(rows[-1])
-                continue
             # Alternate ember / reference twice; keep each side's best median.
             e_best, x_best, b_best = float("inf"), float("inf"), float("inf")
             e_rss = x_rss = 0.0
@@ -333,6 +323,11 @@ def model_rows(tool: Path, models: dict[str, Path], threads: list[int], repeat: 
             if b_best != float("inf"):
                 row["litert_builtin_us"] = b_best
                 row["ratio_vs_builtin"] = b_best / e_best
+            if first is None:
+                first = row
+            else:
+                row["ember_speedup"] = first["ember_us"] / e_best
+                row["ref_speedup"] = first["ref_us"] / x_best
             rows.append(row)
             print_row(row)
     return rows
@@ -452,6 +447,9 @@ def print_row(row: Row) -> None:
             extra += f"  (builtin {row['litert_builtin_us']:.0f} us, {row['ratio_vs_builtin']:.2f}x)"
         if "ember_unoptimized_us" in row:
             extra += f"  (ember unoptimized {row['ember_unoptimized_us']:.0f} us)"
+        if "ember_speedup" in row:
+            extra += f"  (speed-up over the first thread count: ember {row['ember_speedup']:.2f}x, "
+            extra += f"reference {row['ref_speedup']:.2f}x)"
         print(
             f"{row['figure']:36} ember {row['ember_us']:10.1f} us  {row['ref']:.16s} "
             f"{row['ref_us']:10.1f} us  {row['ratio']:6.2f}x{extra}",

@@ -123,6 +123,33 @@ def test_errors_as_tf_lite() -> None:
         interp.resize_tensor_input(index, [7, *shape[1:]])
 
 
+@pytest.mark.parametrize("num_threads", [2, 4])
+def test_num_threads_gives_the_same_bytes(num_threads: int) -> None:
+    """num_threads splits CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED; every output is summed
+    in the same order, so each fixture's outputs equal one thread's byte for byte."""
+    for name in MODELS:
+        path = str(LITE / f"{name}.tflite")
+        one = _run(ember.lite.Interpreter(model_path=path, num_threads=1), _inputs(name))
+        interp = ember.lite.Interpreter(model_path=path, num_threads=num_threads)
+        assert interp._num_threads() == num_threads
+        many = _run(interp, _inputs(name))
+        assert [m.tobytes() for m in many] == [o.tobytes() for o in one], name
+
+
+def test_num_threads_values_as_tf_lite() -> None:
+    path = str(LITE / "relu.tflite")
+    for default in (None, -1, 1):
+        assert ember.lite.Interpreter(model_path=path, num_threads=default)._num_threads() == 1
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match="num_threads should be >= 1"):
+            ember.lite.Interpreter(model_path=path, num_threads=bad)
+    for wrong in (2.0, "2", True):
+        with pytest.raises(ValueError, match="type of num_threads should be int"):
+            ember.lite.Interpreter(model_path=path, num_threads=wrong)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="num_threads is 100000"):
+        ember.lite.Interpreter(model_path=path, num_threads=100_000)
+
+
 def test_tensor_view_and_copies() -> None:
     name = "relu"
     interp = ember.lite.Interpreter(model_path=str(LITE / f"{name}.tflite"))

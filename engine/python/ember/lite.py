@@ -132,11 +132,24 @@ class OpResolverType(enum.Enum):
 experimental = types.SimpleNamespace(OpResolverType=OpResolverType)
 
 
+def _check_num_threads(num_threads: object) -> int:
+    """tf.lite.Interpreter's num_threads check (ValueError), with -1 also meaning the default."""
+    if num_threads is None:
+        return -1
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+        raise ValueError(f"type of num_threads should be int, got {type(num_threads).__name__}")
+    if num_threads < 1 and num_threads != -1:
+        raise ValueError(f"num_threads should be >= 1 (or -1 for the default), got {num_threads}")
+    return num_threads
+
+
 class Interpreter(_Interpreter):
     """Runs a .tflite model: tf.lite.Interpreter's methods and detail dicts.
 
-    ``num_threads`` and the experimental arguments are accepted for compatibility; ember's lite
-    interpreter runs each invoke on the calling thread (with the GIL released).
+    ``num_threads`` is the number of threads (the calling one included) that CONV_2D,
+    DEPTHWISE_CONV_2D and FULLY_CONNECTED split their work over; None or -1 (the default) runs
+    one thread, as LiteRT does. Outputs do not depend on it. The experimental arguments are
+    accepted for compatibility. Each invoke releases the GIL.
     """
 
     def __init__(
@@ -151,12 +164,10 @@ class Interpreter(_Interpreter):
     ) -> None:
         if experimental_delegates:
             raise ValueError("ember.lite.Interpreter does not support delegates")
-        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < -1):
-            raise ValueError("num_threads should be >= 1 (or -1 for the default)")
+        threads = _check_num_threads(num_threads)
         path = os.fspath(model_path) if model_path is not None else None
         content = bytes(model_content) if model_content is not None else None
-        super().__init__(path, content)
-        self._num_threads = num_threads
+        super().__init__(path, content, threads)
         self._path = path
         self._content = content
         self._flat: _FlatModel | None = None

@@ -77,7 +77,8 @@ std::string LiteNameOfDescr(PyArray_Descr* d) {
 
 class PyInterpreter {
  public:
-  PyInterpreter(std::optional<std::string> model_path, std::optional<nb::bytes> model_content) {
+  PyInterpreter(std::optional<std::string> model_path, std::optional<nb::bytes> model_content,
+                int num_threads) {
     if (model_path.has_value() == model_content.has_value()) {
       Raise(PyExc_ValueError, "Exactly one of model_path and model_content must be given");
     }
@@ -98,7 +99,9 @@ class PyInterpreter {
                                   model.status().ToString());
     }
     model_ = *model;
-    auto interp = lite::Interpreter::Create(model_);
+    lite::InterpreterOptions options;
+    options.num_threads = num_threads;
+    auto interp = lite::Interpreter::Create(model_, options);
     if (!interp.ok()) Raise(PyExc_ValueError, interp.status().ToString());
     interp_ = std::move(*interp);
   }
@@ -143,6 +146,7 @@ class PyInterpreter {
     return {model_->graph().outputs.begin(), model_->graph().outputs.end()};
   }
   size_t NumTensors() const { return model_->graph().tensors.size(); }
+  int NumThreads() const { return interp_->num_threads(); }
 
   // (name, numpy type number or -1, TFLite type name, shape, scales, zero points, quantized dim)
   std::tuple<std::string, int, std::string, std::vector<int>, std::vector<float>,
@@ -246,13 +250,14 @@ class PyInterpreter {
 void RegisterLite(nb::module_& m) {
   using namespace nb::literals;
   nb::class_<PyInterpreter>(m, "_Interpreter")
-      .def(nb::init<std::optional<std::string>, std::optional<nb::bytes>>(),
-           "model_path"_a = nb::none(), "model_content"_a = nb::none())
+      .def(nb::init<std::optional<std::string>, std::optional<nb::bytes>, int>(),
+           "model_path"_a = nb::none(), "model_content"_a = nb::none(), "num_threads"_a = -1)
       .def("allocate_tensors", &PyInterpreter::AllocateTensors)
       .def("invoke", &PyInterpreter::Invoke)
       .def("_inputs", &PyInterpreter::Inputs)
       .def("_outputs", &PyInterpreter::Outputs)
       .def("_num_tensors", &PyInterpreter::NumTensors)
+      .def("_num_threads", &PyInterpreter::NumThreads)
       .def("_tensor_info", &PyInterpreter::TensorInfo, "tensor_index"_a)
       .def("set_tensor", &PyInterpreter::SetTensor, "tensor_index"_a, "value"_a)
       .def(

@@ -19,6 +19,9 @@ struct EMBER_LiteModel {
 struct EMBER_LiteInterpreter {
   std::unique_ptr<ember::lite::Interpreter> interp;
 };
+struct EMBER_LiteInterpreterOptions {
+  ember::lite::InterpreterOptions options;
+};
 
 namespace {
 
@@ -88,11 +91,47 @@ EMBER_LiteModel* EMBER_LiteModelCreate(const void* data, size_t size) {
 
 void EMBER_LiteModelDelete(EMBER_LiteModel* model) { delete model; }
 
+EMBER_LiteInterpreterOptions* EMBER_LiteInterpreterOptionsCreate(void) {
+  EMBER_LiteInterpreterOptions* result = nullptr;
+  Guard([&] {
+    result = new EMBER_LiteInterpreterOptions();
+    return ember::Status::OK();
+  });
+  return result;
+}
+
+void EMBER_LiteInterpreterOptionsDelete(EMBER_LiteInterpreterOptions* options) { delete options; }
+
+EMBER_Code EMBER_LiteInterpreterOptionsSetNumThreads(EMBER_LiteInterpreterOptions* options,
+                                                     int num_threads) {
+  return Guard([&] {
+    if (options == nullptr) return ember::errors::InvalidArgument("options is NULL");
+    if (num_threads < -1 || num_threads > ember::lite::InterpreterOptions::kMaxThreads) {
+      return ember::errors::InvalidArgument(
+          "num_threads is " + std::to_string(num_threads) +
+          ": it must be -1 (the default), 0 or 1 (the calling thread only), or at most " +
+          std::to_string(ember::lite::InterpreterOptions::kMaxThreads));
+    }
+    options->options.num_threads = num_threads;
+    return ember::Status::OK();
+  });
+}
+
 EMBER_LiteInterpreter* EMBER_LiteInterpreterCreate(const EMBER_LiteModel* model) {
+  return EMBER_LiteInterpreterCreateWithOptions(model, nullptr);
+}
+
+int EMBER_LiteInterpreterNumThreads(const EMBER_LiteInterpreter* interp) {
+  return interp == nullptr ? 0 : interp->interp->num_threads();
+}
+
+EMBER_LiteInterpreter* EMBER_LiteInterpreterCreateWithOptions(
+    const EMBER_LiteModel* model, const EMBER_LiteInterpreterOptions* options) {
   EMBER_LiteInterpreter* result = nullptr;
   Guard([&] {
     if (model == nullptr) return ember::errors::InvalidArgument("model is NULL");
-    auto interp = ember::lite::Interpreter::Create(model->model);
+    auto interp = ember::lite::Interpreter::Create(
+        model->model, options != nullptr ? options->options : ember::lite::InterpreterOptions());
     if (!interp.ok()) return interp.status();
     result = new EMBER_LiteInterpreter{std::move(*interp)};
     return ember::Status::OK();

@@ -9,7 +9,7 @@ namespace ember {
 namespace lite {
 
 #if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && \
-    (defined(__GNUC__) || defined(__clang__))
+    !defined(__SANITIZE_THREAD__) && (defined(__GNUC__) || defined(__clang__))
 #define EMBER_DW_CLONES __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
 #else
 #define EMBER_DW_CLONES

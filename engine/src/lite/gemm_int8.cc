@@ -145,10 +145,9 @@ EMBER_VNNI_TARGET inline void Micro4x4(const uint8_t* x, int x_stride, const Pac
 }
 
 template <int MR>
-EMBER_VNNI_TARGET void RowBlock(const uint8_t* x, int x_stride, const PackedWeights& p,
-                                int32_t* acc, int acc_stride) {
-  const int groups = p.nb / p.nr;
-  for (int g = 0; g < groups; ++g) {
+EMBER_VNNI_TARGET void RowBlock(const uint8_t* x, int x_stride, const PackedWeights& p, int g0,
+                                int g1, int32_t* acc, int acc_stride) {
+  for (int g = g0; g < g1; ++g) {
     switch (p.nr) {
       case 8:
         Micro<MR, 8>(x, x_stride, p, g, acc, acc_stride);
@@ -255,22 +254,28 @@ EMBER_VNNI_TARGET void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_
   }
 }
 
-void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int32_t* acc,
-              int acc_stride) {
+void GemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0, int g1,
+                    int32_t* acc, int acc_stride) {
   int r = 0;
   for (; r + 4 <= m; r += 4) {
-    RowBlock<4>(x + static_cast<size_t>(r) * x_stride, x_stride, p,
+    RowBlock<4>(x + static_cast<size_t>(r) * x_stride, x_stride, p, g0, g1,
                 acc + static_cast<size_t>(r) * acc_stride, acc_stride);
   }
   for (; r < m; ++r) {
-    RowBlock<1>(x + static_cast<size_t>(r) * x_stride, x_stride, p,
+    RowBlock<1>(x + static_cast<size_t>(r) * x_stride, x_stride, p, g0, g1,
                 acc + static_cast<size_t>(r) * acc_stride, acc_stride);
   }
+}
+
+void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int32_t* acc,
+              int acc_stride) {
+  GemmVnniGroups(x, m, x_stride, p, 0, p.nb / p.nr, acc, acc_stride);
 }
 
 #else
 
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
+void GemmVnniGroups(const uint8_t*, int, int, const PackedWeights&, int, int, int32_t*, int) {}
 void RequantizeVnni(const int32_t*, const int32_t*, const int32_t*, const int*, int, bool, int32_t,
                     int32_t, int32_t, int8_t*) {}
 void RequantizeRowsVnni(const int32_t*, int, int, const int32_t*, const int32_t*, const int*, int,

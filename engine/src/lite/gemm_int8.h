@@ -21,6 +21,10 @@ void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out);
 // x rows are unsigned bytes (int8 ^ 0x80) padded to 4 * k4; acc_stride >= 16 * nb.
 void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int32_t* acc,
               int acc_stride);
+// GemmVnni for the column groups [g0, g1) only (group g: columns 16 * nr * g onwards), so that
+// threads can split the columns; acc is indexed as in GemmVnni.
+void GemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0, int g1,
+                    int32_t* acc, int acc_stride);
 
 // out[c] = clamp(MBQM(acc[c] + bias[c], mult[c], shift[c]) + out_zp) for c < n, with
 // TFLite's double rounding or, when `single_rounding`, the single-rounding variant.

@@ -2,12 +2,14 @@
 #include "ember/lite/interpreter.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <utility>
 
 #include "lite/kernels.h"
+#include "lite/thread_pool.h"
 
 namespace ember {
 namespace lite {
@@ -92,6 +94,29 @@ int ComputePadding(int stride, int dilation, int in, int filter, int out) {
   const int64_t eff = static_cast<int64_t>(filter - 1) * dilation + 1;
   const int64_t pad = ((static_cast<int64_t>(out) - 1) * stride + eff - in) / 2;
   return pad > 0 ? static_cast<int>(pad) : 0;
+}
+
+namespace {
+// About 2-4 us of work per task at least: waking a spinning worker costs well under that.
+// EMBER_LITE_SPLIT_ALL=1 (read once per process; tests) makes it 1, so that the small test
+// models run the threaded paths of every kernel.
+std::atomic<int64_t>& MinTaskCost() {
+  static std::atomic<int64_t> cost{[] {
+    const char* v = std::getenv("EMBER_LITE_SPLIT_ALL");
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0 ? int64_t{1} : int64_t{32768};
+  }()};
+  return cost;
+}
+}  // namespace
+
+void SetMinTaskCostForTesting(int64_t cost) { MinTaskCost().store(std::max<int64_t>(1, cost)); }
+
+int TaskCount(const NodeState& node, int64_t units, int64_t cost_per_unit) {
+  if (node.threads <= 1 || units <= 1) return 1;
+  const int64_t by_cost =
+      units * std::max<int64_t>(1, cost_per_unit) / MinTaskCost().load(std::memory_order_relaxed);
+  const int64_t tasks = std::min<int64_t>({units, by_cost, int64_t{4} * node.threads});
+  return static_cast<int>(std::max<int64_t>(1, tasks));
 }
 
 Status PrepareNode(NodeState* node) {
@@ -199,9 +224,16 @@ Interpreter::~Interpreter() { std::free(arena_); }
 StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const Model> model,
                                                            InterpreterOptions options) {
   if (model == nullptr) return errors::InvalidArgument("Interpreter::Create: null model");
+  if (options.num_threads < -1 || options.num_threads > InterpreterOptions::kMaxThreads) {
+    return errors::InvalidArgument(
+        "num_threads is " + std::to_string(options.num_threads) +
+        ": it must be -1 (the default), 0 or 1 (the calling thread only), or at most " +
+        std::to_string(InterpreterOptions::kMaxThreads));
+  }
   std::unique_ptr<Interpreter> interp(new Interpreter());
   interp->model_ = std::move(model);
   interp->options_ = options;
+  interp->pool_ = std::make_unique<ThreadPool>(std::max(1, options.num_threads));
   const SubGraphDef& g = interp->model_->graph();
   interp->data_.assign(g.tensors.size(), nullptr);
   interp->bytes_.assign(g.tensors.size(), 0);
@@ -282,6 +314,8 @@ Status Interpreter::AllocateTensors() {
     auto node = std::make_unique<NodeState>();
     node->op = &g.operators[oi];
     node->index = static_cast<int>(oi);
+    node->pool = pool_.get();
+    node->threads = pool_->num_threads();
     node->what = "operator " + std::to_string(oi) + " (" +
                  BuiltinOpName(static_cast<int32_t>(node->op->op)) + ")";
     for (int32_t in : node->op->inputs) {
@@ -310,6 +344,8 @@ Status Interpreter::Invoke() {
   for (auto& node : nodes_) EMBER_RETURN_IF_ERROR(node->eval(node.get()));
   return Status::OK();
 }
+
+int Interpreter::num_threads() const { return pool_->num_threads(); }
 
 TensorView Interpreter::tensor(int32_t index) const {
   TensorView v;

@@ -12,6 +12,7 @@
 #include "ember/status.h"
 #include "lite/gemm_f32.h"
 #include "lite/gemm_int8.h"
+#include "lite/thread_pool.h"
 
 namespace ember {
 namespace lite {
@@ -37,6 +38,8 @@ struct Interpreter::NodeState {
   std::string what;  // "operator 3 (CONV_2D)" for messages
   OpTensors t;
   Status (*eval)(NodeState*) = nullptr;
+  ThreadPool* pool = nullptr;  // the interpreter's; kernels split their work over it
+  int threads = 1;             // pool->num_threads(): per-thread scratch is sized for this many
 
   // Shared precomputed parameters (each op uses what it needs).
   float f_min = 0, f_max = 0;
@@ -54,11 +57,15 @@ struct Interpreter::NodeState {
   PackedWeights packed;          // VNNI-packed weights when the CPU has them
   bool vnni = false;
   std::vector<int8_t> scratch8;  // im2col
-  std::vector<float> scratchf;
-  // Convolutions: state sized in Prepare, so Invoke allocates nothing.
+  std::vector<float> scratchf;   // float im2col: `threads` slices of scratch_slice values
+  // Convolutions: state sized in Prepare, so Invoke allocates nothing. Scratch that a task
+  // writes has one slice per thread (slice t at t * the stride below).
   PackedF32 packed_f32;            // float CONV_2D weights in 16-channel panels
   std::vector<int32_t> scratch32;  // int8 accumulators
-  std::vector<uint8_t> scratchu8;  // int8 activations offset by 128 (VNNI)
+  std::vector<uint8_t> scratchu8;  // int8 activations offset by 128 (VNNI), then im2col slices
+  size_t scratch_slice = 0;        // per-thread slice of scratchf / scratchu8 (im2col)
+  size_t acc_slice = 0;            // per-thread slice of scratch32 (accumulators)
+  size_t im2col_base = 0;          // where the im2col slices of scratchu8 start
   bool direct_1x1 = false;         // 1x1, stride 1: the input rows are the GEMM's rows
   // Geometry (NHWC): batches, in_h, in_w, in_c, out_h, out_w, out_c, filter_h, filter_w.
   int n = 1, ih = 0, iw = 0, ic = 0, oh = 0, ow = 0, oc = 0, kh = 1, kw = 1;
@@ -70,6 +77,24 @@ struct Interpreter::NodeState {
 };
 
 using NodeState = Interpreter::NodeState;
+
+// How many tasks to split `units` independent pieces of work into, each costing about
+// `cost_per_unit` multiply-adds: 1 (run inline) when the node has one thread or the work is too
+// small to pay for waking the others, else a few tasks per thread so that a thread slowed by
+// another process does not hold up the rest.
+int TaskCount(const NodeState& node, int64_t units, int64_t cost_per_unit);
+// Tests: the least work (multiply-adds) worth a task of its own; 1 splits everything.
+void SetMinTaskCostForTesting(int64_t cost);
+
+// Runs fn(task, thread) for task < tasks on the node's pool (inline when tasks <= 1).
+template <typename Fn>
+void RunTasks(const NodeState& node, int tasks, Fn fn) {
+  if (tasks <= 1 || node.pool == nullptr) {
+    for (int t = 0; t < tasks; ++t) fn(t, 0);
+    return;
+  }
+  node.pool->Run(tasks, fn);
+}
 
 Status PrepareNode(NodeState* node);
 

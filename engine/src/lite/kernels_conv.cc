@@ -12,7 +12,7 @@ namespace ember {
 namespace lite {
 
 #if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && \
-    (defined(__GNUC__) || defined(__clang__))
+    !defined(__SANITIZE_THREAD__) && (defined(__GNUC__) || defined(__clang__))
 #define EMBER_LITE_CLONES __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
 #else
 #define EMBER_LITE_CLONES
@@ -51,14 +51,14 @@ void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t*
 
 namespace {
 
-// out[o] = sum_k x[k] * wt[k * nout + o], accumulated over k in order (as the reference
-// kernels do) but vectorised across o.
+// out[o] = sum_k x[k] * wt[k * ld + o] for o < nout, accumulated over k in order (as the
+// reference kernels do) but vectorised across o.
 EMBER_LITE_CLONES
-void MatVecFloat(const float* x, const float* wt, int k, int nout, float* out) {
+void MatVecFloat(const float* x, const float* wt, int ld, int k, int nout, float* out) {
   for (int o = 0; o < nout; ++o) out[o] = 0.0f;
   for (int i = 0; i < k; ++i) {
     const float xi = x[i];
-    const float* w = wt + static_cast<size_t>(i) * nout;
+    const float* w = wt + static_cast<size_t>(i) * ld;
     for (int o = 0; o < nout; ++o) out[o] += xi * w[o];
   }
 }
@@ -176,19 +176,31 @@ inline int8_t Requantize(const NodeState& node, int32_t acc, size_t c) {
   return static_cast<int8_t>(v);
 }
 
+// FULLY_CONNECTED splits its output columns over the threads: every output is still one sum
+// over k in order, so the result does not depend on the thread count.
+constexpr int64_t kColumnAlign = 16;
+
 Status EvalFullyConnectedF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   const float* b = node->t.in.size() > 2 && node->t.in[2] ? node->t.In<float>(2) : nullptr;
   float* y = node->t.Out<float>(0);
   const int k = static_cast<int>(node->inner), n = node->oc;
-  for (int64_t r = 0; r < node->outer; ++r) {
-    float* yr = y + r * n;
-    MatVecFloat(x + r * k, node->scratchf.data(), k, n, yr);
-    for (int o = 0; o < n; ++o) {
-      const float v = yr[o] + (b ? b[o] : 0.0f);
-      yr[o] = std::min(node->f_max, std::max(node->f_min, v));
+  const int tasks =
+      TaskCount(*node, (n + kColumnAlign - 1) / kColumnAlign, kColumnAlign * k * node->outer);
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t c0, c1;
+    ChunkRange(n, tasks, task, kColumnAlign, &c0, &c1);
+    if (c0 >= c1) return;
+    const int cols = static_cast<int>(c1 - c0);
+    for (int64_t r = 0; r < node->outer; ++r) {
+      float* yr = y + r * n + c0;
+      MatVecFloat(x + r * k, node->scratchf.data() + c0, n, k, cols, yr);
+      for (int o = 0; o < cols; ++o) {
+        const float v = yr[o] + (b ? b[c0 + o] : 0.0f);
+        yr[o] = std::min(node->f_max, std::max(node->f_min, v));
+      }
     }
-  }
+  });
   return Status::OK();
 }
 
@@ -198,30 +210,51 @@ Status EvalFullyConnectedI8(NodeState* node) {
   int8_t* y = node->t.Out<int8_t>(0);
   const int k = static_cast<int>(node->inner), n = node->oc;
   if (node->vnni) {
+    // Columns are split by groups of packed 16-column blocks.
     const PackedWeights& p = node->packed;
-    std::vector<uint8_t> xu(static_cast<size_t>(p.k4) * 4, 0);
-    std::vector<int32_t> acc(static_cast<size_t>(p.nb) * 16);
+    const int stride = p.k4 * 4;
+    uint8_t* xu = node->scratchu8.data();
     for (int64_t r = 0; r < node->outer; ++r) {
-      for (int i = 0; i < k; ++i)
-        xu[static_cast<size_t>(i)] = static_cast<uint8_t>(x[r * k + i]) ^ 0x80u;
-      GemmVnni(xu.data(), 1, static_cast<int>(xu.size()), p, acc.data(),
-               static_cast<int>(acc.size()));
-      RequantizeVnni(acc.data(), node->bias_u8.data(), node->multipliers.data(),
-                     node->shifts.data(), n, node->left_shift == 1, node->out_zp, node->act_min,
-                     node->act_max, y + r * n);
+      for (int i = 0; i < k; ++i) {
+        xu[static_cast<size_t>(r) * stride + i] = static_cast<uint8_t>(x[r * k + i]) ^ 0x80u;
+      }
     }
+    const int groups = p.nb / p.nr;
+    const int tasks = TaskCount(*node, groups, int64_t{16} * p.nr * k * node->outer);
+    RunTasks(*node, tasks, [&](int task, int thread) {
+      int64_t g0, g1;
+      ChunkRange(groups, tasks, task, 1, &g0, &g1);
+      const int c0 = static_cast<int>(g0) * p.nr * 16;
+      const int c1 = std::min(n, static_cast<int>(g1) * p.nr * 16);
+      if (c0 >= c1) return;
+      int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+      for (int64_t r = 0; r < node->outer; ++r) {
+        GemmVnniGroups(xu + static_cast<size_t>(r) * stride, 1, stride, p, static_cast<int>(g0),
+                       static_cast<int>(g1), acc, p.nb * 16);
+        RequantizeVnni(acc + c0, node->bias_u8.data() + c0, node->multipliers.data() + c0,
+                       node->shifts.data() + c0, c1 - c0, node->left_shift == 1, node->out_zp,
+                       node->act_min, node->act_max, y + r * n + c0);
+      }
+    });
     return Status::OK();
   }
-  std::vector<int32_t> acc(static_cast<size_t>(n));
-  for (int64_t r = 0; r < node->outer; ++r) {
-    DotRowsInt8(w, n, x + r * k, k, acc.data());
-    for (int o = 0; o < n; ++o) {
-      const int32_t a =
-          static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(o)]) +
-                               static_cast<uint32_t>(node->bias[static_cast<size_t>(o)]));
-      y[r * n + o] = Requantize(*node, a, static_cast<size_t>(o));
+  const int tasks =
+      TaskCount(*node, (n + kColumnAlign - 1) / kColumnAlign, kColumnAlign * k * node->outer);
+  RunTasks(*node, tasks, [&](int task, int thread) {
+    int64_t c0, c1;
+    ChunkRange(n, tasks, task, kColumnAlign, &c0, &c1);
+    if (c0 >= c1) return;
+    int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+    for (int64_t r = 0; r < node->outer; ++r) {
+      DotRowsInt8(w + c0 * k, static_cast<int>(c1 - c0), x + r * k, k, acc + c0);
+      for (int64_t o = c0; o < c1; ++o) {
+        const int32_t a =
+            static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(o)]) +
+                                 static_cast<uint32_t>(node->bias[static_cast<size_t>(o)]));
+        y[r * n + o] = Requantize(*node, a, static_cast<size_t>(o));
+      }
     }
-  }
+  });
   return Status::OK();
 }
 
@@ -269,9 +302,17 @@ Status PrepareFullyConnected(NodeState* node) {
   if (in.type == TensorType::kFloat32) {
     node->scratchf = Transpose(reinterpret_cast<const float*>(w.data), n, k);
     node->eval = EvalFullyConnectedF32;
-  } else {
-    node->eval = EvalFullyConnectedI8;
+    return Status::OK();
   }
+  node->eval = EvalFullyConnectedI8;
+  if (node->vnni) {
+    const PackedWeights& p = node->packed;
+    node->scratchu8.assign(static_cast<size_t>(node->outer) * p.k4 * 4, 0);
+    node->acc_slice = static_cast<size_t>(p.nb) * 16;
+  } else {
+    node->acc_slice = static_cast<size_t>(n);
+  }
+  node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads), 0);
   return Status::OK();
 }
 
@@ -304,23 +345,40 @@ void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value
   }
 }
 
+constexpr int64_t kPixelAlign = 8;  // a multiple of every float GEMM's row tile but AVX2's 6
+
 Status EvalConvF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
   const PackedF32& w = node->packed_f32;
   if (node->direct_1x1) {
-    GemmF32(x, node->n * node->oh * node->ow, node->ic, w, node->f_min, node->f_max, y);
+    // Blocks of pixels: rows of the GEMM are independent, so any split gives the same values.
+    const int m = node->n * node->oh * node->ow;
+    const int tasks =
+        TaskCount(*node, (m + kPixelAlign - 1) / kPixelAlign, kPixelAlign * node->ic * node->oc);
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t r0, r1;
+      ChunkRange(m, tasks, task, kPixelAlign, &r0, &r1);
+      if (r0 >= r1) return;
+      GemmF32(x + r0 * node->ic, static_cast<int>(r1 - r0), node->ic, w, node->f_min, node->f_max,
+              y + r0 * node->oc);
+    });
     return Status::OK();
   }
   const int k = node->kh * node->kw * node->ic;
-  float* cols = node->scratchf.data();
-  for (int bi = 0; bi < node->n; ++bi) {
-    for (int oy = 0; oy < node->oh; ++oy) {
+  const int rows = node->n * node->oh;
+  const int tasks = TaskCount(*node, rows, static_cast<int64_t>(node->ow) * k * node->oc);
+  RunTasks(*node, tasks, [&](int task, int thread) {
+    float* cols = node->scratchf.data() + static_cast<size_t>(thread) * node->scratch_slice;
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
       Im2ColRow<float>(*node, x, bi, oy, 0.0f, cols);
       GemmF32(cols, node->ow, k, w, node->f_min, node->f_max,
-              y + (static_cast<size_t>(bi) * node->oh + oy) * node->ow * node->oc);
+              y + static_cast<size_t>(r) * node->ow * node->oc);
     }
-  }
+  });
   return Status::OK();
 }
 
@@ -339,7 +397,6 @@ Status EvalConvI8(NodeState* node) {
   const int8_t* w = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
   const int k = node->kh * node->kw * node->ic;
-  int32_t* acc = node->scratch32.data();
   // Padding holds zp_in, whose (x - zp_in) contribution is 0 as in the reference.
   const int8_t pad = static_cast<int8_t>(node->in_zp);
   if (node->vnni) {
@@ -352,31 +409,53 @@ Status EvalConvI8(NodeState* node) {
     for (size_t i = 0; i < in_bytes; ++i) xu[i] = static_cast<uint8_t>(x[i]) ^ 0x80u;
     if (node->direct_1x1) {
       const int m = node->n * node->oh * node->ow;
-      for (int r = 0; r < m; r += kConvRowBlock) {
-        const int rows = std::min(kConvRowBlock, m - r);
-        GemmVnni(xu + static_cast<size_t>(r) * node->ic, rows, node->ic, p, acc, acc_stride);
-        RequantizeRowsVnni(*node, acc, rows, acc_stride, y + static_cast<size_t>(r) * node->oc);
-      }
+      const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;
+      const int tasks = TaskCount(*node, blocks, int64_t{kConvRowBlock} * node->ic * node->oc);
+      RunTasks(*node, tasks, [&](int task, int thread) {
+        int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+        int64_t b0, b1;
+        ChunkRange(blocks, tasks, task, 1, &b0, &b1);
+        for (int64_t b = b0; b < b1; ++b) {
+          const int r = static_cast<int>(b) * kConvRowBlock;
+          const int rows = std::min(kConvRowBlock, m - r);
+          GemmVnni(xu + static_cast<size_t>(r) * node->ic, rows, node->ic, p, acc, acc_stride);
+          RequantizeRowsVnni(*node, acc, rows, acc_stride, y + static_cast<size_t>(r) * node->oc);
+        }
+      });
       return Status::OK();
     }
     const int8_t pad_u = static_cast<int8_t>(static_cast<uint8_t>(pad) ^ 0x80u);
-    int8_t* rows = reinterpret_cast<int8_t*>(xu + (in_bytes + 63) / 64 * 64);
-    for (int bi = 0; bi < node->n; ++bi) {
-      for (int oy = 0; oy < node->oh; ++oy) {
+    const int out_rows = node->n * node->oh;
+    const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
+    RunTasks(*node, tasks, [&](int task, int thread) {
+      int8_t* rows = reinterpret_cast<int8_t*>(xu + node->im2col_base +
+                                               static_cast<size_t>(thread) * node->scratch_slice);
+      int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+      int64_t r0, r1;
+      ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
         Im2ColRow<int8_t>(*node, reinterpret_cast<const int8_t*>(xu), bi, oy, pad_u, rows, stride);
         GemmVnni(reinterpret_cast<const uint8_t*>(rows), node->ow, stride, p, acc, acc_stride);
         RequantizeRowsVnni(*node, acc, node->ow, acc_stride,
-                           y + (static_cast<size_t>(bi) * node->oh + oy) * node->ow * node->oc);
+                           y + static_cast<size_t>(r) * node->ow * node->oc);
       }
-    }
+    });
     return Status::OK();
   }
-  int8_t* cols = reinterpret_cast<int8_t*>(node->scratchu8.data());
-  for (int bi = 0; bi < node->n; ++bi) {
-    for (int oy = 0; oy < node->oh; ++oy) {
+  const int out_rows = node->n * node->oh;
+  const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
+  RunTasks(*node, tasks, [&](int task, int thread) {
+    int8_t* cols = reinterpret_cast<int8_t*>(node->scratchu8.data()) +
+                   static_cast<size_t>(thread) * node->scratch_slice;
+    int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+    int64_t r0, r1;
+    ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
       Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
       for (int ox = 0; ox < node->ow; ++ox) {
-        int8_t* yo = y + ((static_cast<size_t>(bi) * node->oh + oy) * node->ow + ox) * node->oc;
+        int8_t* yo = y + (static_cast<size_t>(r) * node->ow + ox) * node->oc;
         DotRowsInt8(w, node->oc, cols + static_cast<size_t>(ox) * k, k, acc);
         for (int c = 0; c < node->oc; ++c) {
           const int32_t a =
@@ -386,7 +465,7 @@ Status EvalConvI8(NodeState* node) {
         }
       }
     }
-  }
+  });
   return Status::OK();
 }
 
@@ -452,7 +531,10 @@ Status PrepareConv2D(NodeState* node) {
     PackWeightsF32(reinterpret_cast<const float*>(w.data),
                    b != nullptr ? reinterpret_cast<const float*>(b->data) : nullptr, node->oc, k,
                    &node->packed_f32);
-    if (!node->direct_1x1) node->scratchf.assign(static_cast<size_t>(node->ow) * k, 0.0f);
+    if (!node->direct_1x1) {
+      node->scratch_slice = (static_cast<size_t>(node->ow) * k + 15) / 16 * 16;
+      node->scratchf.assign(node->scratch_slice * static_cast<size_t>(node->threads), 0.0f);
+    }
     node->eval = EvalConvF32;
     return Status::OK();
   }
@@ -463,53 +545,59 @@ Status PrepareConv2D(NodeState* node) {
     // The direct path reads rows of ic bytes as 4-byte groups: ic must fill them exactly.
     node->direct_1x1 = node->direct_1x1 && p.k4 * 4 == node->ic;
     const size_t cols = node->direct_1x1 ? 0 : static_cast<size_t>(node->ow) * p.k4 * 4;
-    node->scratchu8.assign((in_bytes + 63) / 64 * 64 + cols, 0);
+    node->im2col_base = (in_bytes + 63) / 64 * 64;
+    node->scratch_slice = (cols + 63) / 64 * 64;
     const int rows = node->direct_1x1 ? kConvRowBlock : node->ow;
-    node->scratch32.assign(static_cast<size_t>(rows) * p.nb * 16, 0);
+    node->acc_slice = static_cast<size_t>(rows) * p.nb * 16;
   } else {
     node->direct_1x1 = false;
-    node->scratchu8.assign(static_cast<size_t>(node->ow) * k, 0);
-    node->scratch32.assign(static_cast<size_t>(node->oc), 0);
+    node->im2col_base = 0;
+    node->scratch_slice = (static_cast<size_t>(node->ow) * k + 63) / 64 * 64;
+    node->acc_slice = static_cast<size_t>(node->oc);
   }
+  const size_t threads = static_cast<size_t>(node->threads);
+  node->scratchu8.assign(node->im2col_base + node->scratch_slice * threads, 0);
+  node->scratch32.assign(node->acc_slice * threads, 0);
   return Status::OK();
 }
 
 namespace {
 
+// Output rows [r0, r1) of the n * oh rows.
 template <typename T>
 void DepthwiseLoop(const NodeState& node, const T* x, const T* w, T* y,
-                   void (*emit)(const NodeState&, T*, size_t, int, int32_t, float)) {
+                   void (*emit)(const NodeState&, T*, size_t, int, int32_t, float), int64_t r0,
+                   int64_t r1) {
   const OpOptions& o = node.op->options;
   const int dm = o.depth_multiplier;
-  for (int b = 0; b < node.n; ++b) {
-    for (int oy = 0; oy < node.oh; ++oy) {
-      for (int ox = 0; ox < node.ow; ++ox) {
-        const int iy0 = oy * o.stride_h - node.pad_h;
-        const int ix0 = ox * o.stride_w - node.pad_w;
-        const size_t obase = ((static_cast<size_t>(b) * node.oh + oy) * node.ow + ox) * node.oc;
-        for (int ic = 0; ic < node.ic; ++ic) {
-          for (int m = 0; m < dm; ++m) {
-            const int oc = ic * dm + m;
-            int32_t iacc = 0;
-            float facc = 0.0f;
-            for (int ky = 0; ky < node.kh; ++ky) {
-              const int iy = iy0 + ky * o.dilation_h;
-              if (iy < 0 || iy >= node.ih) continue;
-              for (int kx = 0; kx < node.kw; ++kx) {
-                const int ix = ix0 + kx * o.dilation_w;
-                if (ix < 0 || ix >= node.iw) continue;
-                const T xv =
-                    x[((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic + ic];
-                const T wv = w[(static_cast<size_t>(ky) * node.kw + kx) * node.oc + oc];
-                if constexpr (sizeof(T) == 1) {
-                  iacc += static_cast<int32_t>(wv) * (static_cast<int32_t>(xv) - node.in_zp);
-                } else {
-                  facc += xv * wv;
-                }
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = static_cast<int>(r / node.oh), oy = static_cast<int>(r % node.oh);
+    for (int ox = 0; ox < node.ow; ++ox) {
+      const int iy0 = oy * o.stride_h - node.pad_h;
+      const int ix0 = ox * o.stride_w - node.pad_w;
+      const size_t obase = ((static_cast<size_t>(b) * node.oh + oy) * node.ow + ox) * node.oc;
+      for (int ic = 0; ic < node.ic; ++ic) {
+        for (int m = 0; m < dm; ++m) {
+          const int oc = ic * dm + m;
+          int32_t iacc = 0;
+          float facc = 0.0f;
+          for (int ky = 0; ky < node.kh; ++ky) {
+            const int iy = iy0 + ky * o.dilation_h;
+            if (iy < 0 || iy >= node.ih) continue;
+            for (int kx = 0; kx < node.kw; ++kx) {
+              const int ix = ix0 + kx * o.dilation_w;
+              if (ix < 0 || ix >= node.iw) continue;
+              const T xv =
+                  x[((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic + ic];
+              const T wv = w[(static_cast<size_t>(ky) * node.kw + kx) * node.oc + oc];
+              if constexpr (sizeof(T) == 1) {
+                iacc += static_cast<int32_t>(wv) * (static_cast<int32_t>(xv) - node.in_zp);
+              } else {
+                facc += xv * wv;
               }
             }
-            emit(node, y, obase + static_cast<size_t>(oc), oc, iacc, facc);
           }
+          emit(node, y, obase + static_cast<size_t>(oc), oc, iacc, facc);
         }
       }
     }
@@ -555,16 +643,21 @@ Status EvalDepthwiseRowsF32(NodeState* node) {
   float* y = node->t.Out<float>(0);
   const size_t in_image = static_cast<size_t>(g.ih) * g.iw * g.c;
   const size_t out_row = static_cast<size_t>(g.ow) * g.c;
-  for (int bi = 0; bi < node->n; ++bi) {
-    for (int oy = 0; oy < g.oh; ++oy) {
-      float* yr = y + (static_cast<size_t>(bi) * g.oh + oy) * out_row;
+  const int rows = node->n * g.oh;
+  const int tasks = TaskCount(*node, rows, static_cast<int64_t>(out_row) * g.kh * g.kw);
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
+      float* yr = y + static_cast<size_t>(r) * out_row;
       if (node->vnni) {
         DepthwiseRowF32Avx512(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy, yr);
       } else {
         DepthwiseRowF32(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy, yr);
       }
     }
-  }
+  });
   return Status::OK();
 }
 
@@ -573,9 +666,10 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
   const int8_t* w = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
-  int32_t* acc = node->scratch32.data();
   const size_t in_image = static_cast<size_t>(g.ih) * g.iw * g.c;
   const bool vnni = HasVnni();
+  const int rows = node->n * g.oh;
+  const int tasks = TaskCount(*node, rows, static_cast<int64_t>(g.ow) * g.c * g.kh * g.kw);
   if (node->vnni) {
     DepthwiseRequant q;
     q.bias = node->bias.data();
@@ -584,18 +678,26 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     q.out_zp = node->out_zp;
     q.act_min = node->act_min;
     q.act_max = node->act_max;
-    for (int bi = 0; bi < node->n; ++bi) {
-      for (int oy = 0; oy < g.oh; ++oy) {
-        DepthwiseRowI8Avx512(g, x + bi * in_image, acc, node->in_zp, q, oy,
-                             y + (static_cast<size_t>(bi) * g.oh + oy) * g.ow * g.c);
+    const int32_t* w32 = node->scratch32.data();  // widened weights, read-only
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t r0, r1;
+      ChunkRange(rows, tasks, task, 1, &r0, &r1);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
+        DepthwiseRowI8Avx512(g, x + bi * in_image, w32, node->in_zp, q, oy,
+                             y + static_cast<size_t>(r) * g.ow * g.c);
       }
-    }
+    });
     return Status::OK();
   }
-  for (int bi = 0; bi < node->n; ++bi) {
-    for (int oy = 0; oy < g.oh; ++oy) {
+  RunTasks(*node, tasks, [&](int task, int thread) {
+    int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
       DepthwiseRowI8(g, x + bi * in_image, w, node->in_zp, oy, acc);
-      int8_t* yr = y + (static_cast<size_t>(bi) * g.oh + oy) * g.ow * g.c;
+      int8_t* yr = y + static_cast<size_t>(r) * g.ow * g.c;
       for (int ox = 0; ox < g.ow; ++ox) {
         const int32_t* a = acc + static_cast<size_t>(ox) * g.c;
         int8_t* yo = yr + static_cast<size_t>(ox) * g.c;
@@ -610,21 +712,27 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
         }
       }
     }
-  }
+  });
   return Status::OK();
 }
 
-Status EvalDepthwiseF32(NodeState* node) {
-  DepthwiseLoop<float>(*node, node->t.In<float>(0), node->t.In<float>(1), node->t.Out<float>(0),
-                       EmitF32);
+template <typename T>
+Status EvalDepthwiseGeneric(NodeState* node,
+                            void (*emit)(const NodeState&, T*, size_t, int, int32_t, float)) {
+  const int rows = node->n * node->oh;
+  const int tasks =
+      TaskCount(*node, rows, static_cast<int64_t>(node->ow) * node->oc * node->kh * node->kw);
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    DepthwiseLoop<T>(*node, node->t.In<T>(0), node->t.In<T>(1), node->t.Out<T>(0), emit, r0, r1);
+  });
   return Status::OK();
 }
 
-Status EvalDepthwiseI8(NodeState* node) {
-  DepthwiseLoop<int8_t>(*node, node->t.In<int8_t>(0), node->t.In<int8_t>(1), node->t.Out<int8_t>(0),
-                        EmitI8);
-  return Status::OK();
-}
+Status EvalDepthwiseF32(NodeState* node) { return EvalDepthwiseGeneric<float>(node, EmitF32); }
+
+Status EvalDepthwiseI8(NodeState* node) { return EvalDepthwiseGeneric<int8_t>(node, EmitI8); }
 
 }  // namespace
 
@@ -658,7 +766,8 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
   node->vnni = HasVnni() && DepthwiseAvx512Usable(Geometry(*node));
   if (f32) return Status::OK();
   if (!node->vnni) {
-    node->scratch32.assign(static_cast<size_t>(node->ow) * node->oc, 0);
+    node->acc_slice = static_cast<size_t>(node->ow) * node->oc;
+    node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads), 0);
     return Status::OK();
   }
   // The AVX-512 row reads int32 weights, [taps][channels rounded up to 16].

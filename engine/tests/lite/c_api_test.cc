@@ -2,6 +2,7 @@
 // stored output, and errors as codes plus EMBER_LiteLastError.
 #include "ember/lite/c_api.h"
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -49,6 +50,46 @@ TEST(LiteCApi, RunsAFixtureAsLiteRT) {
   EXPECT_TRUE(got == want->data);  // RELU is exact
   EXPECT_TRUE(std::memcmp(EMBER_LiteTensorData(interp, out), got.data(), got.size()) == 0);
   EMBER_LiteInterpreterDelete(interp);
+}
+
+TEST(LiteCApi, NumThreadsOption) {
+  EMBER_LiteModel* model = EMBER_LiteModelCreateFromFile(Fixture("conv2d_same.tflite").c_str());
+  ASSERT_TRUE(model != nullptr);
+  EMBER_LiteInterpreterOptions* options = EMBER_LiteInterpreterOptionsCreate();
+  ASSERT_TRUE(options != nullptr);
+  EXPECT_EQ(EMBER_LiteInterpreterOptionsSetNumThreads(options, -2), EMBER_INVALID_ARGUMENT);
+  EXPECT_TRUE(std::string(EMBER_LiteLastError()).find("num_threads is -2") != std::string::npos);
+  EXPECT_EQ(EMBER_LiteInterpreterOptionsSetNumThreads(options, 100000), EMBER_INVALID_ARGUMENT);
+  EXPECT_EQ(EMBER_LiteInterpreterOptionsSetNumThreads(nullptr, 2), EMBER_INVALID_ARGUMENT);
+  ASSERT_TRUE(EMBER_LiteInterpreterOptionsSetNumThreads(options, 2) == EMBER_OK);
+  EMBER_LiteInterpreter* interp = EMBER_LiteInterpreterCreateWithOptions(model, options);
+  EMBER_LiteInterpreterOptionsDelete(options);
+  ASSERT_TRUE(interp != nullptr);
+  EXPECT_EQ(EMBER_LiteInterpreterNumThreads(interp), 2);
+  ASSERT_TRUE(EMBER_LiteInterpreterAllocateTensors(interp) == EMBER_OK);
+  auto x = ember::lite::ReadNpy(Fixture("conv2d_same.input_0.npy"));
+  auto want = ember::lite::ReadNpy(Fixture("conv2d_same.expected_0.npy"));
+  ASSERT_OK(x.status());
+  ASSERT_OK(want.status());
+  const int in = EMBER_LiteInterpreterInputTensorIndex(interp, 0);
+  const int out = EMBER_LiteInterpreterOutputTensorIndex(interp, 0);
+  ASSERT_TRUE(EMBER_LiteTensorCopyFromBuffer(interp, in, x->data.data(), x->data.size()) ==
+              EMBER_OK);
+  ASSERT_TRUE(EMBER_LiteInterpreterInvoke(interp) == EMBER_OK);
+  std::vector<float> got(EMBER_LiteTensorByteSize(interp, out) / sizeof(float));
+  ASSERT_TRUE(EMBER_LiteTensorCopyToBuffer(interp, out, got.data(), got.size() * sizeof(float)) ==
+              EMBER_OK);
+  ASSERT_TRUE(got.size() * sizeof(float) == want->data.size());
+  const float* ref = reinterpret_cast<const float*>(want->data.data());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], ref[i], 1e-5 * std::fabs(ref[i]) + 1e-6);
+  EMBER_LiteInterpreterDelete(interp);
+  // The defaults (NULL options): one thread, as LiteRT.
+  interp = EMBER_LiteInterpreterCreateWithOptions(model, nullptr);
+  ASSERT_TRUE(interp != nullptr);
+  EXPECT_EQ(EMBER_LiteInterpreterNumThreads(interp), 1);
+  EMBER_LiteInterpreterDelete(interp);
+  EMBER_LiteModelDelete(model);
 }
 
 TEST(LiteCApi, BadModelsAreErrors) {

@@ -4,7 +4,7 @@
 // or one GraphDef (.pb/.json) through a Session (bench_graph.cc), fed like ember-run.
 //
 //   ember-benchmark [--json] [--min-time SECONDS]
-//   ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] [--threads 1] [--json]
+//   ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] [--threads N] [--json]
 //   ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... --fetch NAME...
 //                   [--repeat N] [--warmup N] [--threads N] [--no-optimize] [--json]
 //   ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] [--feed KEY=FILE.npy]...
@@ -232,7 +232,7 @@ int Usage() {
   std::fprintf(stderr,
                "usage: ember-benchmark [--json] [--min-time SECONDS]\n"
                "       ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] "
-               "[--threads 1] [--json]\n"
+               "[--threads N] [--json]\n"
                "       ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] "
                "[--feed KEY=FILE.npy]... [--repeat N] [--warmup N] [--threads N] [--json]\n"
                "       ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... "
@@ -278,8 +278,8 @@ std::string JsonEscape(const std::string& text) {
   return out;
 }
 
-int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
-  auto r = ember::lite::BenchmarkTflite(path, warmup, repeat);
+int BenchModel(const std::string& path, int warmup, int repeat, int threads, bool json) {
+  auto r = ember::lite::BenchmarkTflite(path, warmup, repeat, threads);
   if (!r.ok()) {
     // lite's loader names the file itself; other failures (allocate, invoke) may not.
     const std::string& m = r.status().message();
@@ -287,16 +287,18 @@ int BenchModel(const std::string& path, int warmup, int repeat, bool json) {
   }
   if (json) {
     std::printf(
-        "{\"model\": \"%s\", \"threads\": 1, \"operators\": %zu, \"load_us\": %.3f, "
+        "{\"model\": \"%s\", \"threads\": %d, \"operators\": %zu, \"load_us\": %.3f, "
         "\"prepare_us\": %.3f, \"warmup\": %d, \"repeat\": %d, \"invoke_median_us\": %.3f, "
         "\"invoke_mean_us\": %.3f, \"invoke_min_us\": %.3f, \"invoke_max_us\": %.3f, "
         "\"peak_rss_kib\": %ld}\n",
-        JsonEscape(path).c_str(), r->operators, r->load_us, r->prepare_us, r->warmup, r->repeat,
-        r->median_us, r->mean_us, r->min_us, r->max_us, PeakRssKib());
+        JsonEscape(path).c_str(), r->threads, r->operators, r->load_us, r->prepare_us, r->warmup,
+        r->repeat, r->median_us, r->mean_us, r->min_us, r->max_us, PeakRssKib());
     return 0;
   }
-  std::printf("model %s: %zu operators, %zu inputs, %zu outputs (one thread)\n", path.c_str(),
-              r->operators, r->inputs, r->outputs);
+  const std::string threads_text =
+      r->threads == 1 ? "one thread" : std::to_string(r->threads) + " threads";
+  std::printf("model %s: %zu operators, %zu inputs, %zu outputs (%s)\n", path.c_str(), r->operators,
+              r->inputs, r->outputs, threads_text.c_str());
   std::printf("load_us %.3f prepare_us %.3f\n", r->load_us, r->prepare_us);
   std::printf(
       "invoke_median_us %.3f invoke_mean_us %.3f invoke_min_us %.3f invoke_max_us %.3f "
@@ -417,12 +419,8 @@ int main(int argc, char** argv) {
   }
   if (!model.empty()) {
 #ifdef EMBER_BENCH_HAS_LITE
-    if (threads != 1) {
-      return Error("--threads " + std::to_string(threads) +
-                   ": the ember lite interpreter runs on one thread; use --threads 1");
-    }
     if (repeat < 1) return Error("--repeat must be at least 1");
-    return BenchModel(model, warmup, repeat, json);
+    return BenchModel(model, warmup, repeat, threads, json);
 #else
     return Error(
         "--model needs libember_lite, which this build of ember-benchmark lacks "

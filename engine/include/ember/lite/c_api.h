@@ -31,8 +31,24 @@ EMBER_CAPI_EXPORT EMBER_LiteModel* EMBER_LiteModelCreateFromFile(const char* pat
 EMBER_CAPI_EXPORT EMBER_LiteModel* EMBER_LiteModelCreate(const void* data, size_t size);
 EMBER_CAPI_EXPORT void EMBER_LiteModelDelete(EMBER_LiteModel* model);
 
+/* Interpreter options, as TfLiteInterpreterOptions. */
+typedef struct EMBER_LiteInterpreterOptions EMBER_LiteInterpreterOptions;
+EMBER_CAPI_EXPORT EMBER_LiteInterpreterOptions* EMBER_LiteInterpreterOptionsCreate(void);
+EMBER_CAPI_EXPORT void EMBER_LiteInterpreterOptionsDelete(EMBER_LiteInterpreterOptions* options);
+/* Threads for the heavy kernels, the calling thread included
+ * (TfLiteInterpreterOptionsSetNumThreads): -1 (the default) lets ember choose (one thread, as
+ * LiteRT's kernels), 0 and 1 mean the calling thread only. EMBER_INVALID_ARGUMENT (options
+ * unchanged) below -1 or above 256. */
+EMBER_CAPI_EXPORT EMBER_Code
+EMBER_LiteInterpreterOptionsSetNumThreads(EMBER_LiteInterpreterOptions* options, int num_threads);
+
 /* An interpreter of `model` (which may be deleted afterwards); NULL on failure. */
 EMBER_CAPI_EXPORT EMBER_LiteInterpreter* EMBER_LiteInterpreterCreate(const EMBER_LiteModel* model);
+/* The same with `options` (NULL: the defaults; they may be deleted afterwards). */
+EMBER_CAPI_EXPORT EMBER_LiteInterpreter* EMBER_LiteInterpreterCreateWithOptions(
+    const EMBER_LiteModel* model, const EMBER_LiteInterpreterOptions* options);
+/* The threads Invoke uses (num_threads resolved); 0 for NULL. */
+EMBER_CAPI_EXPORT int EMBER_LiteInterpreterNumThreads(const EMBER_LiteInterpreter* interp);
 EMBER_CAPI_EXPORT void EMBER_LiteInterpreterDelete(EMBER_LiteInterpreter* interp);
 EMBER_CAPI_EXPORT EMBER_Code EMBER_LiteInterpreterAllocateTensors(EMBER_LiteInterpreter* interp);
 EMBER_CAPI_EXPORT EMBER_Code EMBER_LiteInterpreterInvoke(EMBER_LiteInterpreter* interp);

@@ -40,7 +40,17 @@ struct TensorView {
 struct InterpreterOptions {
   // AllocateTensors fails (instead of allocating) when activations need more than this.
   size_t max_arena_bytes = size_t{1} << 31;
+  // Threads that run the heavy kernels (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED), the
+  // calling thread included, as LiteRT's Interpreter::SetNumThreads: -1 lets ember choose (one
+  // thread, as LiteRT's CPU kernels and XNNPACK do), 0 and 1 run on the calling thread alone.
+  // Values below -1 or above kMaxThreads make Create fail. Results do not depend on it: int8
+  // outputs are identical for every count, float outputs too (each output is summed in the
+  // same order whichever thread computes it).
+  int num_threads = -1;
+  static constexpr int kMaxThreads = 256;
 };
+
+class ThreadPool;
 
 class Interpreter {
  public:
@@ -62,6 +72,8 @@ class Interpreter {
   StatusOr<size_t> InputIndex(const std::string& name) const;
   StatusOr<size_t> OutputIndex(const std::string& name) const;
   const Model& model() const { return *model_; }
+  // Threads that Invoke uses (num_threads resolved: -1 and 0 give 1).
+  int num_threads() const;
 
   struct NodeState;
 
@@ -74,6 +86,7 @@ class Interpreter {
   std::vector<size_t> bytes_;
   uint8_t* arena_ = nullptr;
   std::vector<std::unique_ptr<NodeState>> nodes_;
+  std::unique_ptr<ThreadPool> pool_;
   bool allocated_ = false;
 };
 

@@ -30,6 +30,7 @@ struct TfliteTiming {
   double max_us = 0;
   int warmup = 0;
   int repeat = 0;
+  int threads = 1;  // the interpreter's num_threads(), resolved
   size_t inputs = 0;
   size_t outputs = 0;
   size_t operators = 0;
@@ -72,8 +73,10 @@ inline Status FillInputsWithPattern(Interpreter* in) {
   return Status::OK();
 }
 
-// Loads `path`, allocates, fills the inputs, runs `warmup` untimed and `repeat` timed invokes.
-inline StatusOr<TfliteTiming> BenchmarkTflite(const std::string& path, int warmup, int repeat) {
+// Loads `path`, allocates, fills the inputs, runs `warmup` untimed and `repeat` timed invokes
+// with InterpreterOptions::num_threads = `num_threads`.
+inline StatusOr<TfliteTiming> BenchmarkTflite(const std::string& path, int warmup, int repeat,
+                                              int num_threads = 1) {
   if (repeat < 1) return errors::InvalidArgument("--repeat must be at least 1");
   if (warmup < 0) return errors::InvalidArgument("--warmup must not be negative");
   using Clock = std::chrono::steady_clock;
@@ -85,13 +88,16 @@ inline StatusOr<TfliteTiming> BenchmarkTflite(const std::string& path, int warmu
   auto model = Model::FromFile(path);
   if (!model.ok()) return model.status();
   auto t1 = Clock::now();
-  auto interp = Interpreter::Create(*model);
+  InterpreterOptions options;
+  options.num_threads = num_threads;
+  auto interp = Interpreter::Create(*model, options);
   if (!interp.ok()) return interp.status();
   Interpreter& in = **interp;
   EMBER_RETURN_IF_ERROR(in.AllocateTensors());
   auto t2 = Clock::now();
   r.load_us = us(t1 - t0).count();
   r.prepare_us = us(t2 - t1).count();
+  r.threads = in.num_threads();
   r.inputs = in.inputs_size();
   r.outputs = in.outputs_size();
   r.operators = in.model().graph().operators.size();

@@ -1,21 +1,22 @@
 """Time ember lite against LiteRT on the int8 benchmark models of issue 6.
 
-    /opt/oracle/bin/python engine/src/lite/tools/benchmark.py BUILD/ember-lite-run [BUILD/ember-benchmark]
+    python engine/src/lite/tools/benchmark.py BUILD/ember-lite-run [BUILD/ember-benchmark] [--threads 1,2]
 
 Makes FULLY_CONNECTED 1x1024->1024 and CONV_2D 1x56x56x64->64 3x3 int8 models with
-TensorFlow's converter, then reports the median time per invoke on one thread of: ember,
-LiteRT BUILTIN_REF (reference kernels) and LiteRT default (XNNPACK). ember-lite-run checks
-that ember's output equals BUILTIN_REF's; with ember-benchmark given, ember's time (and load
+TensorFlow's converter, then reports, for each thread count, the median time per invoke of:
+ember (num_threads N), LiteRT default (XNNPACK, num_threads N) and, at the first count only,
+LiteRT BUILTIN_REF (reference kernels, single-threaded). ember-lite-run checks that ember's
+output at every count equals BUILTIN_REF's; with ember-benchmark given, ember's time (and load
 time) is `ember-benchmark --model`'s, otherwise ember-lite-run --repeat's.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -44,8 +45,10 @@ def int8_model(fn, shape: tuple[int, ...]) -> bytes:  # type: ignore[no-untyped-
     return bytes(conv.convert())
 
 
-def time_litert(path: Path, x: np.ndarray, resolver: OpResolverType, repeat: int) -> tuple[float, np.ndarray]:
-    interp = Interpreter(model_path=str(path), num_threads=1, experimental_op_resolver_type=resolver)
+def time_litert(
+    path: Path, x: np.ndarray, resolver: OpResolverType, repeat: int, threads: int = 1
+) -> tuple[float, np.ndarray]:
+    interp = Interpreter(model_path=str(path), num_threads=threads, experimental_op_resolver_type=resolver)
     interp.allocate_tensors()
     interp.set_tensor(interp.get_input_details()[0]["index"], x)
     interp.invoke()
@@ -58,23 +61,24 @@ def time_litert(path: Path, x: np.ndarray, resolver: OpResolverType, repeat: int
     return float(np.median(times)) * 1e6, out
 
 
-def time_ember_benchmark(bench: str, path: Path, repeat: int) -> tuple[float, float]:
+def time_ember_benchmark(bench: str, path: Path, repeat: int, threads: int) -> tuple[float, float]:
     """Median over 5 processes of ember-benchmark's median invoke and load times, in us."""
     invoke, load = [], []
     for _ in range(5):
-        argv = [bench, "--model", str(path), "--repeat", str(repeat), "--threads", "1", "--json"]
+        argv = [bench, "--model", str(path), "--repeat", str(repeat), "--threads", str(threads), "--json"]
         report = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
         invoke.append(report["invoke_median_us"])
         load.append(report["load_us"])
     return float(np.median(invoke)), float(np.median(load))
 
 
-def time_ember(runner: str, path: Path, x: np.ndarray, repeat: int, tmp: Path) -> float:
+def time_ember(runner: str, path: Path, x: np.ndarray, repeat: int, tmp: Path, threads: int) -> float:
     np.save(tmp / "x.npy", x)
     times = []
     for _ in range(1 if repeat == 1 else 5):
+        argv = [runner, str(path), str(tmp / "x.npy"), "--outdir", str(tmp), "--repeat", str(repeat)]
         out = subprocess.run(
-            [runner, str(path), str(tmp / "x.npy"), "--outdir", str(tmp), "--repeat", str(repeat)],
+            [*argv, "--num_threads", str(threads)],
             capture_output=True,
             text=True,
             check=True,
@@ -84,8 +88,13 @@ def time_ember(runner: str, path: Path, x: np.ndarray, repeat: int, tmp: Path) -
 
 
 def main() -> None:
-    runner = sys.argv[1]
-    bench = sys.argv[2] if len(sys.argv) > 2 else None
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runner", help="ember-lite-run")
+    parser.add_argument("bench", nargs="?", default=None, help="ember-benchmark (optional)")
+    parser.add_argument("--threads", default="1,2", help="comma-separated num_threads values")
+    args = parser.parse_args()
+    runner, bench = args.runner, args.bench
+    threads = [int(t) for t in args.threads.split(",")]
     rng = np.random.default_rng(1)
     w_fc = tf.constant(rng.normal(0, 0.05, size=(1024, 1024)).astype(np.float32))
     w_conv = tf.constant(rng.normal(0, 0.05, size=(3, 3, 64, 64)).astype(np.float32))
@@ -93,23 +102,28 @@ def main() -> None:
         "FULLY_CONNECTED 1x1024->1024": (lambda x: tf.matmul(x, w_fc), (1, 1024), 200),
         "CONV_2D 1x56x56x64->64 3x3": (lambda x: tf.nn.conv2d(x, w_conv, 1, "SAME"), (1, 56, 56, 64), 20),
     }
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}, {os.cpu_count()} cpus")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        print(f"{'model':32} {'ember us':>10} {'REF us':>10} {'XNNPACK us':>11} {'ember/XNN':>9} {'REF/ember':>9}")
+        head = f"{'model':32} {'thr':>3} {'ember us':>10} {'REF us':>10} {'XNNPACK us':>11} {'XNN/ember':>9}"
+        print(f"{head} {'REF/ember':>9}")
         for name, (fn, shape, repeat) in cases.items():
             path = tmp / "m.tflite"
             path.write_bytes(int8_model(fn, shape))
             x = rng.integers(-128, 128, size=shape).astype(np.int8)
             ref, ref_out = time_litert(path, x, OpResolverType.BUILTIN_REF, max(3, repeat // 10))
-            xnn, _ = time_litert(path, x, OpResolverType.AUTO, repeat)
-            ours = time_ember(runner, path, x, 1 if bench else repeat, tmp)
-            if not np.array_equal(np.load(tmp / "output_0.npy"), ref_out):
-                raise SystemExit(f"{name}: ember's output differs from LiteRT BUILTIN_REF")
-            load = ""
-            if bench:
-                ours, load_us = time_ember_benchmark(bench, path, repeat)
-                load = f"  (ember-benchmark, load {load_us:.0f} us, {path.stat().st_size} bytes)"
-            print(f"{name:32} {ours:10.1f} {ref:10.1f} {xnn:11.1f} {ours / xnn:9.2f} {ref / ours:9.1f}{load}")
+            for t in threads:
+                xnn, _ = time_litert(path, x, OpResolverType.AUTO, repeat, t)
+                ours = time_ember(runner, path, x, 1 if bench else repeat, tmp, t)
+                if not np.array_equal(np.load(tmp / "output_0.npy"), ref_out):
+                    raise SystemExit(f"{name}: ember's output with {t} threads differs from LiteRT BUILTIN_REF")
+                load = ""
+                if bench:
+                    ours, load_us = time_ember_benchmark(bench, path, repeat, t)
+                    load = f"  (ember-benchmark, load {load_us:.0f} us, {path.stat().st_size} bytes)"
+                ref_cell = f"{ref:10.1f}" if t == threads[0] else f"{'':10}"
+                ref_ratio = f"{ref / ours:9.1f}" if t == threads[0] else f"{'':9}"
+                print(f"{name:32} {t:3d} {ours:10.1f} {ref_cell} {xnn:11.1f} {xnn / ours:9.2f} {ref_ratio}{load}")
 
 
 if __name__ == "__main__":

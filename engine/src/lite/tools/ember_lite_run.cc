@@ -1,11 +1,14 @@
 // ember-lite-run: runs a .tflite model on .npy inputs with libember_lite only.
 //
 //   ember-lite-run MODEL.tflite [--input NAME_OR_INDEX=FILE.npy ...] [FILE.npy ...]
-//                  [--outdir DIR] [--repeat N]
-// Positional .npy files feed inputs in order. Every output is written to DIR/output_<i>.npy
-// (default: the current directory) and summarised on stdout.
+//                  [--outdir DIR] [--repeat N] [--num_threads N]
+// Positional .npy files feed inputs in order. --num_threads (or --threads) is
+// InterpreterOptions::num_threads: -1 (default) or 1 run on one thread. Every output is written to
+// DIR/output_<i>.npy (default: the current directory) and summarised on stdout.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +26,16 @@ int Fail(const std::string& msg) {
   return 1;
 }
 
+// A whole decimal integer (optionally negative) that fits an int.
+bool ParseInt(const char* text, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v < INT_MIN || v > INT_MAX) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -30,12 +43,13 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0) {
     std::fprintf(stderr,
                  "usage: ember-lite-run MODEL.tflite [--input NAME_OR_INDEX=FILE.npy ...] "
-                 "[FILE.npy ...] [--outdir DIR] [--repeat N]\n");
+                 "[FILE.npy ...] [--outdir DIR] [--repeat N] [--num_threads N]\n");
     return 2;
   }
   std::string model_path = argv[1], outdir = ".";
   std::vector<std::pair<std::string, std::string>> feeds;
   int repeat = 1;
+  InterpreterOptions options;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--input" && i + 1 < argc) {
@@ -48,6 +62,10 @@ int main(int argc, char** argv) {
       outdir = argv[++i];
     } else if (a == "--repeat" && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
+    } else if ((a == "--num_threads" || a == "--threads") && i + 1 < argc) {
+      if (!ParseInt(argv[++i], &options.num_threads)) {
+        return Fail(a + " takes an integer (-1 for the default), got '" + argv[i] + "'");
+      }
     } else if (!a.empty() && a[0] == '-') {
       return Fail("unknown option '" + a + "' (see --help)");
     } else {
@@ -58,7 +76,7 @@ int main(int argc, char** argv) {
   auto model = Model::FromFile(model_path);
   if (!model.ok()) return Fail(model.status().message());
   auto t1 = std::chrono::steady_clock::now();
-  auto interp = Interpreter::Create(*model);
+  auto interp = Interpreter::Create(*model, options);
   if (!interp.ok()) return Fail(interp.status().message());
   Interpreter& in = **interp;
   ember::Status s = in.AllocateTensors();

@@ -1,0 +1,77 @@
+// The lite interpreter's own thread pool: a fork-join pool of num_threads - 1 workers plus the
+// calling thread. libember_lite links nothing but the C++ standard library, so it cannot use the
+// framework's pool (src/core/thread_pool.h); and kernels need the index of the thread that runs
+// a task, to use that thread's scratch buffer, which the framework's ParallelFor does not give.
+#ifndef EMBER_SRC_LITE_THREAD_POOL_H_
+#define EMBER_SRC_LITE_THREAD_POOL_H_
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ember {
+namespace lite {
+
+class ThreadPool {
+ public:
+  // num_threads >= 1 threads in all, the caller of Run included (1: no worker is started).
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return num_threads_; }
+
+  // Runs fn(ctx, task, thread) for every task in [0, tasks) and returns when all have run.
+  // `thread` (< num_threads; 0 is the caller) names the thread running the task, so a task may
+  // use that thread's scratch. Tasks are claimed in order by whichever thread is free: a kernel
+  // must not let a result depend on which thread ran it. The caller waits only for tasks that
+  // a worker has started: a worker that the OS has not scheduled yet holds nothing up (on a
+  // loaded machine the caller may run every task). Allocates nothing. Not reentrant.
+  using TaskFn = void (*)(void* ctx, int task, int thread);
+  void Run(int tasks, TaskFn fn, void* ctx);
+  // The same for a callable f(task, thread).
+  template <typename F>
+  void Run(int tasks, F& f) {
+    Run(
+        tasks, [](void* c, int task, int thread) { (*static_cast<F*>(c))(task, thread); }, &f);
+  }
+
+ private:
+  void Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread);
+  void WorkerLoop(int thread);
+
+  const int num_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_;  // a new job (or stop)
+  std::condition_variable done_;  // the current job's last task finished
+  // The current job, guarded by mu_: workers copy it under the lock.
+  bool stop_ = false;
+  uint32_t job_generation_ = 0;
+  TaskFn fn_ = nullptr;
+  void* ctx_ = nullptr;
+  int tasks_ = 0;
+  // generation << 32 | next task. A task is claimed by a compare-exchange that also checks the
+  // generation, so a worker that copied an older job never claims (or runs) a newer job's task.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int> finished_{0};         // tasks of the current job that have run
+  std::atomic<uint32_t> generation_{0};  // polled by spinning workers
+};
+
+// [begin, end) of chunk `i` of `n` near-equal chunks of [0, total), each boundary a multiple
+// of `align` (the last chunk takes the remainder).
+inline void ChunkRange(int64_t total, int n, int i, int64_t align, int64_t* begin, int64_t* end) {
+  const int64_t units = (total + align - 1) / align;
+  *begin = std::min(total, units * i / n * align);
+  *end = std::min(total, units * (i + 1) / n * align);
+}
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_SRC_LITE_THREAD_POOL_H_
