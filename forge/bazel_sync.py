@@ -9,7 +9,7 @@ sets of strings, so a difference reads as "only in CMake: ..., only in Bazel: ..
 
 Run both builds, then:
     python -m forge.bazel_sync --workspace . --cmake-build engine/build --cmake-install PREFIX \
-        --verify-build verify/build --bazel-install bazel-bin/engine/install
+        --verify-build verify/build --bazel-install "$(bazel info --symlink_prefix=/ bazel-bin)/engine/install"
 """
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cmake-build", type=Path, required=True, help="configured engine/ build dir")
     parser.add_argument("--verify-build", type=Path, help="configured verify/ build dir (its sources count too)")
     parser.add_argument("--cmake-install", type=Path, required=True, help="`cmake --install` prefix")
-    parser.add_argument("--bazel-install", type=Path, required=True, help="bazel-bin/engine/install")
+    parser.add_argument("--bazel-install", type=Path, required=True, help="<bazel info bazel-bin>/engine/install")
     parser.add_argument("--bazel", default="bazel", help="the bazel program")
     args = parser.parse_args(argv)
     workspace = args.workspace.resolve()

@@ -20,7 +20,10 @@ from forge import bazel_sync
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 JOBS = str(min(os.cpu_count() or 2, 2))
-BUILD_FLAGS = ["--jobs", JOBS, "--local_cpu_resources", JOBS]
+# --symlink_prefix=/: no bazel-bin/bazel-out/bazel-testlogs/bazel-ember links in the checkout
+# (pytest and other tools walking it would follow them into the output base); the directories
+# come from `bazel info` with the same flags, so its configuration is the build's.
+BUILD_FLAGS = ["--jobs", JOBS, "--local_cpu_resources", JOBS, "--symlink_prefix=/"]
 
 
 def _install_bazel() -> str:
@@ -46,6 +49,14 @@ def _bazel(argv: list[str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*argv, *args], cwd=REPO, capture_output=True, text=True, check=False, timeout=3600)
 
 
+def _info(argv: list[str], key: str) -> Path:
+    """A directory `bazel info KEY` names for the build flags the tests build with."""
+    proc = _bazel(argv, "info", *BUILD_FLAGS, key)
+    path = proc.stdout.strip()
+    assert proc.returncode == 0 and path.startswith("/"), f"bazel info {key}: {_tail(proc)}"
+    return Path(path)
+
+
 def _tail(proc: subprocess.CompletedProcess[str]) -> str:
     # bookworm's linux-sandbox logs each mount on stderr: keep Bazel's own lines
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if "linux-sandbox" not in line]
@@ -62,11 +73,14 @@ def bazel() -> list[str]:
 @pytest.fixture(scope="module")
 def bazel_build(bazel: list[str]) -> Path:
     """Libraries, tools, the install tree and the verify suites, built; returns bazel-bin."""
+    links_before = set(REPO.glob("bazel-*"))
     proc = _bazel(
         bazel, "build", *BUILD_FLAGS, "//engine:libraries", "//engine:tools", "//engine:install", "//verify/..."
     )
     assert proc.returncode == 0, _tail(proc)
-    return REPO / "bazel-bin"
+    new_links = sorted(p.name for p in set(REPO.glob("bazel-*")) - links_before)
+    assert not new_links, f"bazel build left convenience links in the checkout: {new_links}"
+    return _info(bazel, "bazel-bin")
 
 
 def test_libraries_have_cmakes_sonames_and_no_build_paths(bazel: list[str], bazel_build: Path) -> None:
@@ -78,8 +92,7 @@ def test_libraries_have_cmakes_sonames_and_no_build_paths(bazel: list[str], baze
         assert facts.exports, f"{lib} exports nothing"
     assert "libember_framework.so.0" in bazel_sync.library_facts(install / "lib" / "libember_cc.so").needed
     assert "libember_framework.so.0" not in bazel_sync.library_facts(install / "lib" / "libember_lite.so").needed
-    output_base = _bazel(bazel, "info", "output_base").stdout.strip()
-    assert output_base.startswith("/"), output_base
+    output_base = str(_info(bazel, "output_base"))
     leaks = [str(REPO).encode(), output_base.encode(), b"/proc/self/cwd"]
     for path in sorted((install / "lib").glob("*.so.0.1.0")) + sorted((install / "bin").iterdir()):
         data = path.read_bytes()
@@ -107,7 +120,7 @@ def test_tools_run_from_the_install_tree(bazel_build: Path, tmp_path: Path) -> N
 def test_verify_suites_pass_under_bazel(bazel: list[str], bazel_build: Path) -> None:
     proc = _bazel(bazel, "test", *BUILD_FLAGS, "//verify/...")
     assert proc.returncode == 0, _tail(proc)
-    logs = REPO / "bazel-testlogs" / "verify"
+    logs = _info(bazel, "bazel-testlogs") / "verify"
     ran = sorted(p.parent.name for p in logs.glob("*/test.log"))
     assert {"session_client_session_test", "session_direct_session_test", "lite_roundtrip_test"} <= set(ran), ran
     for name in ran:
