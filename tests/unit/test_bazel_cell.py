@@ -185,6 +185,8 @@ def _fake_output_base(root: Path, extra: str = "") -> Path:
         (tree / "lib" / f"libember_{name}.so.0").symlink_to(f"libember_{name}.so.0.1.0")
         (tree / "lib" / f"libember_{name}.so").symlink_to(f"libember_{name}.so.0")
         listed += [f"lib/libember_{name}.so{suffix}" for suffix in ("", ".0", ".0.1.0")]
+        (tree / "lib" / f"libember_{name}.a").write_bytes(b"!<arch>\n")
+        listed.append(f"lib/libember_{name}.a")
     (bin_dir / "engine" / "install.manifest").write_text("\n".join(sorted(listed + [extra] * bool(extra))) + "\n")
     return root
 
@@ -199,6 +201,13 @@ def test_bazels_outputs_install_as_cmakes_layout_with_package_files(tmp_path: Pa
     targets = (prefix / "lib" / "cmake" / "ember" / "emberTargets.cmake").read_text()
     assert 'IMPORTED_LOCATION "${_IMPORT_PREFIX}/lib/libember_cc.so.0.1.0"' in targets
     assert 'IMPORTED_SONAME "libember_cc.so.0"' in targets and '"Threads::Threads;ember::framework"' in targets
+    # the static archives, as CMake exports ember_<name>_static: ember::cc_static links framework_static
+    assert (prefix / "lib" / "libember_cc.a").read_bytes() == b"!<arch>\n"
+    assert oct((prefix / "lib" / "libember_cc.a").stat().st_mode & 0o777) == "0o644"
+    assert "add_library(ember::cc_static STATIC IMPORTED)" in targets
+    assert 'IMPORTED_LOCATION "${_IMPORT_PREFIX}/lib/libember_framework.a"' in targets
+    assert '"Threads::Threads;ember::framework_static"' in targets
+    assert "foreach(_ember_target ember::framework ember::cc ember::lite ember::framework_static" in targets
     config = (prefix / "lib" / "cmake" / "ember" / "ember-config.cmake").read_text()
     assert "@" not in config and 'include("${CMAKE_CURRENT_LIST_DIR}/emberTargets.cmake")' in config
     version = (prefix / "lib" / "cmake" / "ember" / "ember-config-version.cmake").read_text()
