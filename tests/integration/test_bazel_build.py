@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,44 @@ def test_verify_suites_pass_under_bazel(bazel: list[str], bazel_build: Path) -> 
         assert " passed, 0 failed" in text, f"{name}:\n{text[-2000:]}"
     roundtrip = (logs / "lite_roundtrip_test" / "test.log").read_text(errors="replace")
     assert "SKIPPED ConvertedGraphRuns" not in roundtrip, "ember-convert's models were not produced"
+
+
+def test_engine_tests_pass_under_bazel(bazel: list[str], bazel_build: Path) -> None:
+    """engine/tests as Bazel runs them in a Bazel cell: every *_test.cc, from engine/tests in the
+    runfiles tree with its testdata, offline."""
+    proc = _bazel(bazel, "test", *BUILD_FLAGS, "--build_tests_only", "//engine/...")
+    assert proc.returncode == 0, _tail(proc)
+    logs = _info(bazel, "bazel-testlogs") / "engine"
+    expected = sorted(
+        "_".join(src.relative_to(REPO / "engine" / "tests").with_suffix("").parts)
+        for src in (REPO / "engine" / "tests").rglob("*_test.cc")
+    )
+    assert sorted(p.parent.name for p in logs.glob("*/test.log")) == expected
+    for name in expected:
+        text = (logs / name / "test.log").read_text(errors="replace")
+        assert " passed, 0 failed" in text, f"{name}:\n{text[-2000:]}"
+
+
+def test_static_archives_serve_the_verify_suites(bazel: list[str], bazel_build: Path, tmp_path: Path) -> None:
+    """forge/bazel_install.py's prefix, with verify/ linked to ember::*_static (EMBER_VERIFY_STATIC):
+    the archives hold every kernel (the anchors pull them in) and the imported targets link."""
+    output_base = _info(bazel, "output_base")
+    prefix, build = tmp_path / "prefix", tmp_path / "verify-static"
+    install = [sys.executable, str(REPO / "forge" / "bazel_install.py"), "--output-base", str(output_base)]
+    configure = ["cmake", "-S", str(REPO / "verify"), "-B", str(build), "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}"]
+    for argv in (
+        [*install, "--source", str(REPO), "--prefix", str(prefix)],
+        [*configure, "-DEMBER_VERIFY_STATIC=ON"],
+        ["cmake", "--build", str(build), "-j", JOBS],
+        ["ctest", "--test-dir", str(build), "--output-on-failure", "-j", JOBS],
+    ):
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, f"{argv}:\n{(proc.stdout + proc.stderr)[-3000:]}"
+    programs = [p for p in build.rglob("*_test") if p.is_file() and os.access(p, os.X_OK)]
+    assert programs, "verify built no suites"
+    for program in programs:  # linked statically: no libember_*.so needed
+        needed = bazel_sync.library_facts(program).needed
+        assert not [n for n in needed if n.startswith("libember_")], f"{program.name} needs {needed}"
 
 
 def test_cmake_and_bazel_descriptions_are_in_sync(bazel: list[str], bazel_build: Path, ember_install: Path) -> None:
