@@ -8,7 +8,8 @@ jobs=${1:-2}
 work=${2:-/tmp/ember-bazel-vs-cmake}
 rc=toolchains/bazel/debian-offline.bazelrc
 bazel="bazel --bazelrc=$rc"
-bflags="--jobs=$jobs --local_cpu_resources=$jobs"
+# No bazel-* convenience links in the checkout (tools walking it would follow them).
+bflags="--jobs=$jobs --local_cpu_resources=$jobs --symlink_prefix=/"
 targets="//engine:libraries //engine:tools //engine:install"
 now() { date +%s.%N; }
 timed() {  # timed LABEL COMMAND...: runs it, prints "LABEL seconds load"

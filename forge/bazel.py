@@ -37,7 +37,11 @@ SOURCE_PATHS: tuple[str, ...] = (
 """What a Bazel cell's build reads besides engine/ and verify/: part of its source tree hash."""
 
 TARGETS: tuple[str, ...] = ("//engine:libraries", "//engine:tools", "//engine:install")
-"""What the build step builds: the shared libraries, the tools, and the install tree's layout."""
+"""What the build step builds: the shared libraries, the tools, and the install tree's layout
+(which also holds the static archives)."""
+
+TEST_TARGETS: tuple[str, ...] = ("//engine/...",)
+"""What the test step runs: the engine's own tests (engine/tests, ctest's in a CMake cell)."""
 
 
 def violations(cell: Cell, target: Target) -> list[str]:
@@ -145,14 +149,13 @@ def startup_args(cache: PurePosixPath, cell: Cell) -> list[str]:
     ]
 
 
-def build_args(cache: PurePosixPath, cell: Cell, jobs: int) -> list[str]:
-    """`bazel build` of the libraries, tools and install tree: with the cell's gcc (Bazel's
-    autoconfigured toolchain takes CC), no convenience symlinks in the (read-only) workspace, the
-    disk cache, no repository cache (nothing is downloaded)."""
+def _options(cache: PurePosixPath, cell: Cell, jobs: int) -> list[str]:
+    """What `bazel build` and `bazel test` share: with the cell's gcc (Bazel's autoconfigured
+    toolchain takes CC; a different CC would configure and rebuild everything), no convenience
+    symlinks in the (read-only) workspace, the disk cache, no repository cache (nothing is
+    downloaded)."""
     compiler = [f"--repo_env=CC=gcc-{cell.gcc}"] if cell.gcc and cell.target != "host" else []
     return [
-        *startup_args(cache, cell),
-        "build",
         *compiler,
         f"--jobs={jobs}",
         f"--local_cpu_resources={jobs}",
@@ -161,14 +164,26 @@ def build_args(cache: PurePosixPath, cell: Cell, jobs: int) -> list[str]:
         "--symlink_prefix=/",
         "--color=no",
         "--curses=no",
-        *TARGETS,
     ]
+
+
+def build_args(cache: PurePosixPath, cell: Cell, jobs: int) -> list[str]:
+    """`bazel build` of the libraries, tools and install tree."""
+    return [*startup_args(cache, cell), "build", *_options(cache, cell, jobs), *TARGETS]
+
+
+def test_args(cache: PurePosixPath, cell: Cell, jobs: int) -> list[str]:
+    """`bazel test` of the engine's own tests. --build_tests_only: the libraries need their PIC
+    objects only; building every cc_library under //engine/... would compile them again."""
+    return [*startup_args(cache, cell), "test", *_options(cache, cell, jobs), "--build_tests_only", *TEST_TARGETS]
 
 
 def commands(
     cell: Cell, source: PurePosixPath, prefix: PurePosixPath, cache: PurePosixPath, jobs: int
 ) -> list[Command]:
-    """The Bazel build and the install into `prefix`, as the backend runs them (cwd: `source`)."""
+    """The Bazel build, the install into `prefix` and the engine's own tests, as the backend runs
+    them (cwd: `source`). The tests run natively (Bazel cells are native Linux only); a failing
+    test fails the step, as ctest's exit status fails a CMake cell's."""
     output_base = cache_dirs(cache, cell)["output_base"]
     install = (
         "python3",
@@ -190,6 +205,11 @@ def commands(
             "install",
             "install Bazel's outputs into the staging prefix, with generated CMake and pkg-config files",
             install,
+        ),
+        Command(
+            "bazel-test",
+            "run the engine's own tests (engine/tests) with bazel test",
+            tuple(test_args(cache, cell, jobs)),
         ),
     ]
 

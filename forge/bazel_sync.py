@@ -1,5 +1,5 @@
 """Do ember's CMake and Bazel descriptions agree? Same sources compiled, same files installed,
-same exported symbols.
+same exported symbols, same static archive members.
 
 CMake is the reference. Its side is read from a configured build directory
 (compile_commands.json: every translation unit it compiles) and an install prefix; Bazel's from
@@ -9,29 +9,32 @@ sets of strings, so a difference reads as "only in CMake: ..., only in Bazel: ..
 
 Run both builds, then:
     python -m forge.bazel_sync --workspace . --cmake-build engine/build --cmake-install PREFIX \
-        --verify-build verify/build --bazel-install bazel-bin/engine/install
+        --verify-build verify/build --bazel-install "$(bazel info --symlink_prefix=/ bazel-bin)/engine/install"
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import struct
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from forge.checks.elf import read_elf
+from forge.checks import ar
+from forge.checks.elf import ELF_MAGIC, ElfError, _exports, _section, read_elf
 from forge.errors import StepFailedError, ToolMissingError
 from forge.proc import run_command
 
 # What `bazel cquery` looks at: ember's libraries, tools, engine tests and the verify suites.
 BAZEL_UNIVERSE = "//engine/... + //verify/..."
 SOURCE_SUFFIXES = (".cc",)
-# The parts of an install tree both builds lay out; CMake also installs static archives, its
-# package files (lib/cmake) and pkg-config files, which Bazel has no counterpart for.
+# The parts of an install tree both builds lay out. The package files (lib/cmake) and pkg-config
+# files are not Bazel's: forge/bazel_install.py writes them from Bazel's outputs.
 INSTALL_DIRS = ("include", "lib", "bin")
 LIBRARIES = ("libember_framework.so", "libember_cc.so", "libember_lite.so")
+ARCHIVES = ("libember_framework.a", "libember_cc.a", "libember_lite.a")  # EMBER_BUILD_STATIC
 OFFLINE_BAZELRC = "toolchains/bazel/debian-offline.bazelrc"
 MOCK_REPOS = Path("/usr/src/bazel-bootstrap/mock_repos")  # Debian's bazel-bootstrap-source
 
@@ -135,8 +138,8 @@ def read_compile_commands(*build_dirs: Path) -> list[dict[str, str]]:
 
 
 def installed_files(prefix: Path) -> frozenset[str]:
-    """include/** (every file), lib/ shared libraries and their links (*.so, *.so.N...) and
-    bin/* under an install prefix, as prefix-relative paths."""
+    """include/** (every file), lib/ shared libraries and their links (*.so, *.so.N...), lib/
+    static archives (*.a) and bin/* under an install prefix, as prefix-relative paths."""
     found = set()
     for top in INSTALL_DIRS:
         base = prefix / top
@@ -146,7 +149,7 @@ def installed_files(prefix: Path) -> frozenset[str]:
             if path.is_dir() and not path.is_symlink():
                 continue
             rel = path.relative_to(prefix).as_posix()
-            if top == "lib" and (path.parent != base or ".so" not in path.name):
+            if top == "lib" and (path.parent != base or not (".so" in path.name or path.suffix == ".a")):
                 continue
             found.add(rel)
     return frozenset(found)
@@ -176,6 +179,83 @@ def compare_libraries(name: str, cmake: LibraryFacts, bazel: LibraryFacts) -> li
     return [
         compare(f"{name} SONAME", [cmake.soname or "(none)"], [bazel.soname or "(none)"]),
         compare(f"{name} NEEDED", cmake.needed, bazel.needed),
+        compare(f"{name} exported symbols", cmake.exports, bazel.exports),
+    ]
+
+
+# ---- static archives ----
+
+SHT_SYMTAB = 2
+AR_INDEXES = frozenset({"/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"})  # the archive's symbol index
+
+
+@dataclass(frozen=True)
+class ArchiveFacts:
+    members: frozenset[str]  # member names: CMake's <source>.o (tensor.cc.o)
+    exports: frozenset[str]  # strong global defined symbols of every member
+
+
+def archive_members(path: Path) -> dict[str, bytes]:
+    """{member name: data} of a static library, GNU long names ("/N" into the "//" table)
+    resolved and the symbol index left out; StepFailedError for an unreadable archive or two
+    members of one name (a linker would take only the first)."""
+    try:
+        raw = ar.read_members(path)
+    except ar.ArError as exc:
+        raise StepFailedError(str(exc)) from exc
+    long_names = next((body for name, body in raw if name == "//"), b"")
+    members: dict[str, bytes] = {}
+    for name, body in raw:
+        if name in AR_INDEXES or name == "//":
+            continue
+        if name.startswith("/") and name[1:].isdigit():
+            start = int(name[1:])
+            end = long_names.find(b"/\n", start)
+            if start >= len(long_names) or end < 0:
+                raise StepFailedError(f"{path}: member name {name} is not in the archive's long-name table")
+            name = long_names[start:end].decode("utf-8", "replace")
+        name = name.removesuffix("/")
+        if name in members:
+            raise StepFailedError(f"{path}: two members are named {name}")
+        members[name] = body
+    return members
+
+
+def object_exports(data: bytes, where: str) -> frozenset[str]:
+    """Strong global defined FUNC/OBJECT/TLS symbols of default or protected visibility in a
+    relocatable object's .symtab: what it offers the objects it is linked with. Weak ones (inline
+    functions, template instances) are left out, as for the shared libraries."""
+    if data[:4] != ELF_MAGIC or len(data) < 64 or data[4] not in (1, 2) or data[5] != 1:
+        raise StepFailedError(f"{where}: not a little-endian ELF object")
+    bits = 64 if data[4] == 2 else 32
+    try:
+        if bits == 64:
+            shoff, shentsize, shnum = struct.unpack_from("<Q", data, 40)[0], *struct.unpack_from("<HH", data, 58)
+        else:
+            shoff, shentsize, shnum = struct.unpack_from("<I", data, 32)[0], *struct.unpack_from("<HH", data, 46)
+        sections = [_section(data, bits, shoff + i * shentsize) for i in range(shnum)]
+        found: set[str] = set()
+        for stype, offset, size, link, entsize in sections:
+            if stype == SHT_SYMTAB and link < len(sections) and offset + size <= len(data):
+                found |= _exports(data, bits, offset, size, entsize, sections[link][1])
+    except (struct.error, ElfError, IndexError) as exc:
+        raise StepFailedError(f"{where}: malformed ELF object ({exc})") from exc
+    return frozenset(found)
+
+
+def archive_facts(path: Path) -> ArchiveFacts:
+    members = archive_members(path)
+    exports: set[str] = set()
+    for name, data in members.items():
+        exports |= object_exports(data, f"{path}({name})")
+    return ArchiveFacts(frozenset(members), frozenset(exports))
+
+
+def compare_archives(name: str, cmake: ArchiveFacts, bazel: ArchiveFacts) -> list[SetDiff]:
+    """The member objects (CMake names them after their sources, and so does Bazel's
+    ember_static_library) and the symbols they define for a static consumer."""
+    return [
+        compare(f"{name} members", cmake.members, bazel.members),
         compare(f"{name} exported symbols", cmake.exports, bazel.exports),
     ]
 
@@ -219,7 +299,8 @@ def check(
     bazel_install: Path,
     bazel_source_paths: frozenset[str],
 ) -> list[SetDiff]:
-    """Every comparison: sources, installed files, and per library SONAME/NEEDED/exports."""
+    """Every comparison: sources, installed files, per shared library SONAME/NEEDED/exports and
+    per static archive its members and exports."""
     results = [
         compare("sources", cmake_sources(read_compile_commands(*cmake_builds), workspace), bazel_source_paths),
         compare("installed files", installed_files(cmake_install), installed_files(bazel_install)),
@@ -230,6 +311,14 @@ def check(
             if not path.exists():
                 raise StepFailedError(f"{path} is missing", "build and install both sides first")
         results += compare_libraries(lib, library_facts(cmake_lib), library_facts(bazel_lib))
+    for archive in ARCHIVES:
+        cmake_ar, bazel_ar = cmake_install / "lib" / archive, bazel_install / "lib" / archive
+        for path in (cmake_ar, bazel_ar):
+            if not path.is_file():
+                raise StepFailedError(
+                    f"{path} is missing", "both builds install static archives", "build and install both sides first"
+                )
+        results += compare_archives(archive, archive_facts(cmake_ar), archive_facts(bazel_ar))
     return results
 
 
@@ -239,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cmake-build", type=Path, required=True, help="configured engine/ build dir")
     parser.add_argument("--verify-build", type=Path, help="configured verify/ build dir (its sources count too)")
     parser.add_argument("--cmake-install", type=Path, required=True, help="`cmake --install` prefix")
-    parser.add_argument("--bazel-install", type=Path, required=True, help="bazel-bin/engine/install")
+    parser.add_argument("--bazel-install", type=Path, required=True, help="<bazel info bazel-bin>/engine/install")
     parser.add_argument("--bazel", default="bazel", help="the bazel program")
     args = parser.parse_args(argv)
     workspace = args.workspace.resolve()

@@ -214,9 +214,8 @@ def cmake_steps(
 
 
 def bazel_steps(cell: Cell, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]) -> list[Step]:
-    """Build engine/ with Bazel and install its outputs laid out as CMake's (forge.bazel).
-
-    The engine's own tests stay CMake's (a Bazel cell runs verify/ only)."""
+    """Build engine/ with Bazel, install its outputs laid out as CMake's and run the engine's own
+    tests with `bazel test` (forge.bazel)."""
     cache = ws.bazel_cache or ws.build / "bazel"
     return [
         Step(c.name, StepKind.COMMAND, c.description, c.argv, ws.source, env)

@@ -1,9 +1,12 @@
 """ember's Bazel macros and rules: the flags CMake gives every target, kernel anchors, shared
-libraries with CMake's SONAMEs, and an install tree laid out like `cmake --install`.
+libraries with CMake's SONAMEs, static archives with CMake's members, and an install tree laid
+out like `cmake --install`.
 
 The reference is CMake (engine/CMakeLists.txt, engine/cmake/*.cmake); forge/bazel_sync.py
 checks that both describe the same sources, installed headers and exported symbols.
 """
+
+load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 
 # engine/CMakeLists.txt project(VERSION): libember_*.so.VERSION with SONAME libember_*.so.MAJOR.
 EMBER_VERSION = "0.1.0"
@@ -68,7 +71,7 @@ kernel_anchors = rule(
 def ember_kernels(name, srcs, anchor_header, deps = [], copts = []):
     """One alwayslink library per kernel file, each compiled as EmberKernelAnchors.cmake does
     (-DEMBER_KERNEL_ANCHOR=<its anchor> -include kernel_anchor.h), the generated anchor file
-    (`name`_anchors.cc) and a library `name` holding them all."""
+    (`name`/kernel_anchors.cc) and a library `name` holding them all."""
     header_path = native.package_name() + "/" + anchor_header
     if native.repository_name() != "@":
         header_path = "external/" + native.repository_name()[1:] + "/" + header_path
@@ -83,10 +86,12 @@ def ember_kernels(name, srcs, anchor_header, deps = [], copts = []):
             alwayslink = True,
         )
         libs.append(":" + lib)
-    kernel_anchors(name = name + "_anchors", srcs = srcs, out = name + "_anchors.cc")
+    # <name>/kernel_anchors.cc: the object, and so the static archive's member, is named as
+    # CMake's generated/kernel_anchors.cc (kernel_anchors.cc.o).
+    kernel_anchors(name = name + "_anchors", srcs = srcs, out = name + "/kernel_anchors.cc")
     native.cc_library(
         name = name,
-        srcs = [name + "_anchors.cc"],
+        srcs = [name + "/kernel_anchors.cc"],
         copts = copts,
         deps = libs,
         alwayslink = True,
@@ -123,6 +128,71 @@ def ember_shared_library(name, lib_name, deps, dynamic_deps = [], visibility = N
     )
     return ":" + name + "_import"
 
+def _member_name(obj):
+    """The archive member CMake names after the source: tensor.pic.o -> tensor.cc.o (every ember
+    source is a .cc file; Bazel names objects <stem>.pic.o, CMake <source>.o)."""
+    stem = obj.basename
+    for suffix in (".pic.o", ".o"):
+        if stem.endswith(suffix):
+            stem = stem[:-len(suffix)]
+            break
+    return stem + ".cc.o"
+
+def _ember_static_library_impl(ctx):
+    cc_toolchain = find_cpp_toolchain(ctx)
+    members = {}
+    for dep in ctx.attr.deps:
+        for linker_input in dep[CcInfo].linking_context.linker_inputs.to_list():
+            owner = linker_input.owner
+            # ember's own objects only: not Eigen's (header-only anyway), not a shared library
+            # a dependency links (cc_import of libember_framework.so.0 carries no objects).
+            if owner.workspace_root != "" or owner.package != ctx.label.package:
+                continue
+            for library in linker_input.libraries:
+                for obj in library.pic_objects or library.objects or []:
+                    member = _member_name(obj)
+                    if member in members and members[member] != obj:
+                        fail("%s: two objects would be archived as %s: %s and %s" % (ctx.label, member, members[member].path, obj.path))
+                    members[member] = obj
+    if not members:
+        fail("%s: no objects to archive in %s" % (ctx.label, ctx.attr.deps))
+    names = sorted(members)
+    commands = [
+        "set -eu",
+        'work="${TMPDIR:-/tmp}/ember-ar.$$"',
+        'rm -rf "$work" && mkdir -p "$work"',
+    ]
+    commands += ['cp "%s" "$work/%s"' % (members[n].path, n) for n in names]
+    # rcsD: members in name order, with an index, no timestamps/uids/modes (CMake's qcD + ranlib -D)
+    commands.append('rm -f "%s" && "%s" rcsD "%s" %s' % (
+        ctx.outputs.out.path,
+        cc_toolchain.ar_executable,
+        ctx.outputs.out.path,
+        " ".join(['"$work/%s"' % n for n in names]),
+    ))
+    commands.append('rm -rf "$work"')
+    ctx.actions.run_shell(
+        outputs = [ctx.outputs.out],
+        inputs = depset([members[n] for n in names], transitive = [cc_toolchain.all_files]),
+        command = "\n".join(commands),
+        mnemonic = "EmberArchive",
+        progress_message = "Archiving %s" % ctx.outputs.out.short_path,
+    )
+    return [DefaultInfo(files = depset([ctx.outputs.out]))]
+
+ember_static_library = rule(
+    implementation = _ember_static_library_impl,
+    attrs = {
+        "deps": attr.label_list(providers = [CcInfo], doc = "cc_libraries whose objects (and their ember dependencies' in this package) are archived"),
+        "out": attr.output(mandatory = True, doc = "libember_<name>.a"),
+        "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
+    },
+    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
+    fragments = ["cpp"],
+    doc = "A static archive as CMake's ember_<name>_static: the PIC objects of ember's own " +
+          "libraries among `deps`, members named <source>.o, reproducible (ar D).",
+)
+
 def _installed_headers(dep):
     """(header file, path under include/) for a cc_library with strip_include_prefix: the
     layout its dependents #include, i.e. its _virtual_includes/<target>/ tree."""
@@ -158,6 +228,10 @@ def _ember_install_impl(ctx):
         commands.append('mkdir -p "$out/lib" && cp -L "%s" "$out/%s"' % (lib.path, real))
         commands.append('ln -sf "%s" "$out/lib/%s"' % (real.split("/")[-1], soname))
         commands.append('ln -sf "%s" "$out/lib/%s"' % (soname, lib.basename))
+    for archive in ctx.files.archives:
+        lines.append("lib/" + archive.basename)
+        inputs.append(archive)
+        commands.append('mkdir -p "$out/lib" && cp -L "%s" "$out/lib/%s"' % (archive.path, archive.basename))
     for tool in ctx.files.bins:
         lines.append("bin/" + tool.basename)
         commands.append('mkdir -p "$out/bin" && cp -L "%s" "$out/bin/%s"' % (tool.path, tool.basename))
@@ -177,9 +251,10 @@ ember_install = rule(
     attrs = {
         "headers": attr.label_list(providers = [CcInfo], doc = "cc_libraries whose hdrs are installed"),
         "libs": attr.label_list(allow_files = [".so"], doc = "shared libraries: lib/<name>.VERSION + SONAME links"),
+        "archives": attr.label_list(allow_files = [".a"], doc = "static libraries: lib/<name>"),
         "bins": attr.label_list(allow_files = True, doc = "programs: bin/<name>"),
         "version": attr.string(mandatory = True),
     },
-    doc = "The files `cmake --install` puts under include/, lib/ (shared) and bin/, same layout, " +
+    doc = "The files `cmake --install` puts under include/, lib/ (shared and static) and bin/, same layout, " +
           "plus <name>.manifest listing them: what the sync check compares with CMake's install.",
 )

@@ -88,7 +88,8 @@ def test_the_bazel_cell_builds_with_its_bazel_and_passes_verify(first: tuple[Pat
     # every source compiled, by gcc or from the disk cache (earlier builds may have filled it)
     assert counts["executed"] + counts["cache_hits"] > 50 and counts["processes"] > 50, counts
     steps = [s["name"] for s in manifest["steps"]]
-    assert steps[:3] == ["prepare", "bazel-build", "install"] and "configure" not in steps
+    # the engine's own tests run under `bazel test`, after the install, as ctest's in a CMake cell
+    assert steps[:4] == ["prepare", "bazel-build", "install", "bazel-test"] and "configure" not in steps
     suites = {s["name"]: s["status"] for s in manifest["verify"]["suites"]}
     assert manifest["verify"]["failed"] == 0 and len(suites) >= 8, suites
     assert {"session_client_session_test", "lite_roundtrip_test", "models_models_test"} <= set(suites)
@@ -108,6 +109,11 @@ def test_the_bazel_cells_libraries_export_what_cmakes_do(
         )
         assert ours.soname == cmakes.soname and ours.needed == cmakes.needed, lib
         assert ours.exports == cmakes.exports, f"{lib}: {sorted(ours.exports ^ cmakes.exports)[:10]}"
+    for archive in bazel_sync.ARCHIVES:
+        facts = bazel_sync.archive_facts(install / "lib" / archive)
+        reference = bazel_sync.archive_facts(ember_install / "lib" / archive)
+        assert facts.members == reference.members, f"{archive}: {sorted(facts.members ^ reference.members)}"
+        assert facts.exports == reference.exports, f"{archive}: {sorted(facts.exports ^ reference.exports)[:10]}"
 
 
 def test_a_rebuild_in_a_fresh_container_is_served_from_the_disk_cache(

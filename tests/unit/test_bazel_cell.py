@@ -97,6 +97,7 @@ def test_a_bazel_cell_plans_bazel_then_cmakes_verify(data: tuple[Toolchains, Sup
         "prepare",
         "bazel-build",
         "install",
+        "bazel-test",
         "verify-configure",
         "verify-build",
         "verify-run",
@@ -109,7 +110,11 @@ def test_a_bazel_cell_plans_bazel_then_cmakes_verify(data: tuple[Toolchains, Sup
     assert "--jobs=2" in build and "//engine:install" in build
     install = steps[2][2]
     assert install[:2] == ("python3", "/src/forge/bazel_install.py") and install[-2:] == ("--prefix", "/stage")
-    assert steps[3][2][:3] == ("cmake", "-S", "/src/verify") and "-DCMAKE_PREFIX_PATH=/stage" in steps[3][2]
+    test = steps[3][2]
+    assert test[:2] == ("bazel", "--batch") and test[-2:] == ("--build_tests_only", "//engine/...")
+    # the test step shares the build's options (another CC would configure and rebuild everything)
+    assert build[build.index("build") + 1 : -len(bazel.TARGETS)] == test[test.index("test") + 1 : -2]
+    assert steps[4][2][:3] == ("cmake", "-S", "/src/verify") and "-DCMAKE_PREFIX_PATH=/stage" in steps[4][2]
     cmake = _plan("linux-x86_64-py3.11-np2.4-gcc12-cpu", data)
     assert [name for name, _, _ in cmake][:4] == ["prepare", "configure", "build", "install"]
     assert not any("bazel" in " ".join(argv) for _, _, argv in cmake)
@@ -185,6 +190,8 @@ def _fake_output_base(root: Path, extra: str = "") -> Path:
         (tree / "lib" / f"libember_{name}.so.0").symlink_to(f"libember_{name}.so.0.1.0")
         (tree / "lib" / f"libember_{name}.so").symlink_to(f"libember_{name}.so.0")
         listed += [f"lib/libember_{name}.so{suffix}" for suffix in ("", ".0", ".0.1.0")]
+        (tree / "lib" / f"libember_{name}.a").write_bytes(b"!<arch>\n")
+        listed.append(f"lib/libember_{name}.a")
     (bin_dir / "engine" / "install.manifest").write_text("\n".join(sorted(listed + [extra] * bool(extra))) + "\n")
     return root
 
@@ -199,6 +206,13 @@ def test_bazels_outputs_install_as_cmakes_layout_with_package_files(tmp_path: Pa
     targets = (prefix / "lib" / "cmake" / "ember" / "emberTargets.cmake").read_text()
     assert 'IMPORTED_LOCATION "${_IMPORT_PREFIX}/lib/libember_cc.so.0.1.0"' in targets
     assert 'IMPORTED_SONAME "libember_cc.so.0"' in targets and '"Threads::Threads;ember::framework"' in targets
+    # the static archives, as CMake exports ember_<name>_static: ember::cc_static links framework_static
+    assert (prefix / "lib" / "libember_cc.a").read_bytes() == b"!<arch>\n"
+    assert oct((prefix / "lib" / "libember_cc.a").stat().st_mode & 0o777) == "0o644"
+    assert "add_library(ember::cc_static STATIC IMPORTED)" in targets
+    assert 'IMPORTED_LOCATION "${_IMPORT_PREFIX}/lib/libember_framework.a"' in targets
+    assert '"Threads::Threads;ember::framework_static"' in targets
+    assert "foreach(_ember_target ember::framework ember::cc ember::lite ember::framework_static" in targets
     config = (prefix / "lib" / "cmake" / "ember" / "ember-config.cmake").read_text()
     assert "@" not in config and 'include("${CMAKE_CURRENT_LIST_DIR}/emberTargets.cmake")' in config
     version = (prefix / "lib" / "cmake" / "ember" / "ember-config-version.cmake").read_text()

@@ -4,10 +4,14 @@ tools for real)."""
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
+import pytest
+
 from forge import bazel_sync
-from forge.bazel_sync import LibraryFacts
+from forge.bazel_sync import ArchiveFacts, LibraryFacts
+from forge.errors import StepFailedError
 
 
 def test_compare_reports_both_sides_sorted() -> None:
@@ -82,7 +86,7 @@ def test_installed_files_compares_shared_libraries_headers_and_programs(tmp_path
         "include/ember/tensor.h",
         "include/ember/core/op_kernel.h",
         "lib/libember_cc.so.0.1.0",
-        "lib/libember_cc.a",  # static: Bazel installs none
+        "lib/libember_cc.a",
         "lib/cmake/ember/ember-config.cmake",
         "lib/pkgconfig/ember_cc.pc",
         "bin/ember-run",
@@ -97,6 +101,7 @@ def test_installed_files_compares_shared_libraries_headers_and_programs(tmp_path
         "lib/libember_cc.so.0.1.0",
         "lib/libember_cc.so.0",
         "lib/libember_cc.so",
+        "lib/libember_cc.a",
         "bin/ember-run",
     }
 
@@ -141,3 +146,93 @@ def test_the_repository_ships_the_offline_rc_and_bazel_files() -> None:
         assert (repo / "toolchains" / "bazel" / "stand_ins" / name / "WORKSPACE").is_file()
     for path in ("engine/BUILD.bazel", "verify/BUILD.bazel", "third_party/eigen.BUILD"):
         assert (repo / path).is_file(), path
+
+
+# (name, binding, type, visibility, section index): STB_GLOBAL=1, STB_WEAK=2; STT_FUNC=2,
+# STT_OBJECT=1, STT_SECTION=3; STV_HIDDEN=2; section 0 is "undefined".
+Symbol = tuple[str, int, int, int, int]
+
+
+def _elf_object(symbols: list[Symbol]) -> bytes:
+    """A little-endian ELF64 relocatable object holding only .symtab and its .strtab."""
+    strtab = b"\0"
+    entries = [b"\0" * 24]
+    for name, binding, kind, visibility, shndx in symbols:
+        entries.append(struct.pack("<IBBHQQ", len(strtab), binding << 4 | kind, visibility, shndx, 0, 0))
+        strtab += name.encode() + b"\0"
+    symtab = b"".join(entries)
+    strtab_at, symtab_at = 64, 64 + len(strtab)
+    shoff = symtab_at + len(symtab)
+    header = b"\x7fELF\x02\x01\x01" + b"\0" * 9
+    header += struct.pack("<HHIQQQIHHHHHH", 1, 0x3E, 1, 0, 0, shoff, 0, 64, 0, 0, 64, 3, 0)
+    sections = b"\0" * 64  # the null section
+    sections += struct.pack("<IIQQQQIIQQ", 0, 2, 0, 0, symtab_at, len(symtab), 2, 1, 8, 24)  # .symtab -> 2
+    sections += struct.pack("<IIQQQQIIQQ", 0, 3, 0, 0, strtab_at, len(strtab), 0, 0, 1, 0)  # .strtab
+    return header + strtab + symtab + sections
+
+
+def _ar_member(name: str, data: bytes) -> bytes:
+    header = f"{name:<16}{0:<12}{0:<6}{0:<6}{644:<8}{len(data):<10}`\n".encode()
+    return header + data + b"\n" * (len(data) & 1)
+
+
+def _gnu_archive(members: list[tuple[str, bytes]]) -> bytes:
+    """GNU ar's layout: a symbol index "/", long names in "//" referenced as "/N", short ones "name/"."""
+    long_names, out = b"", [_ar_member("/", b"\0\0\0\0")]
+    named = []
+    for name, data in members:
+        if len(name) > 15:
+            named.append((f"/{len(long_names)}", data))
+            long_names += name.encode() + b"/\n"
+        else:
+            named.append((name + "/", data))
+    out.append(_ar_member("//", long_names))
+    out += [_ar_member(name, data) for name, data in named]
+    return b"!<arch>\n" + b"".join(out)
+
+
+def test_archive_facts_reads_members_and_strong_global_definitions(tmp_path: Path) -> None:
+    tensor = _elf_object(
+        [
+            ("_ZN5ember6TensorC1Ev", 1, 2, 0, 1),  # defined global function: exported
+            ("ember_kernel_anchor_math_ops", 1, 1, 0, 1),  # defined global object: exported
+            ("_ZN5ember6inlineEv", 2, 2, 0, 1),  # weak (an inline function): not
+            ("_ZN5ember6hiddenEv", 1, 2, 2, 1),  # hidden: not
+            ("malloc", 1, 2, 0, 0),  # undefined: not
+            ("", 1, 3, 0, 1),  # a section symbol: not
+        ]
+    )
+    anchors = _elf_object([("_ZN5ember15KernelAnchorSumEv", 1, 2, 0, 1)])
+    path = tmp_path / "libember_framework.a"
+    path.write_bytes(_gnu_archive([("graph_def_binary.cc.o", tensor), ("ops.cc.o", anchors)]))
+    facts = bazel_sync.archive_facts(path)
+    assert facts.members == {"graph_def_binary.cc.o", "ops.cc.o"}
+    assert facts.exports == {"_ZN5ember6TensorC1Ev", "ember_kernel_anchor_math_ops", "_ZN5ember15KernelAnchorSumEv"}
+
+
+def test_archive_facts_refuses_duplicate_members_and_non_objects(tmp_path: Path) -> None:
+    obj = _elf_object([("f", 1, 2, 0, 1)])
+    twice = tmp_path / "twice.a"
+    twice.write_bytes(_gnu_archive([("a.cc.o", obj), ("a.cc.o", obj)]))
+    with pytest.raises(StepFailedError, match=r"two members are named a\.cc\.o"):
+        bazel_sync.archive_facts(twice)
+    text = tmp_path / "text.a"
+    text.write_bytes(_gnu_archive([("notes.txt", b"hello")]))
+    with pytest.raises(StepFailedError, match=r"text\.a\(notes\.txt\): not a little-endian ELF object"):
+        bazel_sync.archive_facts(text)
+    with pytest.raises(StepFailedError, match="not an ar archive"):
+        bazel_sync.archive_members(_write(tmp_path / "x.a", b"junk"))
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_compare_archives_names_missing_members_and_symbols() -> None:
+    cmake = ArchiveFacts(frozenset({"tensor.cc.o", "kernel_anchors.cc.o"}), frozenset({"f", "g"}))
+    assert all(d.same for d in bazel_sync.compare_archives("libember_framework.a", cmake, cmake))
+    bazel = ArchiveFacts(frozenset({"tensor.pic.o", "kernel_anchors.cc.o"}), frozenset({"f"}))
+    members, exports = bazel_sync.compare_archives("libember_framework.a", cmake, bazel)
+    assert (members.only_cmake, members.only_bazel) == (("tensor.cc.o",), ("tensor.pic.o",))
+    assert exports.describe() == "libember_framework.a exported symbols: 1 only in CMake: g"
