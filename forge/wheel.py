@@ -99,8 +99,9 @@ def wheel_refusal(cell: Cell, target: Target, python_range: SpecifierSet) -> str
         return refusal
     if cell.bazel is not None:
         return (
-            "no wheel from a Bazel cell: ember's Python package links the static libraries, which the "
-            "Bazel build does not install yet; the CMake cell of the same axes builds it"
+            "no wheel from a Bazel cell yet: the wheel steps build against CMake's install tree and have not "
+            "been tried against the Bazel install (its static archives and generated CMake config); the CMake "
+            "cell of the same axes builds it"
         )
     if Version(cell.python) not in python_range:
         return f"ember's Python package needs CPython {python_range} (engine/python/pyproject.toml); this cell has {cell.python}"
