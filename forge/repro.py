@@ -81,6 +81,10 @@ class Variation:
 
 SAME_MACHINE = "kernel, CPU model and filesystem: both builds run on the same machine"
 STATIC_CLOCK = "wall clock of statically linked programs (zig): libfaketime reaches dynamically linked ones only"
+BAZEL_CLOCK = (
+    "wall clock: only by the time between the two builds (Bazel runs its actions from its own server, "
+    "which libfaketime's LD_PRELOAD does not reach, so the clock is not shifted for Bazel cells)"
+)
 LOCAL_LIMITS = (
     "uid of the build user with the local backend: both builds run as the invoking user "
     "(the docker backend runs them as forge and forge-b)",
@@ -88,10 +92,12 @@ LOCAL_LIMITS = (
 )
 
 
-def not_varied(variations: tuple[Variation, ...], backend: str) -> list[str]:
+def not_varied(variations: tuple[Variation, ...], backend: str, clock_why: str = "") -> list[str]:
     """What the two builds had in common although a reproducible build must not depend on it."""
     items = [SAME_MACHINE]
-    if len({v.clock for v in variations}) < 2:
+    if clock_why:
+        items.append(clock_why)
+    elif len({v.clock for v in variations}) < 2:
         items.append("wall clock: only by the time between the two builds (faketime is not installed)")
     else:
         items.append(STATIC_CLOCK)
@@ -202,6 +208,8 @@ class ReproResult:
     seconds: list[float] = field(default_factory=list)
     report: Path | None = None
     backend: str = "local"
+    clock_why: str = ""
+    """Why the wall clock was not shifted although faketime was there ("" when it was, or was missing)."""
 
     @property
     def identical(self) -> int:
@@ -225,7 +233,7 @@ class ReproResult:
             "build_seconds": [round(s, 1) for s in self.seconds],
             "ratio_vs_one_build": round(self.ratio, 2) if self.ratio else None,
             "variations": [v.describe() for v in self.variations],
-            "not_varied": not_varied(self.variations, self.backend),
+            "not_varied": not_varied(self.variations, self.backend, self.clock_why),
             "files": [c.as_dict() for c in self.comparisons],
         }
 
@@ -234,7 +242,7 @@ def render_text(result: ReproResult) -> str:
     lines = [
         f"repro of {result.name}: {result.identical}/{len(result.comparisons)} artifacts identical",
         *(f"  build {v.describe()}" for v in result.variations),
-        *(f"  not varied: {n}" for n in not_varied(result.variations, result.backend)),
+        *(f"  not varied: {n}" for n in not_varied(result.variations, result.backend, result.clock_why)),
         "",
     ]
     lines += [f"{c.outcome.value:>22}  {c.path}" for c in result.comparisons]
@@ -460,7 +468,10 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     base = cfg.cache / "repro"
     variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
     backend = cfg.backend or "local"
-    if backend == "local" and not ensure_faketime(base / "host-tools.log", progress.info, cfg.environment()):
+    clock_why = BAZEL_CLOCK if cell.bazel is not None else ""
+    if clock_why or (
+        backend == "local" and not ensure_faketime(base / "host-tools.log", progress.info, cfg.environment())
+    ):
         variations = (variations[0], replace(variations[1], clock=""))
     (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
     if not (base / "a" / "ccache").exists():
@@ -487,6 +498,7 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     result = compare_trees(cell.id, trees, variations, is_cell_artifact)
     result.seconds = seconds
     result.backend = backend
+    result.clock_why = clock_why
     write_report(result, trees[0], trees, cfg.cache / "tools", progress.info)
     published = publish_copy(trees[0], cfg.dist, cell.id)  # the first build and its report
     result.report = published / REPORT_TXT

@@ -57,6 +57,9 @@ def test_not_varied_says_what_the_backend_could_not_vary(tmp_path: Path) -> None
     assert any("faketime is not installed" in item for item in unshifted)
     result = repro.ReproResult("cell", [], (a, b), backend="docker")
     assert repro.render_text(result).count("not varied:") == len(docker)
+    bazel = repro.ReproResult("cell", [], (a, replace(b, clock="")), backend="docker", clock_why=repro.BAZEL_CLOCK)
+    assert "clock shifted" not in repro.render_text(bazel) and "Bazel runs its actions" in repro.render_text(bazel)
+    assert not any("faketime is not installed" in item for item in bazel.as_dict()["not_varied"])
 
 
 def test_varied_command_wraps_in_faketime_and_umask() -> None:
