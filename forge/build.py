@@ -255,7 +255,7 @@ def emulator_error(target: Target, exc: StepFailedError) -> ToolMissingError:
 def manifest_data(
     plan: Plan, cfg: Config, inputs: dict[str, Any], progress: Progress, suites: list[SuiteResult]
 ) -> manifest.Manifest:
-    failed = [s.name for s in suites if not s.passed]
+    failed = [s.name for s in suites if s.failed]  # a GPU check without a GPU is neither (verify.py)
     return manifest.Manifest(
         schema_version=manifest.SCHEMA,
         forge=__version__,
@@ -266,7 +266,11 @@ def manifest_data(
         source_date_epoch=cfg.source_date_epoch,
         toolchain=inputs["toolchain"],
         steps=[{"name": t.name, "seconds": t.seconds, "status": t.status} for t in progress.timings],
-        verify={"suites": [s.as_dict() for s in suites], "passed": len(suites) - len(failed), "failed": len(failed)},
+        verify={
+            "suites": [s.as_dict() for s in suites],
+            "passed": sum(s.passed for s in suites),
+            "failed": len(failed),
+        },
         result=manifest.Result.PASSED if not failed else manifest.Result.VERIFY_FAILED,
     )
 
@@ -467,7 +471,7 @@ def _build_locked(
                 recorded.extra["bazel"] = bazel_record(toolchain, logs)
             path = record(plan, backend, ws, cfg, logs, recorded, built_wheel.wheel if built_wheel else None)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
-    if any(not s.passed for s in result.suites):
+    if any(s.failed for s in result.suites):
         result.result = "verify-failed"
     return result
 
