@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, bazel, debuginfo, filelock, manifest, provenance, wheel
+from forge import __version__, bazel, cuda, debuginfo, filelock, manifest, provenance, wheel
 from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.backends.local import LocalBackend
 from forge.checks import tree
@@ -32,6 +32,7 @@ from forge.host import probe_host_facts
 from forge.log import Progress
 from forge.matrix import Cell, Request
 from forge.plan import (
+    CUDA_ARCHES,
     ENGINE_TESTS,
     BuildOptions,
     Plan,
@@ -469,6 +470,9 @@ def _build_locked(
                 recorded.extra["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()
             if cell.bazel is not None:
                 recorded.extra["bazel"] = bazel_record(toolchain, logs)
+            if cell.cuda is not None:  # the nvcc inside the image, the SASS/PTX the libraries embed
+                check_log = (logs / f"{CUDA_ARCHES}.log").read_text(errors="replace")
+                recorded.extra["cuda"] = cuda.manifest_record(toolchain.get("nvcc"), check_log)
             path = record(plan, backend, ws, cfg, logs, recorded, built_wheel.wheel if built_wheel else None)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(s.failed for s in result.suites):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import PurePosixPath
 
-from forge import bazel, wheel
+from forge import bazel, cuda, wheel
 from forge.backends.base import Workspace
 from forge.matrix import Cell
 from forge.targets.cross import emulator_probe, zig_cache_env
@@ -117,8 +117,7 @@ def configure_args(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions
         "-DEMBER_NATIVE=OFF",
         *toolchain_args(cell, target, ws),
     ]
-    if cell.cuda is not None:
-        args.append("-DEMBER_CUDA=ON")
+    args += cuda_configure_args(cell, opts)
     if opts.ccache:
         args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
     return args + list(opts.extra_cmake_args)
@@ -209,9 +208,32 @@ def cmake_steps(
         Step("configure", StepKind.COMMAND, "configure engine/ (CMake + Ninja)", configure, ws.source, env),
         Step("build", StepKind.COMMAND, "build engine/", build, ws.source, env),
         Step("install", StepKind.COMMAND, "install into the staging prefix", install, ws.source, env),
+        *cuda_arch_steps(cell, ws, env),
         *debug_info_steps(cell, target, ws, opts, env),
         *engine_test_steps(target, ws, opts, env),
     ]
+
+
+def cuda_configure_args(cell: Cell, opts: BuildOptions) -> list[str]:
+    """For a CUDA cell: -DEMBER_CUDA=ON, its architectures (CMAKE_CUDA_ARCHITECTURES) and the nvcc
+    its image holds (forge/cuda.py); nothing for a CPU cell."""
+    if cell.cuda is None:
+        return []
+    return cuda.compiler_args(cuda.cell_cuda_arch(cell.cuda), ccache=opts.ccache)
+
+
+CUDA_ARCHES = "cuda-arches"  # the step checking the SASS/PTX the installed libraries embed
+
+
+def cuda_arch_steps(cell: Cell, ws: Workspace, env: tuple[tuple[str, str], ...]) -> list[Step]:
+    """After install, a CUDA cell's libraries must embed every target of its cuda_arch: cuobjdump
+    (the image's) lists them and the step fails when one is missing."""
+    if cell.cuda is None:
+        return []
+    arch = cuda.cell_cuda_arch(cell.cuda)
+    argv = cuda.check_argv(arch, ws.prefix, ws.source)
+    what = f"list the SASS and PTX of the installed libraries (cuobjdump); fail unless they embed {arch}"
+    return [Step(CUDA_ARCHES, StepKind.COMMAND, what, tuple(argv), ws.source, env)]
 
 
 def bazel_steps(cell: Cell, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]) -> list[Step]:
