@@ -243,12 +243,15 @@ def check_argv(arch: CudaArch, prefix: PurePosixPath, source: PurePosixPath) -> 
         str(arch),
         "--cuobjdump",
         str(IMAGE_CUOBJDUMP),
+        "--nvcc",
+        str(IMAGE_NVCC),
     ]
 
 
-def manifest_record(nvcc: str | None, check_log: str) -> dict[str, Any]:
-    """The manifest's `cuda` entry: the nvcc found inside the image (its `--version`) and what
-    the installed libraries embed, read from the check step's log (its one RECORD_PREFIX line)."""
+def manifest_record(nvcc_probe: str | None, check_log: str) -> dict[str, Any]:
+    """The manifest's `cuda` entry, read from the check step's log (its one RECORD_PREFIX line): the
+    release of the nvcc inside the image (`nvcc`, e.g. 13.0.88), the targets asked for and what
+    each installed library embeds; `nvcc_probe` is the build's own probe of nvcc (its last line)."""
     lines = [line for line in check_log.splitlines() if line.startswith(RECORD_PREFIX)]
     if len(lines) != 1:
         raise ConfigError(
@@ -259,6 +262,6 @@ def manifest_record(nvcc: str | None, check_log: str) -> dict[str, Any]:
         found: Any = json.loads(lines[0].removeprefix(RECORD_PREFIX))
     except json.JSONDecodeError as e:
         raise ConfigError("the cuda-arches log's record is not JSON", str(e)) from e
-    if not isinstance(found, dict) or set(found) != {"asked", "embedded", "problems"}:
-        raise ConfigError("the cuda-arches log's record lacks asked/embedded/problems")
-    return {"nvcc": nvcc, **found}
+    if not isinstance(found, dict) or set(found) != {"nvcc", "asked", "embedded", "problems"}:
+        raise ConfigError("the cuda-arches log's record is not exactly nvcc/asked/embedded/problems")
+    return {**found, "nvcc_probe": nvcc_probe}

@@ -116,6 +116,19 @@ def cuobjdump_listing(returncode: int, stdout: str, stderr: str, *, path: str) -
     raise ConfigError(f"cuobjdump failed on {path} (exit {returncode})", stderr.strip()[-2000:])
 
 
+_NVCC_RELEASE = re.compile(r"^Cuda compilation tools, release \d+\.\d+, V(?P<version>\d+\.\d+\.\d+)$")
+
+
+def nvcc_release(version_output: str) -> str:
+    """`13.0.88` from `nvcc --version` (its "Cuda compilation tools, release 13.0, V13.0.88" line)."""
+    found = [m["version"] for line in version_output.splitlines() if (m := _NVCC_RELEASE.match(line.strip()))]
+    if len(found) != 1:
+        raise ConfigError(
+            "nvcc --version printed no 'Cuda compilation tools, release X.Y, VX.Y.Z' line", version_output[-500:]
+        )
+    return found[0]
+
+
 def missing_arches(asked: CudaArch, embedded: CudaArch) -> list[GpuTarget]:
     """Targets asked for but absent from the binary (the cell fails when any is)."""
     have = set(embedded.targets)

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 from packaging.version import Version
 
-from forge import cuda, images
+from forge import cuda, gpu_code, images
 from forge.backends.base import CONTAINER_WORKSPACE
 from forge.errors import ConfigError
 from forge.gpu_code import RECORD_PREFIX
@@ -87,6 +87,8 @@ def test_plan_passes_the_cuda_flags_and_checks_the_embedded_architectures(toolch
         "sm_80,sm_90,compute_90",
         "--cuobjdump",
         str(PurePosixPath("/opt/cuda/bin/cuobjdump")),
+        "--nvcc",
+        "/opt/cuda/bin/nvcc",
     )
     cpu = plan_build(CPU, toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", OPTS)
     assert CUDA_ARCHES not in [s.name for s in cpu.steps]
@@ -94,10 +96,15 @@ def test_plan_passes_the_cuda_flags_and_checks_the_embedded_architectures(toolch
 
 
 def test_manifest_record_reads_the_one_record_line() -> None:
-    record = {"asked": "sm_80,sm_90,compute_90", "embedded": {"lib/libember_framework.so": "sm_80"}, "problems": []}
+    record = {
+        "nvcc": "13.0.88",
+        "asked": "sm_80,sm_90,compute_90",
+        "embedded": {"lib/libember_framework.so": "sm_80"},
+        "problems": [],
+    }
     log = f"$ python3 check_embedded.py  # in c\nlib/x.so: sm_80\n{RECORD_PREFIX}{json.dumps(record)}\n"
-    found = cuda.manifest_record("Cuda compilation tools, release 13.0, V13.0.88", log)
-    assert found == {"nvcc": "Cuda compilation tools, release 13.0, V13.0.88", **record}
+    found = cuda.manifest_record("Build cuda_13.0.r13.0/compiler.36424714_0", log)
+    assert found == {**record, "nvcc_probe": "Build cuda_13.0.r13.0/compiler.36424714_0"}
     with pytest.raises(ConfigError, match="holds 0"):
         cuda.manifest_record(None, "lib/x.so: sm_80\n")
     with pytest.raises(ConfigError, match="not JSON"):
@@ -138,10 +145,26 @@ def test_the_check_script_fails_on_a_missing_target(
         return (ELF if flag == "--list-elf" else PTX).get(path.name, "")
 
     monkeypatch.setattr(script, "listing", listing)
-    assert script.main(["--prefix", str(tmp_path), "--arch", arch, "--cuobjdump", "cuobjdump"]) == code
+    monkeypatch.setattr(script, "nvcc_release", lambda nvcc: "13.0.88")
+    argv = ["--prefix", str(tmp_path), "--arch", arch, "--cuobjdump", "cuobjdump", "--nvcc", "nvcc"]
+    assert script.main(argv) == code
     out = capsys.readouterr()
     record = cuda.manifest_record("nvcc", out.out)
     assert record["embedded"] == {"lib/libember_cc.so": "", "lib/libember_framework.so": "sm_80,sm_90,compute_90"}
-    assert bool(record["problems"]) is bool(code)
+    assert bool(record["problems"]) is bool(code) and record["nvcc"] == "13.0.88"
     if code:
         assert "MISSING: lib/libember_framework.so lacks sm_86" in out.err
+
+
+NVCC_VERSION = """nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2025 NVIDIA Corporation
+Built on Wed_Aug_20_01:58:59_PM_PDT_2025
+Cuda compilation tools, release 13.0, V13.0.88
+Build cuda_13.0.r13.0/compiler.36424714_0
+"""
+
+
+def test_nvcc_release_is_read_from_its_version_output() -> None:
+    assert gpu_code.nvcc_release(NVCC_VERSION) == "13.0.88"
+    with pytest.raises(ConfigError, match="printed no"):
+        gpu_code.nvcc_release("nvcc: NVIDIA (R) Cuda compiler driver\n")

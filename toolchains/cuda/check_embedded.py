@@ -2,7 +2,7 @@
 """List the SASS and PTX that a CUDA cell's installed libraries embed; fail when one is missing.
 
     python3 toolchains/cuda/check_embedded.py --prefix /stage --arch sm_80,sm_90,compute_90 \
-        --cuobjdump /opt/cuda/bin/cuobjdump
+        --cuobjdump /opt/cuda/bin/cuobjdump --nvcc /opt/cuda/bin/nvcc
 
 forge plans this as the `cuda-arches` step of a CUDA cell, right after `install`, inside the
 cell's container: the image's Python (standard library only) and its cuobjdump. Parsing and
@@ -44,14 +44,23 @@ def listing(cuobjdump: str, flag: str, path: Path) -> str:
     return gpu_code.cuobjdump_listing(proc.returncode, proc.stdout, proc.stderr, path=str(path))
 
 
+def nvcc_release(nvcc: str) -> str:
+    proc = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise OSError(f"{nvcc} --version exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    return gpu_code.nvcc_release(proc.stdout)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prefix", type=Path, required=True)
     parser.add_argument("--arch", required=True, help="the cell's targets, e.g. sm_80,sm_90,compute_90")
     parser.add_argument("--cuobjdump", required=True)
+    parser.add_argument("--nvcc", required=True, help="the image's nvcc, whose release is recorded")
     args = parser.parse_args(argv)
     try:
         asked = gpu_code.parse_cuda_arch(args.arch)
+        nvcc = nvcc_release(args.nvcc)
         listings = {
             str(p.relative_to(args.prefix)): (
                 listing(args.cuobjdump, "--list-elf", p),
@@ -64,12 +73,13 @@ def main(argv: list[str]) -> int:
     except (ForgeError, OSError) as exc:
         print(f"cuda-arches: {exc}", file=sys.stderr)
         return 2
+    print(f"nvcc {nvcc}")
     for path, found in embedded.items():
         print(f"{path}: {found or 'no device code'}")
     for problem in problems:
         print(f"MISSING: {problem}", file=sys.stderr)
     print(f"asked for {asked}: {'missing in ' + str(len(problems)) + ' place(s)' if problems else 'all embedded'}")
-    record = {"asked": str(asked), "embedded": embedded, "problems": problems}
+    record = {"nvcc": nvcc, "asked": str(asked), "embedded": embedded, "problems": problems}
     print(gpu_code.RECORD_PREFIX + json.dumps(record, sort_keys=True), flush=True)
     return 1 if problems else 0
 
