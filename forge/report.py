@@ -104,6 +104,9 @@ def toolchain_of(data: Mapping[str, Any]) -> dict[str, str]:
                 line = _first_line_version(value)
                 if line is not None:
                     found[str(name)] = line
+    cuda = data.get("cuda")  # a CUDA cell: the nvcc release its cuda-arches step read in the image
+    if isinstance(cuda, Mapping) and isinstance(cuda.get("nvcc"), str):
+        found["nvcc"] = f"nvcc {cuda['nvcc']}"
     order = {name: i for i, name in enumerate(TOOL_ORDER)}
     return dict(sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 

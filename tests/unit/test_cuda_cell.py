@@ -17,7 +17,7 @@ from forge.errors import ConfigError
 from forge.gpu_code import RECORD_PREFIX
 from forge.matrix import Cell
 from forge.plan import CUDA_ARCHES, BuildOptions, StepKind, plan_build
-from forge.report import _css
+from forge.report import _css, toolchain_of
 from forge.toolchains import Toolchains, load_toolchains
 
 REPO = Path(__file__).resolve().parents[2]
@@ -168,3 +168,9 @@ def test_nvcc_release_is_read_from_its_version_output() -> None:
     assert gpu_code.nvcc_release(NVCC_VERSION) == "13.0.88"
     with pytest.raises(ConfigError, match="printed no"):
         gpu_code.nvcc_release("nvcc: NVIDIA (R) Cuda compiler driver\n")
+
+
+def test_the_report_names_the_nvcc_release_the_image_holds() -> None:
+    manifest = {"toolchain": {"nvcc": "Build cuda_13.0.r13.0/compiler.36424714_0"}, "cuda": {"nvcc": "13.0.88"}}
+    assert toolchain_of(manifest)["nvcc"] == "nvcc 13.0.88"
+    assert toolchain_of({"toolchain": {"nvcc": "Build cuda_13.0.r13.0"}})["nvcc"] == "Build cuda_13.0.r13.0"
