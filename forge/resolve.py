@@ -139,7 +139,8 @@ def not_built_yet(cell: Cell, data: Toolchains, host: HostFacts | None) -> dict[
     if host is not None:
         return {
             "cuda": "a CUDA cell's nvcc comes from its toolchain image (toolchains/cuda/wheels.yaml); the local "
-            "backend builds with the host's tools only, so it builds no CUDA cell (use --backend docker)"
+            "backend builds with the host's tools only, so it builds or verifies no CUDA cell (build with --backend "
+            "docker; `invoke build --force` re-runs a CUDA cell's verify suites inside its container)"
         }
     if cuda_toolkits.image_toolkit(cell.cuda) is None:
         source = next(c for c in data.cuda if c.version == cell.cuda)
