@@ -45,7 +45,7 @@ from forge.plan import (
 from forge.resolve import Resolution, resolve
 from forge.targets import cross
 from forge.toolchains import Target
-from forge.verify import SuiteResult, SuiteStatus, parse_ctest
+from forge.verify import SuiteResult, SuiteStatus, check_result, parse_ctest
 
 SOURCE_SUBDIRS = manifest.SOURCE_SUBDIRS
 source_subdirs = bazel.source_subdirs
@@ -460,6 +460,11 @@ def _build_locked(
             with progress.step("parity", f"compare {cell.id} with the native build"):
                 view = host_view(backend, ws, host_ws)
                 suites += cross.parity_checks(target, Path(view.prefix), suites, reference, Path(view.verify_build))
+        cuda_record = None
+        if cell.cuda is not None:  # the cuda-arches step's listing, checked against the cell's targets
+            check_log = (logs / f"{CUDA_ARCHES}.log").read_text(errors="replace")
+            cuda_record = cuda.manifest_record(cuda.cell_cuda_arch(cell.cuda), toolchain.get("nvcc"), check_log)
+            suites.append(check_result(CUDA_ARCHES, cuda_record["problems"]))
         with progress.step("record", f"dist/{cell.id}/"):
             recorded = manifest_data(plan, cfg, inputs, progress, suites)
             recorded.extra.update(backend.facts())
@@ -470,9 +475,8 @@ def _build_locked(
                 recorded.extra["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()
             if cell.bazel is not None:
                 recorded.extra["bazel"] = bazel_record(toolchain, logs)
-            if cell.cuda is not None:  # the nvcc inside the image, the SASS/PTX the libraries embed
-                check_log = (logs / f"{CUDA_ARCHES}.log").read_text(errors="replace")
-                recorded.extra["cuda"] = cuda.manifest_record(toolchain.get("nvcc"), check_log)
+            if cuda_record is not None:  # the nvcc inside the image, the SASS/PTX the libraries embed
+                recorded.extra["cuda"] = cuda_record
             path = record(plan, backend, ws, cfg, logs, recorded, built_wheel.wheel if built_wheel else None)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
     if any(s.failed for s in result.suites):

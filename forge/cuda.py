@@ -32,13 +32,14 @@ from packaging.version import InvalidVersion, Version
 from forge.errors import ConfigError, InfeasibleError
 from forge.gpu_code import (
     DEFAULT_CUDA_ARCH,
-    RECORD_PREFIX,
+    LISTINGS_PREFIX,
     CudaArch,
     GpuTarget,
     cuobjdump_listing,
     embedded_arches,
     embedded_problems,
     missing_arches,
+    nvcc_release,
     parse_cuda_arch,
     parse_target,
     sorted_targets,
@@ -231,37 +232,40 @@ def compiler_args(arch: CudaArch, nvcc: PurePosixPath = IMAGE_NVCC, ccache: bool
     return args + (["-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache"] if ccache else [])
 
 
-def check_argv(arch: CudaArch, prefix: PurePosixPath, source: PurePosixPath) -> list[str]:
-    """The command that lists the installed libraries' SASS/PTX with the image's cuobjdump (into its
-    log, see manifest_record) and fails when a library lacks a target of `arch`."""
-    return [
-        "python3",
-        str(source / CHECK_SCRIPT),
-        "--prefix",
-        str(prefix),
-        "--arch",
-        str(arch),
-        "--cuobjdump",
-        str(IMAGE_CUOBJDUMP),
-        "--nvcc",
-        str(IMAGE_NVCC),
-    ]
+def check_argv(prefix: PurePosixPath, source: PurePosixPath) -> list[str]:
+    """The command that lists, with the image's cuobjdump and nvcc, what the installed libraries
+    embed (into its log, read by manifest_record)."""
+    script = str(source / CHECK_SCRIPT)
+    return ["python3", script, "--prefix", str(prefix), "--cuobjdump", str(IMAGE_CUOBJDUMP), "--nvcc", str(IMAGE_NVCC)]
 
 
-def manifest_record(nvcc_probe: str | None, check_log: str) -> dict[str, Any]:
-    """The manifest's `cuda` entry, read from the check step's log (its one RECORD_PREFIX line): the
-    release of the nvcc inside the image (`nvcc`, e.g. 13.0.88), the targets asked for and what
-    each installed library embeds; `nvcc_probe` is the build's own probe of nvcc (its last line)."""
-    lines = [line for line in check_log.splitlines() if line.startswith(RECORD_PREFIX)]
+def manifest_record(asked: CudaArch, nvcc_probe: str | None, check_log: str) -> dict[str, Any]:
+    """The manifest's `cuda` entry from the cuda-arches step's log (its one LISTINGS_PREFIX line):
+    the release of the nvcc inside the image (`nvcc`, e.g. 13.0.88; `nvcc_probe` is the build's
+    own probe of it), the targets asked for, what each installed library embeds, and `problems`:
+    a library lacking one of `asked`, or none embedding GPU code at all (the cell then fails)."""
+    lines = [line for line in check_log.splitlines() if line.startswith(LISTINGS_PREFIX)]
     if len(lines) != 1:
         raise ConfigError(
-            f"the cuda-arches log holds {len(lines)} '{RECORD_PREFIX.strip()}' lines, not one",
+            f"the cuda-arches log holds {len(lines)} '{LISTINGS_PREFIX.strip()}' lines, not one",
             fix=f"read the log; {CHECK_SCRIPT} prints exactly one",
         )
     try:
-        found: Any = json.loads(lines[0].removeprefix(RECORD_PREFIX))
-    except json.JSONDecodeError as e:
-        raise ConfigError("the cuda-arches log's record is not JSON", str(e)) from e
-    if not isinstance(found, dict) or set(found) != {"nvcc", "asked", "embedded", "problems"}:
-        raise ConfigError("the cuda-arches log's record is not exactly nvcc/asked/embedded/problems")
-    return {**found, "nvcc_probe": nvcc_probe}
+        found: Any = json.loads(lines[0].removeprefix(LISTINGS_PREFIX))
+        nvcc_rc, nvcc_out, nvcc_err = found["nvcc"]
+        raw = {path: (entry["elf"], entry["ptx"]) for path, entry in found["libraries"].items()}
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ConfigError("the cuda-arches log's listings are not what check_embedded.py writes", str(e)) from e
+    if nvcc_rc != 0:
+        raise ConfigError(f"the image's nvcc --version exited {nvcc_rc}", str(nvcc_err)[-500:])
+    listings: dict[str, tuple[str, str]] = {}
+    for path, (elf, ptx) in sorted(raw.items()):
+        elf_text, ptx_text = (cuobjdump_listing(int(rc), str(out), str(err), path=path) for rc, out, err in (elf, ptx))
+        listings[path] = (elf_text, ptx_text)
+    return {
+        "nvcc": nvcc_release(str(nvcc_out)),
+        "nvcc_probe": nvcc_probe,
+        "asked": str(asked),
+        "embedded": {path: str(embedded_arches(elf, ptx)) for path, (elf, ptx) in listings.items()},
+        "problems": embedded_problems(asked, listings),
+    }

@@ -1,9 +1,8 @@
 """GPU compilation targets and what a binary embeds: `sm_XX` SASS and `compute_XX` PTX.
 
-Standard library only, so the check that runs inside a CUDA cell's container
-(toolchains/cuda/check_embedded.py, with the image's Python and the checkout on PYTHONPATH) uses
-this very code; forge/cuda.py adds the toolkits' recorded lists and the resolver's check.
-Pure: no process, no environment.
+Reads what toolchains/cuda/check_embedded.py listed inside a CUDA cell's container (cuobjdump's
+and nvcc's output, unread there); forge/cuda.py adds the toolkits' recorded lists, the
+resolver's check and the manifest record. Pure: no process, no environment.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from forge.errors import ConfigError
 
 DEFAULT_CUDA_ARCH = "sm_80,sm_90,compute_90"
 
-RECORD_PREFIX = "forge-cuda-embedded: "
-"""Starts the line of toolchains/cuda/check_embedded.py's log holding what it found, as JSON."""
+LISTINGS_PREFIX = "forge-cuda-listings: "
+"""Starts the line of toolchains/cuda/check_embedded.py's output holding the tools' output, as JSON."""
 
 _ITEM = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
 

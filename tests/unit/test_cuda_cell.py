@@ -14,7 +14,7 @@ from packaging.version import Version
 from forge import cuda, gpu_code, images
 from forge.backends.base import CONTAINER_WORKSPACE
 from forge.errors import ConfigError
-from forge.gpu_code import RECORD_PREFIX
+from forge.gpu_code import LISTINGS_PREFIX
 from forge.matrix import Cell
 from forge.plan import CUDA_ARCHES, BuildOptions, StepKind, plan_build
 from forge.report import _css, toolchain_of
@@ -83,8 +83,6 @@ def test_plan_passes_the_cuda_flags_and_checks_the_embedded_architectures(toolch
         "/src/toolchains/cuda/check_embedded.py",
         "--prefix",
         str(CONTAINER_WORKSPACE.prefix),
-        "--arch",
-        "sm_80,sm_90,compute_90",
         "--cuobjdump",
         str(PurePosixPath("/opt/cuda/bin/cuobjdump")),
         "--nvcc",
@@ -95,20 +93,14 @@ def test_plan_passes_the_cuda_flags_and_checks_the_embedded_architectures(toolch
     assert not any("CUDA" in a for s in cpu.steps for a in s.argv)
 
 
-def test_manifest_record_reads_the_one_record_line() -> None:
-    record = {
-        "nvcc": "13.0.88",
-        "asked": "sm_80,sm_90,compute_90",
-        "embedded": {"lib/libember_framework.so": "sm_80"},
-        "problems": [],
-    }
-    log = f"$ python3 check_embedded.py  # in c\nlib/x.so: sm_80\n{RECORD_PREFIX}{json.dumps(record)}\n"
-    found = cuda.manifest_record("Build cuda_13.0.r13.0/compiler.36424714_0", log)
-    assert found == {**record, "nvcc_probe": "Build cuda_13.0.r13.0/compiler.36424714_0"}
+def test_manifest_record_rejects_anything_but_one_listing_line() -> None:
+    asked = cuda.parse_cuda_arch(cuda.DEFAULT_CUDA_ARCH)
     with pytest.raises(ConfigError, match="holds 0"):
-        cuda.manifest_record(None, "lib/x.so: sm_80\n")
-    with pytest.raises(ConfigError, match="not JSON"):
-        cuda.manifest_record(None, f"{RECORD_PREFIX}{{\n")
+        cuda.manifest_record(asked, None, "lib/x.so:\n")
+    with pytest.raises(ConfigError, match=r"not what check_embedded\.py writes"):
+        cuda.manifest_record(asked, None, f"{LISTINGS_PREFIX}{{\n")
+    with pytest.raises(ConfigError, match=r"not what check_embedded\.py writes"):
+        cuda.manifest_record(asked, None, f"{LISTINGS_PREFIX}{json.dumps({'nvcc': [0, '', '']})}\n")
 
 
 def test_the_report_shows_not_run_no_gpu_as_neither_pass_nor_fail() -> None:
@@ -128,12 +120,11 @@ ELF = {
     "libember_framework.so": "ELF file    1: libember_framework.1.sm_80.cubin\nELF file    2: libember_framework.2.sm_90.cubin\n"
 }
 PTX = {"libember_framework.so": "PTX file    1: libember_framework.1.sm_90.ptx\n"}
+NO_CODE = "cuobjdump info    : File '{}' does not contain device code"
 
 
-@pytest.mark.parametrize(("arch", "code"), [("sm_80,sm_90,compute_90", 0), ("sm_80,sm_86,compute_90", 1)])
-def test_the_check_script_fails_on_a_missing_target(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], arch: str, code: int
-) -> None:
+def _listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
+    """What the check script prints for a fake install tree, cuobjdump and nvcc answered here."""
     script = _check_script()
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "libember_framework.so").write_bytes(b"\x7fELF" + bytes(60))
@@ -141,19 +132,33 @@ def test_the_check_script_fails_on_a_missing_target(
     (tmp_path / "lib" / "ember-config.cmake").write_text("# not a library\n")
     (tmp_path / "lib" / "libember.so").symlink_to("libember_cc.so")
 
-    def listing(tool: str, flag: str, path: Path) -> str:
-        return (ELF if flag == "--list-elf" else PTX).get(path.name, "")
+    def run(argv: list[str]) -> list[object]:
+        if argv[0] == "nvcc":
+            return [0, NVCC_VERSION, ""]
+        name = Path(argv[2]).name
+        if name not in ELF:
+            return [255, "", NO_CODE.format(argv[2])]
+        return [0, (ELF if argv[1] == "--list-elf" else PTX)[name], ""]
 
-    monkeypatch.setattr(script, "listing", listing)
-    monkeypatch.setattr(script, "nvcc_release", lambda nvcc: "13.0.88")
-    argv = ["--prefix", str(tmp_path), "--arch", arch, "--cuobjdump", "cuobjdump", "--nvcc", "nvcc"]
-    assert script.main(argv) == code
-    out = capsys.readouterr()
-    record = cuda.manifest_record("nvcc", out.out)
+    monkeypatch.setattr(script, "run", run)
+    assert script.main(["--prefix", str(tmp_path), "--cuobjdump", "cuobjdump", "--nvcc", "nvcc"]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arch", ["sm_80,sm_90,compute_90", "sm_80,sm_86,compute_90"])
+def test_the_listing_is_checked_against_the_cells_targets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], arch: str
+) -> None:
+    out = _listed(tmp_path, monkeypatch, capsys)
+    assert out.count(LISTINGS_PREFIX) == 1 and "lib/libember.so" not in out  # the symlink is not listed twice
+    record = cuda.manifest_record(cuda.parse_cuda_arch(arch), "Build cuda_13.0.r13.0", out)
+    assert record["nvcc"] == "13.0.88" and record["nvcc_probe"] == "Build cuda_13.0.r13.0"
+    assert record["asked"] == arch
     assert record["embedded"] == {"lib/libember_cc.so": "", "lib/libember_framework.so": "sm_80,sm_90,compute_90"}
-    assert bool(record["problems"]) is bool(code) and record["nvcc"] == "13.0.88"
-    if code:
-        assert "MISSING: lib/libember_framework.so lacks sm_86" in out.err
+    if "sm_86" in arch:
+        assert record["problems"] == ["lib/libember_framework.so lacks sm_86 (it embeds sm_80,sm_90,compute_90)"]
+    else:
+        assert record["problems"] == []
 
 
 NVCC_VERSION = """nvcc: NVIDIA (R) Cuda compiler driver
