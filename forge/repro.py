@@ -80,6 +80,10 @@ class Variation:
 
 SAME_MACHINE = "kernel, CPU model and filesystem: both builds run on the same machine"
 STATIC_CLOCK = "wall clock of statically linked programs (zig): libfaketime reaches dynamically linked ones only"
+CUDA_CLOCK = (
+    'a CUDA cell: nvcc 13\'s cicc deadlocks under libfaketime ("Unexpected recursive calls to clock_gettime()"), '
+    "so its second build keeps the real clock"
+)
 LOCAL_LIMITS = (
     "uid of the build user with the local backend: both builds run as the invoking user "
     "(the docker backend runs them as forge and forge-b)",
@@ -91,7 +95,9 @@ def not_varied(variations: tuple[Variation, ...], backend: str) -> list[str]:
     """What the two builds had in common although a reproducible build must not depend on it."""
     items = [SAME_MACHINE]
     if len({v.clock for v in variations}) < 2:
-        items.append("wall clock: only by the time between the two builds (faketime is not installed)")
+        items.append(
+            f"wall clock: only by the time between the two builds (faketime is not installed, or {CUDA_CLOCK})"
+        )
     else:
         items.append(STATIC_CLOCK)
     if backend != "docker":
@@ -460,6 +466,8 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
     backend = cfg.backend or "local"
     if backend == "local" and not ensure_faketime(base / "host-tools.log", progress.info, cfg.environment()):
+        variations = (variations[0], replace(variations[1], clock=""))
+    if cell.cuda is not None:  # nvcc's cicc hangs under libfaketime (CUDA_CLOCK): b keeps the real clock
         variations = (variations[0], replace(variations[1], clock=""))
     (cfg.cache / "ccache").mkdir(parents=True, exist_ok=True)
     if not (base / "a" / "ccache").exists():
