@@ -226,9 +226,17 @@ def cell_cuda_arch(
     return check_cuda_arch(cuda, spec, load_arches() if table is None else table)
 
 
-def compiler_args(arch: CudaArch, nvcc: PurePosixPath = IMAGE_NVCC, ccache: bool = False) -> list[str]:
-    """configure_args plus the CUDA compiler the image holds (and the compiler cache for it)."""
-    args = [*configure_args(arch), f"-DCMAKE_CUDA_COMPILER={nvcc}"]
+def compiler_args(
+    arch: CudaArch, keep_dir: PurePosixPath, nvcc: PurePosixPath = IMAGE_NVCC, ccache: bool = False
+) -> list[str]:
+    """configure_args plus the CUDA compiler the image holds (and the compiler cache for it).
+
+    `--keep --keep-dir` makes nvcc name its intermediate files after the source: without it they
+    are tmpxft_<pid>_..., and that name ends up in every object (a FILE symbol and the static
+    initialiser's name), so no two builds were alike (seen by invoke repro; with it, two nvcc
+    runs give identical objects whatever the keep directory). The directory must exist: the
+    build directory does."""
+    args = [*configure_args(arch), f"-DCMAKE_CUDA_COMPILER={nvcc}", f"-DCMAKE_CUDA_FLAGS=--keep --keep-dir={keep_dir}"]
     return args + (["-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache"] if ccache else [])
 
 

@@ -117,7 +117,7 @@ def configure_args(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions
         "-DEMBER_NATIVE=OFF",
         *toolchain_args(cell, target, ws),
     ]
-    args += cuda_configure_args(cell, opts)
+    args += cuda_configure_args(cell, ws, opts)
     if opts.ccache:
         args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
     return args + list(opts.extra_cmake_args)
@@ -214,12 +214,12 @@ def cmake_steps(
     ]
 
 
-def cuda_configure_args(cell: Cell, opts: BuildOptions) -> list[str]:
-    """For a CUDA cell: -DEMBER_CUDA=ON, its architectures (CMAKE_CUDA_ARCHITECTURES) and the nvcc
-    its image holds (forge/cuda.py); nothing for a CPU cell."""
+def cuda_configure_args(cell: Cell, ws: Workspace, opts: BuildOptions) -> list[str]:
+    """For a CUDA cell: -DEMBER_CUDA=ON, its architectures (CMAKE_CUDA_ARCHITECTURES), the nvcc its
+    image holds and nvcc's reproducible naming (forge/cuda.py); nothing for a CPU cell."""
     if cell.cuda is None:
         return []
-    return cuda.compiler_args(cuda.cell_cuda_arch(cell.cuda), ccache=opts.ccache)
+    return cuda.compiler_args(cuda.cell_cuda_arch(cell.cuda), ws.build, ccache=opts.ccache)
 
 
 CUDA_ARCHES = "cuda-arches"  # the step checking the SASS/PTX the installed libraries embed

@@ -76,6 +76,7 @@ def test_plan_passes_the_cuda_flags_and_checks_the_embedded_architectures(toolch
     assert "-DCMAKE_CUDA_ARCHITECTURES=80-real;90-real;90-virtual" in configure
     assert f"-DCMAKE_CUDA_COMPILER={cuda.IMAGE_NVCC}" in configure
     assert "-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache" in configure
+    assert f"-DCMAKE_CUDA_FLAGS=--keep --keep-dir={CONTAINER_WORKSPACE.build}" in configure  # no tmpxft_<pid>
     check = plan.steps[names.index(CUDA_ARCHES)]
     assert check.kind is StepKind.COMMAND
     assert check.argv == (
