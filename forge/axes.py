@@ -141,7 +141,7 @@ REGISTRY: list[Axis] = [
         "cuda",
         "pin the CUDA version (e.g. 12.4), or none",
         values="toolchains/cuda.yaml",
-        image="the CUDA toolkit packages (refused until ember has CUDA kernels)",
+        image="the toolkit's pinned PyPI wheels in a debian-cuda image (toolchains/cuda/wheels.yaml); others are refused",
         known=_cuda_values,
         supported=True,
         version=True,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from forge import __version__, bazel, debuginfo, filelock, manifest, provenance, wheel
+from forge import __version__, bazel, cuda, debuginfo, filelock, manifest, provenance, wheel
 from forge.backends.base import CONTAINER_WORKSPACE, Backend, Workspace
 from forge.backends.local import LocalBackend
 from forge.config import Config, Data, inside
@@ -31,6 +31,7 @@ from forge.host import probe_host_facts
 from forge.log import Progress
 from forge.matrix import Cell, Request
 from forge.plan import (
+    CUDA_ARCHES,
     ENGINE_TESTS,
     BuildOptions,
     Plan,
@@ -44,7 +45,7 @@ from forge.resolve import Resolution, resolve
 from forge.targets import cross
 from forge.targets.family import family_for
 from forge.toolchains import Target
-from forge.verify import SuiteResult, SuiteStatus, parse_ctest
+from forge.verify import SuiteResult, SuiteStatus, check_result, parse_ctest
 
 SOURCE_SUBDIRS = manifest.SOURCE_SUBDIRS
 source_subdirs = bazel.source_subdirs
@@ -248,7 +249,7 @@ def emulator_error(target: Target, exc: StepFailedError) -> ToolMissingError:
 def manifest_data(
     plan: Plan, cfg: Config, inputs: dict[str, Any], progress: Progress, suites: list[SuiteResult]
 ) -> manifest.Manifest:
-    failed = [s.name for s in suites if not s.passed]
+    failed = [s.name for s in suites if s.failed]  # a GPU check without a GPU is neither (verify.py)
     return manifest.Manifest(
         schema_version=manifest.SCHEMA,
         forge=__version__,
@@ -259,7 +260,11 @@ def manifest_data(
         source_date_epoch=cfg.source_date_epoch,
         toolchain=inputs["toolchain"],
         steps=[{"name": t.name, "seconds": t.seconds, "status": t.status} for t in progress.timings],
-        verify={"suites": [s.as_dict() for s in suites], "passed": len(suites) - len(failed), "failed": len(failed)},
+        verify={
+            "suites": [s.as_dict() for s in suites],
+            "passed": sum(s.passed for s in suites),
+            "failed": len(failed),
+        },
         result=manifest.Result.PASSED if not failed else manifest.Result.VERIFY_FAILED,
     )
 
@@ -448,6 +453,11 @@ def _build_locked(
             with progress.step("parity", f"compare {cell.id} with the native build"):
                 view = host_view(backend, ws, host_ws)
                 suites += cross.parity_checks(target, Path(view.prefix), suites, reference, Path(view.verify_build))
+        cuda_record = None
+        if cell.cuda is not None:  # the cuda-arches step's listing, checked against the cell's targets
+            check_log = (logs / f"{CUDA_ARCHES}.log").read_text(errors="replace")
+            cuda_record = cuda.manifest_record(cuda.cell_cuda_arch(cell.cuda), toolchain.get("nvcc"), check_log)
+            suites.append(check_result(CUDA_ARCHES, cuda_record["problems"]))
         with progress.step("record", f"dist/{cell.id}/"):
             recorded = manifest_data(plan, cfg, inputs, progress, suites)
             recorded.extra.update(backend.facts())
@@ -458,9 +468,11 @@ def _build_locked(
                 recorded.extra["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()
             if cell.bazel is not None:
                 recorded.extra["bazel"] = bazel_record(toolchain, logs)
+            if cuda_record is not None:  # the nvcc inside the image, the SASS/PTX the libraries embed
+                recorded.extra["cuda"] = cuda_record
             path = record(plan, backend, ws, cfg, logs, recorded, built_wheel.wheel if built_wheel else None)
     result = _result_from_dist(cell.id, path, "passed", time.monotonic() - start)
-    if any(not s.passed for s in result.suites):
+    if any(s.failed for s in result.suites):
         result.result = "verify-failed"
     return result
 

@@ -1,76 +1,63 @@
-"""GPU architectures as data: what each CUDA toolkit can target, and a cell's `cuda_arch`.
+"""CUDA toolkits as data: what each one can target, which ones forge puts in an image, and a
+cell's `cuda_arch`.
 
 The architectures a toolkit accepts are its own nvcc's `--list-gpu-code` (SASS, `sm_XX`) and
 `--list-gpu-arch` (PTX, `compute_XX`), recorded into `toolchains/cuda/arches.yaml` by
 `toolchains/cuda/record_arches.py` (never typed from memory). A cell asks for SASS and PTX
 targets, `sm_80,sm_90,compute_90` by default (SASS for Ampere and Hopper, plus PTX of the newest
 so later GPUs can JIT it); `check_cuda_arch` refuses a target the toolkit cannot build, naming
-the nearest feasible request. After a build, `embedded_arches` reads `cuobjdump --list-elf` /
-`--list-ptx` output and `missing_arches` says which asked-for targets a library lacks.
+the nearest feasible request. After the install step, toolchains/cuda/check_embedded.py runs
+cuobjdump in the cell's container over the installed libraries (forge/gpu_code.py parses it)
+and fails the cell when an asked-for target is missing.
+
+The toolkits forge can put in an image are in `toolchains/cuda/wheels.yaml`: PyPI's
+`nvidia-cuda-nvcc` and the wheels it needs, pinned exactly (the image's lock adds their sha256,
+and pip installs them with `--require-hashes` from then on).
 
 Pure: no process, no environment (the recorder script and the build run the tools).
 """
 
 from __future__ import annotations
 
-import re
+import functools
+import json
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from forge.errors import ConfigError, InfeasibleError
+from forge.gpu_code import (
+    DEFAULT_CUDA_ARCH,
+    LISTINGS_PREFIX,
+    CudaArch,
+    GpuTarget,
+    cuobjdump_listing,
+    embedded_arches,
+    embedded_problems,
+    missing_arches,
+    nvcc_release,
+    parse_cuda_arch,
+    parse_target,
+    sorted_targets,
+)
 
-DEFAULT_CUDA_ARCH = "sm_80,sm_90,compute_90"
+__all__ = [
+    "DEFAULT_CUDA_ARCH",
+    "CudaArch",
+    "GpuTarget",
+    "cuobjdump_listing",
+    "embedded_arches",
+    "embedded_problems",
+    "missing_arches",
+    "parse_cuda_arch",
+    "parse_target",
+]
+
 ARCHES_FILE = Path(__file__).resolve().parent.parent / "toolchains" / "cuda" / "arches.yaml"
-
-_ITEM = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
-
-
-@dataclass(frozen=True)
-class GpuTarget:
-    """One compilation target: SASS for `sm_XX` (kind "sm") or PTX for `compute_XX`."""
-
-    kind: str  # "sm" | "compute"
-    number: int  # 80, 90, 100, ...
-    suffix: str = ""  # "a" / "f": architecture- or family-specific variants (sm_90a)
-
-    def __str__(self) -> str:
-        return f"{self.kind}_{self.number}{self.suffix}"
-
-    def sort_key(self) -> tuple[bool, int, str]:
-        """SASS before PTX, then by architecture."""
-        return (self.kind != "sm", self.number, self.suffix)
-
-
-def _sorted(targets: set[GpuTarget] | list[GpuTarget]) -> tuple[GpuTarget, ...]:
-    return tuple(sorted(set(targets), key=GpuTarget.sort_key))
-
-
-@dataclass(frozen=True)
-class CudaArch:
-    """A cell's requested targets, sorted and without duplicates."""
-
-    targets: tuple[GpuTarget, ...]
-
-    @property
-    def sass(self) -> tuple[GpuTarget, ...]:
-        return tuple(t for t in self.targets if t.kind == "sm")
-
-    @property
-    def ptx(self) -> tuple[GpuTarget, ...]:
-        return tuple(t for t in self.targets if t.kind == "compute")
-
-    def __str__(self) -> str:
-        return ",".join(str(t) for t in self.targets)
-
-    def cmake_architectures(self) -> str:
-        """CMAKE_CUDA_ARCHITECTURES for these targets: `80-real;90-real;90-virtual`."""
-        parts = [f"{t.number}{t.suffix}-real" for t in self.sass]
-        parts += [f"{t.number}{t.suffix}-virtual" for t in self.ptx]
-        return ";".join(parts)
 
 
 @dataclass(frozen=True)
@@ -86,26 +73,9 @@ class ToolkitArches:
         return target in (self.gpu_code if target.kind == "sm" else self.gpu_arch)
 
 
-def parse_target(item: str, *, origin: str = "cuda_arch") -> GpuTarget:
-    """`sm_90` / `compute_90` / `sm_90a` -> GpuTarget; anything else is a ConfigError."""
-    m = _ITEM.match(item.strip().lower())
-    if m is None:
-        raise ConfigError(
-            f"{origin}: '{item}' is not a GPU target",
-            "a target is sm_XX (SASS for one architecture) or compute_XX (PTX, JIT-compiled by the driver)",
-            f"write e.g. {DEFAULT_CUDA_ARCH}",
-        )
-    return GpuTarget(m.group(1), int(m.group(2)), m.group(3))
-
-
-def parse_cuda_arch(spec: str, *, origin: str = "cuda_arch") -> CudaArch:
-    """A comma-separated list of targets; empty means the default."""
-    items = [s for s in spec.replace(";", ",").split(",") if s.strip()] or DEFAULT_CUDA_ARCH.split(",")
-    return CudaArch(_sorted([parse_target(s, origin=origin) for s in items]))
-
-
+@functools.lru_cache(maxsize=8)
 def load_arches(path: Path = ARCHES_FILE) -> dict[Version, ToolkitArches]:
-    """toolchains/cuda/arches.yaml -> toolkit version -> what its nvcc can target."""
+    """toolchains/cuda/arches.yaml -> toolkit version -> what its nvcc can target (read once per path)."""
     try:
         raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
@@ -169,51 +139,15 @@ def check_cuda_arch(cuda: str, spec: str, table: dict[Version, ToolkitArches]) -
             replaced.append(t)
             continue
         near = _nearest(t, toolkit.gpu_code if t.kind == "sm" else toolkit.gpu_arch)
-        listing = ", ".join(str(x) for x in _sorted(set(toolkit.gpu_code if t.kind == "sm" else toolkit.gpu_arch)))
+        listing = ", ".join(
+            str(x) for x in sorted_targets(set(toolkit.gpu_code if t.kind == "sm" else toolkit.gpu_arch))
+        )
         why.append(f"CUDA {toolkit.cuda} (nvcc {toolkit.nvcc_version}) cannot target {t}; it accepts {listing}")
         if near is not None:
             replaced.append(near)
-    nearest = CudaArch(_sorted(replaced))
+    nearest = CudaArch(sorted_targets(replaced))
     fix = f"nearest feasible: cuda_arch={nearest}" if nearest.targets else "ask for targets this toolkit lists"
     raise InfeasibleError(f"cuda_arch={arch} cannot be built with CUDA {cuda}", "\n".join(why), fix)
-
-
-_ELF = re.compile(r"^ELF file\s+\d+:\s+\S*\.(sm_\d{2,3}[af]?)\.cubin\s*$")
-_PTX = re.compile(r"^PTX file\s+\d+:\s+\S*\.(sm_\d{2,3}[af]?)\.ptx\s*$")
-
-
-def embedded_arches(list_elf: str, list_ptx: str) -> CudaArch:
-    """What a library embeds, from `cuobjdump --list-elf` and `--list-ptx` output.
-
-    cuobjdump names PTX by the virtual architecture's number as sm_XX; it becomes compute_XX.
-    A line that is neither empty nor a listing is an error, so a changed format is noticed."""
-    found: set[GpuTarget] = set()
-    for text, pattern, kind in ((list_elf, _ELF, "sm"), (list_ptx, _PTX, "compute")):
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            m = pattern.match(line.strip())
-            if m is None:
-                raise ConfigError(f"unrecognised cuobjdump line: {line!r}")
-            t = parse_target(m.group(1))
-            found.add(GpuTarget(kind, t.number, t.suffix))
-    return CudaArch(_sorted(found))
-
-
-def cuobjdump_listing(returncode: int, stdout: str, stderr: str, *, path: str) -> str:
-    """The listing of one cuobjdump run: its stdout, or "" for a file without device code (which
-    cuobjdump reports on stderr with exit status 255); any other failure is an error."""
-    if returncode == 0:
-        return stdout
-    if "does not contain device code" in stderr:
-        return ""
-    raise ConfigError(f"cuobjdump failed on {path} (exit {returncode})", stderr.strip()[-2000:])
-
-
-def missing_arches(asked: CudaArch, embedded: CudaArch) -> list[GpuTarget]:
-    """Targets asked for but absent from the binary (the cell fails when any is)."""
-    have = set(embedded.targets)
-    return [t for t in asked.targets if t not in have]
 
 
 def configure_args(arch: CudaArch) -> list[str]:
@@ -221,21 +155,125 @@ def configure_args(arch: CudaArch) -> list[str]:
     return ["-DEMBER_CUDA=ON", f"-DCMAKE_CUDA_ARCHITECTURES={arch.cmake_architectures()}"]
 
 
-def embedded_problems(asked: CudaArch, listings: dict[str, tuple[str, str]]) -> list[str]:
-    """One message per installed library that lacks an asked-for target.
+# ---------------------------------------------------------------------------------------------
+# Toolkits in images
 
-    `listings` maps a library's path (relative to the install tree) to its cuobjdump
-    (--list-elf, --list-ptx) output. A CUDA build whose libraries embed no device code at all
-    is a problem too: the kernels were not built in."""
-    problems = []
-    seen_any = False
-    for path, (elf, ptx) in sorted(listings.items()):
-        embedded = embedded_arches(elf, ptx)
-        seen_any = seen_any or bool(embedded.targets)
-        if embedded.targets:
-            missing = missing_arches(asked, embedded)
-            if missing:
-                problems.append(f"{path} lacks {', '.join(str(t) for t in missing)} (it embeds {embedded})")
-    if not seen_any:
-        problems.append(f"no installed library embeds GPU code (asked for {asked})")
-    return problems
+WHEELS_FILE = ARCHES_FILE.parent / "wheels.yaml"
+IMAGE_ROOT = PurePosixPath("/opt/cuda")
+"""Where a CUDA cell's image links the toolkit (dockerfiles/debian-cuda.Dockerfile)."""
+IMAGE_NVCC = IMAGE_ROOT / "bin" / "nvcc"
+IMAGE_CUOBJDUMP = IMAGE_ROOT / "bin" / "cuobjdump"
+CHECK_SCRIPT = "toolchains/cuda/check_embedded.py"
+"""Runs in the cell's container after install (relative to the source root the backend sees)."""
+
+
+@dataclass(frozen=True)
+class ImageToolkit:
+    """A CUDA toolkit forge installs into an image: exact wheel pins and where they land."""
+
+    cuda: Version
+    root: str
+    wheels: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=8)
+def load_image_toolkits(path: Path = WHEELS_FILE) -> dict[Version, ImageToolkit]:
+    """toolchains/cuda/wheels.yaml -> toolkit version -> its pinned wheels (read once per path)."""
+    try:
+        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"cannot read {path}", str(e)) from e
+    toolkits = raw.get("toolkits") if isinstance(raw, dict) else None
+    if not isinstance(toolkits, dict):
+        raise ConfigError(f"{path}: no 'toolkits' mapping")
+    out: dict[Version, ImageToolkit] = {}
+    for key, entry in toolkits.items():
+        where = f"{path}: toolkits.{key}"
+        try:
+            version = Version(str(key))
+        except InvalidVersion as e:
+            raise ConfigError(f"{where}: '{key}' is not a version") from e
+        if not isinstance(entry, dict) or set(entry) != {"root", "wheels"} or not isinstance(entry["wheels"], list):
+            raise ConfigError(f"{where}: expected exactly the keys root and wheels (a list)")
+        wheels = tuple(_exact_pin(str(w), where) for w in entry["wheels"])
+        out[version] = ImageToolkit(version, str(entry["root"]), wheels)
+    return out
+
+
+def _exact_pin(text: str, where: str) -> str:
+    """A wheel requirement pinned to one release (`name==1.2.3`); anything looser is an error."""
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as e:
+        raise ConfigError(f"{where}: {text!r} is not a requirement", str(e)) from e
+    specs = list(req.specifier)
+    if len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
+        raise ConfigError(f"{where}: {text!r} is not pinned to one release", fix="write name==X.Y.Z")
+    return text
+
+
+def image_toolkit(cuda: str, table: dict[Version, ImageToolkit] | None = None) -> ImageToolkit | None:
+    """The toolkit an image of a CUDA `cuda` cell gets, or None when forge has none for it yet."""
+    table = load_image_toolkits() if table is None else table
+    version = Version(cuda)
+    return table.get(Version(f"{version.major}.{version.minor}"))
+
+
+def cell_cuda_arch(
+    cuda: str, spec: str = DEFAULT_CUDA_ARCH, table: dict[Version, ToolkitArches] | None = None
+) -> CudaArch:
+    """A CUDA cell's targets, checked against what its toolkit's nvcc lists (InfeasibleError if not)."""
+    return check_cuda_arch(cuda, spec, load_arches() if table is None else table)
+
+
+def compiler_args(
+    arch: CudaArch, keep_dir: PurePosixPath, nvcc: PurePosixPath = IMAGE_NVCC, ccache: bool = False
+) -> list[str]:
+    """configure_args plus the CUDA compiler the image holds (and the compiler cache for it).
+
+    `--keep --keep-dir` makes nvcc name its intermediate files after the source: without it they
+    are tmpxft_<pid>_..., and that name ends up in every object (a FILE symbol and the static
+    initialiser's name), so no two builds were alike (seen by invoke repro; with it, two nvcc
+    runs give identical objects whatever the keep directory). The directory must exist: the
+    build directory does."""
+    args = [*configure_args(arch), f"-DCMAKE_CUDA_COMPILER={nvcc}", f"-DCMAKE_CUDA_FLAGS=--keep --keep-dir={keep_dir}"]
+    return args + (["-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache"] if ccache else [])
+
+
+def check_argv(prefix: PurePosixPath, source: PurePosixPath) -> list[str]:
+    """The command that lists, with the image's cuobjdump and nvcc, what the installed libraries
+    embed (into its log, read by manifest_record)."""
+    script = str(source / CHECK_SCRIPT)
+    return ["python3", script, "--prefix", str(prefix), "--cuobjdump", str(IMAGE_CUOBJDUMP), "--nvcc", str(IMAGE_NVCC)]
+
+
+def manifest_record(asked: CudaArch, nvcc_probe: str | None, check_log: str) -> dict[str, Any]:
+    """The manifest's `cuda` entry from the cuda-arches step's log (its one LISTINGS_PREFIX line):
+    the release of the nvcc inside the image (`nvcc`, e.g. 13.0.88; `nvcc_probe` is the build's
+    own probe of it), the targets asked for, what each installed library embeds, and `problems`:
+    a library lacking one of `asked`, or none embedding GPU code at all (the cell then fails)."""
+    lines = [line for line in check_log.splitlines() if line.startswith(LISTINGS_PREFIX)]
+    if len(lines) != 1:
+        raise ConfigError(
+            f"the cuda-arches log holds {len(lines)} '{LISTINGS_PREFIX.strip()}' lines, not one",
+            fix=f"read the log; {CHECK_SCRIPT} prints exactly one",
+        )
+    try:
+        found: Any = json.loads(lines[0].removeprefix(LISTINGS_PREFIX))
+        nvcc_rc, nvcc_out, nvcc_err = found["nvcc"]
+        raw = {path: (entry["elf"], entry["ptx"]) for path, entry in found["libraries"].items()}
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ConfigError("the cuda-arches log's listings are not what check_embedded.py writes", str(e)) from e
+    if nvcc_rc != 0:
+        raise ConfigError(f"the image's nvcc --version exited {nvcc_rc}", str(nvcc_err)[-500:])
+    listings: dict[str, tuple[str, str]] = {}
+    for path, (elf, ptx) in sorted(raw.items()):
+        elf_text, ptx_text = (cuobjdump_listing(int(rc), str(out), str(err), path=path) for rc, out, err in (elf, ptx))
+        listings[path] = (elf_text, ptx_text)
+    return {
+        "nvcc": nvcc_release(str(nvcc_out)),
+        "nvcc_probe": nvcc_probe,
+        "asked": str(asked),
+        "embedded": {path: str(embedded_arches(elf, ptx)) for path, (elf, ptx) in listings.items()},
+        "problems": embedded_problems(asked, listings),
+    }

@@ -25,7 +25,7 @@ import docker
 import docker.errors
 from packaging.version import Version
 
-from forge import bazel, filelock, host, locks, pkgcache
+from forge import bazel, cuda, filelock, host, locks, pkgcache
 from forge.errors import BackendError, ConfigError, StepFailedError
 from forge.proc import run_command
 from forge.targets.base import ImageExtras
@@ -137,6 +137,7 @@ class ToolchainSpec:
     cross: tuple[str, ...] = field(default=())  # Debian cross compiler + qemu-user for foreign targets
     arch: str = ""  # the foreign architecture those are for ("" for native images)
     bazel: str = ""  # the suite's bazel-bootstrap version, for cells Bazel builds ("" for CMake cells)
+    cuda: str = ""  # the CUDA toolkit in the image (its wheels are in `pip`; "" for CPU cells)
 
     @classmethod
     def from_cell(cls, cell: Any, pip: Iterable[str] = (), target: Target | None = None) -> ToolchainSpec:
@@ -150,16 +151,19 @@ class ToolchainSpec:
             raise ConfigError(
                 f"cell {cell.id} has no gcc", why="Debian toolchain images are gcc images", fix="use the zig path"
             )
+        family, cuda_pins = cuda_image(cell)
         spec = cls(
             suite=cell.suite,
             gcc=str(gcc),
             python=str(cell.python),
             numpy=str(cell.numpy),
             cmake=str(cell.cmake),
-            pip=(*pip, *extras.pip),
+            pip=(*pip, *extras.pip, *cuda_pins),
+            family=family,
             cross=extras.cross,
             arch=extras.arch,
             bazel=str(cell.bazel or ""),
+            cuda=str(cell.cuda or ""),
         )
         spec.check()
         return spec
@@ -196,6 +200,7 @@ class ToolchainSpec:
         name = f"{self.suite}-gcc{self.gcc}-py{self.python}-np{self.numpy}"
         name += f"-cmake{self.cmake}" if self.pip_cmake else ""
         name += f"-bz{self.bazel}" if self.bazel else ""
+        name += f"-cu{self.cuda}" if self.cuda else ""
         return name + (f"-{self.arch}" if self.arch else "")
 
     def apt_packages(self) -> list[str]:
@@ -208,6 +213,21 @@ class ToolchainSpec:
         if self.pip_cmake:
             reqs.append(pin(self.cmake, "cmake"))
         return reqs + list(self.pip)
+
+
+def cuda_image(cell: Any) -> tuple[str, tuple[str, ...]]:
+    """(template family, pinned CUDA wheels) of a cell's image: debian-cuda.Dockerfile and the
+    toolkit of toolchains/cuda/wheels.yaml for a CUDA cell, the plain template for a CPU cell."""
+    if cell.cuda is None:
+        return "debian", ()
+    toolkit = cuda.image_toolkit(str(cell.cuda))
+    if toolkit is None:
+        raise ConfigError(
+            f"no image holds CUDA {cell.cuda}'s nvcc",
+            "toolchains/cuda/wheels.yaml lists the toolkits forge installs into images",
+            "resolve the cell first: the resolver refuses such a request with the nearest feasible cell",
+        )
+    return "debian-cuda", toolkit.wheels
 
 
 def pin(version: str, package: str) -> str:

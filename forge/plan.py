@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import PurePosixPath
 
-from forge import bazel, wheel
+from forge import bazel, cuda, wheel
 from forge.backends.base import Workspace
 from forge.matrix import Cell
 from forge.targets.family import family_for
@@ -117,8 +117,7 @@ def configure_args(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions
         "-DEMBER_NATIVE=OFF",
         *toolchain_args(cell, target, ws),
     ]
-    if cell.cuda is not None:
-        args.append("-DEMBER_CUDA=ON")
+    args += cuda_configure_args(cell, ws, opts)
     if opts.ccache:
         args += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
     return args + list(opts.extra_cmake_args)
@@ -208,9 +207,32 @@ def cmake_steps(
         Step("configure", StepKind.COMMAND, "configure engine/ (CMake + Ninja)", configure, ws.source, env),
         Step("build", StepKind.COMMAND, "build engine/", build, ws.source, env),
         Step("install", StepKind.COMMAND, "install into the staging prefix", install, ws.source, env),
+        *cuda_arch_steps(cell, ws, env),
         *debug_info_steps(cell, target, ws, opts, env),
         *engine_test_steps(target, ws, opts, env),
     ]
+
+
+def cuda_configure_args(cell: Cell, ws: Workspace, opts: BuildOptions) -> list[str]:
+    """For a CUDA cell: -DEMBER_CUDA=ON, its architectures (CMAKE_CUDA_ARCHITECTURES), the nvcc its
+    image holds and nvcc's reproducible naming (forge/cuda.py); nothing for a CPU cell."""
+    if cell.cuda is None:
+        return []
+    return cuda.compiler_args(cuda.cell_cuda_arch(cell.cuda), ws.build, ccache=opts.ccache)
+
+
+CUDA_ARCHES = "cuda-arches"  # the step checking the SASS/PTX the installed libraries embed
+
+
+def cuda_arch_steps(cell: Cell, ws: Workspace, env: tuple[tuple[str, str], ...]) -> list[Step]:
+    """After install, list what a CUDA cell's libraries embed with the image's cuobjdump; the
+    build checks the listing against the cell's cuda_arch (a `cuda-arches` result that fails the
+    cell when a target is missing) and records it (forge/cuda.py manifest_record)."""
+    if cell.cuda is None:
+        return []
+    arch = cuda.cell_cuda_arch(cell.cuda)
+    what = f"list the SASS and PTX the installed libraries embed (cuobjdump; {arch} must be there)"
+    return [Step(CUDA_ARCHES, StepKind.COMMAND, what, tuple(cuda.check_argv(ws.prefix, ws.source)), ws.source, env)]
 
 
 def bazel_steps(cell: Cell, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]) -> list[Step]:

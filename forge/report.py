@@ -24,6 +24,7 @@ REPORT_SCHEMA = 1
 PASSED = "passed"
 FAILED = "failed"  # dist/failed/<cell-id>/: a failed build's manifest and logs (forge/build.py)
 UP_TO_DATE = "up to date"
+NO_GPU = "not run: no GPU"  # forge/verify.py SuiteStatus.NO_GPU: a GPU check on a machine without one
 # Toolchain versions shown per cell, in this order, from the versions found inside the image
 # (container_versions) and, for local builds, the host toolchain the manifest recorded.
 TOOL_ORDER = ("cxx", "cc", "c++", "zig", "cmake", "bazel", "ninja", "python", "numpy", "nvcc", "cuda", "glibc")
@@ -103,6 +104,9 @@ def toolchain_of(data: Mapping[str, Any]) -> dict[str, str]:
                 line = _first_line_version(value)
                 if line is not None:
                     found[str(name)] = line
+    cuda = data.get("cuda")  # a CUDA cell: the nvcc release its cuda-arches step read in the image
+    if isinstance(cuda, Mapping) and isinstance(cuda.get("nvcc"), str):
+        found["nvcc"] = f"nvcc {cuda['nvcc']}"
     order = {name: i for i, name in enumerate(TOOL_ORDER)}
     return dict(sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 
@@ -365,7 +369,7 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{padding:3px 8px;border:1px solid #bbb;vertical-align:top;font-size:14px}
 th{background:#eee}
-.pass,.ok{background:#d8f5d0}.fail{background:#f8d0d0}.none{color:#999}
+.pass,.ok{background:#d8f5d0}.fail{background:#f8d0d0}.none{color:#999}.nogpu{background:#eee;color:#555}
 code{font-size:12px}
 """
 
@@ -373,6 +377,8 @@ code{font-size:12px}
 def _css(status: str | None) -> str:
     if status is None:
         return "none"
+    if status == NO_GPU:  # neither a pass nor a failure: said as it is, in grey
+        return "nogpu"
     return "pass" if status in (PASSED, UP_TO_DATE) else "fail"
 
 

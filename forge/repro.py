@@ -85,6 +85,10 @@ BAZEL_CLOCK = (
     "wall clock: only by the time between the two builds (Bazel runs its actions from its own server, "
     "which libfaketime's LD_PRELOAD does not reach, so the clock is not shifted for Bazel cells)"
 )
+CUDA_CLOCK = (
+    "wall clock: only by the time between the two builds (a CUDA cell: nvcc 13's cicc deadlocks under "
+    'libfaketime, "Unexpected recursive calls to clock_gettime()", so its second build keeps the real clock)'
+)
 LOCAL_LIMITS = (
     "uid of the build user with the local backend: both builds run as the invoking user "
     "(the docker backend runs them as forge and forge-b)",
@@ -468,7 +472,8 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
     base = cfg.cache / "repro"
     variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
     backend = cfg.backend or "local"
-    clock_why = BAZEL_CLOCK if cell.bazel is not None else ""
+    # Bazel's actions escape LD_PRELOAD; nvcc's cicc hangs under libfaketime: b keeps the real clock
+    clock_why = BAZEL_CLOCK if cell.bazel is not None else CUDA_CLOCK if cell.cuda is not None else ""
     if clock_why or (
         backend == "local" and not ensure_faketime(base / "host-tools.log", progress.info, cfg.environment())
     ):

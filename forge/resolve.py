@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from forge import axes as registry
 from forge import bazel
+from forge import cuda as cuda_toolkits
 from forge.errors import InfeasibleError
 from forge.matrix import CELL_FIELDS, Cell, Request, Supported
 from forge.targets.family import family_for
@@ -131,13 +132,27 @@ def _violations(cell: Cell, request: Request, target: Target, data: Toolchains, 
     return out
 
 
-NOT_BUILT_YET: dict[str, str] = {
-    "cuda": (
-        "forge does not build CUDA cells yet (ember's CUDA kernels build with -DEMBER_CUDA=ON, but no image "
-        "holds nvcc yet): a CUDA cell would be a CPU build under a cuXX name, so none is built"
-    ),
-}
-"""Axis values the engine cannot build yet, and why: requests for them are refused, never faked."""
+def not_built_yet(cell: Cell, data: Toolchains, host: HostFacts | None) -> dict[str, str]:
+    """Axis -> why forge cannot build `cell`'s value of it yet; requests for those are refused,
+    never faked (a CUDA cell without its nvcc would be a CPU build under a cuXX name)."""
+    if cell.cuda is None:
+        return {}
+    if host is not None:
+        return {
+            "cuda": "a CUDA cell's nvcc comes from its toolchain image (toolchains/cuda/wheels.yaml); the local "
+            "backend builds with the host's tools only, so it builds or verifies no CUDA cell (build with --backend "
+            "docker; `invoke build --force` re-runs a CUDA cell's verify suites inside its container)"
+        }
+    if cuda_toolkits.image_toolkit(cell.cuda) is None:
+        source = next(c for c in data.cuda if c.version == cell.cuda)
+        built = ", ".join(c.version for c in data.cuda if cuda_toolkits.image_toolkit(c.version) is not None) or "none"
+        return {
+            "cuda": f"no forge image holds CUDA {cell.cuda}'s nvcc yet: it comes from {source.provider} "
+            f"{source.package} (non-free), and forge's base images are debootstrapped from Debian main only; "
+            f"a cu{cell.cuda} cell would be a CPU build under a CUDA name, so none is built "
+            f"(CUDA toolkits with an image: {built}, toolchains/cuda/wheels.yaml)"
+        }
+    return {}
 
 
 def _asks_for(request: Request, axis: str) -> bool:
@@ -182,7 +197,19 @@ def _cuda_violations(cell: Cell, target: Target, data: Toolchains) -> list[str]:
         out.append(
             f"nvcc {cell.cuda} accepts host gcc {format_spec(source.host_gcc)} (its crt/host_config.h); gcc {cell.gcc} would be used"
         )
+    if (problem := cuda_arch_problem(source.version)) is not None:
+        out.append(problem)
     return out
+
+
+def cuda_arch_problem(version: str, spec: str = cuda_toolkits.DEFAULT_CUDA_ARCH) -> str | None:
+    """Why CUDA `version`'s nvcc cannot build the targets `spec` (a cell's cuda_arch) asks for, with
+    the nearest feasible targets; None when it can (toolchains/cuda/arches.yaml)."""
+    try:
+        cuda_toolkits.cell_cuda_arch(version, spec)
+    except InfeasibleError as exc:
+        return f"{exc.what}: {exc.why} ({exc.fix})"
+    return None
 
 
 def _source_of(axis: str, request: Request, cell: Cell, host: HostFacts | None, default_gcc: str | None) -> str:
@@ -303,20 +330,41 @@ def _unsupported(cell: Cell, supported: Supported) -> list[str]:
     return out
 
 
-def refuse_unbuilt(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None) -> None:
-    """InfeasibleError when the request asks for an axis value the engine cannot build yet."""
-    asked = [axis for axis in NOT_BUILT_YET if _asks_for(request, axis)]
-    if not asked:
+def refuse_unbuilt(
+    request: Request, cell: Cell, data: Toolchains, supported: Supported, host: HostFacts | None
+) -> None:
+    """InfeasibleError when `cell` (resolved from `request`) has an axis value forge cannot build yet."""
+    reasons = {axis: why for axis, why in not_built_yet(cell, data, host).items() if _asks_for(request, axis)}
+    if not reasons:
         return
     honest = request
-    for axis in asked:
+    for axis in reasons:
         honest = honest.without(axis)
-    cell, _ = _feasible(honest, data, supported, host)
-    fix = f"drop --{' --'.join(asked)}" + (f" (nearest feasible: {cell.id})" if cell is not None else "")
-    if cell is not None:
-        fix += f"\nto build it: invoke build --cell {cell.id}"
-    why = "\n".join(NOT_BUILT_YET[axis] for axis in asked)
-    raise InfeasibleError(f"{request.describe()} cannot be built yet ({request.origin})", why, fix)
+    nearest, _ = _feasible(honest, data, supported, host)
+    fix = f"drop --{' --'.join(reasons)}" + (f" (nearest feasible: {nearest.id})" if nearest is not None else "")
+    for other in _buildable_cuda(request, data, supported, host) if "cuda" in reasons else []:
+        fix += f"\nor --cuda {other.cuda} -> {other.id}"
+    if nearest is not None:
+        fix += f"\nto build it: invoke build --cell {nearest.id}"
+    raise InfeasibleError(
+        f"{request.describe()} cannot be built yet ({request.origin})", "\n".join(reasons.values()), fix
+    )
+
+
+def _buildable_cuda(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None) -> list[Cell]:
+    """The cells the request gives with each CUDA toolkit forge can build instead of the asked one."""
+    out = []
+    for source in data.cuda:
+        if source.version == request.pin("cuda"):
+            continue
+        other, _ = _feasible(_repin(request, "cuda", source.version), data, supported, host)
+        if other is not None and not not_built_yet(other, data, host):
+            out.append(other)
+    return out
+
+
+def _repin(request: Request, axis: str, value: str) -> Request:
+    return Request.make(request.target, {**dict(request.pins), axis: value}, request.origin)
 
 
 def resolve(
@@ -328,13 +376,13 @@ def resolve(
 ) -> Resolution:
     """The first feasible cell in preference order, or InfeasibleError with reasons and alternatives.
 
-    `unbuilt=False` resolves axis values the engine cannot build yet (NOT_BUILT_YET) as if it
-    could: the constraints of a CUDA toolkit stay tested until its kernels exist.
+    `unbuilt=False` resolves axis values forge cannot build yet (not_built_yet) as if it could:
+    the constraints of a CUDA toolkit stay tested until an image holds its nvcc.
     """
     check_request(request, data, supported)
     cell, violations = _feasible(request, data, supported, host)
     if cell is not None and unbuilt:
-        refuse_unbuilt(request, data, supported, host)
+        refuse_unbuilt(request, cell, data, supported, host)
     if cell is not None:
         default_gcc = None if host else data.suite(cell.suite).gcc[0]
         shown = registry.names(lambda a: a.version or a.name not in CELL_FIELDS)

@@ -23,8 +23,11 @@ from forge.matrix import Request
 
 
 def summary_row(result: BuildResult) -> SummaryRow:
-    failed = sum(not s.passed for s in result.suites)
-    suites = f"{len(result.suites) - failed}/{len(result.suites)} passed" if result.suites else "-"
+    failed = sum(s.failed for s in result.suites)
+    passed = sum(s.passed for s in result.suites)
+    no_gpu = len(result.suites) - failed - passed  # SuiteStatus.NO_GPU: neither passed nor failed
+    suites = f"{passed}/{len(result.suites)} passed" if result.suites else "-"
+    suites += f", {no_gpu} not run: no GPU" if no_gpu else ""
     suites += f" ({result.mode})" if result.mode != "native" else ""
     return SummaryRow(result.cell_id, result.result, result.seconds, result.size, result.files, suites)
 
@@ -186,7 +189,7 @@ def _raise_for(results: list[BuildResult]) -> None:
         raise StepFailedError(f"{len(failed)} of {len(results)} cells failed", ", ".join(r.cell_id for r in failed))
     bad = [r for r in results if r.result == "verify-failed"]
     if bad:
-        details = "\n".join(f"{r.cell_id}: {s.describe()}" for r in bad for s in r.suites if not s.passed)
+        details = "\n".join(f"{r.cell_id}: {s.describe()}" for r in bad for s in r.suites if s.failed)
         raise VerifyFailedError(
             "verify suites failed", details, "read the engine-tests and verify-run logs in dist/<cell-id>/logs/"
         )
@@ -208,7 +211,9 @@ def run_verify(target: str | None, pins: Mapping[str, str | None], cli: Mapping[
         "verify", env=cfg.environment(), log_path=cfg.cache / "host-tools.log", scopes=(("local", request.target),)
     )
     suites = verify_dist(request, data, cfg, Progress(forge_cli.console(), cfg.ci))
-    failed = [s.describe() for s in suites if not s.passed]
-    forge_cli.console().print(f"{len(suites) - len(failed)}/{len(suites)} verify suites passed")
+    failed = [s.describe() for s in suites if s.failed]
+    no_gpu = [s.name for s in suites if not s.failed and not s.passed]
+    shown = f"{sum(s.passed for s in suites)}/{len(suites)} verify suites passed"
+    forge_cli.console().print(shown + (f", {len(no_gpu)} not run: no GPU ({', '.join(no_gpu)})" if no_gpu else ""))
     if failed:
         raise VerifyFailedError("verify suites failed", "\n".join(failed))

@@ -146,13 +146,14 @@ def test_a_failed_cell_does_not_stop_the_others(tmp_path: Path, monkeypatch: pyt
 
 
 def test_build_skips_what_plan_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An infeasible include, a CUDA cell and a duplicate are skipped with their reasons, not failed."""
+    """An infeasible include, a CUDA cell no image can build and a duplicate are skipped with their
+    reasons, not failed."""
     fake = FakeCells(tmp_path, monkeypatch)
     path = tmp_path / "matrix.yaml"
     path.write_text(
         "axes:\n  target: [linux-x86_64]\n  python: ['3.11']\ninclude:\n"
         "  - {target: linux-x86_64, python: '3.13', numpy: '1.21'}\n"
-        "  - {target: linux-x86_64, python: '3.11', cuda: '13.0'}\n"
+        "  - {target: linux-x86_64, python: '3.13', cuda: '12.4'}\n"
         "  - {target: linux-x86_64, python: '3.11'}\n"
     )
     text = _run(str(path), {})
@@ -161,7 +162,7 @@ def test_build_skips_what_plan_skips(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert [e["status"] for e in entries] == ["scheduled", "skipped", "skipped", "skipped"]
     assert list(fake.progress) == ["cell-linux-x86_64"]  # built: exactly what the plan scheduled
     assert "matrix.yaml:5 (include)): numpy 1.21 has wheels for python >=3.7,<3.11 only" in text
-    assert "forge does not build CUDA cells yet" in text and "same cell as" in text
+    assert "no forge image holds CUDA 12.4's nvcc yet" in text and "same cell as" in text
 
 
 def test_summary_lists_every_cell_in_matrix_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 
 from forge.errors import ConfigError, InfeasibleError
 from forge.matrix import Request, Supported, load_supported
-from forge.resolve import NOT_BUILT_YET, HostFacts, resolve
+from forge.resolve import HostFacts, cuda_arch_problem, not_built_yet, resolve
 from forge.toolchains import Toolchains, load_toolchains
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,17 +26,50 @@ def infeasible(data: tuple[Toolchains, Supported], target: str, **pins: str) -> 
     return info.value
 
 
-def test_cuda_is_refused_until_the_engine_builds_it(data: tuple[Toolchains, Supported]) -> None:
-    for pins, axis in (({"cuda": "12.4"}, "cuda"),):
+def test_cuda_without_an_image_is_refused_with_the_reason(data: tuple[Toolchains, Supported]) -> None:
+    for version in ("11.8", "12.4"):
         with pytest.raises(InfeasibleError) as info:
-            resolve(Request.make("linux-x86_64", pins), *data)
-        assert info.value.why == NOT_BUILT_YET[axis]
-        assert info.value.fix.startswith(f"drop --{axis} (nearest feasible: linux-x86_64-py3.")
-        first, paste = info.value.fix.splitlines()
-        assert first.endswith("-cpu)") and paste.startswith("to build it: invoke build --cell linux-x86_64-py3.")
+            resolve(Request.make("linux-x86_64", {"cuda": version}), *data)
+        cell = resolve(Request.make("linux-x86_64", {"cuda": version}), *data, unbuilt=False).cell
+        assert info.value.why == not_built_yet(cell, data[0], None)["cuda"]
+        assert f"no forge image holds CUDA {version}'s nvcc yet" in info.value.why
+        assert "debootstrapped from Debian main only" in info.value.why
+        first, other, paste = info.value.fix.splitlines()
+        assert first.startswith("drop --cuda (nearest feasible: linux-x86_64-py3.") and first.endswith("-cpu)")
+        assert other == "or --cuda 13.0 -> linux-x86_64-py3.11-np2.4-gcc12-cu13.0"
+        assert paste.startswith("to build it: invoke build --cell linux-x86_64-py3.")
     # a request that is infeasible anyway says why, not merely "not built yet"
     assert "has no CUDA toolkit" in infeasible(data, "macos-arm64", cuda="12.4").why
     assert resolve(Request.make("linux-x86_64", {"cuda": "none"}), *data).cell.cuda is None
+
+
+def test_cuda13_from_pypi_resolves_and_builds(data: tuple[Toolchains, Supported]) -> None:
+    resolution = resolve(Request.make("linux-x86_64", {"cuda": "13.0"}), *data)
+    cell = resolution.cell
+    assert cell.id == "linux-x86_64-py3.11-np2.4-gcc12-cu13.0"
+    assert (cell.suite, cell.gcc, cell.cuda) == ("bookworm", "12", "13.0")
+    assert not_built_yet(cell, data[0], None) == {}
+    trixie = resolve(Request.make("linux-x86_64", {"cuda": "13.0", "python": "3.13"}), *data).cell
+    assert (trixie.suite, trixie.gcc) == ("trixie", "14")  # nvcc 13.0 takes host gcc <= 15
+
+
+def test_cuda_is_refused_for_the_local_backend(data: tuple[Toolchains, Supported]) -> None:
+    host = HostFacts("bookworm", "12", "3.11", "3.25", "x86_64")
+    with pytest.raises(InfeasibleError) as info:
+        resolve(Request.make("host", {"cuda": "13.0"}), *data, host)
+    assert "the local backend builds with the host's tools only" in info.value.why
+    assert "--backend docker" in info.value.why
+
+
+def test_cuda_arch_is_checked_against_the_toolkits_own_list() -> None:
+    assert cuda_arch_problem("13.0") is None  # the default: sm_80, sm_90 SASS + compute_90 PTX
+    assert cuda_arch_problem("11.8") is None and cuda_arch_problem("12.4") is None
+    problem = cuda_arch_problem("13.0", "sm_70,sm_90,compute_90")
+    assert problem is not None
+    assert problem.startswith("cuda_arch=sm_70,sm_90,compute_90 cannot be built with CUDA 13.0: ")
+    assert "CUDA 13.0 (nvcc 13.0.88) cannot target sm_70; it accepts sm_75, sm_80" in problem
+    assert problem.endswith("(nearest feasible: cuda_arch=sm_75,sm_90,compute_90)")
+    assert "cuda_arch=sm_90,compute_100" in str(cuda_arch_problem("12.4", "sm_90,compute_100"))
 
 
 def test_default_cell_is_bookworm_gcc12_newest_numpy(data: tuple[Toolchains, Supported]) -> None:

@@ -193,3 +193,50 @@ def test_a_crash_in_a_ctest_step_is_recorded_by_name(tmp_path: Path, step_name: 
         (f"{prefix}pass", SuiteStatus.PASSED),
         (f"{prefix}sigtrap", SuiteStatus.CRASHED),
     ]
+
+
+# ctest 3.25's output (real, reformatted by nothing) for a passing test, verify/gpu's test exiting
+# 77 with SKIP_RETURN_CODE 77 (no GPU) and another test skipping itself; ctest exited 0.
+SKIPS = """Test project /tmp/skipct/b
+    Start 1: session_pass
+    Start 2: gpu_gpu_kernels_test
+1/3 Test #1: session_pass .....................   Passed    0.01 sec
+    Start 3: lite_skipself
+2/3 Test #2: gpu_gpu_kernels_test .............***Skipped   0.01 sec
+3/3 Test #3: lite_skipself ....................***Skipped   0.01 sec
+
+100% tests passed, 0 tests failed out of 3
+
+Label Time Summary:
+gpu    =   0.01 sec*proc (1 test)
+
+Total Test time (real) =   0.01 sec
+
+The following tests did not run:
+\t  2 - gpu_gpu_kernels_test (Skipped)
+\t  3 - lite_skipself (Skipped)
+"""
+
+
+def test_a_gpu_test_skipped_for_want_of_a_gpu_is_not_run_no_gpu() -> None:
+    results = by_name(parse_ctest(SKIPS, exited_ok=True))
+    assert set(results) == {"session_pass", "gpu_gpu_kernels_test", "lite_skipself"}  # no ERROR: ctest exited 0
+    gpu = results["gpu_gpu_kernels_test"]
+    assert gpu.status is SuiteStatus.NO_GPU and gpu.summary.startswith("not run: no GPU")
+    assert not gpu.passed and not gpu.failed  # never a pass, never a failure
+    other = results["lite_skipself"]  # a skip of anything else still checked nothing: not a pass, it fails
+    assert other.status is SuiteStatus.SKIPPED and other.failed
+    assert results["session_pass"].passed and not results["session_pass"].failed
+
+
+def test_skips_with_a_failing_exit_status_are_an_error() -> None:
+    results = parse_ctest(SKIPS, exited_ok=False)
+    assert [r.detail for r in results if r.name == CTEST] == [
+        "ctest exited with an error, but every test it printed passed"
+    ]
+
+
+def test_not_run_no_gpu_round_trips_through_the_manifest() -> None:
+    result = SuiteResult("gpu_gpu_kernels_test", SuiteStatus.NO_GPU, 0.01, "exit 77: this machine has no GPU")
+    assert result.as_dict()["status"] == "not run: no GPU"
+    assert SuiteResult.from_dict(result.as_dict()) == result

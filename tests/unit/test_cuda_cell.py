@@ -1,0 +1,182 @@
+"""A CUDA 13 cell, pure parts: its image (pinned toolkit wheels, its own template), its plan (the
+CUDA flags, the embedded-architecture check after install) and the record of that check."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path, PurePosixPath
+from types import ModuleType
+
+import pytest
+from packaging.version import Version
+
+from forge import cuda, gpu_code, images
+from forge.backends.base import CONTAINER_WORKSPACE
+from forge.errors import ConfigError
+from forge.gpu_code import LISTINGS_PREFIX
+from forge.matrix import Cell
+from forge.plan import CUDA_ARCHES, BuildOptions, StepKind, plan_build
+from forge.report import _css, toolchain_of
+from forge.toolchains import Toolchains, load_toolchains
+
+REPO = Path(__file__).resolve().parents[2]
+OPTS = BuildOptions(source_date_epoch=1700000000, jobs=2, ccache=True)
+CU13 = Cell("linux-x86_64", "bookworm", "3.11", "2.4", "12", "13.0", "3.25", None)
+CPU = Cell("linux-x86_64", "bookworm", "3.11", "2.4", "12", None, "3.25", None)
+
+
+@pytest.fixture(scope="module")
+def toolchains() -> Toolchains:
+    return load_toolchains(REPO / "toolchains")
+
+
+def test_the_image_holds_the_pinned_toolkit_wheels_and_its_own_template() -> None:
+    spec = images.ToolchainSpec.from_cell(CU13)
+    assert spec.family == "debian-cuda" and spec.cuda == "13.0"
+    assert spec.name == "bookworm-gcc12-py3.11-np2.4-cu13.0"  # its own lock, never the CPU image's
+    reqs = spec.pip_requirements()
+    assert reqs[0] == "numpy==2.4.*"
+    assert "nvidia-cuda-nvcc==13.0.88" in reqs and "nvidia-cuda-cuobjdump==13.2.86" in reqs
+    assert all("==" in r and "*" not in r for r in reqs[1:])  # every toolkit wheel pinned to one release
+    cpu = images.ToolchainSpec.from_cell(CPU)
+    assert (cpu.family, cpu.cuda, cpu.name) == ("debian", "", "bookworm-gcc12-py3.11-np2.4")
+
+
+def test_both_cuda_templates_render_with_the_plain_templates_arguments() -> None:
+    spec = images.ToolchainSpec.from_cell(CU13)
+    args = images.toolchain_args(spec, "forge/base:bookworm-x", hashed=True)
+    for name in ("debian-cuda", "debian-cuda-offline"):
+        text = images.render_dockerfile((images.DOCKERFILES / f"{name}.Dockerfile").read_text(), args, name)
+        assert 'ln -s "$1" /opt/cuda' in text and f"CUDACXX={cuda.IMAGE_NVCC}" in text
+        assert "CUDAHOSTCXX=g++-12" in text and "--require-hashes" in text
+
+
+def test_the_wheels_of_the_pinned_toolkit_are_pinned_exactly(tmp_path: Path) -> None:
+    table = cuda.load_image_toolkits()
+    assert set(table) == {Version("13.0")}
+    assert cuda.image_toolkit("13.0") is table[Version("13.0")] and cuda.image_toolkit("12.4") is None
+    loose = tmp_path / "wheels.yaml"
+    loose.write_text("toolkits:\n  '13.0': {root: nvidia/cu13, wheels: [nvidia-cuda-nvcc==13.0.*]}\n")
+    with pytest.raises(ConfigError, match="not pinned to one release"):
+        cuda.load_image_toolkits(loose)
+
+
+def test_a_cell_without_an_image_toolkit_has_no_image_spec() -> None:
+    with pytest.raises(ConfigError, match=r"no image holds CUDA 12\.4's nvcc"):
+        images.ToolchainSpec.from_cell(Cell("linux-x86_64", "trixie", "3.13", "2.4", "13", "12.4", "3.31", None))
+
+
+def test_plan_passes_the_cuda_flags_and_checks_the_embedded_architectures(toolchains: Toolchains) -> None:
+    plan = plan_build(CU13, toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    names = [s.name for s in plan.steps]
+    assert names.index("install") + 1 == names.index(CUDA_ARCHES) < names.index("verify-configure")
+    configure = plan.steps[names.index("configure")].argv
+    assert "-DEMBER_CUDA=ON" in configure
+    assert "-DCMAKE_CUDA_ARCHITECTURES=80-real;90-real;90-virtual" in configure
+    assert f"-DCMAKE_CUDA_COMPILER={cuda.IMAGE_NVCC}" in configure
+    assert "-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache" in configure
+    assert f"-DCMAKE_CUDA_FLAGS=--keep --keep-dir={CONTAINER_WORKSPACE.build}" in configure  # no tmpxft_<pid>
+    check = plan.steps[names.index(CUDA_ARCHES)]
+    assert check.kind is StepKind.COMMAND
+    assert check.argv == (
+        "python3",
+        "/src/toolchains/cuda/check_embedded.py",
+        "--prefix",
+        str(CONTAINER_WORKSPACE.prefix),
+        "--cuobjdump",
+        str(PurePosixPath("/opt/cuda/bin/cuobjdump")),
+        "--nvcc",
+        "/opt/cuda/bin/nvcc",
+    )
+    cpu = plan_build(CPU, toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    assert CUDA_ARCHES not in [s.name for s in cpu.steps]
+    assert not any("CUDA" in a for s in cpu.steps for a in s.argv)
+
+
+def test_manifest_record_rejects_anything_but_one_listing_line() -> None:
+    asked = cuda.parse_cuda_arch(cuda.DEFAULT_CUDA_ARCH)
+    with pytest.raises(ConfigError, match="holds 0"):
+        cuda.manifest_record(asked, None, "lib/x.so:\n")
+    with pytest.raises(ConfigError, match=r"not what check_embedded\.py writes"):
+        cuda.manifest_record(asked, None, f"{LISTINGS_PREFIX}{{\n")
+    with pytest.raises(ConfigError, match=r"not what check_embedded\.py writes"):
+        cuda.manifest_record(asked, None, f"{LISTINGS_PREFIX}{json.dumps({'nvcc': [0, '', '']})}\n")
+
+
+def test_the_report_shows_not_run_no_gpu_as_neither_pass_nor_fail() -> None:
+    assert _css("not run: no GPU") == "nogpu"
+    assert _css("passed") == "pass" and _css("skipped") == "fail"
+
+
+def _check_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_embedded", REPO / cuda.CHECK_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ELF = {
+    "libember_framework.so": "ELF file    1: libember_framework.1.sm_80.cubin\nELF file    2: libember_framework.2.sm_90.cubin\n"
+}
+PTX = {"libember_framework.so": "PTX file    1: libember_framework.1.sm_90.ptx\n"}
+NO_CODE = "cuobjdump info    : File '{}' does not contain device code"
+
+
+def _listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
+    """What the check script prints for a fake install tree, cuobjdump and nvcc answered here."""
+    script = _check_script()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "libember_framework.so").write_bytes(b"\x7fELF" + bytes(60))
+    (tmp_path / "lib" / "libember_cc.so").write_bytes(b"\x7fELF" + bytes(60))  # no device code
+    (tmp_path / "lib" / "ember-config.cmake").write_text("# not a library\n")
+    (tmp_path / "lib" / "libember.so").symlink_to("libember_cc.so")
+
+    def run(argv: list[str]) -> list[object]:
+        if argv[0] == "nvcc":
+            return [0, NVCC_VERSION, ""]
+        name = Path(argv[2]).name
+        if name not in ELF:
+            return [255, "", NO_CODE.format(argv[2])]
+        return [0, (ELF if argv[1] == "--list-elf" else PTX)[name], ""]
+
+    monkeypatch.setattr(script, "run", run)
+    assert script.main(["--prefix", str(tmp_path), "--cuobjdump", "cuobjdump", "--nvcc", "nvcc"]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arch", ["sm_80,sm_90,compute_90", "sm_80,sm_86,compute_90"])
+def test_the_listing_is_checked_against_the_cells_targets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], arch: str
+) -> None:
+    out = _listed(tmp_path, monkeypatch, capsys)
+    assert out.count(LISTINGS_PREFIX) == 1 and "lib/libember.so" not in out  # the symlink is not listed twice
+    record = cuda.manifest_record(cuda.parse_cuda_arch(arch), "Build cuda_13.0.r13.0", out)
+    assert record["nvcc"] == "13.0.88" and record["nvcc_probe"] == "Build cuda_13.0.r13.0"
+    assert record["asked"] == arch
+    assert record["embedded"] == {"lib/libember_cc.so": "", "lib/libember_framework.so": "sm_80,sm_90,compute_90"}
+    if "sm_86" in arch:
+        assert record["problems"] == ["lib/libember_framework.so lacks sm_86 (it embeds sm_80,sm_90,compute_90)"]
+    else:
+        assert record["problems"] == []
+
+
+NVCC_VERSION = """nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2025 NVIDIA Corporation
+Built on Wed_Aug_20_01:58:59_PM_PDT_2025
+Cuda compilation tools, release 13.0, V13.0.88
+Build cuda_13.0.r13.0/compiler.36424714_0
+"""
+
+
+def test_nvcc_release_is_read_from_its_version_output() -> None:
+    assert gpu_code.nvcc_release(NVCC_VERSION) == "13.0.88"
+    with pytest.raises(ConfigError, match="printed no"):
+        gpu_code.nvcc_release("nvcc: NVIDIA (R) Cuda compiler driver\n")
+
+
+def test_the_report_names_the_nvcc_release_the_image_holds() -> None:
+    manifest = {"toolchain": {"nvcc": "Build cuda_13.0.r13.0/compiler.36424714_0"}, "cuda": {"nvcc": "13.0.88"}}
+    assert toolchain_of(manifest)["nvcc"] == "nvcc 13.0.88"
+    assert toolchain_of({"toolchain": {"nvcc": "Build cuda_13.0.r13.0"}})["nvcc"] == "Build cuda_13.0.r13.0"
