@@ -27,6 +27,9 @@ PACKAGE = "bazel-bootstrap"
 """The Debian package a Bazel cell's image gets (3.5.1 in bullseye, 4.2.3 in bookworm and trixie);
 it pulls a JDK. WORKSPACE's stand-ins replace what Bazel would download, so no -source package."""
 
+CUDA_SOURCE_PATHS: tuple[str, ...] = ("toolchains/cuda",)
+"""What a CUDA cell's build reads besides the sources: the embedded-architecture lister and the
+recorded nvcc architecture lists (a change to them must make the cell stale)."""
 SOURCE_PATHS: tuple[str, ...] = (
     "WORKSPACE",
     ".bazelrc",
@@ -270,5 +273,7 @@ def parse_processes(log: str, where: str) -> ProcessCounts:
 
 def source_subdirs(cell: Cell) -> tuple[str, ...]:
     """What a cell's build reads from the repository (its source tree hash): a Bazel cell also
-    reads the Bazel workspace files and forge's installer of Bazel's outputs."""
-    return manifest.SOURCE_SUBDIRS + (SOURCE_PATHS if cell.bazel else ())
+    reads the Bazel workspace files and forge's installer of Bazel's outputs, a CUDA cell
+    toolchains/cuda/."""
+    cuda = CUDA_SOURCE_PATHS if cell.cuda else ()
+    return manifest.SOURCE_SUBDIRS + (SOURCE_PATHS if cell.bazel else ()) + cuda

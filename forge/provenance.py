@@ -434,15 +434,22 @@ def resolve_commit(repo: Path, commit: str) -> str | None:
     return found if out.returncode == 0 and found == commit else None
 
 
-def export_commit(repo: Path, commit: str, dest: Path) -> Path | None:
-    """SOURCE_PARTS as of `commit` (resolved first), written to dest with `git archive`; None when
-    git cannot."""
+def export_parts(cell: Cell) -> tuple[str, ...]:
+    """What a rebuild of `cell` exports from its commit: SOURCE_PARTS, and for a Bazel cell the
+    workspace files and forge's installer of Bazel's outputs that its build reads too."""
+    extra = tuple(p for p in bazel.SOURCE_PATHS if p.split("/")[0] not in SOURCE_PARTS) if cell.bazel else ()
+    return SOURCE_PARTS + extra
+
+
+def export_commit(repo: Path, commit: str, dest: Path, parts: tuple[str, ...] = SOURCE_PARTS) -> Path | None:
+    """`parts` as of `commit` (resolved first), written to dest with `git archive`; None when
+    git cannot (a part missing at that commit included)."""
     resolved = resolve_commit(repo, commit)
     if resolved is None:
         return None
     try:
         out = run_command(
-            ["git", "-C", str(repo), "archive", "--format=tar", resolved, "--", *SOURCE_PARTS],
+            ["git", "-C", str(repo), "archive", "--format=tar", resolved, "--", *parts],
             capture_output=True,
             timeout=120,
             check=False,
@@ -473,7 +480,7 @@ def sources_for(recorded: Recorded, repo: Path, scratch: Path) -> Path:
     if commit is None:
         check_sources(recorded, now)  # raises, naming both hashes
     assert commit is not None
-    exported = export_commit(repo, commit, scratch)
+    exported = export_commit(repo, commit, scratch, export_parts(recorded.cell))
     if exported is None:
         raise SourceMismatchError(
             f"commit {commit} of the manifest is not in {repo}",

@@ -443,3 +443,24 @@ def test_a_wheel_record_with_a_bad_file_name_is_refused(file: object) -> None:
     with pytest.raises(ConfigError) as err:
         _recorded(wheel={"status": "built", "file": file, "sha256": "3" * 64, "size": 7})
     assert "field wheel" in str(err.value)
+
+
+def test_a_bazel_cell_rebuild_exports_the_workspace_files_of_its_commit(tmp_path: Path) -> None:
+    cmake_cell = _recorded().cell
+    bazel_cell = replace(cmake_cell, bazel="6.5.0")
+    assert provenance.export_parts(cmake_cell) == provenance.SOURCE_PARTS
+    parts = provenance.export_parts(bazel_cell)
+    assert {"WORKSPACE", ".bazelrc", "third_party", "forge/bazel_install.py"} <= set(parts)
+    commit = provenance.git_commit(REPO)
+    if commit is None:
+        pytest.skip("SKIPPED LOUDLY: this checkout has no commit to export")
+    out = provenance.export_commit(REPO, commit, tmp_path / "src", parts)
+    assert out is not None and (out / "WORKSPACE").is_file() and (out / "forge" / "bazel_install.py").is_file()
+
+
+def test_a_cuda_cell_hashes_toolchains_cuda_too() -> None:
+    from forge import bazel
+
+    cell = _recorded().cell
+    assert "toolchains/cuda" not in bazel.source_subdirs(cell)
+    assert "toolchains/cuda" in bazel.source_subdirs(replace(cell, cuda="13.0"))
