@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -73,23 +74,29 @@ class ToolkitArches:
         return target in (self.gpu_code if target.kind == "sm" else self.gpu_arch)
 
 
-@functools.lru_cache(maxsize=8)
-def load_arches(path: Path = ARCHES_FILE) -> dict[Version, ToolkitArches]:
-    """toolchains/cuda/arches.yaml -> toolkit version -> what its nvcc can target (read once per path)."""
+def _toolkits(path: Path, fix: str) -> Iterator[tuple[str, Version, Any]]:
+    """(where, version, entry) for each entry of a toolchains/cuda/*.yaml `toolkits` mapping."""
     try:
         raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read {path}", str(e), "regenerate it with toolchains/cuda/record_arches.py") from e
+        raise ConfigError(f"cannot read {path}", str(e), fix) from e
     toolkits = raw.get("toolkits") if isinstance(raw, dict) else None
     if not isinstance(toolkits, dict):
-        raise ConfigError(f"{path}: no 'toolkits' mapping", fix="regenerate it with toolchains/cuda/record_arches.py")
-    out: dict[Version, ToolkitArches] = {}
+        raise ConfigError(f"{path}: no 'toolkits' mapping", fix=fix)
     for key, entry in toolkits.items():
         where = f"{path}: toolkits.{key}"
         try:
             version = Version(str(key))
         except InvalidVersion as e:
-            raise ConfigError(f"{where}: '{key}' is not a version") from e
+            raise ConfigError(f"{where}: '{key}' is not a version", fix=fix) from e
+        yield where, version, entry
+
+
+@functools.lru_cache(maxsize=8)
+def load_arches(path: Path = ARCHES_FILE) -> dict[Version, ToolkitArches]:
+    """toolchains/cuda/arches.yaml -> toolkit version -> what its nvcc can target (read once per path)."""
+    out: dict[Version, ToolkitArches] = {}
+    for where, version, entry in _toolkits(path, "regenerate it with toolchains/cuda/record_arches.py"):
         if not isinstance(entry, dict) or set(entry) != {"nvcc", "gpu_code", "gpu_arch"}:
             raise ConfigError(f"{where}: expected exactly the keys nvcc, gpu_code, gpu_arch")
         code = frozenset(parse_target(str(t), origin=where) for t in entry["gpu_code"])
@@ -179,20 +186,10 @@ class ImageToolkit:
 @functools.lru_cache(maxsize=8)
 def load_image_toolkits(path: Path = WHEELS_FILE) -> dict[Version, ImageToolkit]:
     """toolchains/cuda/wheels.yaml -> toolkit version -> its pinned wheels (read once per path)."""
-    try:
-        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read {path}", str(e)) from e
-    toolkits = raw.get("toolkits") if isinstance(raw, dict) else None
-    if not isinstance(toolkits, dict):
-        raise ConfigError(f"{path}: no 'toolkits' mapping")
     out: dict[Version, ImageToolkit] = {}
-    for key, entry in toolkits.items():
-        where = f"{path}: toolkits.{key}"
-        try:
-            version = Version(str(key))
-        except InvalidVersion as e:
-            raise ConfigError(f"{where}: '{key}' is not a version") from e
+    for where, version, entry in _toolkits(
+        path, "each entry: toolkits.<version>: {root, wheels: [exact ==X.Y.Z pins]}"
+    ):
         if not isinstance(entry, dict) or set(entry) != {"root", "wheels"} or not isinstance(entry["wheels"], list):
             raise ConfigError(f"{where}: expected exactly the keys root and wheels (a list)")
         wheels = tuple(_exact_pin(str(w), where) for w in entry["wheels"])

@@ -174,19 +174,7 @@ def test_a_target_whose_data_does_not_fit_its_family_is_refused(toolchains: Tool
         family_for(replace(arm, checker=Checker.RUN))  # a run target with an emulator
 
 
-RISCV = """
-  linux-riscv64:
-    triple: riscv64-linux-gnu
-    os: linux
-    arch: riscv64
-    compiler: {provider: debian, package: "g++-{gcc}-riscv64-linux-gnu"}
-    toolchain_file: toolchains/cmake/riscv64-linux-gnu.cmake
-    emulator: qemu-riscv64 -L /usr/riscv64-linux-gnu
-    checker: qemu
-    cuda: false
-    elf_machine: 0xF3
-    dynamic_loader: ld-linux-riscv64-lp64d.so.1
-"""
+from test_targets_data import RISCV  # noqa: E402  (the same riscv64 entry the data test adds)
 
 
 def test_a_linux_architecture_is_data_the_qemu_family_handles(tmp_path: Path) -> None:
