@@ -27,7 +27,7 @@ from forge.log import Progress
 from forge.matrix import Request
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.integration, pytest.mark.release_job]
+pytestmark = [pytest.mark.integration, pytest.mark.release_job(cost="two cold Bazel builds of ember, about 20 min")]
 BAZEL = "4.2.3"  # the host's bazel-bootstrap (bookworm and trixie)
 
 

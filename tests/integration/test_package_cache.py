@@ -22,7 +22,7 @@ from forge import daemon, images, locks, pkgcache
 from forge.errors import DistError
 from forge.matrix import Cell
 
-pytestmark = [pytest.mark.integration, pytest.mark.docker, pytest.mark.release_job]
+pytestmark = [pytest.mark.integration, pytest.mark.docker, pytest.mark.release_job(cost="package cache refill, 14 min")]
 CELL = Cell("linux-x86_64", "bookworm", "3.11", "2.4", "12", None, "3.25", None)
 
 
