@@ -141,6 +141,19 @@ def scheduled(items: list[Request | Excluded], matrix: str | None) -> list[Reque
     return requests
 
 
+def scheduled_pairs(pairs: list[tuple[Request | Excluded, dict[str, Any]]], matrix: str) -> list[Request]:
+    """The requests `select` scheduled; a matrix that schedules none is an error naming each reason."""
+    requests = [item for item, entry in pairs if entry["status"] == "scheduled" and isinstance(item, Request)]
+    if not requests:
+        raise ConfigError(
+            f"{matrix} schedules no cell: every combination is excluded or infeasible",
+            "\n".join(sorted({str(e["reason"]) for _, e in pairs if e["status"] == "skipped"})[:10])
+            or "the matrix has no combinations",
+            "remove or narrow an exclude entry, or add an include entry (`invoke plan --matrix ...` shows each reason)",
+        )
+    return requests
+
+
 def plan_for(cell: Cell, data: Data, cfg: Config) -> Plan:
     """The plan a build of `cell` would run (build.plan_cell, the route a build takes), touching no backend."""
     cfg = provenance.settled_epoch(cfg)

@@ -60,16 +60,10 @@ def run_build(
         requests = forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data, selection.cell), matrix)
     else:  # the cells `invoke plan --matrix` schedules, by the same route; the rest are named with the reason
         pairs = forge_cli.select(target, matrix, pins, cfg, data, selection)
-        requests = [item for item, entry in pairs if entry["status"] == "scheduled" and isinstance(item, Request)]
-        skipped = [entry for _, entry in pairs if entry["status"] == "skipped"]
-        for entry in skipped:
-            out.print(f"skipped: {entry['request']} ({entry['origin']}): {entry['reason']}", markup=False)
-        if not requests:
-            raise ConfigError(
-                f"{matrix} schedules no cell: every combination is excluded or infeasible",
-                "\n".join(sorted({str(e["reason"]) for e in skipped})[:10]) or "the matrix has no combinations",
-                "remove or narrow an exclude entry, or add an include entry (`invoke plan --matrix ...` shows each reason)",
-            )
+        for _, entry in pairs:
+            if entry["status"] == "skipped":
+                out.print(f"skipped: {entry['request']} ({entry['origin']}): {entry['reason']}", markup=False)
+        requests = forge_cli.scheduled_pairs(pairs, matrix)
     scopes = [(backend_for(cfg, r.target).backend, r.target) for r in requests]
     host.ensure_tools(
         "build", env=cfg.environment(), log_path=cfg.cache / "host-tools.log", scopes=scopes, install=cfg.install_tools

@@ -8,7 +8,6 @@ from forge import cli as forge_cli
 from forge import daemon, host, repro
 from forge.build import resolve_for
 from forge.config import Config, Data, backend_for
-from forge.errors import ConfigError
 from forge.log import Progress
 from forge.matrix import Request
 
@@ -27,15 +26,7 @@ def run_repro(
     if matrix is None:
         items = forge_cli.scheduled(forge_cli.requests_from(target, matrix, pins, data, selection.cell), matrix)
     else:  # the cells `invoke build --matrix` builds with the same --only/--skip
-        pairs = forge_cli.select(target, matrix, pins, cfg, data, selection)
-        items = [item for item, e in pairs if e["status"] == "scheduled" and isinstance(item, Request)]
-        if not items:
-            reasons = sorted({str(e["reason"]) for _, e in pairs if e["status"] == "skipped"})
-            raise ConfigError(
-                f"{matrix} schedules no cell: every combination is excluded or infeasible",
-                "\n".join(reasons[:10]) or "the matrix has no combinations",
-                "remove or narrow an exclude entry, or add an include entry (`invoke plan --matrix ...` shows each reason)",
-            )
+        items = forge_cli.scheduled_pairs(forge_cli.select(target, matrix, pins, cfg, data, selection), matrix)
     if cli.get("reuse"):
         items = [item for item in items if not _reused(item, data, cfg, out.print)]
         if not items:
