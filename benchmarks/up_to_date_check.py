@@ -26,12 +26,12 @@ def main() -> None:
     data = manifest.read_manifest(args.cell_dir)
     if data is None:
         raise SystemExit(f"error: no readable {manifest.MANIFEST} in {args.cell_dir}")
-    files = data.get("files", {})
+    files = data.files or {}
     size = sum(r.get("size", 0) for r in files.values())
     times = []
     for _ in range(args.repeat):
         start = time.perf_counter()
-        reason = manifest.stale_reason(args.cell_dir, data["input_hash"])
+        reason = manifest.stale_reason(args.cell_dir, data.input_hash or "")
         times.append(time.perf_counter() - start)
     print(
         f"{len(files)} files, {size / 1e6:.1f} MB: best {min(times) * 1e3:.1f} ms, median {statistics.median(times) * 1e3:.1f} ms"

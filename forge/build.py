@@ -38,6 +38,7 @@ from forge.plan import (
     Step,
     StepKind,
     debug_info_stage,
+    image_steps,
     plan_build,
     verify_steps,
 )
@@ -398,6 +399,9 @@ def _build_locked(
         cross.ensure_target_tools(cell, target, cfg.environment(), logs / "host-tools.log", cfg.install_tools)
     backend_made = make_backend(cfg.backend, cfg.update_locks, cfg.keep_container, cfg.environment(), cfg.lock_dir)
     with tracked(backend_made) as backend:
+        for step in image_steps(cell, backend.name):  # the plan's first step: the image everything runs in
+            with progress.step(step.name, step.description):
+                backend.provide_image(cell)
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
         planned_wheel = wheel.plan_wheel(cell, target)
@@ -439,7 +443,7 @@ def _build_locked(
             progress.info(f"[cyan]{cell.id}[/]: rebuilding: {stale}")
         suites: list[SuiteResult] = []
         for step in plan.steps:
-            if step.kind in (StepKind.PREPARE, StepKind.RECORD):
+            if step.kind in (StepKind.IMAGE, StepKind.PREPARE, StepKind.RECORD):  # run above and below
                 continue
             with progress.step(step.name, step.description, logs / f"{step.name}.log"):
                 view = host_view(backend, ws, host_ws) if step.kind is StepKind.MACHO else host_ws
@@ -486,7 +490,7 @@ def bazel_record(toolchain: dict[str, str | None], logs: Path) -> dict[str, Any]
 
 def ensure_reference(
     request: Request, cell: Cell, data: Data, cfg: Config, progress: Progress
-) -> tuple[Path, dict[str, Any]] | None:
+) -> tuple[Path, manifest.Manifest] | None:
     """For a cross cell: the native build it is compared with, built first when dist/ lacks it.
 
     None for native cells (nothing to compare) and when the reference could not be built.
@@ -546,7 +550,7 @@ def check_recorded_files(cell_dir: Path) -> SuiteResult:
             "without it nothing says which files the build installed, so the tree cannot be checked",
             "rebuild the cell: `invoke build --force`",
         )
-    problems = manifest.tree_problems(cell_dir / "install", data.get("files"))
+    problems = manifest.tree_problems(cell_dir / "install", data.files)
     problems += manifest.side_problems(cell_dir, data)
     if not problems:
         return SuiteResult(INSTALLED_FILES, SuiteStatus.PASSED)

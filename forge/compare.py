@@ -56,7 +56,7 @@ class Finding:
 class Side:
     name: str
     path: Path
-    data: dict[str, Any]
+    data: manifest.Manifest
 
     @property
     def install(self) -> Path:
@@ -176,7 +176,7 @@ def compare_abi(result: Comparison, abidiff: str | None, run: Callable[..., subp
     with tempfile.TemporaryDirectory(prefix="forge-abidiff-") as tmp:
         debug_args: list[str] = []
         for i, side in ((1, result.base), (2, result.candidate)):
-            found = debuginfo.build_id_tree(side.path, side.data.get("debug"), Path(tmp) / f"d{i}")
+            found = debuginfo.build_id_tree(side.path, side.data.extra.get("debug"), Path(tmp) / f"d{i}")
             if found:
                 debug_args += [f"--debug-info-dir{i}", str(Path(tmp) / f"d{i}")]
             else:
@@ -222,7 +222,7 @@ def compare_headers(result: Comparison) -> None:
 
 
 def _suites(side: Side) -> dict[str, tuple[str, float]]:
-    suites = (side.data.get("verify") or {}).get("suites") or []
+    suites = (side.data.verify or {}).get("suites") or []
     return {
         str(s["name"]): (str(s.get("status")), float(s.get("seconds") or 0.0))
         for s in suites
@@ -245,8 +245,8 @@ def compare_verify(result: Comparison) -> None:
 
 
 def compare_sizes(result: Comparison, growth: float = 0.10) -> None:
-    base = {p: r.get("size", 0) for p, r in (result.base.data.get("files") or {}).items()}
-    cand = {p: r.get("size", 0) for p, r in (result.candidate.data.get("files") or {}).items()}
+    base = {p: r.get("size", 0) for p, r in (result.base.data.files or {}).items()}
+    cand = {p: r.get("size", 0) for p, r in (result.candidate.data.files or {}).items()}
     total_a, total_b = sum(base.values()), sum(cand.values())
     if total_a and abs(total_b - total_a) > growth * total_a:
         result.add(

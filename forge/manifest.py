@@ -203,12 +203,14 @@ def load_manifest(cell_dir: Path) -> Manifest:
     return Manifest.from_json(data, str(path), cell_dir.name)
 
 
-def read_manifest(cell_dir: Path) -> dict[str, Any] | None:
+def read_manifest(cell_dir: Path) -> Manifest | None:
+    """The Manifest of dist/<cell-id>/, or None where there is none to read: missing, corrupt, of
+    another schema. For readers that go over many cells (report, release, repro, the up-to-date
+    check) and say themselves what a missing one means; `load_manifest` says why."""
     try:
-        data = json.loads((cell_dir / MANIFEST).read_text())
-    except (OSError, ValueError):
+        return load_manifest(cell_dir)
+    except ConfigError:
         return None
-    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
 
 
 def _safe_relative(rel: str) -> bool:
@@ -253,13 +255,15 @@ def tree_problems(root: Path, records: object) -> list[str]:
     return problems
 
 
-def side_artifacts(data: Mapping[str, Any]) -> dict[str, object]:
+def side_artifacts(data: Mapping[str, Any] | Manifest) -> dict[str, object]:
     """The artifacts a manifest records beside install/, by their path in dist/<cell-id>/.
 
     The package archive (`<cell-id>.tar.gz`, record `package`) and a built wheel
     (`wheel/<file>`, record `wheel` with status built). A record's value is what the manifest
     says ({sha256, size}); a malformed one keeps its raw value, for `side_problems` to name.
     """
+    if isinstance(data, Manifest):
+        data = data.to_json()
     found: dict[str, object] = {}
     package = data.get("package")
     if package is not None:
@@ -272,7 +276,7 @@ def side_artifacts(data: Mapping[str, Any]) -> dict[str, object]:
     return found
 
 
-def side_problems(cell_dir: Path, data: Mapping[str, Any]) -> list[str]:
+def side_problems(cell_dir: Path, data: Mapping[str, Any] | Manifest) -> list[str]:
     """Every way the package archive and the wheel differ from the manifest's records."""
     problems = []
     for rel, record in sorted(side_artifacts(data).items()):
@@ -291,11 +295,11 @@ def stale_reason(cell_dir: Path, wanted_input_hash: str) -> str | None:
     manifest = read_manifest(cell_dir)
     if manifest is None:
         return f"no readable {MANIFEST} in {cell_dir}"
-    if manifest.get("input_hash") != wanted_input_hash:
+    if manifest.input_hash != wanted_input_hash:
         return "its inputs changed (sources, toolchain, plan or backend)"
-    if manifest.get("result") != "passed":
-        return f"the recorded result is {manifest.get('result')!r}, not passed"
-    problems = tree_problems(cell_dir / "install", manifest.get("files"))
+    if manifest.result is not Result.PASSED:
+        return f"the recorded result is {manifest.result.value!r}, not passed"
+    problems = tree_problems(cell_dir / "install", manifest.files)
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         return "the installed tree differs from its manifest: " + "; ".join(problems[:3]) + more
@@ -356,11 +360,11 @@ DIST_FLOOR = 64 * 1024**2
 
 def last_size(cell_dir: Path) -> int:
     """Bytes of the cell's previous result (installed files and package, from its manifest)."""
-    data = read_manifest(cell_dir) or {}
-    files = data.get("files")
-    sizes = [r.get("size", 0) for r in files.values() if isinstance(r, dict)] if isinstance(files, dict) else []
-    package = data.get("package")
-    sizes.append(package.get("size", 0) if isinstance(package, dict) else 0)
+    data = read_manifest(cell_dir)
+    if data is None:
+        return 0
+    sizes = [r.get("size", 0) for r in (data.files or {}).values() if isinstance(r, dict)]
+    sizes.append((data.package or {}).get("size", 0))
     return sum(size for size in sizes if isinstance(size, int) and size > 0)
 
 

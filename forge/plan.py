@@ -13,11 +13,12 @@ from forge import bazel, cuda, wheel
 from forge.backends.base import Workspace
 from forge.matrix import Cell
 from forge.targets.family import family_for
-from forge.toolchains import Target
+from forge.toolchains import CompilerProvider, Target
 
 
 class StepKind(Enum):
-    PREPARE = "prepare"  # the backend's prepare(): image, container, directories
+    IMAGE = "image"  # the backend's provide_image(): find or build the cell's toolchain image (docker)
+    PREPARE = "prepare"  # the backend's prepare(): container, directories
     COMMAND = "command"  # run argv; non-zero exit fails the build
     CTEST = "ctest"  # run argv (ctest); failures are parsed per suite and recorded
     MACHO = "macho"  # check Mach-O headers of the installed tree (no argv)
@@ -93,7 +94,7 @@ def toolchain_args(cell: Cell, target: Target, ws: Workspace) -> list[str]:
     args = []
     if target.toolchain_file:
         args.append(f"-DCMAKE_TOOLCHAIN_FILE={ws.source / target.toolchain_file}")
-    if cell.gcc is not None and target.name != "host":
+    if cell.gcc is not None and target.compiler_provider is not CompilerProvider.HOST:  # the host's c++ is as found
         args.append(f"-DEMBER_GCC_VERSION={cell.gcc}")
     return args
 
@@ -129,11 +130,11 @@ ENGINE_TESTS = "engine-tests"  # the step running engine/tests; its results are 
 def runs_engine_tests(target: Target) -> bool:
     """Whether a cell builds and runs the engine's own tests (engine/tests) after installing.
 
-    The host cell does: its tests run natively with the host toolchain, the way a developer and
-    CI run them. Other cells leave them out (EMBER_BUILD_TESTS=OFF), so nothing is built that
-    is not run.
+    A cell on the host's own compiler does (the host cell): its tests run natively with the host
+    toolchain, the way a developer and CI run them. Other cells leave them out
+    (EMBER_BUILD_TESTS=OFF), so nothing is built that is not run.
     """
-    return target.name == "host"
+    return target.compiler_provider is CompilerProvider.HOST
 
 
 def verify_steps(cell: Cell, target: Target, ws: Workspace, opts: BuildOptions) -> list[Step]:
@@ -187,6 +188,7 @@ def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: Bu
     """The ordered steps that build, install, verify and record one cell."""
     env = target_env(target, ws, opts)
     steps = [
+        *image_steps(cell, backend),
         Step("prepare", StepKind.PREPARE, f"prepare the {backend} backend for {cell.id}"),
         *(bazel_steps(cell, ws, opts, env) if cell.bazel else cmake_steps(cell, target, ws, opts, env)),
         *verify_steps(cell, target, ws, opts),
@@ -194,6 +196,19 @@ def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: Bu
         Step("record", StepKind.RECORD, f"write dist/{cell.id}/ (installed tree, manifest.json, logs) atomically"),
     ]
     return Plan(cell=cell, backend=backend, steps=tuple(steps))
+
+
+IMAGED_BACKENDS = frozenset({"docker"})  # backends whose builds run in a toolchain image
+
+
+def image_steps(cell: Cell, backend: str) -> list[Step]:
+    """The image a cell's commands run in, as the first step: found by its key (the base image,
+    the toolchain spec and its lock) or built, then checked against toolchains/locks/. Backends
+    that build on the host's toolchain have none."""
+    if backend not in IMAGED_BACKENDS:
+        return []
+    how = "find or build the toolchain image for"
+    return [Step("image", StepKind.IMAGE, f"{how} {cell.id} (checked against its lock in toolchains/locks/)")]
 
 
 def cmake_steps(

@@ -19,33 +19,30 @@ import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from forge import __version__, manifest, report
-from forge.errors import ReleaseError
+from forge.errors import ConfigError, ReleaseError
 from forge.proc import run_command
 from forge.provenance import PROVENANCE
-
-PASSED = ("passed", "up to date")
 
 
 @dataclass(frozen=True)
 class ReleaseCell:
     cell_id: str
     path: Path
-    data: dict[str, Any]
+    data: manifest.Manifest
     artifacts: tuple[Path, ...]
 
 
-def _problems(cell_dir: Path, data: Mapping[str, Any]) -> list[str]:
+def _problems(cell_dir: Path, data: manifest.Manifest) -> list[str]:
     """What keeps a built cell out of a release: its result, and any file that no longer matches its
     manifest (the same check as up-to-date and `invoke verify`: manifest.tree_problems)."""
     problems = []
-    if data.get("result") not in PASSED:
-        problems.append(f"result {data.get('result')!r}")
-    problems += [f"install: {p}" for p in manifest.tree_problems(cell_dir / "install", data.get("files"))]
+    if data.result is not manifest.Result.PASSED:
+        problems.append(f"result {data.result.value!r}")
+    problems += [f"install: {p}" for p in manifest.tree_problems(cell_dir / "install", data.files)]
     problems += manifest.side_problems(cell_dir, data)
-    if not isinstance(data.get("package"), Mapping):
+    if data.package is None:
         problems.append("no package archive recorded")
     return problems
 
@@ -54,9 +51,10 @@ def gather(cell_dirs: Iterable[Path]) -> list[ReleaseCell]:
     """Every cell, checked; ReleaseError naming each bad cell and why when any is not releasable."""
     cells, bad = [], []
     for cell_dir in sorted(cell_dirs, key=lambda p: p.name):
-        data = manifest.read_manifest(cell_dir)
-        if data is None:
-            bad.append(f"{cell_dir.name}: no readable manifest.json")
+        try:
+            data = manifest.load_manifest(cell_dir)
+        except ConfigError as exc:  # missing, corrupt, another schema: its own words say which
+            bad.append(f"{cell_dir.name}: {exc.what}")
             continue
         problems = _problems(cell_dir, data)
         if problems:

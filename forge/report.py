@@ -95,25 +95,25 @@ def _first_line_version(text: object) -> str | None:
     return text.strip().splitlines()[0][:80]
 
 
-def toolchain_of(data: Mapping[str, Any]) -> dict[str, str]:
+def toolchain_of(data: manifest.Manifest) -> dict[str, str]:
     """Versions found inside the cell's image, else the host toolchain recorded by a local build."""
     found: dict[str, str] = {}
-    for source in (data.get("toolchain"), data.get("container_versions")):
+    for source in (data.toolchain, data.extra.get("container_versions")):
         if isinstance(source, Mapping):
             for name, value in source.items():
                 line = _first_line_version(value)
                 if line is not None:
                     found[str(name)] = line
-    cuda = data.get("cuda")  # a CUDA cell: the nvcc release its cuda-arches step read in the image
+    cuda = data.extra.get("cuda")  # a CUDA cell: the nvcc release its cuda-arches step read in the image
     if isinstance(cuda, Mapping) and isinstance(cuda.get("nvcc"), str):
         found["nvcc"] = f"nvcc {cuda['nvcc']}"
     order = {name: i for i, name in enumerate(TOOL_ORDER)}
     return dict(sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 
 
-def _suites(data: Mapping[str, Any]) -> dict[str, SuiteCell]:
+def _suites(data: manifest.Manifest) -> dict[str, SuiteCell]:
     suites: dict[str, SuiteCell] = {}
-    for suite in (data.get("verify") or {}).get("suites") or []:
+    for suite in (data.verify or {}).get("suites") or []:
         if isinstance(suite, Mapping) and isinstance(suite.get("name"), str):
             seconds = suite.get("seconds")
             suites[suite["name"]] = SuiteCell(
@@ -122,44 +122,40 @@ def _suites(data: Mapping[str, Any]) -> dict[str, SuiteCell]:
     return suites
 
 
-def _steps(data: Mapping[str, Any]) -> dict[str, float]:
+def _steps(data: manifest.Manifest) -> dict[str, float]:
     steps: dict[str, float] = {}
-    for step in data.get("steps") or []:
+    for step in data.steps:
         if isinstance(step, Mapping) and isinstance(step.get("name"), str):
             seconds = step.get("seconds")
             steps[step["name"]] = round(float(seconds), 1) if isinstance(seconds, int | float) else 0.0
     return steps
 
 
-def row_from_manifest(cell_dir: Path, data: Mapping[str, Any], dist: Path | None = None) -> ReportRow:
+def row_from_manifest(cell_dir: Path, data: manifest.Manifest, dist: Path | None = None) -> ReportRow:
     """The row of one manifest; log links are relative to `dist` (default: the cell directory's parent)."""
-    cell = data.get("cell") if isinstance(data.get("cell"), Mapping) else {}
-    assert isinstance(cell, Mapping)
-    axes = {str(k): (None if v is None else str(v)) for k, v in cell.items() if k != "id"}
-    image = data.get("image") if isinstance(data.get("image"), Mapping) else None
-    files = data.get("files") if isinstance(data.get("files"), Mapping) else {}
-    assert isinstance(files, Mapping)
-    size = sum(int(r.get("size", 0)) for r in files.values() if isinstance(r, Mapping))
-    package = data.get("package") if isinstance(data.get("package"), Mapping) else None
+    axes = {str(k): (None if v is None else str(v)) for k, v in data.cell.items() if k != "id"}
+    image = data.extra.get("image") if isinstance(data.extra.get("image"), Mapping) else None
+    size = sum(int(r.get("size", 0)) for r in (data.files or {}).values() if isinstance(r, Mapping))
+    package = data.package
     logs_dir = cell_dir / "logs"
     base = dist or cell_dir.parent
     logs = sorted(p.relative_to(base).as_posix() for p in logs_dir.glob("*.log")) if logs_dir.is_dir() else []
-    mode = str((data.get("verify") or {}).get("mode") or "native")
+    mode = str((data.verify or {}).get("mode") or "native")
     return ReportRow(
         cell=cell_dir.name,
-        result=str(data.get("result", "?")),
+        result=data.result.value,
         axes=axes,
-        backend=str(data.get("backend", "?")),
+        backend=data.backend.value if data.backend else "?",
         image=str(image.get("tag")) if image and image.get("tag") else None,
         toolchain=toolchain_of(data),
         steps=_steps(data),
         suites=_suites(data),
         package=dict(package) if package else None,
         size=size,
-        commit=str(data["source_commit"]) if data.get("source_commit") else None,
+        commit=str(data.extra["source_commit"]) if data.extra.get("source_commit") else None,
         mode=mode,
         logs=logs,
-        wheel=dict(data["wheel"]) if isinstance(data.get("wheel"), Mapping) else None,
+        wheel=dict(data.extra["wheel"]) if isinstance(data.extra.get("wheel"), Mapping) else None,
     )
 
 
@@ -178,7 +174,7 @@ def collect(dist: Path) -> list[ReportRow]:
     for cell_dir in _cell_dirs(dist / FAILED):
         data = manifest.read_manifest(cell_dir)
         if data is not None:
-            error = data.get("error") if isinstance(data.get("error"), Mapping) else {}
+            error = data.error or {}
             row = row_from_manifest(cell_dir, data, dist)
             rows[cell_dir.name] = replace(row, result=f"failed: {error.get('what', '?')}" if error else "failed")
     return [rows[name] for name in sorted(rows)]

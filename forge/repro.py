@@ -494,7 +494,7 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
         if first is None:
             built = build_cell(request, data, vcfg, progress)
         else:  # the second build takes everything from the first one's manifest, as `invoke rebuild` does
-            recorded = provenance.parse_recorded(first, str(first_dir / manifest.MANIFEST))
+            recorded = provenance.parse_recorded(first.to_json(), str(first_dir / manifest.MANIFEST))
             built = rebuild_cell(recorded, data, vcfg, progress)
         assert built.dist is not None
         return built.dist
@@ -525,11 +525,11 @@ def reusable_report(cell_dir: Path) -> dict[str, Any] | None:
     data = manifest.read_manifest(cell_dir)
     if not isinstance(report, dict) or data is None or report.get("name") != cell_dir.name:
         return None
-    artifacts = len(data.get("files") or {}) + len(manifest.side_artifacts(data))
+    artifacts = len(data.files or {}) + len(manifest.side_artifacts(data))
     complete = report.get("compared") == report.get("identical") and (report.get("compared") or 0) >= artifacts > 0
     if report.get("reproducible") is not True or not complete:
         return None
-    if manifest.tree_problems(cell_dir / "install", data.get("files")) or manifest.side_problems(cell_dir, data):
+    if manifest.tree_problems(cell_dir / "install", data.files) or manifest.side_problems(cell_dir, data):
         return None
     return report
 

@@ -20,7 +20,7 @@ from forge import cuda as cuda_toolkits
 from forge.errors import InfeasibleError
 from forge.matrix import CELL_FIELDS, Cell, Request, Supported
 from forge.targets.family import family_for
-from forge.toolchains import Suite, Target, Toolchains
+from forge.toolchains import CompilerProvider, Suite, Target, Toolchains
 from forge.yamlio import unknown
 
 VERSION_AXES = registry.names(lambda a: a.version)
@@ -189,7 +189,7 @@ def _cuda_violations(cell: Cell, target: Target, data: Toolchains) -> list[str]:
         return [f"target {target.name} has no CUDA toolkit (CUDA builds are x86_64 Linux only); drop --cuda"]
     source = next(c for c in data.cuda if c.version == cell.cuda)
     out = []
-    if cell.suite not in source.suites and target.name != "host":
+    if cell.suite not in source.suites and target.compiler_provider is not CompilerProvider.HOST:
         out.append(
             f"CUDA {cell.cuda} ({source.provider} {source.package}) is packaged for {', '.join(source.suites)}, not {cell.suite}"
         )

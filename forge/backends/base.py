@@ -52,9 +52,14 @@ class Backend(abc.ABC):
 
     name: str = "abstract"
 
+    def provide_image(self, cell: Cell) -> None:  # noqa: B027 - backends without images have nothing to do
+        """Find or build the image `cell`'s commands run in (the plan's `image` step, before
+        `prepare`). Raises BackendError with the fix when it cannot."""
+
     @abc.abstractmethod
     def prepare(self, cell: Cell, host: Workspace) -> Workspace:
-        """Get ready to build `cell` (image, container, directories) with the host paths `host`.
+        """Get ready to build `cell` (container, directories; the image if `provide_image` has
+        not been called) with the host paths `host`.
 
         Returns the workspace as seen by commands this backend runs. Raises BackendError or
         ToolMissingError (with the fix) when it cannot.

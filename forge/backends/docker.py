@@ -326,6 +326,9 @@ class DockerBackend(Backend):
 
     # -- Backend -----------------------------------------------------------------------------
 
+    def provide_image(self, cell: Cell) -> None:
+        self.image = self.choose_image(cell)
+
     def prepare(self, cell: Cell, host: Workspace) -> Workspace:
         info = self.client.info()
         self._engine = {
@@ -338,7 +341,8 @@ class DockerBackend(Backend):
         }
         owner = owner_id(self._env, info, instance_id(self._instance_file))
         remove_stale(self.client, pid_alive, owner)
-        self.image = self.choose_image(cell)
+        if self.image is None:  # a caller that skipped the image step
+            self.image = self.choose_image(cell)
         spec = toolchain_spec(cell)
         session = {MANAGED: "build", OWNER_LABEL: owner, SESSION_LABEL: str(os.getpid()), "org.forge.cell": cell.id}
         if self._keep:

@@ -57,7 +57,9 @@ def run_rebuild(manifest_arg: str, cli: Mapping[str, object]) -> None:
     with repro.exclusive(lock, out.print, "another rebuild of this cell"):
         built = rebuild_cell(recorded, tdata, rcfg, Progress(out, cfg.ci))
     assert built.dist is not None
-    rebuilt = provenance.parse_recorded(manifest.read_manifest(built.dist) or {}, str(built.dist / manifest.MANIFEST))
+    rebuilt = provenance.parse_recorded(
+        manifest.load_manifest(built.dist).to_json(), str(built.dist / manifest.MANIFEST)
+    )
     comparisons = repro.compare_records(recorded.artifacts, rebuilt.artifacts)
     result = repro.ReproResult(f"rebuild of {built.cell_id}", comparisons, (), [time.monotonic() - start])
     trees = (path.parent, built.dist)

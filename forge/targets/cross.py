@@ -16,7 +16,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from forge import host, manifest, proc
 from forge.checks import tree
@@ -71,14 +70,14 @@ def ensure_target_tools(cell: Cell, target: Target, env: Mapping[str, str], log_
     return host.ensure_tools("build", env=env, log_path=log_path, scopes=scopes, extra=extra, install=install)
 
 
-def find_reference(dist: Path, source_tree_hash: str, exclude: str) -> tuple[Path, dict[str, Any]] | None:
+def find_reference(dist: Path, source_tree_hash: str, exclude: str) -> tuple[Path, manifest.Manifest] | None:
     """The recorded native Linux build of the same sources (linux-x86_64 first, then host)."""
-    found: dict[str, tuple[Path, dict[str, Any]]] = {}
+    found: dict[str, tuple[Path, manifest.Manifest]] = {}
     for cell_dir in sorted(dist.iterdir()) if dist.is_dir() else []:
         data = manifest.read_manifest(cell_dir) if cell_dir.is_dir() and cell_dir.name != exclude else None
-        if not data or data.get("source_tree_hash") != source_tree_hash:
+        if data is None or data.source_tree_hash != source_tree_hash:
             continue
-        target = (data.get("cell") or {}).get("target")
+        target = data.cell.get("target")
         if target in REFERENCE_TARGETS and target not in found and (cell_dir / "install").is_dir():
             found[target] = (cell_dir, data)
     return next((found[t] for t in REFERENCE_TARGETS if t in found), None)
@@ -94,7 +93,7 @@ def parity_checks(
     target: Target,
     prefix: Path,
     suites: list[SuiteResult],
-    reference: tuple[Path, dict[str, Any]] | None,
+    reference: tuple[Path, manifest.Manifest] | None,
     verify_build: Path | None = None,
 ) -> list[SuiteResult]:
     """A cross cell's extra verify results: binary structure (Linux) and parity with the reference."""
@@ -112,7 +111,7 @@ def parity_checks(
     ref_dir, ref_data = reference
     results += [tree.check_headers(prefix, ref_dir / "install"), tree.check_symbols(prefix, ref_dir / "install")]
     if tests.runs:
-        recorded = [SuiteResult.from_dict(s) for s in ref_data["verify"]["suites"]]
+        recorded = [SuiteResult.from_dict(s) for s in (ref_data.verify or {}).get("suites", [])]
         ran = [s for s in suites if not s.name.startswith(("parity:", "elf:", "macho:"))]
         only_there = ("parity:", "elf:", "engine:")  # engine:* results come from the host cell only
         results.append(

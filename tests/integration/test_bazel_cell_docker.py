@@ -89,7 +89,7 @@ def test_the_bazel_cell_builds_with_its_bazel_and_passes_verify(first: tuple[Pat
     assert counts["executed"] + counts["cache_hits"] > 50 and counts["processes"] > 50, counts
     steps = [s["name"] for s in manifest["steps"]]
     # the engine's own tests run under `bazel test`, after the install, as ctest's in a CMake cell
-    assert steps[:4] == ["prepare", "bazel-build", "install", "bazel-test"] and "configure" not in steps
+    assert steps[:5] == ["image", "prepare", "bazel-build", "install", "bazel-test"] and "configure" not in steps
     suites = {s["name"]: s["status"] for s in manifest["verify"]["suites"]}
     assert manifest["verify"]["failed"] == 0 and len(suites) >= 8, suites
     assert {"session_client_session_test", "lite_roundtrip_test", "models_models_test"} <= set(suites)

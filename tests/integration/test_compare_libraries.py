@@ -61,6 +61,9 @@ def _cell(root: Path, name: str, field: str = "", body: str = "", suites: str = 
     )
     data = {
         "schema": manifest.SCHEMA,
+        "forge": "0",
+        "cell": {},
+        "result": "passed",
         "files": manifest.file_records(cell / "install"),
         "verify": {"suites": [{"name": "session", "status": suites, "seconds": 1.0}]},
     }

@@ -106,7 +106,7 @@ def test_a_cell_builds_verifies_and_records_in_a_hardened_container(repo: Path) 
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     recorded = manifest.read_manifest(repo / "dist" / "linux-x86_64-py3.11-np2.4-gcc12-cpu")
-    assert recorded is not None and recorded["result"] == "passed", recorded
+    assert recorded is not None and recorded.result is manifest.Result.PASSED, recorded
 
 
 def test_a_shared_engine_loses_only_this_forges_abandoned_containers(

@@ -56,7 +56,8 @@ def _cell(root: Path, name: str, field: str = "", debug_source: str | None = Non
     before = hashlib.sha256((cell / "install" / "lib" / "libember_cc.so.0").read_bytes()).hexdigest()
     record = debuginfo.publish(cell / "install", root / f"{name}-stage", cell / debuginfo.DEBUG_DIR)
     assert hashlib.sha256((cell / "install" / "lib" / "libember_cc.so.0").read_bytes()).hexdigest() == before
-    data = {"schema": manifest.SCHEMA, "files": manifest.file_records(cell / "install"), "debug": record}
+    files = manifest.file_records(cell / "install")
+    data = {"schema": manifest.SCHEMA, "forge": "0", "cell": {}, "result": "passed", "files": files, "debug": record}
     manifest.write_json(cell / manifest.MANIFEST, data)
     return cell
 
@@ -65,7 +66,7 @@ def test_debug_file_matches_the_installed_library_by_build_id(tmp_path: Path) ->
     cell = _cell(tmp_path, "a")
     data = manifest.read_manifest(cell)
     assert data is not None
-    entry = data["debug"]["files"]["lib/libember_cc.so.0"]
+    entry = data.extra["debug"]["files"]["lib/libember_cc.so.0"]
     installed = debuginfo.parse((cell / "install/lib/libember_cc.so.0").read_bytes(), cell)
     debug_path = cell / "debug" / "lib" / "libember_cc.so.0.debug"
     debug = debuginfo.parse(debug_path.read_bytes(), debug_path)
@@ -84,8 +85,8 @@ def test_a_debug_build_of_other_code_gets_no_debug_file(tmp_path: Path) -> None:
     other = SOURCE.replace("o.threads +", "2 * o.threads +")
     cell = _cell(tmp_path, "a", debug_source=other)
     data = manifest.read_manifest(cell)
-    assert data is not None and data["debug"]["files"] == {}
-    assert "does not match" in data["debug"]["missing"]["lib/libember_cc.so.0"]
+    assert data is not None and data.extra["debug"]["files"] == {}
+    assert "does not match" in data.extra["debug"]["missing"]["lib/libember_cc.so.0"]
     assert not (cell / "debug" / "lib" / "libember_cc.so.0.debug").exists()
 
 

@@ -23,7 +23,17 @@ from forge import daemon
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 REPO = Path(__file__).resolve().parents[2]
 CELLS = ("linux-x86_64-py3.11-np2.4-gcc12-cpu", "linux-x86_64-py3.13-np2.4-gcc14-cpu")
-STEPS = ["prepare", "configure", "build", "install", "verify-configure", "verify-build", "verify-run", "record"]
+STEPS = [
+    "image",
+    "prepare",
+    "configure",
+    "build",
+    "install",
+    "verify-configure",
+    "verify-build",
+    "verify-run",
+    "record",
+]
 
 
 @pytest.fixture(scope="module")

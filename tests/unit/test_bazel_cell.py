@@ -94,6 +94,7 @@ def _plan(cell_id: str, data: tuple[Toolchains, Supported]) -> list[tuple[str, S
 def test_a_bazel_cell_plans_bazel_then_cmakes_verify(data: tuple[Toolchains, Supported]) -> None:
     steps = _plan(BAZEL_CELL, data)
     assert [name for name, _, _ in steps] == [
+        "image",
         "prepare",
         "bazel-build",
         "install",
@@ -103,20 +104,20 @@ def test_a_bazel_cell_plans_bazel_then_cmakes_verify(data: tuple[Toolchains, Sup
         "verify-run",
         "record",
     ]
-    build = steps[1][2]
+    build = steps[2][2]
     assert build[:2] == ("bazel", "--batch") and "build" in build
     assert "--disk_cache=/bazel-cache/disk" in build and "--symlink_prefix=/" in build
     assert f"--output_base=/bazel-cache/output-base/{BAZEL_CELL}" in build
     assert "--jobs=2" in build and "//engine:install" in build
-    install = steps[2][2]
+    install = steps[3][2]
     assert install[:2] == ("python3", "/src/forge/bazel_install.py") and install[-2:] == ("--prefix", "/stage")
-    test = steps[3][2]
+    test = steps[4][2]
     assert test[:2] == ("bazel", "--batch") and test[-2:] == ("--build_tests_only", "//engine/...")
     # the test step shares the build's options (another CC would configure and rebuild everything)
     assert build[build.index("build") + 1 : -len(bazel.TARGETS)] == test[test.index("test") + 1 : -2]
-    assert steps[4][2][:3] == ("cmake", "-S", "/src/verify") and "-DCMAKE_PREFIX_PATH=/stage" in steps[4][2]
+    assert steps[5][2][:3] == ("cmake", "-S", "/src/verify") and "-DCMAKE_PREFIX_PATH=/stage" in steps[5][2]
     cmake = _plan("linux-x86_64-py3.11-np2.4-gcc12-cpu", data)
-    assert [name for name, _, _ in cmake][:4] == ["prepare", "configure", "build", "install"]
+    assert [name for name, _, _ in cmake][:5] == ["image", "prepare", "configure", "build", "install"]
     assert not any("bazel" in " ".join(argv) for _, _, argv in cmake)
 
 

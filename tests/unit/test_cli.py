@@ -34,7 +34,7 @@ def test_plan_json_for_one_target(capsys: pytest.CaptureFixture[str]) -> None:
     (entry,) = data["cells"]
     assert entry["status"] == "scheduled" and entry["id"] == "linux-aarch64-py3.13-np2.4-gcc14-cpu"
     assert entry["backend"] == "docker" and entry["sources"]["gcc"] == "pinned (14)"
-    assert [s["name"] for s in entry["steps"]][:3] == ["prepare", "configure", "build"]
+    assert [s["name"] for s in entry["steps"]][:4] == ["image", "prepare", "configure", "build"]
 
 
 def test_plan_json_for_release_matrix(capsys: pytest.CaptureFixture[str]) -> None:

@@ -203,7 +203,7 @@ def test_armv7_emulator_and_tools(toolchains: Toolchains) -> None:
 def test_macos_plan_keeps_zig_cache_with_the_compiler_cache(toolchains: Toolchains) -> None:
     target = toolchains.targets["macos-arm64"]
     plan = plan_build(cell("macos-arm64", None), target, WS, "docker", OPTS)
-    env = dict(plan.steps[1].env)
+    env = dict(next(s for s in plan.steps if s.name == "configure").env)
     assert env["ZIG_GLOBAL_CACHE_DIR"] == "/cc/zig" and env["CCACHE_DIR"] == "/cc"
     run = plan.steps[[s.name for s in plan.steps].index("verify-run")]
     assert run.kind is StepKind.MACHO and "not run" in run.description
@@ -252,7 +252,9 @@ def test_find_reference_prefers_linux_x86_64_of_the_same_sources(tmp_path: Path)
         (tmp_path / name / "install").mkdir(parents=True)
         data = {
             "schema": manifest.SCHEMA,
+            "forge": "0",
             "cell": {"target": target},
+            "result": "passed",
             "source_tree_hash": source,
             "verify": {"suites": []},
         }
@@ -293,7 +295,13 @@ def test_report_says_how_cross_cells_were_verified(tmp_path: Path) -> None:
 
     for name, mode in (("macos-arm64-x", "built and checked, not run"), ("linux-aarch64-x", "emulated (qemu-aarch64)")):
         (tmp_path / name).mkdir()
-        data = {"schema": manifest.SCHEMA, "result": "passed", "verify": {"suites": [], "mode": mode}}
+        data = {
+            "schema": manifest.SCHEMA,
+            "forge": "0",
+            "cell": {},
+            "result": "passed",
+            "verify": {"suites": [], "mode": mode},
+        }
         (tmp_path / name / "manifest.json").write_text(json.dumps(data))
     text = report.render_markdown(report.build_report(tmp_path, None))
     assert "| macos-arm64-x | passed (built and checked, not run) |" in text

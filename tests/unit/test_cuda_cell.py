@@ -15,6 +15,7 @@ from forge import cuda, gpu_code, images
 from forge.backends.base import CONTAINER_WORKSPACE
 from forge.errors import ConfigError
 from forge.gpu_code import LISTINGS_PREFIX
+from forge.manifest import Manifest
 from forge.matrix import Cell
 from forge.plan import CUDA_ARCHES, BuildOptions, StepKind, plan_build
 from forge.report import _css, toolchain_of
@@ -177,6 +178,9 @@ def test_nvcc_release_is_read_from_its_version_output() -> None:
 
 
 def test_the_report_names_the_nvcc_release_the_image_holds() -> None:
-    manifest = {"toolchain": {"nvcc": "Build cuda_13.0.r13.0/compiler.36424714_0"}, "cuda": {"nvcc": "13.0.88"}}
-    assert toolchain_of(manifest)["nvcc"] == "nvcc 13.0.88"
-    assert toolchain_of({"toolchain": {"nvcc": "Build cuda_13.0.r13.0"}})["nvcc"] == "Build cuda_13.0.r13.0"
+    def recorded(**fields: object) -> Manifest:
+        return Manifest.from_json({"schema": 1, "forge": "0", "cell": {}, "result": "passed", **fields}, "m.json")
+
+    nvcc = {"nvcc": "Build cuda_13.0.r13.0/compiler.36424714_0"}
+    assert toolchain_of(recorded(toolchain=nvcc, cuda={"nvcc": "13.0.88"}))["nvcc"] == "nvcc 13.0.88"
+    assert toolchain_of(recorded(toolchain={"nvcc": "Build cuda_13.0.r13.0"}))["nvcc"] == "Build cuda_13.0.r13.0"

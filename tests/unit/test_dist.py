@@ -29,7 +29,13 @@ def _previous(dist: Path, size: int) -> Path:
     cell = dist / CELL
     (cell / "install").mkdir(parents=True)
     (cell / "install" / "old.txt").write_text("old\n")
-    data = {"schema": manifest.SCHEMA, "files": {"old.txt": {"sha256": "0" * 64, "size": size}}}
+    data = {
+        "schema": manifest.SCHEMA,
+        "forge": "0",
+        "cell": {},
+        "result": "passed",
+        "files": {"old.txt": {"sha256": "0" * 64, "size": size}},
+    }
     (cell / manifest.MANIFEST).write_text(json.dumps(data))
     return cell
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ def publish_result(dist: Path, cell_id: str, marker: str, input_hash: str = "h")
     make_tree(tmp / "install", {"lib/lib.so": marker})
     data = {
         "schema": manifest.SCHEMA,
+        "forge": "0",
+        "cell": {"id": cell_id},
         "input_hash": input_hash,
         "result": "passed",
         "files": manifest.file_records(tmp / "install"),
@@ -152,8 +155,8 @@ def test_verify_first_checks_the_installed_tree(tmp_path: Path) -> None:
     result = check_recorded_files(final)
     assert (result.name, result.status, result.detail) == (INSTALLED_FILES, SuiteStatus.FAILED, "lib/lib.so: missing")
     (final / "install/lib/lib.so").write_text("lib")
-    data = manifest.read_manifest(final)
-    assert data is not None and check_recorded_files(final).passed
+    data = json.loads((final / manifest.MANIFEST).read_text())  # the raw JSON, to damage
+    assert check_recorded_files(final).passed
     data["wheel"] = {"status": "built", "file": "ember.whl", "sha256": "0" * 64, "size": 1}
     manifest.write_json(final / manifest.MANIFEST, data)
     result = check_recorded_files(final)
@@ -198,8 +201,11 @@ def test_manifest_round_trips_the_json_on_disk(tmp_path: Path) -> None:
     cell = tmp_path / "host-py3.11-np2.4-gcc12-cpu"
     cell.mkdir()
     manifest.write_manifest(cell, record)
-    assert manifest.read_manifest(cell) == data
-    assert manifest.load_manifest(cell) == record
+    assert manifest.read_manifest(cell) == record == manifest.load_manifest(cell)
+    (cell / manifest.MANIFEST).write_text("{")  # the lenient reader: None where load_manifest says why
+    assert manifest.read_manifest(cell) is None
+    with pytest.raises(ConfigError, match="is not JSON"):
+        manifest.load_manifest(cell)
 
 
 @pytest.mark.parametrize(
@@ -254,8 +260,7 @@ def test_up_to_date_checks_the_recorded_wheel_too(tmp_path: Path) -> None:
     name = "ember-0.1.0-cp311-cp311-manylinux_2_31_x86_64.whl"
     (final / "wheel").mkdir()
     (final / "wheel" / name).write_bytes(b"wheel")
-    data = manifest.read_manifest(final)
-    assert data is not None
+    data = json.loads((final / manifest.MANIFEST).read_text())  # the raw JSON, to damage
     data["wheel"] = {"status": "built", "file": name, "sha256": manifest.sha256_file(final / "wheel" / name), "size": 5}
     manifest.write_json(final / manifest.MANIFEST, data)
     assert manifest.stale_reason(final, "h") is None

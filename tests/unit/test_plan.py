@@ -62,7 +62,7 @@ def test_host_plan_steps_in_order(toolchains: Toolchains) -> None:
 
 def test_cross_plan_uses_toolchain_file_and_container_paths(toolchains: Toolchains) -> None:
     plan = plan_build(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], CONTAINER_WORKSPACE, "docker", OPTS)
-    configure = plan.steps[1].argv
+    configure = next(s for s in plan.steps if s.name == "configure").argv
     assert "-DCMAKE_TOOLCHAIN_FILE=/src/toolchains/cmake/aarch64-linux-gnu.cmake" in configure
     assert "-DEMBER_GCC_VERSION=12" in configure
     assert "-DCMAKE_INSTALL_PREFIX=/stage" in configure
@@ -78,7 +78,7 @@ def test_macos_plan_checks_macho_instead_of_running(toolchains: Toolchains) -> N
     )
     run = next(s for s in plan.steps if s.name == "verify-run")
     assert run.kind is StepKind.MACHO and run.argv == ()
-    assert not any("EMBER_GCC_VERSION" in a for a in plan.steps[1].argv)
+    assert not any("EMBER_GCC_VERSION" in a for a in next(s for s in plan.steps if s.name == "configure").argv)
 
 
 def test_cuda_and_no_ccache(toolchains: Toolchains) -> None:
@@ -86,13 +86,23 @@ def test_cuda_and_no_ccache(toolchains: Toolchains) -> None:
     plan = plan_build(
         cell("linux-x86_64", "11", "11.8"), toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", opts
     )
-    configure = plan.steps[1].argv
+    configure = next(s for s in plan.steps if s.name == "configure").argv
     assert "-DEMBER_CUDA=ON" in configure
     assert not any("LAUNCHER" in a for a in configure)
-    assert "CCACHE_DIR" not in dict(plan.steps[1].env)
+    assert "CCACHE_DIR" not in dict(next(s for s in plan.steps if s.name == "configure").env)
 
 
 def test_plan_is_json_ready(toolchains: Toolchains) -> None:
     data = plan_build(cell("host"), toolchains.targets["host"], CONTAINER_WORKSPACE, "docker", OPTS).as_dict()
     assert data["cell"] == {**cell("host").as_dict(), "id": "host-py3.11-np2.4-gcc12-cpu"}
-    assert data["steps"][2]["argv"] == ["cmake", "--build", "/build", "-j", "2"]
+    assert data["steps"][3]["argv"] == ["cmake", "--build", "/build", "-j", "2"]
+
+
+def test_the_image_is_the_docker_plans_first_step(toolchains: Toolchains) -> None:
+    ws = Workspace(PurePosixPath("/src"), PurePosixPath("/build"), PurePosixPath("/stage"), PurePosixPath("/vb"))
+    docker = plan_build(cell("host"), toolchains.targets["host"], ws, "docker", OPTS)
+    assert [(s.name, s.kind) for s in docker.steps[:2]] == [("image", StepKind.IMAGE), ("prepare", StepKind.PREPARE)]
+    assert not docker.steps[0].argv and "toolchains/locks/" in docker.steps[0].description
+    local = plan_build(cell("host"), toolchains.targets["host"], ws, "local", OPTS)
+    assert all(s.kind is not StepKind.IMAGE for s in local.steps)  # the host's toolchain: no image
+    assert [s.name for s in docker.steps[1:]] == [s.name for s in local.steps]

@@ -15,6 +15,7 @@ def write_manifest(dist: Path, cell_id: str, result: str, suites: dict[str, str]
     (dist / cell_id / "logs" / "build.log").write_text("ninja: build stopped\n")
     data = {
         "schema": manifest.SCHEMA,
+        "forge": "0",
         "result": result,
         "backend": "docker",
         "cell": {"id": cell_id, "target": target, "python": py, "numpy": np_, "gcc": gcc, "cuda": None},
@@ -83,7 +84,7 @@ def test_a_failed_build_is_a_row_linked_to_its_logs(tmp_path: Path) -> None:
     failed = tmp_path / "failed" / ARM
     (failed / "logs").mkdir(parents=True)
     (failed / "logs" / "build.log").write_text("error: boom\n")
-    data = {"schema": manifest.SCHEMA, "result": "failed", "cell": {"id": ARM, "target": "linux-aarch64"}}
+    data = {"schema": manifest.SCHEMA, "forge": "0", "result": "failed", "cell": {"id": ARM, "target": "linux-aarch64"}}
     manifest.write_json(failed / manifest.MANIFEST, {**data, "error": {"what": "command exited with 1: ninja"}})
     rows = {r.cell: r for r in report.collect(tmp_path)}
     assert rows[ARM].result == "failed: command exited with 1: ninja" and not rows[ARM].ok

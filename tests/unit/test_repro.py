@@ -227,7 +227,14 @@ def _reproduced_cell(tmp_path: Path, cell_id: str) -> Path:
         (cell / "install" / "lib" / "libember.so").write_bytes(b"same bytes")
         (cell / f"{cell_id}.tar.gz").write_bytes(b"same archive")
         package = {"name": f"{cell_id}.tar.gz", "sha256": manifest.sha256_file(cell / f"{cell_id}.tar.gz"), "size": 12}
-        data = {"schema": manifest.SCHEMA, "files": manifest.file_records(cell / "install"), "package": package}
+        data = {
+            "schema": manifest.SCHEMA,
+            "forge": "0",
+            "cell": {},
+            "result": "passed",
+            "files": manifest.file_records(cell / "install"),
+            "package": package,
+        }
         manifest.write_json(cell / manifest.MANIFEST, data)
         trees.append(cell)
     result = repro.compare_trees(cell_id, (trees[0], trees[1]), _variations(tmp_path), repro.is_cell_artifact)
