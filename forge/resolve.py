@@ -146,8 +146,9 @@ def not_built_yet(cell: Cell, data: Toolchains, host: HostFacts | None) -> dict[
     if cuda_toolkits.image_toolkit(cell.cuda) is None:
         source = next(c for c in data.cuda if c.version == cell.cuda)
         built = ", ".join(c.version for c in data.cuda if cuda_toolkits.image_toolkit(c.version) is not None) or "none"
+        pypi = cuda_toolkits.no_image_reason(cell.cuda) or "toolchains/cuda/wheels.yaml pins no wheels for it"
         return {
-            "cuda": f"no forge image holds CUDA {cell.cuda}'s nvcc yet: it comes from {source.provider} "
+            "cuda": f"no forge image holds CUDA {cell.cuda}'s nvcc yet: {pypi}; its nvcc comes from {source.provider} "
             f"{source.package} (non-free), and forge's base images are debootstrapped from Debian main only; "
             f"a cu{cell.cuda} cell would be a CPU build under a CUDA name, so none is built "
             f"(CUDA toolkits with an image: {built}, toolchains/cuda/wheels.yaml)"

@@ -32,7 +32,8 @@ def test_cuda_without_an_image_is_refused_with_the_reason(data: tuple[Toolchains
             resolve(Request.make("linux-x86_64", {"cuda": version}), *data)
         cell = resolve(Request.make("linux-x86_64", {"cuda": version}), *data, unbuilt=False).cell
         assert info.value.why == not_built_yet(cell, data[0], None)["cuda"]
-        assert f"no forge image holds CUDA {version}'s nvcc yet" in info.value.why
+        assert f"no forge image holds CUDA {version}'s nvcc yet: PyPI holds no nvcc {version}: " in info.value.why
+        assert "no nvcc driver, cicc, cudafe++, fatbinary or nvlink" in info.value.why  # wheels.yaml no_image
         assert "debootstrapped from Debian main only" in info.value.why
         first, other, paste = info.value.fix.splitlines()
         assert first.startswith("drop --cuda (nearest feasible: linux-x86_64-py3.") and first.endswith("-cpu)")
