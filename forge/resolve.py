@@ -400,19 +400,22 @@ def resolve(
         return Resolution(cell, sources)
     fewest = min(len(v) for v in violations)
     reasons = list(dict.fromkeys(r for v in violations if len(v) == fewest for r in v))
-    alternatives = nearest_alternatives(request, data, supported, host)
+    alternatives = nearest_alternatives(request, data, supported, host, unbuilt)
     fix = "nearest feasible: " + "; ".join(alternatives) if alternatives else "relax the pins"
     if alternatives:  # a command that can be pasted
         fix += f"\nto build the first: invoke build --cell {alternatives[0].rsplit(' -> ', 1)[-1]}"
     raise InfeasibleError(f"no cell satisfies {request.describe()} ({request.origin})", "\n".join(reasons), fix)
 
 
-def nearest_alternatives(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None) -> list[str]:
-    """For each pinned axis: the cell you get by letting that one axis go."""
+def nearest_alternatives(
+    request: Request, data: Toolchains, supported: Supported, host: HostFacts | None, unbuilt: bool = False
+) -> list[str]:
+    """For each pinned axis: the cell you get by letting that one axis go. With `unbuilt`, none
+    that not_built_yet refuses (`--cuda 12.4 --gcc 14` is not offered gcc 13 with CUDA 12.4)."""
     out = []
     for axis, value in request.pins:
         cell, _ = _feasible(request.without(axis), data, supported, host)
-        if cell is None:
+        if cell is None or (unbuilt and not_built_yet(cell, data, host)):
             continue
         new = getattr(cell, axis, None) or "none"
         out.append(f"{axis} {new} instead of {value} -> {cell.id}")

@@ -115,6 +115,21 @@ def test_cuda118_with_gcc12(data: tuple[Toolchains, Supported]) -> None:
     assert "cuda none instead of 11.8" in error.fix
 
 
+def test_cuda124_with_gcc14(data: tuple[Toolchains, Supported]) -> None:
+    error = infeasible(data, "linux-x86_64", cuda="12.4", gcc="14")
+    assert error.why == "nvcc 12.4 accepts host gcc <=13 (its crt/host_config.h); gcc 14 would be used"
+    assert "gcc 13 instead of 14 -> linux-x86_64-py3.13-np2.4-gcc13-cu12.4" in error.fix
+    # while no image holds nvcc 12.4, the refusal offers only what can be built
+    with pytest.raises(InfeasibleError) as info:
+        resolve(Request.make("linux-x86_64", {"cuda": "12.4", "gcc": "14"}), *data)
+    assert info.value.why == error.why
+    assert info.value.fix == (
+        "nearest feasible: cuda none instead of 12.4 -> linux-x86_64-py3.13-np2.4-gcc14-cpu\n"
+        "to build the first: invoke build --cell linux-x86_64-py3.13-np2.4-gcc14-cpu"
+    )
+    assert resolve(Request.make("linux-x86_64", {"cuda": "13.0", "gcc": "14"}), *data).cell.id.endswith("-gcc14-cu13.0")
+
+
 def test_numpy121_with_python313(data: tuple[Toolchains, Supported]) -> None:
     error = infeasible(data, "linux-x86_64", numpy="1.21", python="3.13")
     assert "numpy 1.21 has wheels for python >=3.7,<3.11 only; python 3.13 has none" in error.why
