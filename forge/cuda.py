@@ -12,7 +12,8 @@ and fails the cell when an asked-for target is missing.
 
 The toolkits forge can put in an image are in `toolchains/cuda/wheels.yaml`: PyPI's
 `nvidia-cuda-nvcc` and the wheels it needs, pinned exactly (the image's lock adds their sha256,
-and pip installs them with `--require-hashes` from then on).
+and pip installs them with `--require-hashes` from then on); its `no_image` says, per toolkit,
+why PyPI gives none for the others (the resolver refuses their cells with it).
 
 Pure: no process, no environment (the recorder script and the build run the tools).
 """
@@ -74,17 +75,22 @@ class ToolkitArches:
         return target in (self.gpu_code if target.kind == "sm" else self.gpu_arch)
 
 
-def _toolkits(path: Path, fix: str) -> Iterator[tuple[str, Version, Any]]:
-    """(where, version, entry) for each entry of a toolchains/cuda/*.yaml `toolkits` mapping."""
+def _toolkits(
+    path: Path, fix: str, mapping: str = "toolkits", optional: bool = False
+) -> Iterator[tuple[str, Version, Any]]:
+    """(where, version, entry) for each entry of a toolchains/cuda/*.yaml mapping keyed by toolkit
+    version (`toolkits`, or `no_image` of wheels.yaml; an `optional` one may be absent)."""
     try:
         raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"cannot read {path}", str(e), fix) from e
-    toolkits = raw.get("toolkits") if isinstance(raw, dict) else None
+    toolkits = raw.get(mapping) if isinstance(raw, dict) else None
+    if toolkits is None and optional and isinstance(raw, dict):
+        return
     if not isinstance(toolkits, dict):
-        raise ConfigError(f"{path}: no 'toolkits' mapping", fix=fix)
+        raise ConfigError(f"{path}: no '{mapping}' mapping", fix=fix)
     for key, entry in toolkits.items():
-        where = f"{path}: toolkits.{key}"
+        where = f"{path}: {mapping}.{key}"
         try:
             version = Version(str(key))
         except InvalidVersion as e:
@@ -207,6 +213,30 @@ def _exact_pin(text: str, where: str) -> str:
     if len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
         raise ConfigError(f"{where}: {text!r} is not pinned to one release", fix="write name==X.Y.Z")
     return text
+
+
+@functools.lru_cache(maxsize=8)
+def load_no_image(path: Path = WHEELS_FILE) -> dict[Version, str]:
+    """toolchains/cuda/wheels.yaml's `no_image` -> toolkit version -> why no image holds its nvcc
+    (what PyPI lacks). A toolkit both there and under `toolkits` is an error."""
+    out: dict[Version, str] = {}
+    for where, version, entry in _toolkits(path, "each entry: no_image.<version>: <why>", "no_image", optional=True):
+        if not isinstance(entry, str) or not entry.strip():
+            raise ConfigError(f"{where}: expected the reason no image holds this toolkit, as text")
+        out[version] = " ".join(entry.split())
+    if both := sorted(set(out) & set(load_image_toolkits(path))):
+        raise ConfigError(
+            f"{path}: CUDA {', '.join(map(str, both))} both under toolkits and no_image",
+            fix="a toolkit with pinned wheels has an image: drop its no_image entry",
+        )
+    return out
+
+
+def no_image_reason(cuda: str, table: dict[Version, str] | None = None) -> str | None:
+    """Why no image holds CUDA `cuda`'s nvcc (toolchains/cuda/wheels.yaml no_image), or None."""
+    table = load_no_image() if table is None else table
+    version = Version(cuda)
+    return table.get(Version(f"{version.major}.{version.minor}"))
 
 
 def image_toolkit(cuda: str, table: dict[Version, ImageToolkit] | None = None) -> ImageToolkit | None:

@@ -146,8 +146,9 @@ def not_built_yet(cell: Cell, data: Toolchains, host: HostFacts | None) -> dict[
     if cuda_toolkits.image_toolkit(cell.cuda) is None:
         source = next(c for c in data.cuda if c.version == cell.cuda)
         built = ", ".join(c.version for c in data.cuda if cuda_toolkits.image_toolkit(c.version) is not None) or "none"
+        pypi = cuda_toolkits.no_image_reason(cell.cuda) or "toolchains/cuda/wheels.yaml pins no wheels for it"
         return {
-            "cuda": f"no forge image holds CUDA {cell.cuda}'s nvcc yet: it comes from {source.provider} "
+            "cuda": f"no forge image holds CUDA {cell.cuda}'s nvcc yet: {pypi}; its nvcc comes from {source.provider} "
             f"{source.package} (non-free), and forge's base images are debootstrapped from Debian main only; "
             f"a cu{cell.cuda} cell would be a CPU build under a CUDA name, so none is built "
             f"(CUDA toolkits with an image: {built}, toolchains/cuda/wheels.yaml)"
@@ -399,19 +400,22 @@ def resolve(
         return Resolution(cell, sources)
     fewest = min(len(v) for v in violations)
     reasons = list(dict.fromkeys(r for v in violations if len(v) == fewest for r in v))
-    alternatives = nearest_alternatives(request, data, supported, host)
+    alternatives = nearest_alternatives(request, data, supported, host, unbuilt)
     fix = "nearest feasible: " + "; ".join(alternatives) if alternatives else "relax the pins"
     if alternatives:  # a command that can be pasted
         fix += f"\nto build the first: invoke build --cell {alternatives[0].rsplit(' -> ', 1)[-1]}"
     raise InfeasibleError(f"no cell satisfies {request.describe()} ({request.origin})", "\n".join(reasons), fix)
 
 
-def nearest_alternatives(request: Request, data: Toolchains, supported: Supported, host: HostFacts | None) -> list[str]:
-    """For each pinned axis: the cell you get by letting that one axis go."""
+def nearest_alternatives(
+    request: Request, data: Toolchains, supported: Supported, host: HostFacts | None, unbuilt: bool = False
+) -> list[str]:
+    """For each pinned axis: the cell you get by letting that one axis go. With `unbuilt`, none
+    that not_built_yet refuses (`--cuda 12.4 --gcc 14` is not offered gcc 13 with CUDA 12.4)."""
     out = []
     for axis, value in request.pins:
         cell, _ = _feasible(request.without(axis), data, supported, host)
-        if cell is None:
+        if cell is None or (unbuilt and not_built_yet(cell, data, host)):
             continue
         new = getattr(cell, axis, None) or "none"
         out.append(f"{axis} {new} instead of {value} -> {cell.id}")

@@ -63,6 +63,32 @@ def test_the_wheels_of_the_pinned_toolkit_are_pinned_exactly(tmp_path: Path) -> 
         cuda.load_image_toolkits(loose)
 
 
+def test_every_toolkit_has_an_image_or_the_reason_pypi_gives_none(toolchains: Toolchains) -> None:
+    reasons = cuda.load_no_image()
+    assert set(reasons) == {Version("11.8"), Version("12.4")}
+    for source in toolchains.cuda:  # toolchains/cuda.yaml
+        assert (cuda.image_toolkit(source.version) is None) == (cuda.no_image_reason(source.version) is not None)
+    assert cuda.no_image_reason("12.4.1") == reasons[Version("12.4")] and cuda.no_image_reason("13.0") is None
+    assert "nvidia-cuda-nvcc-cu12==12.4.131" in reasons[Version("12.4")]
+    assert "nvidia-cuda-nvcc-cu11==11.8.89" in reasons[Version("11.8")]
+
+
+def test_no_image_reasons_are_text_and_never_for_a_toolkit_with_wheels(tmp_path: Path) -> None:
+    pinned = "toolkits:\n  '13.0': {root: nvidia/cu13, wheels: [nvidia-cuda-nvcc==13.0.88]}\n"
+    (tmp_path / "none.yaml").write_text(pinned)
+    assert cuda.load_no_image(tmp_path / "none.yaml") == {}  # the mapping is optional
+    (tmp_path / "one.yaml").write_text(pinned + "no_image:\n  '12.4': >-\n    PyPI holds\n    no nvcc 12.4\n")
+    assert cuda.load_no_image(tmp_path / "one.yaml") == {Version("12.4"): "PyPI holds no nvcc 12.4"}
+    both = tmp_path / "both.yaml"
+    both.write_text(pinned + "no_image:\n  '13.0': none on PyPI\n")
+    with pytest.raises(ConfigError, match=r"CUDA 13\.0 both under toolkits and no_image"):
+        cuda.load_no_image(both)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text(pinned + "no_image:\n  '12.4': ''\n")
+    with pytest.raises(ConfigError, match=r"no_image\.12\.4: expected the reason"):
+        cuda.load_no_image(empty)
+
+
 def test_a_cell_without_an_image_toolkit_has_no_image_spec() -> None:
     with pytest.raises(ConfigError, match=r"no image holds CUDA 12\.4's nvcc"):
         images.ToolchainSpec.from_cell(Cell("linux-x86_64", "trixie", "3.13", "2.4", "13", "12.4", "3.31", None))

@@ -32,7 +32,8 @@ def test_cuda_without_an_image_is_refused_with_the_reason(data: tuple[Toolchains
             resolve(Request.make("linux-x86_64", {"cuda": version}), *data)
         cell = resolve(Request.make("linux-x86_64", {"cuda": version}), *data, unbuilt=False).cell
         assert info.value.why == not_built_yet(cell, data[0], None)["cuda"]
-        assert f"no forge image holds CUDA {version}'s nvcc yet" in info.value.why
+        assert f"no forge image holds CUDA {version}'s nvcc yet: PyPI holds no nvcc {version}: " in info.value.why
+        assert "no nvcc driver, cicc, cudafe++, fatbinary or nvlink" in info.value.why  # wheels.yaml no_image
         assert "debootstrapped from Debian main only" in info.value.why
         first, other, paste = info.value.fix.splitlines()
         assert first.startswith("drop --cuda (nearest feasible: linux-x86_64-py3.") and first.endswith("-cpu)")
@@ -112,6 +113,21 @@ def test_cuda118_with_gcc12(data: tuple[Toolchains, Supported]) -> None:
     assert error.why == "nvcc 11.8 accepts host gcc <=11 (its crt/host_config.h); gcc 12 would be used"
     assert "gcc 11 instead of 12 -> linux-x86_64-py3.11-np2.4-gcc11-cu11.8" in error.fix
     assert "cuda none instead of 11.8" in error.fix
+
+
+def test_cuda124_with_gcc14(data: tuple[Toolchains, Supported]) -> None:
+    error = infeasible(data, "linux-x86_64", cuda="12.4", gcc="14")
+    assert error.why == "nvcc 12.4 accepts host gcc <=13 (its crt/host_config.h); gcc 14 would be used"
+    assert "gcc 13 instead of 14 -> linux-x86_64-py3.13-np2.4-gcc13-cu12.4" in error.fix
+    # while no image holds nvcc 12.4, the refusal offers only what can be built
+    with pytest.raises(InfeasibleError) as info:
+        resolve(Request.make("linux-x86_64", {"cuda": "12.4", "gcc": "14"}), *data)
+    assert info.value.why == error.why
+    assert info.value.fix == (
+        "nearest feasible: cuda none instead of 12.4 -> linux-x86_64-py3.13-np2.4-gcc14-cpu\n"
+        "to build the first: invoke build --cell linux-x86_64-py3.13-np2.4-gcc14-cpu"
+    )
+    assert resolve(Request.make("linux-x86_64", {"cuda": "13.0", "gcc": "14"}), *data).cell.id.endswith("-gcc14-cu13.0")
 
 
 def test_numpy121_with_python313(data: tuple[Toolchains, Supported]) -> None:
