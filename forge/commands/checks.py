@@ -39,7 +39,8 @@ def cxx_sources(repo: Path) -> list[str]:
 def test_commands(repo: Path, unit: bool) -> list[tuple[str, list[str]]]:
     """(name, argv) of every check `invoke test` runs, in order."""
     py = sys.executable
-    pytest_args = [py, "-m", "pytest", "-rs", "tests/unit" if unit else "tests"]  # -rs: every skip with its reason
+    # -rs: every skip with its reason; --durations: where the run's time went (the CI budget's evidence)
+    pytest_args = [py, "-m", "pytest", "-rs", "--durations=30", "tests/unit" if unit else "tests"]
     return [
         ("ruff check", [py, "-m", "ruff", "check", "."]),
         ("ruff format", [py, "-m", "ruff", "format", "--check", "."]),
