@@ -171,6 +171,18 @@ EMBER_VNNI_TARGET void RowBlock(const uint8_t* x, int x_stride, const PackedWeig
 
 }  // namespace
 
+EMBER_VNNI_TARGET void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    _mm512_storeu_si512(out + i, _mm512_xor_si512(_mm512_loadu_si512(x + i), flip));
+  }
+  if (i < n) {
+    const __mmask64 m = (uint64_t{1} << (n - i)) - 1u;
+    _mm512_mask_storeu_epi8(out + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + i), flip));
+  }
+}
+
 EMBER_VNNI_TARGET void RequantizeVnni(const int32_t* acc, const int32_t* bias, const int32_t* mult,
                                       const int* shift, int n, bool single_rounding, int32_t out_zp,
                                       int32_t act_min, int32_t act_max, int8_t* out) {
@@ -274,6 +286,9 @@ void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int
 
 #else
 
+void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(x[i]) ^ 0x80u;
+}
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
 void GemmVnniGroups(const uint8_t*, int, int, const PackedWeights&, int, int, int32_t*, int) {}
 void RequantizeVnni(const int32_t*, const int32_t*, const int32_t*, const int*, int, bool, int32_t,

@@ -215,9 +215,7 @@ Status EvalFullyConnectedI8(NodeState* node) {
     const int stride = p.k4 * 4;
     uint8_t* xu = node->scratchu8.data();
     for (int64_t r = 0; r < node->outer; ++r) {
-      for (int i = 0; i < k; ++i) {
-        xu[static_cast<size_t>(r) * stride + i] = static_cast<uint8_t>(x[r * k + i]) ^ 0x80u;
-      }
+      OffsetToUnsigned(x + r * k, static_cast<size_t>(k), xu + static_cast<size_t>(r) * stride);
     }
     const int groups = p.nb / p.nr;
     const int tasks = TaskCount(*node, groups, int64_t{16} * p.nr * k * node->outer);
@@ -406,7 +404,7 @@ Status EvalConvI8(NodeState* node) {
     // Offset the whole input by 128 once; im2col then copies unsigned bytes.
     const size_t in_bytes = node->t.in[0]->num_elements;
     uint8_t* xu = node->scratchu8.data();
-    for (size_t i = 0; i < in_bytes; ++i) xu[i] = static_cast<uint8_t>(x[i]) ^ 0x80u;
+    OffsetToUnsigned(x, in_bytes, xu);
     if (node->direct_1x1) {
       const int m = node->n * node->oh * node->ow;
       const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;

@@ -30,18 +30,6 @@ EMBER_VNNI_TARGET inline __m512i SingleHalf(__m512i xs, __m512i ms, __m512i t) {
   return _mm512_srav_epi64(_mm512_add_epi64(prod, round), t);
 }
 
-// SRDHM on the even 32-bit lanes: (x * m + nudge) / 2^31, truncating toward zero.
-EMBER_VNNI_TARGET inline __m512i SrdhmHalf(__m512i xs, __m512i ms) {
-  const __m512i prod = _mm512_mul_epi32(xs, ms);
-  const __mmask8 neg = _mm512_cmplt_epi64_mask(prod, _mm512_setzero_si512());
-  const __m512i nudge = _mm512_mask_blend_epi64(neg, _mm512_set1_epi64(1LL << 30),
-                                                _mm512_set1_epi64(1 - (1LL << 30)));
-  __m512i v = _mm512_add_epi64(prod, nudge);
-  const __mmask8 vneg = _mm512_cmplt_epi64_mask(v, _mm512_setzero_si512());
-  v = _mm512_mask_add_epi64(v, vneg, v, _mm512_set1_epi64((1LL << 31) - 1));
-  return _mm512_srai_epi64(v, 31);
-}
-
 // Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.
 EMBER_VNNI_TARGET inline __m512i RequantLanes(__m512i x, __m512i m, __m512i shift, bool single) {
   const __m512i zero = _mm512_setzero_si512();
@@ -55,15 +43,23 @@ EMBER_VNNI_TARGET inline __m512i RequantLanes(__m512i x, __m512i m, __m512i shif
     return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
   }
   const __m512i left = _mm512_max_epi32(shift, zero);
-  const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+  // RoundingDivideByPOT caps its exponent at 31.
+  const __m512i right = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero),
+                                         _mm512_set1_epi32(31));
   x = _mm512_sllv_epi32(x, left);
-  const __m512i even = SrdhmHalf(x, m);
-  const __m512i odd = SrdhmHalf(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32));
-  __m512i r = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  // Saturation case of SRDHM: x == m == INT32_MIN.
+  // SRDHM: TFLite's (p + nudge) / 2^31, truncating toward zero, with nudge 2^30 or 1 - 2^30 by
+  // the sign of p = x * m, is floor((p + 2^30) / 2^31) for either sign: an arithmetic shift.
+  // Even lanes keep that in their low halves (srli), odd lanes in their high halves (<< 1).
+  const __m512i half = _mm512_set1_epi64(1LL << 30);
+  const __m512i even = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
+  const __m512i odd = _mm512_slli_epi64(
+      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32)), half),
+      1);
+  __m512i r = _mm512_mask_blend_epi32(0xAAAA, even, odd);
+  // Saturation case of SRDHM: x == m == INT32_MIN gives 2^31, which wraps to INT32_MIN; no
+  // other product gets there (the least one is above -2^62 + 2^31), so INT32_MIN means it.
   const __m512i mn = _mm512_set1_epi32(INT32_MIN);
-  const __mmask16 sat = _mm512_cmpeq_epi32_mask(x, mn) & _mm512_cmpeq_epi32_mask(m, mn);
-  r = _mm512_mask_mov_epi32(r, sat, _mm512_set1_epi32(INT32_MAX));
+  r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(r, mn), _mm512_set1_epi32(INT32_MAX));
   // RoundingDivideByPOT with per-lane exponents.
   const __m512i mask =
       _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), right), _mm512_set1_epi32(1));

@@ -1,7 +1,9 @@
 // Lite's run-time dispatched kernels against their portable definitions on odd shapes: the
-// float conv GEMM on each ISA, AVX-512 requantization of rows (both rounding modes, 8-channel
-// tails paired), and the fused AVX-512 depthwise rows against the portable rows.
+// float conv GEMM on each ISA, AVX-512 requantization (lanes over the int32 range; rows in both
+// rounding modes, 8-channel tails paired), the VNNI input offset, and the fused AVX-512
+// depthwise rows against the portable rows.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -12,6 +14,18 @@
 #include "lite/depthwise.h"
 #include "lite/gemm_f32.h"
 #include "lite/gemm_int8.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports false "used uninitialized" inside its own avx512fintrin.h when the inlined
+// requantization below is compiled in a test TU.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "lite/requant_avx512.h"
+#define EMBER_TEST_X86 1
+#endif
 
 using namespace ember::lite;
 
@@ -95,6 +109,52 @@ TEST(RequantizeRowsVnni, MatchesScalarOnTails) {
       }
       for (size_t i = static_cast<size_t>(rows) * n; i < out.size(); ++i) EXPECT_EQ(out[i], 99);
     }
+  }
+}
+
+#ifdef EMBER_TEST_X86
+EMBER_VNNI_TARGET void RequantLanes16(const int32_t* x, const int32_t* m, const int32_t* shift,
+                                      int32_t* out) {
+  const __m512i v = avx512::RequantLanes(_mm512_loadu_si512(x), _mm512_loadu_si512(m),
+                                         _mm512_loadu_si512(shift), false);
+  _mm512_storeu_si512(out, v);
+}
+#endif
+
+TEST(RequantLanes, DoubleRoundingMatchesScalarOverInt32) {
+#ifdef EMBER_TEST_X86
+  if (!HasVnni()) return;
+  // Every int32 edge (INT32_MIN * INT32_MIN saturates, ties of both roundings) plus random
+  // values, multipliers and shifts, including shifts past either end of the usual range.
+  std::mt19937 gen(21);
+  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small(-70000, 70000);
+  std::uniform_int_distribution<int32_t> sh(-40, 40);
+  const int32_t edges[] = {INT32_MIN, INT32_MIN + 1, -(1 << 30), -3, -1, 0, 1,
+                           3,         1 << 30,       INT32_MAX};
+  for (int round = 0; round < 20000; ++round) {
+    int32_t x[16], m[16], shift[16], out[16];
+    for (int i = 0; i < 16; ++i) {
+      const int pick = (round + i) % 4;
+      x[i] = pick == 0 ? edges[(round * 16 + i) % 10] : pick == 1 ? small(gen) : any(gen);
+      m[i] = (round + 3 * i) % 7 == 0 ? edges[(round + i) % 10] : any(gen);
+      shift[i] = round % 3 == 0 ? sh(gen) : std::min(0, sh(gen) / 3);
+    }
+    RequantLanes16(x, m, shift, out);
+    for (int i = 0; i < 16; ++i) {
+      EXPECT_EQ(out[i], MultiplyByQuantizedMultiplier(x[i], m[i], shift[i]));
+    }
+  }
+#endif
+}
+
+TEST(OffsetToUnsigned, FlipsTheSignBitOfEveryByte) {
+  if (!HasVnni()) return;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{200}}) {
+    const std::vector<int8_t> x = RandomInt8(n, 17);
+    std::vector<uint8_t> out(n + 3, 7);
+    OffsetToUnsigned(x.data(), n, out.data());
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(out[i], static_cast<uint8_t>(x[i] + 128));
+    for (size_t i = n; i < out.size(); ++i) EXPECT_EQ(out[i], 7);
   }
 }
 
