@@ -1,7 +1,7 @@
 // Lite's run-time dispatched kernels against their portable definitions on odd shapes: the
 // float conv GEMM on each ISA, AVX-512 requantization (lanes over the int32 range; rows in both
-// rounding modes, 8-channel tails paired), the VNNI input offset, and the fused AVX-512
-// depthwise rows against the portable rows.
+// rounding modes, 8-channel tails paired), the VNNI input offset, same-shape int8 ADD, and the
+// fused AVX-512 depthwise rows against the portable rows.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -11,6 +11,7 @@
 
 #include "ember/lite/quant.h"
 #include "ember_test.h"
+#include "lite/add_int8.h"
 #include "lite/depthwise.h"
 #include "lite/gemm_f32.h"
 #include "lite/gemm_int8.h"
@@ -155,6 +156,42 @@ TEST(OffsetToUnsigned, FlipsTheSignBitOfEveryByte) {
     OffsetToUnsigned(x.data(), n, out.data());
     for (size_t i = 0; i < n; ++i) EXPECT_EQ(out[i], static_cast<uint8_t>(x[i] + 128));
     for (size_t i = n; i < out.size(); ++i) EXPECT_EQ(out[i], 7);
+  }
+}
+
+TEST(AddI8Avx512, MatchesScalarAdd) {
+  if (!HasVnni()) return;
+  std::mt19937 gen(31);
+  std::uniform_real_distribution<double> scale(0.002, 0.2);
+  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{47}, size_t{300}}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      // The parameters PrepareAddMul derives from three scales (as TFLite's Prepare does).
+      const double sa = scale(gen), sb = scale(gen), so = scale(gen) * 2;
+      AddI8Params p;
+      p.in_zp = trial * 13 % 256 - 128;
+      p.in2_zp = trial * 29 % 256 - 128;
+      p.out_zp = trial * 7 % 256 - 128;
+      p.left_shift = 20;
+      const double twice_max = 2 * std::max(sa, sb);
+      QuantizeMultiplier(sa / twice_max, &p.m1, &p.s1);
+      QuantizeMultiplier(sb / twice_max, &p.m2, &p.s2);
+      QuantizeMultiplier(twice_max / ((1 << p.left_shift) * so), &p.multiplier, &p.shift);
+      if (p.shift > 0) continue;  // rejected by PrepareAddMul
+      p.act_min = trial % 3 == 0 ? p.out_zp : -128;
+      const std::vector<int8_t> a = RandomInt8(n, 40 + trial), b = RandomInt8(n, 80 + trial);
+      std::vector<int8_t> y(n + 2, 55);
+      AddI8Avx512(a.data(), b.data(), n, p, y.data());
+      for (size_t i = 0; i < n; ++i) {
+        const int32_t x1 = (a[i] - p.in_zp) * (1 << p.left_shift);
+        const int32_t x2 = (b[i] - p.in2_zp) * (1 << p.left_shift);
+        const int32_t sum = MultiplyByQuantizedMultiplier(x1, p.m1, p.s1) +
+                            MultiplyByQuantizedMultiplier(x2, p.m2, p.s2);
+        int32_t v = MultiplyByQuantizedMultiplier(sum, p.multiplier, p.shift) + p.out_zp;
+        v = std::min(p.act_max, std::max(p.act_min, v));
+        EXPECT_EQ(static_cast<int>(y[i]), v);
+      }
+      EXPECT_EQ(y[n], 55);
+    }
   }
 }
 
