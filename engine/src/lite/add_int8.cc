@@ -4,8 +4,10 @@
 #include "lite/add_int8.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+// GCC 12 reports false "(may be) used uninitialized" inside its own avx512fintrin.h (the
+// _mm512_undefined_epi32 operand of inlined intrinsics).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

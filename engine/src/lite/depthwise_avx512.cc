@@ -5,8 +5,10 @@
 #include "lite/depthwise.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+// GCC 12 reports false "(may be) used uninitialized" inside its own avx512fintrin.h (the
+// _mm512_undefined_epi32 operand of inlined intrinsics).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include <cstddef>
