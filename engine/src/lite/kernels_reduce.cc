@@ -341,9 +341,14 @@ void ReduceSum(const NodeState& node, const T* x, std::vector<Acc>* acc) {
   std::vector<int64_t> idx(rank, 0);
   int64_t oi = 0;
   const size_t n = node.t.in[0]->num_elements;
-  for (size_t i = 0; i < n; ++i) {
-    (*acc)[static_cast<size_t>(oi)] += static_cast<Acc>(x[i]);
-    for (size_t d = rank; d-- > 0;) {
+  // The last axis kept (a global average pool's channels): whole rows of it are contiguous in x
+  // and in acc, and each output still adds its elements in the same order.
+  const size_t run = rank > 0 && !reduced[rank - 1] ? static_cast<size_t>(shape[rank - 1]) : 1;
+  const size_t walked = run > 1 ? rank - 1 : rank;  // axes the index walk below steps through
+  for (size_t i = 0; i < n; i += run) {
+    Acc* a = acc->data() + oi;
+    for (size_t j = 0; j < run; ++j) a[j] += static_cast<Acc>(x[i + j]);
+    for (size_t d = walked; d-- > 0;) {
       ++idx[d];
       oi += out_stride[d];
       if (idx[d] < shape[d]) break;
