@@ -14,6 +14,7 @@
 #endif
 
 #include <cstddef>
+#include <type_traits>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include "lite/requant_avx512.h"
@@ -67,10 +68,24 @@ EMBER_VNNI_TARGET inline __m512i TapSum(const int8_t* x, const size_t* x_off, co
   return acc;
 }
 
+// TapSum over exactly N taps with their weights already in registers (the interior columns of a
+// 3x3 filter's rows: N = 9, or 6 on a border row).
+template <bool Full, int N>
+EMBER_VNNI_TARGET inline __m512i TapSumN(const int8_t* x, const size_t* x_off, const __m512i* wv,
+                                         __mmask16 m) {
+  __m512i acc = _mm512_setzero_si512();
+  for (int t = 0; t < N; ++t) {
+    const __m128i xb = Full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + x_off[t]))
+                            : _mm_maskz_loadu_epi8(m, x + x_off[t]);
+    acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(xb), wv[t]));
+  }
+  return acc;
+}
+
 // One output row for the channels [c, c + 16) (those in `m`). Columns whose taps all fall inside
 // the image share the row's tap list, and their input zero point is folded into the bias:
 // sum w * (x - zp) = sum w * x - zp * sum w, the same int32 value (both wrap alike).
-template <bool Full>
+template <bool Full, int N>
 EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t* x,
                                        const int32_t* w32, int32_t in_zp, const DepthwiseRequant& q,
                                        int oy, int c, __mmask16 m, const size_t* row_off,
@@ -88,6 +103,9 @@ EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t*
     wsum = _mm512_add_epi32(wsum, _mm512_loadu_si512(w + static_cast<size_t>(row_tap[t]) * cpad));
   }
   const __m512i inner_bias = _mm512_sub_epi32(bias, _mm512_mullo_epi32(wsum, zp_in));
+  __m512i wv[N > 0 ? N : 1];
+  for (int t = 0; t < N; ++t)
+    wv[t] = _mm512_loadu_si512(w + static_cast<size_t>(row_tap[t]) * cpad);
   const int span = (g.kw - 1) * g.dil_w;
   size_t x_off[kMaxTaps];
   int tap[kMaxTaps];
@@ -96,8 +114,9 @@ EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t*
     __m512i acc;
     if (ix0 >= 0 && ix0 + span < g.iw) {
       const int8_t* xs = x + static_cast<size_t>(ix0) * g.c + c;
-      acc =
-          _mm512_add_epi32(TapSum<Full>(xs, row_off, row_tap, row_n, w, cpad, m, zero), inner_bias);
+      acc = N > 0 ? TapSumN<Full, N>(xs, row_off, wv, m)
+                  : TapSum<Full>(xs, row_off, row_tap, row_n, w, cpad, m, zero);
+      acc = _mm512_add_epi32(acc, inner_bias);
     } else {
       const int n = ValidTaps(g, oy, ox, x_off, tap);
       acc = _mm512_add_epi32(TapSum<Full>(x + c, x_off, tap, n, w, cpad, m, zp_in), bias);
@@ -133,12 +152,23 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const in
       row_tap[row_n++] = ky * g.kw + kx;
     }
   }
-  int c = 0;
-  for (; c + 16 <= g.c; c += 16) {
-    RowBlock<true>(g, x, w32, in_zp, q, oy, c, 0xFFFF, row_off, row_tap, row_n, y);
-  }
-  if (c < g.c) {
-    RowBlock<false>(g, x, w32, in_zp, q, oy, c, Mask(g.c - c), row_off, row_tap, row_n, y);
+  // Fixed tap counts for 3x3 filters (N, with the weights in registers); 0: any count.
+  auto blocks = [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    int c = 0;
+    for (; c + 16 <= g.c; c += 16) {
+      RowBlock<true, N>(g, x, w32, in_zp, q, oy, c, 0xFFFF, row_off, row_tap, row_n, y);
+    }
+    if (c < g.c) {
+      RowBlock<false, N>(g, x, w32, in_zp, q, oy, c, Mask(g.c - c), row_off, row_tap, row_n, y);
+    }
+  };
+  if (g.kw == 3 && row_n == 9) {
+    blocks(std::integral_constant<int, 9>());
+  } else if (g.kw == 3 && row_n == 6) {
+    blocks(std::integral_constant<int, 6>());
+  } else {
+    blocks(std::integral_constant<int, 0>());
   }
 }
 
