@@ -274,12 +274,19 @@ struct ChannelBlock {
   avx512::DoubleRounding k;
 };
 
-EMBER_VNNI_TARGET inline __m512i ApplyBlock(const ChannelBlock& b, __m512i acc) {
-  const __m512i v = avx512::ApplyDoubleRounding(b.k, _mm512_add_epi32(acc, b.bias));
-  return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, b.zp), b.lo), b.hi);
+// Requantized int8 values of one block. kClamp: clamp to [lo, hi] and truncate, as the
+// reference does; without it (the activation range is all of int8) a saturating narrowing
+// gives the same bytes.
+template <bool kPlain, bool kClamp>
+EMBER_VNNI_TARGET inline __m128i BlockBytes(const ChannelBlock& b, __m512i acc) {
+  const __m512i v = _mm512_add_epi32(
+      avx512::ApplyDoubleRounding<kPlain>(b.k, _mm512_add_epi32(acc, b.bias)), b.zp);
+  if (!kClamp) return _mm512_cvtsepi32_epi8(v);
+  return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, b.lo), b.hi));
 }
 
 // Double rounding (CONV_2D, per-tensor FULLY_CONNECTED): channel blocks outside, rows inside.
+template <bool kPlain, bool kClamp>
 EMBER_VNNI_TARGET void RequantizeRowsDouble(const int32_t* acc, int rows, int acc_stride,
                                             const int32_t* bias, const int32_t* mult,
                                             const int* shift, int n, int32_t out_zp,
@@ -294,8 +301,8 @@ EMBER_VNNI_TARGET void RequantizeRowsDouble(const int32_t* acc, int rows, int ac
     b.bias = _mm512_loadu_si512(bias + c);
     b.k = avx512::MakeDoubleRounding(_mm512_loadu_si512(mult + c), _mm512_loadu_si512(shift + c));
     for (int r = 0; r < rows; ++r) {
-      const __m512i v = ApplyBlock(b, _mm512_loadu_si512(acc + r * s + c));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * on + c), _mm512_cvtepi32_epi8(v));
+      const __m128i v = BlockBytes<kPlain, kClamp>(b, _mm512_loadu_si512(acc + r * s + c));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * on + c), v);
     }
   }
   const int tail = n - full;
@@ -309,16 +316,16 @@ EMBER_VNNI_TARGET void RequantizeRowsDouble(const int32_t* acc, int rows, int ac
       const int32_t* a0 = acc + r * s + full;
       const __m256i t0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a0));
       const __m256i t1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a0 + s));
-      const __m512i v = ApplyBlock(b, _mm512_inserti64x4(_mm512_castsi256_si512(t0), t1, 1));
-      const __m128i bytes = _mm512_cvtepi32_epi8(v);
+      const __m128i bytes =
+          BlockBytes<kPlain, kClamp>(b, _mm512_inserti64x4(_mm512_castsi256_si512(t0), t1, 1));
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + r * on + full), bytes);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + (r + 1) * on + full),
                        _mm_unpackhi_epi64(bytes, bytes));
     }
     if (r < rows) {
       const __m256i t0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * s + full));
-      const __m512i v = ApplyBlock(b, _mm512_zextsi256_si512(t0));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + r * on + full), _mm512_cvtepi32_epi8(v));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + r * on + full),
+                       BlockBytes<kPlain, kClamp>(b, _mm512_zextsi256_si512(t0)));
     }
   } else if (tail > 0) {
     // The last 1..15 channels: masked loads and stores (lanes past n are never touched).
@@ -327,11 +334,15 @@ EMBER_VNNI_TARGET void RequantizeRowsDouble(const int32_t* acc, int rows, int ac
     b.k = avx512::MakeDoubleRounding(_mm512_maskz_loadu_epi32(m, mult + full),
                                      _mm512_maskz_loadu_epi32(m, shift + full));
     for (int r = 0; r < rows; ++r) {
-      const __m512i v = ApplyBlock(b, _mm512_maskz_loadu_epi32(m, acc + r * s + full));
-      _mm512_mask_cvtepi32_storeu_epi8(out + r * on + full, m, v);
+      const __m128i v =
+          BlockBytes<kPlain, kClamp>(b, _mm512_maskz_loadu_epi32(m, acc + r * s + full));
+      _mm_mask_storeu_epi8(out + r * on + full, m, v);
     }
   }
 }
+
+using RowsFn = void (*)(const int32_t*, int, int, const int32_t*, const int32_t*, const int*, int,
+                        int32_t, int32_t, int32_t, int8_t*);
 
 }  // namespace
 
@@ -343,10 +354,15 @@ EMBER_VNNI_TARGET void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_
   if (single_rounding) {
     RequantizeRowsSingle(acc, rows, acc_stride, bias, mult, shift, n, true, out_zp, act_min,
                          act_max, out);
-  } else {
-    RequantizeRowsDouble(acc, rows, acc_stride, bias, mult, shift, n, out_zp, act_min, act_max,
-                         out);
+    return;
   }
+  bool plain = true;
+  for (int c = 0; c < n; ++c) plain = plain && shift[c] <= 0 && mult[c] != INT32_MIN;
+  const bool clamp = act_min != -128 || act_max != 127;
+  const RowsFn run =
+      plain ? (clamp ? RequantizeRowsDouble<true, true> : RequantizeRowsDouble<true, false>)
+            : (clamp ? RequantizeRowsDouble<false, true> : RequantizeRowsDouble<false, false>);
+  run(acc, rows, acc_stride, bias, mult, shift, n, out_zp, act_min, act_max, out);
 }
 
 void GemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0, int g1,

@@ -67,21 +67,26 @@ EMBER_VNNI_TARGET inline DoubleRounding MakeDoubleRounding(__m512i m, __m512i sh
 }
 
 // One half: x and m in the low 32 bits of each 64-bit lane; the result in those bits too.
+// kPlain: no multiplier is INT32_MIN, so no product needs the cap.
+template <bool kPlain>
 EMBER_VNNI_TARGET inline __m512i DoubleRoundingHalf(__m512i x, __m512i m, __m512i add,
                                                     __m512i total, __mmask8 round) {
-  __m512i p =
-      _mm512_min_epi64(_mm512_mul_epi32(x, m), _mm512_set1_epi64((1LL << 62) - (1LL << 31)));
+  __m512i p = _mm512_mul_epi32(x, m);
+  if (!kPlain) p = _mm512_min_epi64(p, _mm512_set1_epi64((1LL << 62) - (1LL << 31)));
   const __mmask8 neg = _mm512_mask_cmplt_epi64_mask(round, p, _mm512_set1_epi64(-(1LL << 30)));
   p = _mm512_add_epi64(p, add);
   p = _mm512_mask_sub_epi64(p, neg, p, _mm512_set1_epi64(1LL << 31));
   return _mm512_srav_epi64(p, total);
 }
 
+// kPlain: every shift is <= 0 and no multiplier is INT32_MIN (as QuantizeMultiplier gives for
+// scales below one), so the left shift and the saturation cap are skipped.
+template <bool kPlain = false>
 EMBER_VNNI_TARGET inline __m512i ApplyDoubleRounding(const DoubleRounding& k, __m512i x) {
-  x = _mm512_sllv_epi32(x, k.left);
-  const __m512i even = DoubleRoundingHalf(x, k.m, k.add_even, k.total_even, k.round_even);
-  const __m512i odd =
-      DoubleRoundingHalf(_mm512_srli_epi64(x, 32), k.m_odd, k.add_odd, k.total_odd, k.round_odd);
+  if (!kPlain) x = _mm512_sllv_epi32(x, k.left);
+  const __m512i even = DoubleRoundingHalf<kPlain>(x, k.m, k.add_even, k.total_even, k.round_even);
+  const __m512i odd = DoubleRoundingHalf<kPlain>(_mm512_srli_epi64(x, 32), k.m_odd, k.add_odd,
+                                                 k.total_odd, k.round_odd);
   return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 

@@ -85,30 +85,39 @@ TEST(RequantizeRowsVnni, MatchesScalarOnTails) {
   if (!HasVnni()) return;  // nothing to compare on this CPU
   std::mt19937 gen(5);
   std::uniform_int_distribution<int32_t> acc_d(-200000, 200000);
-  std::uniform_real_distribution<double> m_d(1e-4, 1.5);
-  for (int n : {8, 13, 16, 24, 40, 56}) {
-    for (bool single : {false, true}) {
-      const int rows = 5, stride = (n + 15) / 16 * 16 + 16;
-      std::vector<int32_t> acc(static_cast<size_t>(rows) * stride), bias(n), mult(n);
-      std::vector<int> shift(n);
-      for (int32_t& a : acc) a = acc_d(gen);
-      for (int c = 0; c < n; ++c) {
-        bias[c] = acc_d(gen);
-        QuantizeMultiplier(m_d(gen), &mult[c], &shift[c]);
-      }
-      std::vector<int8_t> out(static_cast<size_t>(rows) * n + 4, 99);
-      RequantizeRowsVnni(acc.data(), rows, stride, bias.data(), mult.data(), shift.data(), n,
-                         single, -3, -128, 127, out.data());
-      for (int r = 0; r < rows; ++r) {
-        for (int c = 0; c < n; ++c) {
-          const int32_t a = WrappingAdd(acc[static_cast<size_t>(r) * stride + c], bias[c]);
-          int32_t v = single ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
-                             : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
-          v = std::min(127, std::max(-128, v - 3));
-          EXPECT_EQ(static_cast<int>(out[static_cast<size_t>(r) * n + c]), v);
+  // Multipliers below one only (every shift <= 0: the plain path) or up to 1.5; the whole int8
+  // range (a saturating narrowing) or a clamped one.
+  for (double max_scale : {0.9, 1.5}) {
+    std::uniform_real_distribution<double> m_d(1e-4, max_scale);
+    for (int lo : {-128, -20}) {
+      const int hi = lo == -128 ? 127 : 100;
+      for (int n : {8, 13, 16, 24, 40, 56}) {
+        for (bool single : {false, true}) {
+          const int rows = 5, stride = (n + 15) / 16 * 16 + 16;
+          std::vector<int32_t> acc(static_cast<size_t>(rows) * stride), bias(n), mult(n);
+          std::vector<int> shift(n);
+          for (int32_t& a : acc) a = acc_d(gen);
+          for (int c = 0; c < n; ++c) {
+            bias[c] = acc_d(gen);
+            QuantizeMultiplier(m_d(gen), &mult[c], &shift[c]);
+          }
+          std::vector<int8_t> out(static_cast<size_t>(rows) * n + 4, 99);
+          RequantizeRowsVnni(acc.data(), rows, stride, bias.data(), mult.data(), shift.data(), n,
+                             single, -3, lo, hi, out.data());
+          for (int r = 0; r < rows; ++r) {
+            for (int c = 0; c < n; ++c) {
+              const int32_t a = WrappingAdd(acc[static_cast<size_t>(r) * stride + c], bias[c]);
+              int32_t v = single ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
+                                 : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
+              v = std::min(hi, std::max(lo, v - 3));
+              EXPECT_EQ(static_cast<int>(out[static_cast<size_t>(r) * n + c]), v);
+            }
+          }
+          for (size_t i = static_cast<size_t>(rows) * n; i < out.size(); ++i) {
+            EXPECT_EQ(out[i], 99);
+          }
         }
       }
-      for (size_t i = static_cast<size_t>(rows) * n; i < out.size(); ++i) EXPECT_EQ(out[i], 99);
     }
   }
 }
