@@ -3,7 +3,8 @@
 // an exact integer and the float sum adds taps in the reference order (multiply, then add: no
 // fused rounding), so both give the portable loop's results. int8 rows walk 16-channel blocks
 // outside and columns inside, so a block's requantization constants and its interior columns'
-// tap list are made once per row.
+// tap list are made once per row; a 3x3 row's border columns use that list too, reading zero
+// point bytes for the taps outside the image.
 #include "lite/depthwise.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -82,6 +83,18 @@ EMBER_VNNI_TARGET inline __m512i TapSumN(const int8_t* x, const size_t* x_off, c
   return acc;
 }
 
+// TapSumN with each tap's input at px[t].
+template <bool Full, int N>
+EMBER_VNNI_TARGET inline __m512i TapSumAt(const int8_t* const* px, const __m512i* wv, __mmask16 m) {
+  __m512i acc = _mm512_setzero_si512();
+  for (int t = 0; t < N; ++t) {
+    const __m128i xb = Full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(px[t]))
+                            : _mm_maskz_loadu_epi8(m, px[t]);
+    acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(xb), wv[t]));
+  }
+  return acc;
+}
+
 // One output row for the channels [c, c + 16) (those in `m`). Columns whose taps all fall inside
 // the image share the row's tap list, and their input zero point is folded into the bias:
 // sum w * (x - zp) = sum w * x - zp * sum w, the same int32 value (both wrap alike).
@@ -89,7 +102,8 @@ template <bool Full, int N>
 EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t* x,
                                        const int32_t* w32, int32_t in_zp, const DepthwiseRequant& q,
                                        int oy, int c, __mmask16 m, const size_t* row_off,
-                                       const int* row_tap, int row_n, int8_t* y) {
+                                       const int* row_tap, int row_n, const int8_t* zp_bytes,
+                                       int8_t* y) {
   const size_t cpad = static_cast<size_t>((g.c + 15) / 16 * 16);
   const int32_t* w = w32 + c;
   const __m512i zp_in = _mm512_set1_epi32(in_zp), zero = _mm512_setzero_si512();
@@ -117,6 +131,18 @@ EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t*
       acc = N > 0 ? TapSumN<Full, N>(xs, row_off, wv, m)
                   : TapSum<Full>(xs, row_off, row_tap, row_n, w, cpad, m, zero);
       acc = _mm512_add_epi32(acc, inner_bias);
+    } else if (N > 0 && zp_bytes != nullptr) {
+      // A border column: its taps outside the image read zp bytes, whose w * zp the folded bias
+      // cancels.
+      const int8_t* px[N > 0 ? N : 1];
+      for (int t = 0; t < N; ++t) {
+        const int ix = ix0 + row_tap[t] % g.kw * g.dil_w;
+        px[t] =
+            ix >= 0 && ix < g.iw
+                ? x + (static_cast<ptrdiff_t>(row_off[t]) + static_cast<ptrdiff_t>(ix0) * g.c + c)
+                : zp_bytes;
+      }
+      acc = _mm512_add_epi32(TapSumAt<Full, N>(px, wv, m), inner_bias);
     } else {
       const int n = ValidTaps(g, oy, ox, x_off, tap);
       acc = _mm512_add_epi32(TapSum<Full>(x + c, x_off, tap, n, w, cpad, m, zp_in), bias);
@@ -152,15 +178,21 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const in
       row_tap[row_n++] = ky * g.kw + kx;
     }
   }
+  // Border columns of fixed-count rows read these in place of taps outside the image, when the
+  // zero point is an int8 value.
+  int8_t zp_row[16];
+  for (int8_t& b : zp_row) b = static_cast<int8_t>(in_zp);
+  const int8_t* zp_bytes = in_zp >= -128 && in_zp <= 127 ? zp_row : nullptr;
   // Fixed tap counts for 3x3 filters (N, with the weights in registers); 0: any count.
   auto blocks = [&](auto n) {
     constexpr int N = decltype(n)::value;
     int c = 0;
     for (; c + 16 <= g.c; c += 16) {
-      RowBlock<true, N>(g, x, w32, in_zp, q, oy, c, 0xFFFF, row_off, row_tap, row_n, y);
+      RowBlock<true, N>(g, x, w32, in_zp, q, oy, c, 0xFFFF, row_off, row_tap, row_n, zp_bytes, y);
     }
     if (c < g.c) {
-      RowBlock<false, N>(g, x, w32, in_zp, q, oy, c, Mask(g.c - c), row_off, row_tap, row_n, y);
+      RowBlock<false, N>(g, x, w32, in_zp, q, oy, c, Mask(g.c - c), row_off, row_tap, row_n,
+                         zp_bytes, y);
     }
   };
   if (g.kw == 3 && row_n == 9) {
