@@ -14,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
+#include <climits>
 #include <cstddef>
 #include <type_traits>
 
@@ -98,7 +99,7 @@ EMBER_VNNI_TARGET inline __m512i TapSumAt(const int8_t* const* px, const __m512i
 // One output row for the channels [c, c + 16) (those in `m`). Columns whose taps all fall inside
 // the image share the row's tap list, and their input zero point is folded into the bias:
 // sum w * (x - zp) = sum w * x - zp * sum w, the same int32 value (both wrap alike).
-template <bool Full, int N>
+template <bool Full, int N, bool kFast>
 EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t* x,
                                        const int32_t* w32, int32_t in_zp, const DepthwiseRequant& q,
                                        int oy, int c, __mmask16 m, const size_t* row_off,
@@ -147,13 +148,17 @@ EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t*
       const int n = ValidTaps(g, oy, ox, x_off, tap);
       acc = _mm512_add_epi32(TapSum<Full>(x + c, x_off, tap, n, w, cpad, m, zp_in), bias);
     }
-    __m512i v = avx512::ApplyDoubleRounding(k, acc);
-    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp_out), lo), hi);
+    // kFast: no left shifts or INT32_MIN multipliers, and the whole int8 range as activation
+    // range, where a saturating narrowing gives the clamp's bytes.
+    const __m512i v = _mm512_add_epi32(avx512::ApplyDoubleRounding<kFast>(k, acc), zp_out);
+    const __m128i bytes = kFast
+                              ? _mm512_cvtsepi32_epi8(v)
+                              : _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi));
     int8_t* yo = y + static_cast<size_t>(ox) * g.c + c;
     if (Full) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(yo), _mm512_cvtepi32_epi8(v));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yo), bytes);
     } else {
-      _mm512_mask_cvtepi32_storeu_epi8(yo, m, v);
+      _mm_mask_storeu_epi8(yo, m, bytes);
     }
   }
 }
@@ -183,24 +188,35 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const in
   int8_t zp_row[16];
   for (int8_t& b : zp_row) b = static_cast<int8_t>(in_zp);
   const int8_t* zp_bytes = in_zp >= -128 && in_zp <= 127 ? zp_row : nullptr;
+  bool fast = q.act_min == -128 && q.act_max == 127;
+  for (int c = 0; c < g.c && fast; ++c) fast = q.shift[c] <= 0 && q.mult[c] != INT32_MIN;
   // Fixed tap counts for 3x3 filters (N, with the weights in registers); 0: any count.
-  auto blocks = [&](auto n) {
+  auto blocks = [&](auto n, auto f) {
     constexpr int N = decltype(n)::value;
+    constexpr bool kFast = decltype(f)::value;
     int c = 0;
     for (; c + 16 <= g.c; c += 16) {
-      RowBlock<true, N>(g, x, w32, in_zp, q, oy, c, 0xFFFF, row_off, row_tap, row_n, zp_bytes, y);
+      RowBlock<true, N, kFast>(g, x, w32, in_zp, q, oy, c, 0xFFFF, row_off, row_tap, row_n,
+                               zp_bytes, y);
     }
     if (c < g.c) {
-      RowBlock<false, N>(g, x, w32, in_zp, q, oy, c, Mask(g.c - c), row_off, row_tap, row_n,
-                         zp_bytes, y);
+      RowBlock<false, N, kFast>(g, x, w32, in_zp, q, oy, c, Mask(g.c - c), row_off, row_tap, row_n,
+                                zp_bytes, y);
     }
   };
-  if (g.kw == 3 && row_n == 9) {
-    blocks(std::integral_constant<int, 9>());
-  } else if (g.kw == 3 && row_n == 6) {
-    blocks(std::integral_constant<int, 6>());
+  auto counts = [&](auto f) {
+    if (g.kw == 3 && row_n == 9) {
+      blocks(std::integral_constant<int, 9>(), f);
+    } else if (g.kw == 3 && row_n == 6) {
+      blocks(std::integral_constant<int, 6>(), f);
+    } else {
+      blocks(std::integral_constant<int, 0>(), f);
+    }
+  };
+  if (fast) {
+    counts(std::true_type());
   } else {
-    blocks(std::integral_constant<int, 0>());
+    counts(std::false_type());
   }
 }
 
