@@ -1,15 +1,22 @@
 // AVX-512 depthwise rows (depth multiplier 1): 16 channels per vector, held in a register over
 // every tap, then (int8) requantized in registers and stored with a byte mask. The int8 sum is
 // an exact integer and the float sum adds taps in the reference order (multiply, then add: no
-// fused rounding), so both give the portable loop's results.
+// fused rounding), so both give the portable loop's results. int8 rows walk 16-channel blocks
+// outside and columns inside, so a block's requantization constants and its interior columns'
+// tap list are made once per row; a 3x3 row's border columns use that list too, reading zero
+// point bytes for the taps outside the image.
 #include "lite/depthwise.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+// GCC 12 reports false "(may be) used uninitialized" inside its own avx512fintrin.h (the
+// _mm512_undefined_epi32 operand of inlined intrinsics).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
+#include <climits>
 #include <cstddef>
+#include <type_traits>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include "lite/requant_avx512.h"
@@ -47,6 +54,115 @@ inline __mmask16 Mask(int left) {
   return static_cast<__mmask16>(left >= 16 ? 0xFFFF : (1u << left) - 1u);
 }
 
+// Sum over the taps of w * x for 16 channels; x at x + x_off[t], weights of tap tap[t].
+// `Full`: all 16 channels exist (plain loads); else the lanes in `m`.
+template <bool Full>
+EMBER_VNNI_TARGET inline __m512i TapSum(const int8_t* x, const size_t* x_off, const int* tap, int n,
+                                        const int32_t* w, size_t cpad, __mmask16 m, __m512i zp) {
+  __m512i acc = _mm512_setzero_si512();
+  for (int t = 0; t < n; ++t) {
+    const __m128i xb = Full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + x_off[t]))
+                            : _mm_maskz_loadu_epi8(m, x + x_off[t]);
+    const __m512i xv = _mm512_sub_epi32(_mm512_cvtepi8_epi32(xb), zp);
+    const __m512i wv = _mm512_loadu_si512(w + static_cast<size_t>(tap[t]) * cpad);
+    acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(xv, wv));
+  }
+  return acc;
+}
+
+// TapSum over exactly N taps with their weights already in registers (the interior columns of a
+// 3x3 filter's rows: N = 9, or 6 on a border row).
+template <bool Full, int N>
+EMBER_VNNI_TARGET inline __m512i TapSumN(const int8_t* x, const size_t* x_off, const __m512i* wv,
+                                         __mmask16 m) {
+  __m512i acc = _mm512_setzero_si512();
+  for (int t = 0; t < N; ++t) {
+    const __m128i xb = Full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + x_off[t]))
+                            : _mm_maskz_loadu_epi8(m, x + x_off[t]);
+    acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(xb), wv[t]));
+  }
+  return acc;
+}
+
+// TapSumN with each tap's input at px[t].
+template <bool Full, int N>
+EMBER_VNNI_TARGET inline __m512i TapSumAt(const int8_t* const* px, const __m512i* wv, __mmask16 m) {
+  __m512i acc = _mm512_setzero_si512();
+  for (int t = 0; t < N; ++t) {
+    const __m128i xb = Full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(px[t]))
+                            : _mm_maskz_loadu_epi8(m, px[t]);
+    acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(xb), wv[t]));
+  }
+  return acc;
+}
+
+// One output row for the channels [c, c + 16) (those in `m`). Columns whose taps all fall inside
+// the image share the row's tap list, and their input zero point is folded into the bias:
+// sum w * (x - zp) = sum w * x - zp * sum w, the same int32 value (both wrap alike).
+template <bool Full, int N, bool kFast>
+EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t* x,
+                                       const int32_t* w32, int32_t in_zp, const DepthwiseRequant& q,
+                                       int oy, int c, __mmask16 m, const size_t* row_off,
+                                       const int* row_tap, int row_n, const int8_t* zp_bytes,
+                                       int8_t* y) {
+  const size_t cpad = static_cast<size_t>((g.c + 15) / 16 * 16);
+  const int32_t* w = w32 + c;
+  const __m512i zp_in = _mm512_set1_epi32(in_zp), zero = _mm512_setzero_si512();
+  const __m512i zp_out = _mm512_set1_epi32(q.out_zp);
+  const __m512i lo = _mm512_set1_epi32(q.act_min), hi = _mm512_set1_epi32(q.act_max);
+  const __m512i bias = _mm512_maskz_loadu_epi32(m, q.bias + c);
+  const avx512::DoubleRounding k = avx512::MakeDoubleRounding(
+      _mm512_maskz_loadu_epi32(m, q.mult + c), _mm512_maskz_loadu_epi32(m, q.shift + c));
+  __m512i wsum = zero;
+  for (int t = 0; t < row_n; ++t) {
+    wsum = _mm512_add_epi32(wsum, _mm512_loadu_si512(w + static_cast<size_t>(row_tap[t]) * cpad));
+  }
+  const __m512i inner_bias = _mm512_sub_epi32(bias, _mm512_mullo_epi32(wsum, zp_in));
+  __m512i wv[N > 0 ? N : 1];
+  for (int t = 0; t < N; ++t)
+    wv[t] = _mm512_loadu_si512(w + static_cast<size_t>(row_tap[t]) * cpad);
+  const int span = (g.kw - 1) * g.dil_w;
+  size_t x_off[kMaxTaps];
+  int tap[kMaxTaps];
+  for (int ox = 0; ox < g.ow; ++ox) {
+    const int ix0 = ox * g.stride_w - g.pad_w;
+    __m512i acc;
+    if (ix0 >= 0 && ix0 + span < g.iw) {
+      const int8_t* xs = x + static_cast<size_t>(ix0) * g.c + c;
+      acc = N > 0 ? TapSumN<Full, N>(xs, row_off, wv, m)
+                  : TapSum<Full>(xs, row_off, row_tap, row_n, w, cpad, m, zero);
+      acc = _mm512_add_epi32(acc, inner_bias);
+    } else if (N > 0 && zp_bytes != nullptr) {
+      // A border column: its taps outside the image read zp bytes, whose w * zp the folded bias
+      // cancels.
+      const int8_t* px[N > 0 ? N : 1];
+      for (int t = 0; t < N; ++t) {
+        const int ix = ix0 + row_tap[t] % g.kw * g.dil_w;
+        px[t] =
+            ix >= 0 && ix < g.iw
+                ? x + (static_cast<ptrdiff_t>(row_off[t]) + static_cast<ptrdiff_t>(ix0) * g.c + c)
+                : zp_bytes;
+      }
+      acc = _mm512_add_epi32(TapSumAt<Full, N>(px, wv, m), inner_bias);
+    } else {
+      const int n = ValidTaps(g, oy, ox, x_off, tap);
+      acc = _mm512_add_epi32(TapSum<Full>(x + c, x_off, tap, n, w, cpad, m, zp_in), bias);
+    }
+    // kFast: no left shifts or INT32_MIN multipliers, and the whole int8 range as activation
+    // range, where a saturating narrowing gives the clamp's bytes.
+    const __m512i v = _mm512_add_epi32(avx512::ApplyDoubleRounding<kFast>(k, acc), zp_out);
+    const __m128i bytes = kFast
+                              ? _mm512_cvtsepi32_epi8(v)
+                              : _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi));
+    int8_t* yo = y + static_cast<size_t>(ox) * g.c + c;
+    if (Full) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yo), bytes);
+    } else {
+      _mm_mask_storeu_epi8(yo, m, bytes);
+    }
+  }
+}
+
 }  // namespace
 
 bool DepthwiseAvx512Usable(const DepthwiseGeometry& g) { return g.kh * g.kw <= kMaxTaps; }
@@ -54,30 +170,53 @@ bool DepthwiseAvx512Usable(const DepthwiseGeometry& g) { return g.kh * g.kw <= k
 EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x,
                                             const int32_t* w32, int32_t in_zp,
                                             const DepthwiseRequant& q, int oy, int8_t* y) {
-  size_t x_off[kMaxTaps];
-  int tap[kMaxTaps];
-  const int cpad = (g.c + 15) / 16 * 16;
-  const __m512i zp_in = _mm512_set1_epi32(in_zp);
-  const __m512i zp_out = _mm512_set1_epi32(q.out_zp);
-  const __m512i lo = _mm512_set1_epi32(q.act_min), hi = _mm512_set1_epi32(q.act_max);
-  for (int ox = 0; ox < g.ow; ++ox) {
-    const int n = ValidTaps(g, oy, ox, x_off, tap);
-    int8_t* yo = y + static_cast<size_t>(ox) * g.c;
-    for (int c = 0; c < g.c; c += 16) {
-      const __mmask16 m = Mask(g.c - c);
-      __m512i acc = _mm512_setzero_si512();
-      for (int t = 0; t < n; ++t) {
-        const __m128i xb = _mm_maskz_loadu_epi8(m, x + x_off[t] + c);
-        const __m512i xv = _mm512_sub_epi32(_mm512_cvtepi8_epi32(xb), zp_in);
-        const __m512i wv = _mm512_loadu_si512(w32 + static_cast<size_t>(tap[t]) * cpad + c);
-        acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(xv, wv));
-      }
-      acc = _mm512_add_epi32(acc, _mm512_maskz_loadu_epi32(m, q.bias + c));
-      __m512i v = avx512::RequantLanes(acc, _mm512_maskz_loadu_epi32(m, q.mult + c),
-                                       _mm512_maskz_loadu_epi32(m, q.shift + c), false);
-      v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zp_out), lo), hi);
-      _mm512_mask_cvtepi32_storeu_epi8(yo + c, m, v);
+  // The taps of this row's rows inside the image, as offsets from column ix0 = 0.
+  size_t row_off[kMaxTaps];
+  int row_tap[kMaxTaps];
+  int row_n = 0;
+  const int iy0 = oy * g.stride_h - g.pad_h;
+  for (int ky = 0; ky < g.kh; ++ky) {
+    const int iy = iy0 + ky * g.dil_h;
+    if (iy < 0 || iy >= g.ih) continue;
+    for (int kx = 0; kx < g.kw; ++kx) {
+      row_off[row_n] = (static_cast<size_t>(iy) * g.iw + static_cast<size_t>(kx) * g.dil_w) * g.c;
+      row_tap[row_n++] = ky * g.kw + kx;
     }
+  }
+  // Border columns of fixed-count rows read these in place of taps outside the image, when the
+  // zero point is an int8 value.
+  int8_t zp_row[16];
+  for (int8_t& b : zp_row) b = static_cast<int8_t>(in_zp);
+  const int8_t* zp_bytes = in_zp >= -128 && in_zp <= 127 ? zp_row : nullptr;
+  bool fast = q.act_min == -128 && q.act_max == 127;
+  for (int c = 0; c < g.c && fast; ++c) fast = q.shift[c] <= 0 && q.mult[c] != INT32_MIN;
+  // Fixed tap counts for 3x3 filters (N, with the weights in registers); 0: any count.
+  auto blocks = [&](auto n, auto f) {
+    constexpr int N = decltype(n)::value;
+    constexpr bool kFast = decltype(f)::value;
+    int c = 0;
+    for (; c + 16 <= g.c; c += 16) {
+      RowBlock<true, N, kFast>(g, x, w32, in_zp, q, oy, c, 0xFFFF, row_off, row_tap, row_n,
+                               zp_bytes, y);
+    }
+    if (c < g.c) {
+      RowBlock<false, N, kFast>(g, x, w32, in_zp, q, oy, c, Mask(g.c - c), row_off, row_tap, row_n,
+                                zp_bytes, y);
+    }
+  };
+  auto counts = [&](auto f) {
+    if (g.kw == 3 && row_n == 9) {
+      blocks(std::integral_constant<int, 9>(), f);
+    } else if (g.kw == 3 && row_n == 6) {
+      blocks(std::integral_constant<int, 6>(), f);
+    } else {
+      blocks(std::integral_constant<int, 0>(), f);
+    }
+  };
+  if (fast) {
+    counts(std::true_type());
+  } else {
+    counts(std::false_type());
   }
 }
 

@@ -10,8 +10,10 @@
 #include "ember/lite/quant.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+// GCC 12 reports false "(may be) used uninitialized" inside its own avx512fintrin.h (the
+// _mm512_undefined_epi32 operand of inlined intrinsics).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -171,6 +173,18 @@ EMBER_VNNI_TARGET void RowBlock(const uint8_t* x, int x_stride, const PackedWeig
 
 }  // namespace
 
+EMBER_VNNI_TARGET void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    _mm512_storeu_si512(out + i, _mm512_xor_si512(_mm512_loadu_si512(x + i), flip));
+  }
+  if (i < n) {
+    const __mmask64 m = (uint64_t{1} << (n - i)) - 1u;
+    _mm512_mask_storeu_epi8(out + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + i), flip));
+  }
+}
+
 EMBER_VNNI_TARGET void RequantizeVnni(const int32_t* acc, const int32_t* bias, const int32_t* mult,
                                       const int* shift, int n, bool single_rounding, int32_t out_zp,
                                       int32_t act_min, int32_t act_max, int8_t* out) {
@@ -202,13 +216,13 @@ EMBER_VNNI_TARGET inline __m512i Twice(const int32_t* p) {
   const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   return _mm512_inserti64x4(_mm512_castsi256_si512(h), h, 1);
 }
-}  // namespace
 
-EMBER_VNNI_TARGET void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_stride,
-                                          const int32_t* bias, const int32_t* mult,
-                                          const int* shift, int n, bool single_rounding,
-                                          int32_t out_zp, int32_t act_min, int32_t act_max,
-                                          int8_t* out) {
+// Single rounding (per-channel FULLY_CONNECTED): row by row.
+EMBER_VNNI_TARGET void RequantizeRowsSingle(const int32_t* acc, int rows, int acc_stride,
+                                            const int32_t* bias, const int32_t* mult,
+                                            const int* shift, int n, bool single_rounding,
+                                            int32_t out_zp, int32_t act_min, int32_t act_max,
+                                            int8_t* out) {
   const int full = n / 16 * 16;
   if (n - full != 8) {
     for (int r = 0; r < rows; ++r) {
@@ -254,6 +268,103 @@ EMBER_VNNI_TARGET void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_
   }
 }
 
+// One block of 16 channels: what depends on the channel only, made once for all the rows.
+struct ChannelBlock {
+  __m512i bias, zp, lo, hi;
+  avx512::DoubleRounding k;
+};
+
+// Requantized int8 values of one block. kClamp: clamp to [lo, hi] and truncate, as the
+// reference does; without it (the activation range is all of int8) a saturating narrowing
+// gives the same bytes.
+template <bool kPlain, bool kClamp>
+EMBER_VNNI_TARGET inline __m128i BlockBytes(const ChannelBlock& b, __m512i acc) {
+  const __m512i v = _mm512_add_epi32(
+      avx512::ApplyDoubleRounding<kPlain>(b.k, _mm512_add_epi32(acc, b.bias)), b.zp);
+  if (!kClamp) return _mm512_cvtsepi32_epi8(v);
+  return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, b.lo), b.hi));
+}
+
+// Double rounding (CONV_2D, per-tensor FULLY_CONNECTED): channel blocks outside, rows inside.
+template <bool kPlain, bool kClamp>
+EMBER_VNNI_TARGET void RequantizeRowsDouble(const int32_t* acc, int rows, int acc_stride,
+                                            const int32_t* bias, const int32_t* mult,
+                                            const int* shift, int n, int32_t out_zp,
+                                            int32_t act_min, int32_t act_max, int8_t* out) {
+  ChannelBlock b;
+  b.zp = _mm512_set1_epi32(out_zp);
+  b.lo = _mm512_set1_epi32(act_min);
+  b.hi = _mm512_set1_epi32(act_max);
+  const size_t s = static_cast<size_t>(acc_stride), on = static_cast<size_t>(n);
+  const int full = n / 16 * 16;
+  for (int c = 0; c < full; c += 16) {
+    b.bias = _mm512_loadu_si512(bias + c);
+    b.k = avx512::MakeDoubleRounding(_mm512_loadu_si512(mult + c), _mm512_loadu_si512(shift + c));
+    for (int r = 0; r < rows; ++r) {
+      const __m128i v = BlockBytes<kPlain, kClamp>(b, _mm512_loadu_si512(acc + r * s + c));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * on + c), v);
+    }
+  }
+  const int tail = n - full;
+  if (tail == 8) {
+    // n = 16 k + 8 (8, 24, 56, ...: common in slim networks): the 8-channel tails of two rows
+    // share one vector instead of each filling half of one.
+    b.bias = Twice(bias + full);
+    b.k = avx512::MakeDoubleRounding(Twice(mult + full), Twice(shift + full));
+    int r = 0;
+    for (; r + 2 <= rows; r += 2) {
+      const int32_t* a0 = acc + r * s + full;
+      const __m256i t0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a0));
+      const __m256i t1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a0 + s));
+      const __m128i bytes =
+          BlockBytes<kPlain, kClamp>(b, _mm512_inserti64x4(_mm512_castsi256_si512(t0), t1, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + r * on + full), bytes);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + (r + 1) * on + full),
+                       _mm_unpackhi_epi64(bytes, bytes));
+    }
+    if (r < rows) {
+      const __m256i t0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * s + full));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + r * on + full),
+                       BlockBytes<kPlain, kClamp>(b, _mm512_zextsi256_si512(t0)));
+    }
+  } else if (tail > 0) {
+    // The last 1..15 channels: masked loads and stores (lanes past n are never touched).
+    const __mmask16 m = static_cast<__mmask16>((1u << tail) - 1u);
+    b.bias = _mm512_maskz_loadu_epi32(m, bias + full);
+    b.k = avx512::MakeDoubleRounding(_mm512_maskz_loadu_epi32(m, mult + full),
+                                     _mm512_maskz_loadu_epi32(m, shift + full));
+    for (int r = 0; r < rows; ++r) {
+      const __m128i v =
+          BlockBytes<kPlain, kClamp>(b, _mm512_maskz_loadu_epi32(m, acc + r * s + full));
+      _mm_mask_storeu_epi8(out + r * on + full, m, v);
+    }
+  }
+}
+
+using RowsFn = void (*)(const int32_t*, int, int, const int32_t*, const int32_t*, const int*, int,
+                        int32_t, int32_t, int32_t, int8_t*);
+
+}  // namespace
+
+EMBER_VNNI_TARGET void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_stride,
+                                          const int32_t* bias, const int32_t* mult,
+                                          const int* shift, int n, bool single_rounding,
+                                          int32_t out_zp, int32_t act_min, int32_t act_max,
+                                          int8_t* out) {
+  if (single_rounding) {
+    RequantizeRowsSingle(acc, rows, acc_stride, bias, mult, shift, n, true, out_zp, act_min,
+                         act_max, out);
+    return;
+  }
+  bool plain = true;
+  for (int c = 0; c < n; ++c) plain = plain && shift[c] <= 0 && mult[c] != INT32_MIN;
+  const bool clamp = act_min != -128 || act_max != 127;
+  const RowsFn run =
+      plain ? (clamp ? RequantizeRowsDouble<true, true> : RequantizeRowsDouble<true, false>)
+            : (clamp ? RequantizeRowsDouble<false, true> : RequantizeRowsDouble<false, false>);
+  run(acc, rows, acc_stride, bias, mult, shift, n, out_zp, act_min, act_max, out);
+}
+
 void GemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0, int g1,
                     int32_t* acc, int acc_stride) {
   int r = 0;
@@ -274,6 +385,9 @@ void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int
 
 #else
 
+void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(x[i]) ^ 0x80u;
+}
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
 void GemmVnniGroups(const uint8_t*, int, int, const PackedWeights&, int, int, int32_t*, int) {}
 void RequantizeVnni(const int32_t*, const int32_t*, const int32_t*, const int*, int, bool, int32_t,

@@ -2,6 +2,7 @@
 #ifndef EMBER_SRC_LITE_GEMM_INT8_H_
 #define EMBER_SRC_LITE_GEMM_INT8_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct PackedWeights {
 };
 
 bool HasVnni();
+// out[i] = x[i] ^ 0x80 for i < n: int8 activations as the unsigned bytes GemmVnni reads. Only
+// for CPUs where HasVnni().
+void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out);
 void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out);
 // acc[r * acc_stride + c] = sum_k x[r * x_stride + k] * w[c][k] for r < m, c < 16 * nb.
 // x rows are unsigned bytes (int8 ^ 0x80) padded to 4 * k4; acc_stride >= 16 * nb.

@@ -61,7 +61,7 @@ struct Interpreter::NodeState {
   // Convolutions: state sized in Prepare, so Invoke allocates nothing. Scratch that a task
   // writes has one slice per thread (slice t at t * the stride below).
   PackedF32 packed_f32;            // float CONV_2D weights in 16-channel panels
-  std::vector<int32_t> scratch32;  // int8 accumulators
+  std::vector<int32_t> scratch32;  // int8 accumulators (int8 SOFTMAX: its exp table)
   std::vector<uint8_t> scratchu8;  // int8 activations offset by 128 (VNNI), then im2col slices
   size_t scratch_slice = 0;        // per-thread slice of scratchf / scratchu8 (im2col)
   size_t acc_slice = 0;            // per-thread slice of scratch32 (accumulators)

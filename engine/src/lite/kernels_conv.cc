@@ -215,9 +215,7 @@ Status EvalFullyConnectedI8(NodeState* node) {
     const int stride = p.k4 * 4;
     uint8_t* xu = node->scratchu8.data();
     for (int64_t r = 0; r < node->outer; ++r) {
-      for (int i = 0; i < k; ++i) {
-        xu[static_cast<size_t>(r) * stride + i] = static_cast<uint8_t>(x[r * k + i]) ^ 0x80u;
-      }
+      OffsetToUnsigned(x + r * k, static_cast<size_t>(k), xu + static_cast<size_t>(r) * stride);
     }
     const int groups = p.nb / p.nr;
     const int tasks = TaskCount(*node, groups, int64_t{16} * p.nr * k * node->outer);
@@ -318,6 +316,27 @@ Status PrepareFullyConnected(NodeState* node) {
 
 namespace {
 
+// memcpy for the few bytes of a thin input's pixels (a first layer's 3 channels): fixed-size,
+// possibly overlapping copies that the compiler inlines, where a libc call per tap dominated.
+inline void CopyPixel(void* dst, const void* src, size_t bytes) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  if (bytes > 16) {
+    std::memcpy(d, s, bytes);
+  } else if (bytes >= 8) {
+    std::memcpy(d, s, 8);
+    std::memcpy(d + bytes - 8, s + bytes - 8, 8);
+  } else if (bytes >= 4) {
+    std::memcpy(d, s, 4);
+    std::memcpy(d + bytes - 4, s + bytes - 4, 4);
+  } else if (bytes >= 2) {
+    std::memcpy(d, s, 2);
+    std::memcpy(d + bytes - 2, s + bytes - 2, 2);
+  } else if (bytes == 1) {
+    *d = *s;
+  }
+}
+
 // Fills the im2col row block for output row `oy` of batch `b`: for each output column a
 // row of kh*kw*ic values in (ky, kx, c) order; padding gets `pad_value`.
 template <typename T>
@@ -329,8 +348,17 @@ void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value
     T* dst = cols + static_cast<size_t>(ox) * k;
     const int iy0 = oy * o.stride_h - node.pad_h;
     const int ix0 = ox * o.stride_w - node.pad_w;
+    // Undilated columns whose taps all fall inside the image: each filter row is one run of
+    // kw pixels in the input.
+    const bool whole = o.dilation_w == 1 && ix0 >= 0 && ix0 + node.kw <= node.iw;
     for (int ky = 0; ky < node.kh; ++ky) {
       const int iy = iy0 + ky * o.dilation_h;
+      if (whole && iy >= 0 && iy < node.ih) {
+        const T* s = input + ((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix0) * node.ic;
+        CopyPixel(dst + static_cast<size_t>(ky) * node.kw * node.ic, s,
+                  sizeof(T) * static_cast<size_t>(node.kw) * node.ic);
+        continue;
+      }
       for (int kx = 0; kx < node.kw; ++kx) {
         const int ix = ix0 + kx * o.dilation_w;
         T* d = dst + (static_cast<size_t>(ky) * node.kw + kx) * node.ic;
@@ -338,7 +366,7 @@ void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value
           std::fill(d, d + node.ic, pad_value);
         } else {
           const T* s = input + ((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic;
-          std::memcpy(d, s, sizeof(T) * static_cast<size_t>(node.ic));
+          CopyPixel(d, s, sizeof(T) * static_cast<size_t>(node.ic));
         }
       }
     }
@@ -406,7 +434,7 @@ Status EvalConvI8(NodeState* node) {
     // Offset the whole input by 128 once; im2col then copies unsigned bytes.
     const size_t in_bytes = node->t.in[0]->num_elements;
     uint8_t* xu = node->scratchu8.data();
-    for (size_t i = 0; i < in_bytes; ++i) xu[i] = static_cast<uint8_t>(x[i]) ^ 0x80u;
+    OffsetToUnsigned(x, in_bytes, xu);
     if (node->direct_1x1) {
       const int m = node->n * node->oh * node->ow;
       const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "ember/lite/quant.h"
+#include "lite/add_int8.h"
+#include "lite/gemm_int8.h"
 #include "lite/kernels.h"
 
 namespace ember {
@@ -89,6 +91,23 @@ Status EvalAddI8(NodeState* node) {
   const int8_t* b = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
   const NodeState& p = *node;
+  if (p.vnni) {  // same shapes, AVX-512
+    AddI8Params q;
+    q.in_zp = p.in_zp;
+    q.in2_zp = p.in2_zp;
+    q.out_zp = p.out_zp;
+    q.left_shift = p.left_shift;
+    q.m1 = p.m1;
+    q.m2 = p.m2;
+    q.multiplier = p.multiplier;
+    q.s1 = p.s1;
+    q.s2 = p.s2;
+    q.shift = p.shift;
+    q.act_min = p.act_min;
+    q.act_max = p.act_max;
+    AddI8Avx512(a, b, p.t.out[0]->num_elements, q, y);
+    return Status::OK();
+  }
   Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
     const int32_t x1 = (a[ia] - p.in_zp) * (1 << p.left_shift);
     const int32_t x2 = (b[ib] - p.in2_zp) * (1 << p.left_shift);
@@ -172,6 +191,7 @@ Status PrepareAddMul(NodeState* node) {
       return errors::InvalidArgument(node->what + ": output scale is too small for the inputs");
     }
     node->eval = EvalAddI8;
+    node->vnni = HasVnni() && node->in_shape6 == node->in2_shape6;
   } else {
     const double real = static_cast<double>(sa) * static_cast<double>(sb) / static_cast<double>(so);
     QuantizeMultiplier(real, &node->multiplier, &node->shift);

@@ -119,6 +119,7 @@ Status EvalSoftmaxI8(NodeState* node) {
   int8_t* y = node->t.Out<int8_t>(0);
   const int64_t depth = node->depth;
   constexpr int kAccumulationIntegerBits = 12;
+  const int32_t* exps = node->scratch32.data();
   for (int64_t r = 0; r < node->outer; ++r) {
     const int8_t* xr = x + r * depth;
     int8_t* yr = y + r * depth;
@@ -128,8 +129,7 @@ Status EvalSoftmaxI8(NodeState* node) {
     for (int64_t c = 0; c < depth; ++c) {
       const int32_t diff = xr[c] - mx;
       if (diff >= node->diff_min) {
-        const int32_t rescaled = Mul(ShiftLeftWrap(diff, node->left_shift), node->multiplier);
-        sum_of_exps += RoundingDivideByPOT(ExpOnNegativeValues(rescaled), kAccumulationIntegerBits);
+        sum_of_exps += RoundingDivideByPOT(exps[-diff], kAccumulationIntegerBits);
       }
     }
     const int headroom_plus_one = CountLeadingZeros(static_cast<uint32_t>(sum_of_exps));
@@ -142,8 +142,7 @@ Status EvalSoftmaxI8(NodeState* node) {
     for (int64_t c = 0; c < depth; ++c) {
       const int32_t diff = xr[c] - mx;
       if (diff >= node->diff_min) {
-        const int32_t rescaled = Mul(ShiftLeftWrap(diff, node->left_shift), node->multiplier);
-        const int32_t e = ExpOnNegativeValues(rescaled);
+        const int32_t e = exps[-diff];
         const int32_t unsat = RoundingDivideByPOT(Mul(shifted_scale, e), exponent);
         yr[c] = static_cast<int8_t>(std::max(-128, std::min(127, unsat - 128)));
       } else {
@@ -197,6 +196,13 @@ Status PrepareSoftmax(NodeState* node) {
                                     static_cast<double>(1LL << (31 - kScaledDiffIntegerBits)) /
                                     static_cast<double>(1LL << node->left_shift);
   node->diff_min = static_cast<int>(-1.0 * std::floor(max_input_rescaled));
+  // x - max(x) of int8 values is one of 256 differences: their exponentials, computed here with
+  // the reference's fixed-point steps, are looked up at Invoke (scratch32[-diff]).
+  node->scratch32.resize(256);
+  for (int32_t d = 0; d < 256; ++d) {
+    const int32_t rescaled = Mul(ShiftLeftWrap(-d, node->left_shift), node->multiplier);
+    node->scratch32[static_cast<size_t>(d)] = ExpOnNegativeValues(rescaled);
+  }
   node->eval = EvalSoftmaxI8;
   return Status::OK();
 }
@@ -335,9 +341,14 @@ void ReduceSum(const NodeState& node, const T* x, std::vector<Acc>* acc) {
   std::vector<int64_t> idx(rank, 0);
   int64_t oi = 0;
   const size_t n = node.t.in[0]->num_elements;
-  for (size_t i = 0; i < n; ++i) {
-    (*acc)[static_cast<size_t>(oi)] += static_cast<Acc>(x[i]);
-    for (size_t d = rank; d-- > 0;) {
+  // The last axis kept (a global average pool's channels): whole rows of it are contiguous in x
+  // and in acc, and each output still adds its elements in the same order.
+  const size_t run = rank > 0 && !reduced[rank - 1] ? static_cast<size_t>(shape[rank - 1]) : 1;
+  const size_t walked = run > 1 ? rank - 1 : rank;  // axes the index walk below steps through
+  for (size_t i = 0; i < n; i += run) {
+    Acc* a = acc->data() + oi;
+    for (size_t j = 0; j < run; ++j) a[j] += static_cast<Acc>(x[i + j]);
+    for (size_t d = walked; d-- > 0;) {
       ++idx[d];
       oi += out_stride[d];
       if (idx[d] < shape[d]) break;

@@ -30,21 +30,68 @@ EMBER_VNNI_TARGET inline __m512i SingleHalf(__m512i xs, __m512i ms, __m512i t) {
   return _mm512_srav_epi64(_mm512_add_epi64(prod, round), t);
 }
 
-// SRDHM on the even 32-bit lanes: (x * m + nudge) / 2^31, truncating toward zero.
-EMBER_VNNI_TARGET inline __m512i SrdhmHalf(__m512i xs, __m512i ms) {
-  const __m512i prod = _mm512_mul_epi32(xs, ms);
-  const __mmask8 neg = _mm512_cmplt_epi64_mask(prod, _mm512_setzero_si512());
-  const __m512i nudge = _mm512_mask_blend_epi64(neg, _mm512_set1_epi64(1LL << 30),
-                                                _mm512_set1_epi64(1 - (1LL << 30)));
-  __m512i v = _mm512_add_epi64(prod, nudge);
-  const __mmask8 vneg = _mm512_cmplt_epi64_mask(v, _mm512_setzero_si512());
-  v = _mm512_mask_add_epi64(v, vneg, v, _mm512_set1_epi64((1LL << 31) - 1));
-  return _mm512_srai_epi64(v, 31);
+// Double-rounding MultiplyByQuantizedMultiplier in one step per 64-bit half. With p = x * m
+// (x already shifted left), TFLite computes s = SRDHM = floor((p + 2^30) / 2^31) (its nudge and
+// truncation come to this for either sign; p = 2^62, from INT32_MIN * INT32_MIN, saturates to
+// INT32_MAX, which p = 2^62 - 2^31, the largest other product, gives too: p is capped there) and
+// then RoundingDivideByPOT(s, e) = floor((s + 2^(e-1) - [s < 0]) / 2^e) for e >= 1. Nested floor
+// divisions by powers of two compose, so the result is (p + 2^30 + 2^(30+e) - 2^31 [p < -2^30]) >>
+// (31 + e), exactly, in 64 bits. Everything but p depends on the channel only: Make once, apply to
+// many rows.
+struct DoubleRounding {
+  __m512i left;      // left shift of x, 32-bit lanes
+  __m512i m, m_odd;  // multipliers of the even lanes (low halves) and of the odd ones
+  __m512i add_even, add_odd, total_even, total_odd;  // 64-bit lanes
+  __mmask8 round_even, round_odd;                    // e >= 1
+};
+
+EMBER_VNNI_TARGET inline DoubleRounding MakeDoubleRounding(__m512i m, __m512i shift) {
+  const __m512i zero = _mm512_setzero_si512();
+  DoubleRounding k;
+  k.left = _mm512_max_epi32(shift, zero);
+  k.m = m;
+  k.m_odd = _mm512_srli_epi64(m, 32);
+  // RoundingDivideByPOT caps its exponent at 31.
+  const __m512i e = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero),
+                                     _mm512_set1_epi32(31));
+  const __m512i e_even = _mm512_and_si512(e, _mm512_set1_epi64(0xffffffff));
+  const __m512i e_odd = _mm512_srli_epi64(e, 32);
+  k.round_even = _mm512_test_epi64_mask(e_even, e_even);
+  k.round_odd = _mm512_test_epi64_mask(e_odd, e_odd);
+  const __m512i b30 = _mm512_set1_epi64(1LL << 30), b31 = _mm512_set1_epi64(31);
+  k.add_even = _mm512_add_epi64(b30, _mm512_maskz_sllv_epi64(k.round_even, b30, e_even));
+  k.add_odd = _mm512_add_epi64(b30, _mm512_maskz_sllv_epi64(k.round_odd, b30, e_odd));
+  k.total_even = _mm512_add_epi64(e_even, b31);
+  k.total_odd = _mm512_add_epi64(e_odd, b31);
+  return k;
+}
+
+// One half: x and m in the low 32 bits of each 64-bit lane; the result in those bits too.
+// kPlain: no multiplier is INT32_MIN, so no product needs the cap.
+template <bool kPlain>
+EMBER_VNNI_TARGET inline __m512i DoubleRoundingHalf(__m512i x, __m512i m, __m512i add,
+                                                    __m512i total, __mmask8 round) {
+  __m512i p = _mm512_mul_epi32(x, m);
+  if (!kPlain) p = _mm512_min_epi64(p, _mm512_set1_epi64((1LL << 62) - (1LL << 31)));
+  const __mmask8 neg = _mm512_mask_cmplt_epi64_mask(round, p, _mm512_set1_epi64(-(1LL << 30)));
+  p = _mm512_add_epi64(p, add);
+  p = _mm512_mask_sub_epi64(p, neg, p, _mm512_set1_epi64(1LL << 31));
+  return _mm512_srav_epi64(p, total);
+}
+
+// kPlain: every shift is <= 0 and no multiplier is INT32_MIN (as QuantizeMultiplier gives for
+// scales below one), so the left shift and the saturation cap are skipped.
+template <bool kPlain = false>
+EMBER_VNNI_TARGET inline __m512i ApplyDoubleRounding(const DoubleRounding& k, __m512i x) {
+  if (!kPlain) x = _mm512_sllv_epi32(x, k.left);
+  const __m512i even = DoubleRoundingHalf<kPlain>(x, k.m, k.add_even, k.total_even, k.round_even);
+  const __m512i odd = DoubleRoundingHalf<kPlain>(_mm512_srli_epi64(x, 32), k.m_odd, k.add_odd,
+                                                 k.total_odd, k.round_odd);
+  return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
 // Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.
 EMBER_VNNI_TARGET inline __m512i RequantLanes(__m512i x, __m512i m, __m512i shift, bool single) {
-  const __m512i zero = _mm512_setzero_si512();
   if (single) {
     // (x * m + 2^(30 - s)) >> (31 - s) in 64-bit lanes.
     const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), shift);
@@ -54,26 +101,7 @@ EMBER_VNNI_TARGET inline __m512i RequantLanes(__m512i x, __m512i m, __m512i shif
     const __m512i odd = SingleHalf(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32), tot_odd);
     return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
   }
-  const __m512i left = _mm512_max_epi32(shift, zero);
-  const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-  x = _mm512_sllv_epi32(x, left);
-  const __m512i even = SrdhmHalf(x, m);
-  const __m512i odd = SrdhmHalf(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32));
-  __m512i r = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  // Saturation case of SRDHM: x == m == INT32_MIN.
-  const __m512i mn = _mm512_set1_epi32(INT32_MIN);
-  const __mmask16 sat = _mm512_cmpeq_epi32_mask(x, mn) & _mm512_cmpeq_epi32_mask(m, mn);
-  r = _mm512_mask_mov_epi32(r, sat, _mm512_set1_epi32(INT32_MAX));
-  // RoundingDivideByPOT with per-lane exponents.
-  const __m512i mask =
-      _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), right), _mm512_set1_epi32(1));
-  const __m512i rem = _mm512_and_si512(r, mask);
-  const __mmask16 rneg = _mm512_cmplt_epi32_mask(r, zero);
-  const __m512i thr = _mm512_mask_add_epi32(_mm512_srai_epi32(mask, 1), rneg,
-                                            _mm512_srai_epi32(mask, 1), _mm512_set1_epi32(1));
-  const __mmask16 up = _mm512_cmpgt_epi32_mask(rem, thr);
-  r = _mm512_srav_epi32(r, right);
-  return _mm512_mask_add_epi32(r, up, r, _mm512_set1_epi32(1));
+  return ApplyDoubleRounding(MakeDoubleRounding(m, shift), x);
 }
 
 }  // namespace avx512

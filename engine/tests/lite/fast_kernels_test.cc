@@ -1,7 +1,9 @@
 // Lite's run-time dispatched kernels against their portable definitions on odd shapes: the
-// float conv GEMM on each ISA, AVX-512 requantization of rows (both rounding modes, 8-channel
-// tails paired), and the fused AVX-512 depthwise rows against the portable rows.
+// float conv GEMM on each ISA, AVX-512 requantization (lanes over the int32 range; rows in both
+// rounding modes, 8-channel tails paired), the VNNI input offset, same-shape int8 ADD, and the
+// fused AVX-512 depthwise rows against the portable rows.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -9,9 +11,22 @@
 
 #include "ember/lite/quant.h"
 #include "ember_test.h"
+#include "lite/add_int8.h"
 #include "lite/depthwise.h"
 #include "lite/gemm_f32.h"
 #include "lite/gemm_int8.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports false "used uninitialized" inside its own avx512fintrin.h when the inlined
+// requantization below is compiled in a test TU.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "lite/requant_avx512.h"
+#define EMBER_TEST_X86 1
+#endif
 
 using namespace ember::lite;
 
@@ -70,30 +85,121 @@ TEST(RequantizeRowsVnni, MatchesScalarOnTails) {
   if (!HasVnni()) return;  // nothing to compare on this CPU
   std::mt19937 gen(5);
   std::uniform_int_distribution<int32_t> acc_d(-200000, 200000);
-  std::uniform_real_distribution<double> m_d(1e-4, 1.5);
-  for (int n : {8, 13, 16, 24, 40, 56}) {
-    for (bool single : {false, true}) {
-      const int rows = 5, stride = (n + 15) / 16 * 16 + 16;
-      std::vector<int32_t> acc(static_cast<size_t>(rows) * stride), bias(n), mult(n);
-      std::vector<int> shift(n);
-      for (int32_t& a : acc) a = acc_d(gen);
-      for (int c = 0; c < n; ++c) {
-        bias[c] = acc_d(gen);
-        QuantizeMultiplier(m_d(gen), &mult[c], &shift[c]);
-      }
-      std::vector<int8_t> out(static_cast<size_t>(rows) * n + 4, 99);
-      RequantizeRowsVnni(acc.data(), rows, stride, bias.data(), mult.data(), shift.data(), n,
-                         single, -3, -128, 127, out.data());
-      for (int r = 0; r < rows; ++r) {
-        for (int c = 0; c < n; ++c) {
-          const int32_t a = WrappingAdd(acc[static_cast<size_t>(r) * stride + c], bias[c]);
-          int32_t v = single ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
-                             : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
-          v = std::min(127, std::max(-128, v - 3));
-          EXPECT_EQ(static_cast<int>(out[static_cast<size_t>(r) * n + c]), v);
+  // Multipliers below one only (every shift <= 0: the plain path) or up to 1.5; the whole int8
+  // range (a saturating narrowing) or a clamped one.
+  for (double max_scale : {0.9, 1.5}) {
+    std::uniform_real_distribution<double> m_d(1e-4, max_scale);
+    for (int lo : {-128, -20}) {
+      const int hi = lo == -128 ? 127 : 100;
+      for (int n : {8, 13, 16, 24, 40, 56}) {
+        for (bool single : {false, true}) {
+          const int rows = 5, stride = (n + 15) / 16 * 16 + 16;
+          std::vector<int32_t> acc(static_cast<size_t>(rows) * stride), bias(n), mult(n);
+          std::vector<int> shift(n);
+          for (int32_t& a : acc) a = acc_d(gen);
+          for (int c = 0; c < n; ++c) {
+            bias[c] = acc_d(gen);
+            QuantizeMultiplier(m_d(gen), &mult[c], &shift[c]);
+          }
+          std::vector<int8_t> out(static_cast<size_t>(rows) * n + 4, 99);
+          RequantizeRowsVnni(acc.data(), rows, stride, bias.data(), mult.data(), shift.data(), n,
+                             single, -3, lo, hi, out.data());
+          for (int r = 0; r < rows; ++r) {
+            for (int c = 0; c < n; ++c) {
+              const int32_t a = WrappingAdd(acc[static_cast<size_t>(r) * stride + c], bias[c]);
+              int32_t v = single ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
+                                 : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]);
+              v = std::min(hi, std::max(lo, v - 3));
+              EXPECT_EQ(static_cast<int>(out[static_cast<size_t>(r) * n + c]), v);
+            }
+          }
+          for (size_t i = static_cast<size_t>(rows) * n; i < out.size(); ++i) {
+            EXPECT_EQ(out[i], 99);
+          }
         }
       }
-      for (size_t i = static_cast<size_t>(rows) * n; i < out.size(); ++i) EXPECT_EQ(out[i], 99);
+    }
+  }
+}
+
+#ifdef EMBER_TEST_X86
+EMBER_VNNI_TARGET void RequantLanes16(const int32_t* x, const int32_t* m, const int32_t* shift,
+                                      int32_t* out) {
+  const __m512i v = avx512::RequantLanes(_mm512_loadu_si512(x), _mm512_loadu_si512(m),
+                                         _mm512_loadu_si512(shift), false);
+  _mm512_storeu_si512(out, v);
+}
+#endif
+
+TEST(RequantLanes, DoubleRoundingMatchesScalarOverInt32) {
+#ifdef EMBER_TEST_X86
+  if (!HasVnni()) return;
+  // Every int32 edge (INT32_MIN * INT32_MIN saturates, ties of both roundings) plus random
+  // values, multipliers and shifts, including shifts past either end of the usual range.
+  std::mt19937 gen(21);
+  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small(-70000, 70000);
+  std::uniform_int_distribution<int32_t> sh(-40, 40);
+  const int32_t edges[] = {INT32_MIN, INT32_MIN + 1, -(1 << 30), -3, -1, 0, 1,
+                           3,         1 << 30,       INT32_MAX};
+  for (int round = 0; round < 20000; ++round) {
+    int32_t x[16], m[16], shift[16], out[16];
+    for (int i = 0; i < 16; ++i) {
+      const int pick = (round + i) % 4;
+      x[i] = pick == 0 ? edges[(round * 16 + i) % 10] : pick == 1 ? small(gen) : any(gen);
+      m[i] = (round + 3 * i) % 7 == 0 ? edges[(round + i) % 10] : any(gen);
+      shift[i] = round % 3 == 0 ? sh(gen) : std::min(0, sh(gen) / 3);
+    }
+    RequantLanes16(x, m, shift, out);
+    for (int i = 0; i < 16; ++i) {
+      EXPECT_EQ(out[i], MultiplyByQuantizedMultiplier(x[i], m[i], shift[i]));
+    }
+  }
+#endif
+}
+
+TEST(OffsetToUnsigned, FlipsTheSignBitOfEveryByte) {
+  if (!HasVnni()) return;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{200}}) {
+    const std::vector<int8_t> x = RandomInt8(n, 17);
+    std::vector<uint8_t> out(n + 3, 7);
+    OffsetToUnsigned(x.data(), n, out.data());
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(out[i], static_cast<uint8_t>(x[i] + 128));
+    for (size_t i = n; i < out.size(); ++i) EXPECT_EQ(out[i], 7);
+  }
+}
+
+TEST(AddI8Avx512, MatchesScalarAdd) {
+  if (!HasVnni()) return;
+  std::mt19937 gen(31);
+  std::uniform_real_distribution<double> scale(0.002, 0.2);
+  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{47}, size_t{300}}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      // The parameters PrepareAddMul derives from three scales (as TFLite's Prepare does).
+      const double sa = scale(gen), sb = scale(gen), so = scale(gen) * 2;
+      AddI8Params p;
+      p.in_zp = trial * 13 % 256 - 128;
+      p.in2_zp = trial * 29 % 256 - 128;
+      p.out_zp = trial * 7 % 256 - 128;
+      p.left_shift = 20;
+      const double twice_max = 2 * std::max(sa, sb);
+      QuantizeMultiplier(sa / twice_max, &p.m1, &p.s1);
+      QuantizeMultiplier(sb / twice_max, &p.m2, &p.s2);
+      QuantizeMultiplier(twice_max / ((1 << p.left_shift) * so), &p.multiplier, &p.shift);
+      if (p.shift > 0) continue;  // rejected by PrepareAddMul
+      p.act_min = trial % 3 == 0 ? p.out_zp : -128;
+      const std::vector<int8_t> a = RandomInt8(n, 40 + trial), b = RandomInt8(n, 80 + trial);
+      std::vector<int8_t> y(n + 2, 55);
+      AddI8Avx512(a.data(), b.data(), n, p, y.data());
+      for (size_t i = 0; i < n; ++i) {
+        const int32_t x1 = (a[i] - p.in_zp) * (1 << p.left_shift);
+        const int32_t x2 = (b[i] - p.in2_zp) * (1 << p.left_shift);
+        const int32_t sum = MultiplyByQuantizedMultiplier(x1, p.m1, p.s1) +
+                            MultiplyByQuantizedMultiplier(x2, p.m2, p.s2);
+        int32_t v = MultiplyByQuantizedMultiplier(sum, p.multiplier, p.shift) + p.out_zp;
+        v = std::min(p.act_max, std::max(p.act_min, v));
+        EXPECT_EQ(static_cast<int>(y[i]), v);
+      }
+      EXPECT_EQ(y[n], 55);
     }
   }
 }
@@ -105,7 +211,8 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
   };
   for (const Case& cs :
        {Case{9, 11, 20, 3, 3, 1, 1}, Case{10, 9, 24, 3, 3, 2, 1}, Case{12, 12, 40, 3, 3, 1, 2},
-        Case{8, 8, 16, 5, 5, 1, 1}, Case{5, 7, 7, 3, 3, 2, 1}}) {
+        Case{8, 8, 16, 5, 5, 1, 1}, Case{5, 7, 7, 3, 3, 2, 1}, Case{6, 3, 33, 3, 3, 1, 2},
+        Case{7, 30, 48, 3, 3, 1, 1}}) {
     DepthwiseGeometry g;
     g.ih = cs.ih;
     g.iw = cs.iw;
@@ -131,7 +238,9 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
       bias[c] = (c * 7919) % 3000 - 1500;
       QuantizeMultiplier(0.0005 + 0.0003 * c, &mult[c], &shift[c]);
     }
-    DepthwiseRequant q{bias.data(), mult.data(), shift.data(), 5, -128, 127};
+    // The whole int8 range (a saturating narrowing) on even cases, a clamped one on odd ones.
+    const int32_t lo = cs.c % 2 == 0 ? -128 : -20, hi = cs.c % 2 == 0 ? 127 : 100;
+    DepthwiseRequant q{bias.data(), mult.data(), shift.data(), 5, lo, hi};
     std::vector<int32_t> acc(static_cast<size_t>(g.ow) * g.c);
     std::vector<int8_t> fast(static_cast<size_t>(g.ow) * g.c);
     const std::vector<float> xf = RandomFloats(x.size(), 10), wf = RandomFloats(w.size(), 11);
@@ -143,7 +252,7 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
       for (int i = 0; i < g.ow * g.c; ++i) {
         const int c = i % g.c;
         int32_t v = MultiplyByQuantizedMultiplier(WrappingAdd(acc[i], bias[c]), mult[c], shift[c]);
-        v = std::min(127, std::max(-128, v + 5));
+        v = std::min(hi, std::max(lo, v + 5));
         EXPECT_EQ(static_cast<int>(fast[i]), v);
       }
       DepthwiseRowF32(g, xf.data(), wf.data(), bf.data(), -1.f, 1.f, oy, yf.data());

@@ -1,0 +1,30 @@
+// int8 ADD of two same-shape tensors with AVX-512 (16 lanes of TFLite's integer arithmetic at a
+// time), for CPUs where HasVnni(); the scalar kernel in kernels_elementwise.cc is the portable
+// path and handles broadcasting. Both give the reference kernel's integers.
+#ifndef EMBER_SRC_LITE_ADD_INT8_H_
+#define EMBER_SRC_LITE_ADD_INT8_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ember {
+namespace lite {
+
+// TFLite's quantized ADD: each input (x - zp) << left_shift is scaled by (m1, s1) or (m2, s2)
+// (multipliers below one: s1, s2, shift <= 0), the sum by (multiplier, shift), then out_zp is
+// added and the result clamped to [act_min, act_max].
+struct AddI8Params {
+  int32_t in_zp = 0, in2_zp = 0, out_zp = 0;
+  int left_shift = 0;
+  int32_t m1 = 0, m2 = 0, multiplier = 0;
+  int s1 = 0, s2 = 0, shift = 0;
+  int32_t act_min = -128, act_max = 127;
+};
+
+// y[i] = ADD(a[i], b[i]) for i < n.
+void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p, int8_t* y);
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_SRC_LITE_ADD_INT8_H_
