@@ -331,6 +331,7 @@ def wheel_steps(
         *tool_env,
         ("EMBER_NUMPY_REQUIRES", str(planned.requires)),
         ("CMAKE_BUILD_PARALLEL_LEVEL", str(opts.jobs)),
+        *((("EMBER_WHEEL_LOCAL", planned.local),) if planned.local else ()),
     )
     defines = [
         "cmake.define.EMBER_PYTHON_USE_INSTALLED=ON",

@@ -97,12 +97,6 @@ def wheel_refusal(cell: Cell, target: Target, python_range: SpecifierSet) -> str
     refusal = family_for(target).wheel_refusal(target)
     if refusal is not None:
         return refusal
-    if cell.bazel is not None:
-        return (
-            "no wheel from a Bazel cell yet: the wheel steps build against CMake's install tree and have not "
-            "been tried against the Bazel install (its static archives and generated CMake config); the CMake "
-            "cell of the same axes builds it"
-        )
     if Version(cell.python) not in python_range:
         return f"ember's Python package needs CPython {python_range} (engine/python/pyproject.toml); this cell has {cell.python}"
     return None
@@ -301,6 +295,8 @@ class WheelPlan:
     requires: SpecifierSet | None = None
     series: tuple[str, ...] = ()
     arch: str = ""
+    local: str | None = None
+    """The version's local label (a CUDA cell's `cu130`): the wheel is ember-<version>+<local>-..."""
 
     @property
     def builds(self) -> bool:
@@ -309,7 +305,8 @@ class WheelPlan:
     def as_dict(self) -> dict[str, Any]:
         if self.refusal is not None:
             return {"status": WheelStatus.NOT_BUILT.value, "reason": self.refusal}
-        return {"numpy_requires": f"numpy{self.requires}", "grid_series": list(self.series), "arch": self.arch}
+        planned = {"numpy_requires": f"numpy{self.requires}", "grid_series": list(self.series), "arch": self.arch}
+        return planned | ({"local_version": self.local} if self.local else {})
 
 
 def plan_wheel(cell: Cell, target: Target, repo: Path = REPO) -> WheelPlan:
@@ -323,7 +320,15 @@ def plan_wheel(cell: Cell, target: Target, repo: Path = REPO) -> WheelPlan:
     series = grid_series(cell, toolchains.numpy, supported)
     if series_of(cell.numpy) not in series:
         series.append(series_of(cell.numpy))
-    return WheelPlan(None, numpy_requirement(cell.numpy, numpy_target(header)), tuple(series), wheel_arch(target))
+    requires = numpy_requirement(cell.numpy, numpy_target(header))
+    return WheelPlan(None, requires, tuple(series), wheel_arch(target), local_label(cell))
+
+
+def local_label(cell: Cell) -> str | None:
+    """The PEP 440 local label of a variant wheel: `cu130` for a CUDA 13.0 cell, None for a CPU
+    cell. A Bazel cell's wheel is the same package built another way and keeps the plain name
+    (a release refuses two cells whose same-named wheels differ, see release.check_names)."""
+    return f"cu{cell.cuda.replace('.', '')}" if cell.cuda is not None else None
 
 
 def wheel_root(ws: Workspace) -> PurePosixPath:

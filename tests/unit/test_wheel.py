@@ -4,6 +4,9 @@ and the plan steps, asserted on data alone (nothing is built or downloaded)."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import re
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -19,6 +22,7 @@ from forge.toolchains import Toolchains, load_toolchains
 from forge.verify import SuiteStatus
 
 REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "engine/python/build_support/ember_metadata.py"
 OPTS = BuildOptions(source_date_epoch=1700000000, jobs=2, ccache=True, wheels=True)
 
 
@@ -239,3 +243,43 @@ def test_local_backend_copy_in_replaces_the_destination(tmp_path: Path) -> None:
     (dest / "stale.whl").write_text("old")
     LocalBackend().copy_in(src, PurePosixPath(dest))
     assert sorted(p.name for p in dest.iterdir()) == ["a.whl"]
+
+
+def test_a_cuda_cells_wheel_gets_a_local_version_and_a_bazel_cell_builds_the_plain_one(
+    toolchains: Toolchains,
+) -> None:
+    target = toolchains.targets["linux-x86_64"]
+    cuda = replace(cell(), cuda="13.0")
+    planned = wheel.plan_wheel(cuda, target)
+    assert planned.builds and planned.local == "cu130" and planned.as_dict()["local_version"] == "cu130"
+    steps = {s.name: s for s in plan_build(cuda, target, CONTAINER_WORKSPACE, "docker", OPTS).steps}
+    assert dict(steps["wheel-build"].env)["EMBER_WHEEL_LOCAL"] == "cu130"
+    cpu = {s.name: s for s in plan_build(cell(), target, CONTAINER_WORKSPACE, "docker", OPTS).steps}
+    assert "EMBER_WHEEL_LOCAL" not in dict(cpu["wheel-build"].env) and wheel.plan_wheel(cell(), target).local is None
+    bazel = wheel.plan_wheel(replace(cell(), bazel="4.2.3"), target)  # tried end to end: builds, verifies, grid passes
+    assert bazel.builds and bazel.local is None
+
+
+def test_the_metadata_plugin_gives_version_and_numpy_range(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("ember_metadata", PLUGIN)
+    assert spec is not None and spec.loader is not None
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    monkeypatch.delenv("EMBER_WHEEL_LOCAL", raising=False)
+    monkeypatch.delenv("EMBER_NUMPY_REQUIRES", raising=False)
+    assert plugin.dynamic_metadata("version") == plugin.VERSION
+    assert plugin.dynamic_metadata("dependencies") == ["numpy>=1.22,<3"]
+    monkeypatch.setenv("EMBER_WHEEL_LOCAL", "cu130")
+    monkeypatch.setenv("EMBER_NUMPY_REQUIRES", "<2,>=1.22")
+    assert plugin.dynamic_metadata("version") == f"{plugin.VERSION}+cu130"
+    assert Version(plugin.dynamic_metadata("version")).local == "cu130"
+    assert plugin.dynamic_metadata("dependencies") == ["numpy<2,>=1.22"]
+    monkeypatch.setenv("EMBER_WHEEL_LOCAL", "cu13 0")
+    with pytest.raises(RuntimeError, match="EMBER_WHEEL_LOCAL"):
+        plugin.dynamic_metadata("version")
+    with pytest.raises(RuntimeError, match="not 'readme'"):
+        plugin.dynamic_metadata("readme")
+    # one version everywhere: the plugin, the engine's CMake project and ember.__version__
+    cmake = re.search(r"project\(ember VERSION (\S+)", (REPO / "engine/CMakeLists.txt").read_text())
+    module = re.search(r'"__version__"\) = "([^"]+)"', (REPO / "engine/python/src/module.cc").read_text())
+    assert cmake is not None and module is not None and cmake.group(1) == module.group(1) == plugin.VERSION
