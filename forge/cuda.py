@@ -246,11 +246,10 @@ def image_toolkit(cuda: str, table: dict[Version, ImageToolkit] | None = None) -
     return table.get(Version(f"{version.major}.{version.minor}"))
 
 
-def cell_cuda_arch(
-    cuda: str, spec: str = DEFAULT_CUDA_ARCH, table: dict[Version, ToolkitArches] | None = None
-) -> CudaArch:
-    """A CUDA cell's targets, checked against what its toolkit's nvcc lists (InfeasibleError if not)."""
-    return check_cuda_arch(cuda, spec, load_arches() if table is None else table)
+def cell_cuda_arch(cuda: str, spec: str | None = None, table: dict[Version, ToolkitArches] | None = None) -> CudaArch:
+    """A CUDA cell's targets (its `cuda_arch`; None: DEFAULT_CUDA_ARCH), checked against what its
+    toolkit's nvcc lists (InfeasibleError if not)."""
+    return check_cuda_arch(cuda, spec or DEFAULT_CUDA_ARCH, load_arches() if table is None else table)
 
 
 def compiler_args(

@@ -53,7 +53,11 @@ def load_tasks(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def test_the_registry_is_what_matrix_resolve_and_cell_read() -> None:
-    assert matrix.AXES == axes.names() == ("target", "suite", "python", "numpy", "gcc", "bazel", "cuda", "cmake")
+    assert (
+        matrix.AXES
+        == axes.names()
+        == ("target", "suite", "python", "numpy", "gcc", "bazel", "cuda", "cuda_arch", "cmake")
+    )
     assert axes.names(lambda a: a.request) == matrix.REQUEST_AXES
     assert resolve.VERSION_AXES == ("python", "numpy", "gcc", "bazel", "cuda", "cmake")
     assert set(CELL_FIELDS) <= set(axes.names()), "every Cell field is a registry axis"
