@@ -455,6 +455,11 @@ def nearest_alternatives(
         cell, _ = _feasible(request.without(axis), data, supported, host)
         if cell is None or (unbuilt and not_built_yet(cell, data, host)):
             continue
+        if axis == "cuda_arch" and cell.cuda is not None:  # first the targets its nvcc can build nearest to the pin
+            near = str(cuda_toolkits.nearest_cuda_arch(cell.cuda, value))
+            other, _ = _feasible(_repin(request, axis, near), data, supported, host) if near else (None, [])
+            if other is not None and near != cell.value(axis):
+                out.append(f"{axis} {near} instead of {value} -> {other.id}")
         new = cell.value(axis) or "none"
         out.append(f"{axis} {new} instead of {value} -> {cell.id}")
     return list(dict.fromkeys(out))

@@ -125,7 +125,7 @@ def test_every_existing_flag_stays(monkeypatch: pytest.MonkeyPatch) -> None:
         "plan": {"python", "numpy", "gcc", "cuda", "cuda_arch", "bazel", "cmake", "target", "cell", "matrix", "json"},
         "verify": {"python", "numpy", "gcc", "cuda", "target", "backend"},
         "upgrade": {"python", "numpy", "gcc", "cmake", "to_gcc", "to_suite"},
-        "repro": {"python", "numpy", "gcc", "cuda", "matrix", "jobs"},
+        "repro": {"python", "numpy", "gcc", "cuda", "cuda_arch", "matrix", "jobs"},
     }
     for name, flags in expect.items():
         arguments = tasks.ns[name].get_arguments()

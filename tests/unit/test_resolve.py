@@ -205,7 +205,14 @@ def test_a_cuda_arch_the_toolkit_cannot_build_is_refused_with_the_nearest(data: 
     error = infeasible(data, "linux-x86_64", cuda="13.0", cuda_arch="sm_70,compute_90")
     assert error.why == cuda_arch_problem("13.0", "sm_70,compute_90")
     assert "cannot target sm_70" in error.why and "(nearest feasible: cuda_arch=sm_75,compute_90)" in error.why
-    assert "cuda_arch sm_80,sm_90,compute_90 instead of sm_70,compute_90 -> " in error.fix
+    nearest, default = error.fix.splitlines()[0].removeprefix("nearest feasible: ").split("; ")
+    assert nearest == "cuda_arch sm_75,compute_90 instead of sm_70,compute_90 -> " + (
+        "linux-x86_64-py3.11-np2.4-gcc12-cu13.0-sm75+ptx90"
+    )
+    assert default == "cuda_arch sm_80,sm_90,compute_90 instead of sm_70,compute_90 -> " + (
+        "linux-x86_64-py3.11-np2.4-gcc12-cu13.0"
+    )
+    assert error.fix.splitlines()[1] == "to build the first: invoke build --cell " + nearest.rsplit(" -> ")[-1]
     # ... and one it can build is not refused by the default's check
     assert resolve(Request.make("linux-x86_64", {"cuda": "13.0", "cuda_arch": "sm_120"}), *data).cell.id.endswith(
         "-cu13.0-sm120"
