@@ -174,7 +174,7 @@ def _help(*names: str) -> dict[str, str]:
     return {name: AXIS_HELP[name] for name in names}
 
 
-VERIFY_FLAGS = ("python", "numpy", "gcc", "cuda", "bazel")
+VERIFY_FLAGS = ("python", "numpy", "gcc", "cuda", "cuda_arch", "bazel")
 
 
 @task(auto_shortflags=False, help=_help("target", *VERIFY_FLAGS, "backend", "debug"))

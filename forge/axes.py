@@ -8,7 +8,8 @@ tasks.py (the axis flags of plan, build, verify, upgrade, repro and their help) 
 
 Adding an axis: one entry here plus its data (a supported.yaml key, a toolchains/*.yaml list).
 An axis that is not a field of `matrix.Cell` travels in `Cell.extra` and is resolved generically
-(the pin if it is a known value, else the entry's default).
+(the pin if it is a known value, or its `canonical` spelling for a free-form one, else the entry's
+default); one with `only_with` exists only in cells that have that axis (cuda_arch: CUDA cells).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.version import Version
+
+from forge import gpu_code
 
 if TYPE_CHECKING:
     from forge.toolchains import Toolchains
@@ -60,11 +63,16 @@ class Axis:
     id_pattern: str | None = None
     """The regex of that part, with a group named after the axis, for reading an id back."""
     id_absent: str | None = None
+    """The pin a cell id implies when the group did not match (cuda: `cpu` pins "none")."""
     id_optional: bool = False
     """The part may be absent (its format gives "" and its pattern carries its own "-" and "?")."""
-    """The pin a cell id implies when the group did not match (cuda: `cpu` pins "none")."""
     default: str | None = None
     """For axes outside `matrix.Cell`'s fields: the value when nothing pins it."""
+    canonical: Callable[[str], str] | None = None
+    """A free-form value (not one of `known`): its one spelling, from a pin or the id's group (ConfigError if
+    malformed); the cell holds that spelling."""
+    only_with: str | None = None
+    """The axis exists only in cells with a value of this axis; elsewhere it is absent and a pin is refused."""
 
 
 def _numpy_values(data: Toolchains) -> list[str]:
@@ -148,6 +156,19 @@ REGISTRY: list[Axis] = [
         id_format=lambda v: f"cu{v}" if v else "cpu",
         id_pattern=r"(?:cpu|cu(?P<cuda>\d+\.\d+))",
         id_absent="none",
+    ),
+    Axis(
+        "cuda_arch",
+        "pin a CUDA cell's GPU targets, e.g. sm_90 or sm_80,sm_90,compute_90 (SASS sm_XX, PTX compute_XX; "
+        f"default {gpu_code.DEFAULT_CUDA_ARCH})",
+        values="what the toolkit's nvcc lists (toolchains/cuda/arches.yaml)",
+        image="CMAKE_CUDA_ARCHITECTURES; the cuda-arches step checks the installed libraries embed them",
+        id_format=gpu_code.cuda_arch_id,
+        id_pattern=rf"(?:-(?P<cuda_arch>{gpu_code.ID_PATTERN}))?",
+        id_optional=True,
+        default=gpu_code.DEFAULT_CUDA_ARCH,
+        canonical=gpu_code.canonical_cuda_arch,
+        only_with="cuda",
     ),
     Axis(
         "cmake",

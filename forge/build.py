@@ -460,7 +460,8 @@ def _build_locked(
         cuda_record = None
         if cell.cuda is not None:  # the cuda-arches step's listing, checked against the cell's targets
             check_log = (logs / f"{CUDA_ARCHES}.log").read_text(errors="replace")
-            cuda_record = cuda.manifest_record(cuda.cell_cuda_arch(cell.cuda), toolchain.get("nvcc"), check_log)
+            asked = cuda.cell_cuda_arch(cell.cuda, cell.value("cuda_arch"))
+            cuda_record = cuda.manifest_record(asked, toolchain.get("nvcc"), check_log)
             suites.append(check_result(CUDA_ARCHES, cuda_record["problems"]))
         with progress.step("record", f"dist/{cell.id}/"):
             recorded = manifest_data(plan, cfg, inputs, progress, suites)

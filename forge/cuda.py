@@ -146,21 +146,30 @@ def check_cuda_arch(cuda: str, spec: str, table: dict[Version, ToolkitArches]) -
     if not bad:
         return arch
     why = []
-    replaced: list[GpuTarget] = []
-    for t in arch.targets:
-        if toolkit.accepts(t):
-            replaced.append(t)
-            continue
-        near = _nearest(t, toolkit.gpu_code if t.kind == "sm" else toolkit.gpu_arch)
+    for t in bad:
         listing = ", ".join(
             str(x) for x in sorted_targets(set(toolkit.gpu_code if t.kind == "sm" else toolkit.gpu_arch))
         )
         why.append(f"CUDA {toolkit.cuda} (nvcc {toolkit.nvcc_version}) cannot target {t}; it accepts {listing}")
-        if near is not None:
-            replaced.append(near)
-    nearest = CudaArch(sorted_targets(replaced))
+    nearest = _replace_infeasible(arch, toolkit)
     fix = f"nearest feasible: cuda_arch={nearest}" if nearest.targets else "ask for targets this toolkit lists"
     raise InfeasibleError(f"cuda_arch={arch} cannot be built with CUDA {cuda}", "\n".join(why), fix)
+
+
+def _replace_infeasible(arch: CudaArch, toolkit: ToolkitArches) -> CudaArch:
+    """`arch` with each target the toolkit cannot build replaced by the nearest it can (dropped when none)."""
+    replaced: list[GpuTarget] = []
+    for t in arch.targets:
+        near = t if toolkit.accepts(t) else _nearest(t, toolkit.gpu_code if t.kind == "sm" else toolkit.gpu_arch)
+        if near is not None:
+            replaced.append(near)
+    return CudaArch(sorted_targets(replaced))
+
+
+def nearest_cuda_arch(cuda: str, spec: str, table: dict[Version, ToolkitArches] | None = None) -> CudaArch:
+    """The targets of `spec` that CUDA `cuda`'s nvcc can build, each other one replaced by the nearest
+    it can (what check_cuda_arch's refusal names); `spec` itself when it can build them all."""
+    return _replace_infeasible(parse_cuda_arch(spec), _toolkit(cuda, load_arches() if table is None else table))
 
 
 def configure_args(arch: CudaArch) -> list[str]:
@@ -246,11 +255,10 @@ def image_toolkit(cuda: str, table: dict[Version, ImageToolkit] | None = None) -
     return table.get(Version(f"{version.major}.{version.minor}"))
 
 
-def cell_cuda_arch(
-    cuda: str, spec: str = DEFAULT_CUDA_ARCH, table: dict[Version, ToolkitArches] | None = None
-) -> CudaArch:
-    """A CUDA cell's targets, checked against what its toolkit's nvcc lists (InfeasibleError if not)."""
-    return check_cuda_arch(cuda, spec, load_arches() if table is None else table)
+def cell_cuda_arch(cuda: str, spec: str | None = None, table: dict[Version, ToolkitArches] | None = None) -> CudaArch:
+    """A CUDA cell's targets (its `cuda_arch`; None: DEFAULT_CUDA_ARCH), checked against what its
+    toolkit's nvcc lists (InfeasibleError if not)."""
+    return check_cuda_arch(cuda, spec or DEFAULT_CUDA_ARCH, load_arches() if table is None else table)
 
 
 def compiler_args(

@@ -82,6 +82,41 @@ def parse_cuda_arch(spec: str, *, origin: str = "cuda_arch") -> CudaArch:
     return CudaArch(sorted_targets([parse_target(s, origin=origin) for s in items]))
 
 
+_ID_NUMBERS = r"\d{2,3}[af]?(?:\.\d{2,3}[af]?)*"
+ID_PATTERN = rf"(?:sm{_ID_NUMBERS}(?:\+ptx{_ID_NUMBERS})?|ptx{_ID_NUMBERS})"
+"""A cuda_arch's part of a cell id: `sm` and the SASS architectures joined by `.`, then `+ptx` and
+the PTX ones (sm_80,sm_90,compute_90 -> sm80.90+ptx90; sm_90 -> sm90; compute_90 -> ptx90)."""
+
+
+def cuda_arch_id(spec: str | None) -> str:
+    """The cell id's part for a cuda_arch (ID_PATTERN); "" for none or the default targets, so the
+    ids of cells that pin nothing stay as they were."""
+    if spec is None:
+        return ""
+    arch = parse_cuda_arch(spec)
+    if arch == parse_cuda_arch(DEFAULT_CUDA_ARCH):
+        return ""
+    parts = [
+        prefix + ".".join(f"{t.number}{t.suffix}" for t in group)
+        for prefix, group in (("sm", arch.sass), ("ptx", arch.ptx))
+        if group
+    ]
+    return "+".join(parts)
+
+
+def canonical_cuda_arch(spec: str, *, origin: str = "cuda_arch") -> str:
+    """A cuda_arch pin in its one spelling (`sm_80,sm_90,compute_90`: lower case, SASS first, sorted,
+    no duplicates), from that spelling or the cell id's (`sm80.90+ptx90`); ConfigError if malformed."""
+    text = spec.strip().lower()
+    if re.fullmatch(ID_PATTERN, text):
+        items = []
+        for part in text.split("+"):
+            kind, numbers = ("sm", part[2:]) if part.startswith("sm") else ("compute", part[3:])
+            items += [f"{kind}_{n}" for n in numbers.split(".")]
+        text = ",".join(items)
+    return str(parse_cuda_arch(text, origin=origin))
+
+
 _ELF = re.compile(r"^ELF file\s+\d+:\s+\S*\.(sm_\d{2,3}[af]?)\.cubin\s*$")
 _PTX = re.compile(r"^PTX file\s+\d+:\s+\S*\.(sm_\d{2,3}[af]?)\.ptx\s*$")
 _MEMBER = re.compile(r"^member \S+:\S+:$")  # a static archive's object, before its listing

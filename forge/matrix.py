@@ -157,12 +157,20 @@ def request_for_cell_id(cell_id: str, origin: str = "--cell") -> Request:
     if match is None:
         raise ConfigError(
             f"{origin}: `{cell_id}` is not a cell id",
-            "a cell id reads TARGET-pyX.Y-npX.Y-(gccN|zig)[-bzX.Y.Z]-(cpu|cuX.Y), e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu",
+            "a cell id reads TARGET-pyX.Y-npX.Y-(gccN|zig)[-bzX.Y.Z]-(cpu|cuX.Y[-ARCH]), e.g. linux-aarch64-py3.11-np2.4-gcc12-cpu;"
+            " ARCH names pinned GPU targets: sm80.90+ptx90 is sm_80,sm_90,compute_90",
             "copy one from `invoke plan --matrix matrix/release.yaml` or `ls dist/`",
         )
     named = [a for a in registry.all_axes() if a.id_pattern is not None and a.name != "target"]
-    pins = {a.name: match.group(a.name) or a.id_absent for a in named}
+    pins = {a.name: _id_value(a, match.group(a.name)) for a in named}
     return Request.make(match.group("target"), pins, origin=f"{origin} {cell_id}")
+
+
+def _id_value(axis: registry.Axis, group: str | None) -> str | None:
+    """The pin an id's part gives (its canonical spelling for a free-form axis)."""
+    if not group:
+        return axis.id_absent
+    return axis.canonical(group) if axis.canonical is not None else group
 
 
 @dataclass(frozen=True)

@@ -233,7 +233,7 @@ def cuda_configure_args(cell: Cell, ws: Workspace, opts: BuildOptions) -> list[s
     image holds and nvcc's reproducible naming (forge/cuda.py); nothing for a CPU cell."""
     if cell.cuda is None:
         return []
-    return cuda.compiler_args(cuda.cell_cuda_arch(cell.cuda), ws.build, ccache=opts.ccache)
+    return cuda.compiler_args(cuda.cell_cuda_arch(cell.cuda, cell.value("cuda_arch")), ws.build, ccache=opts.ccache)
 
 
 CUDA_ARCHES = "cuda-arches"  # the step checking the SASS/PTX the installed libraries embed
@@ -245,7 +245,7 @@ def cuda_arch_steps(cell: Cell, ws: Workspace, env: tuple[tuple[str, str], ...])
     cell when a target is missing) and records it (forge/cuda.py manifest_record)."""
     if cell.cuda is None:
         return []
-    arch = cuda.cell_cuda_arch(cell.cuda)
+    arch = cuda.cell_cuda_arch(cell.cuda, cell.value("cuda_arch"))
     what = f"list the SASS and PTX the installed libraries embed (cuobjdump; {arch} must be there)"
     return [Step(CUDA_ARCHES, StepKind.COMMAND, what, tuple(cuda.check_argv(ws.prefix, ws.source)), ws.source, env)]
 

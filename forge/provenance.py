@@ -15,16 +15,17 @@ import shutil
 import subprocess
 import tarfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from forge import __version__, archive, bazel, locks, manifest
+from forge import axes as registry
 from forge.config import BACKENDS, Config, inside
 from forge.errors import ConfigError, ForgeError
 from forge.locks import KINDS as LOCK_KINDS
-from forge.matrix import AXES, CELL_ID, REQUEST_AXES, Cell, Request, check_cell_id
+from forge.matrix import AXES, CELL_FIELDS, CELL_ID, REQUEST_AXES, Cell, Request, check_cell_id
 from forge.plan import Plan
 from forge.proc import run_command
 
@@ -215,16 +216,29 @@ OPTIONAL = ("gcc", "cuda", "bazel")  # None for zig cells, CPU cells and cells C
 VERSIONED = ("python", "numpy", "gcc", "cuda", "cmake", "bazel")
 
 
+def _canonical(canonical: Callable[[str], str], item: str) -> str | None:
+    try:
+        return canonical(item)
+    except ConfigError:
+        return None
+
+
 def _parse_cell(value: object, source: str) -> Cell:
     if not isinstance(value, dict):
         raise _bad(source, "cell", value, "expected an object with the cell's axes and id")
     unknown = sorted(set(value) - {*AXES, "id"})
-    missing = [axis for axis in ("id", *AXES) if axis not in value or (value[axis] is None and axis not in OPTIONAL)]
+    missing = [
+        axis for axis in ("id", *CELL_FIELDS) if axis not in value or (value[axis] is None and axis not in OPTIONAL)
+    ]
     if unknown or missing:
         raise _bad(source, "cell", value, f"missing {', '.join(missing) or '-'}; unknown {', '.join(unknown) or '-'}")
     for axis in AXES:
-        item = value[axis]
+        item = value.get(axis)  # an axis outside Cell's fields is absent where the cell has none (cuda_arch)
         if item is None:
+            continue
+        if (canonical := registry.get(axis).canonical) is not None:
+            if not isinstance(item, str) or _canonical(canonical, item) != item:
+                raise _bad(source, f"cell.{axis}", item, f"expected {axis} in its canonical spelling")
             continue
         ok = isinstance(item, str) and CELL_ID.fullmatch(item) is not None
         if not ok or (axis in VERSIONED and not str(item)[:1].isdigit()):
@@ -375,7 +389,7 @@ def load_for_rebuild(path: Path) -> Recorded:
 def rebuild_request(cell: Cell) -> Request:
     """The request that resolves to `cell` again: every axis pinned to the recorded value (bazel only
     for a cell Bazel built: without the pin, CMake builds it)."""
-    pins = {axis: getattr(cell, axis) for axis in REQUEST_AXES if axis != "target"}
+    pins = {axis: cell.value(axis) for axis in REQUEST_AXES if axis != "target"}
     if pins.get("cuda") is None:
         pins["cuda"] = "none"
     return Request.make(cell.target, pins, origin="manifest")

@@ -17,7 +17,7 @@ from packaging.version import Version
 from forge import axes as registry
 from forge import bazel
 from forge import cuda as cuda_toolkits
-from forge.errors import InfeasibleError
+from forge.errors import ConfigError, InfeasibleError
 from forge.matrix import CELL_FIELDS, Cell, Request, Supported
 from forge.targets.family import family_for
 from forge.toolchains import CompilerProvider, Suite, Target, Toolchains
@@ -80,23 +80,31 @@ def _candidates(target: Target, suites: tuple[Suite, ...], data: Toolchains, req
     if cuda_pin not in (None, "none"):
         cudas = tuple(c.version for c in data.cuda if _in(c.version, pin_spec(cuda_pin)))
     numpys = _pick(tuple(n for n, _ in reversed(data.numpy)), request.pin("numpy"))
-    extra = _extra_values(request)
     builds_with_bazel = request.pin("bazel") is not None  # else CMake builds the cell (bazel None)
     for suite in suites:
         bazel_version = suite.bazel if builds_with_bazel else None
         gccs: tuple[str | None, ...] = _pick(suite.gcc, request.pin("gcc")) if family_for(target).uses_gcc else (None,)
         for gcc in gccs:
             for cuda in cudas:
+                extra = _extra_values(request, {"cuda": cuda})
                 for numpy in numpys:
                     yield Cell(
                         target.name, suite.name, suite.python, numpy, gcc, cuda, suite.cmake, bazel_version, extra
                     )
 
 
-def _extra_values(request: Request) -> tuple[tuple[str, str | None], ...]:
-    """Registry axes outside Cell's fields: the pin, else the registry's default."""
-    others = [a for a in registry.all_axes() if a.name not in CELL_FIELDS]
-    return tuple((a.name, request.pin(a.name) or a.default) for a in others)
+def _extra_values(request: Request, fields: dict[str, str | None]) -> tuple[tuple[str, str | None], ...]:
+    """Registry axes outside Cell's fields: the pin (its canonical spelling), else the registry's default;
+    absent where the value is None or the axis' `only_with` field is (cuda_arch in a CPU cell)."""
+    out: list[tuple[str, str | None]] = []
+    for a in registry.all_axes():
+        if a.name in CELL_FIELDS or (a.only_with is not None and fields.get(a.only_with) is None):
+            continue
+        pin = request.pin(a.name)
+        value = (a.canonical(pin) if a.canonical is not None else pin) if pin is not None else a.default
+        if value is not None:
+            out.append((a.name, value))
+    return tuple(out)
 
 
 def format_spec(spec: SpecifierSet) -> str:
@@ -118,6 +126,10 @@ def _violations(cell: Cell, request: Request, target: Target, data: Toolchains, 
             out.append(_no_value(axis, pin, target))
         elif not _in(value, pin_spec(pin)):
             out.append(_mismatch(axis, pin, value, suite, host, data))
+    for entry in registry.all_axes():
+        needs, pin = entry.only_with, request.pin(entry.name)
+        if needs is not None and pin is not None and cell.value(needs) is None:
+            out.append(f"{entry.name} {pin} was asked; this candidate has no {needs}")
     if request.pin("suite") and request.pin("suite") != cell.suite:
         out.append(f"suite {request.pin('suite')} was asked; this candidate is {cell.suite}")
     numpy_spec = dict(data.numpy)[cell.numpy]
@@ -198,14 +210,14 @@ def _cuda_violations(cell: Cell, target: Target, data: Toolchains) -> list[str]:
         out.append(
             f"nvcc {cell.cuda} accepts host gcc {format_spec(source.host_gcc)} (its crt/host_config.h); gcc {cell.gcc} would be used"
         )
-    if (problem := cuda_arch_problem(source.version)) is not None:
+    if (problem := cuda_arch_problem(source.version, cell.value("cuda_arch"))) is not None:
         out.append(problem)
     return out
 
 
-def cuda_arch_problem(version: str, spec: str = cuda_toolkits.DEFAULT_CUDA_ARCH) -> str | None:
+def cuda_arch_problem(version: str, spec: str | None = None) -> str | None:
     """Why CUDA `version`'s nvcc cannot build the targets `spec` (a cell's cuda_arch) asks for, with
-    the nearest feasible targets; None when it can (toolchains/cuda/arches.yaml)."""
+    the nearest feasible targets; None when it can (toolchains/cuda/arches.yaml). None: the default targets."""
     try:
         cuda_toolkits.cell_cuda_arch(version, spec)
     except InfeasibleError as exc:
@@ -216,6 +228,8 @@ def cuda_arch_problem(version: str, spec: str = cuda_toolkits.DEFAULT_CUDA_ARCH)
 def _source_of(axis: str, request: Request, cell: Cell, host: HostFacts | None, default_gcc: str | None) -> str:
     if request.pin(axis) is not None:
         return f"pinned ({request.pin(axis)})"
+    if axis == "cuda_arch":
+        return "default (forge/gpu_code.py DEFAULT_CUDA_ARCH)"
     if axis not in CELL_FIELDS:
         return "default (forge/axes.py)"
     if axis == "numpy":
@@ -240,11 +254,18 @@ def check_request(request: Request, data: Toolchains, supported: Supported) -> T
     if request.target not in supported.targets or request.target not in data.targets:
         raise unknown("target", request.target, supported.targets, request.origin)
     for axis, value in request.pins:
+        _check_only_with(request, axis, value)
         if axis == "suite":
             if value not in [s.name for s in data.suites]:
                 raise unknown("suite", value, [s.name for s in data.suites], request.origin)
             continue
         if axis == "cuda" and value == "none":
+            continue
+        if (canonical := registry.get(axis).canonical) is not None:  # free-form: its spelling is checked
+            try:
+                canonical(value)
+            except ConfigError as exc:
+                raise ConfigError(f"{request.origin}: {exc.what}", exc.why, exc.fix) from None
             continue
         if not registry.get(axis).version:  # a named value (not a version): one of the known ones
             if value not in _known_values(axis, data):
@@ -265,6 +286,19 @@ def check_request(request: Request, data: Toolchains, supported: Supported) -> T
                 _window_fix(request, axis, allowed, data, supported),
             )
     return data.targets[request.target]
+
+
+def _check_only_with(request: Request, axis: str, value: str) -> None:
+    """A pin of an axis that exists only with another one (cuda_arch: CUDA cells) needs that one pinned."""
+    needs = registry.get(axis).only_with
+    if needs is None or request.pin(needs) not in (None, "none"):
+        return
+    raise ConfigError(
+        f"{request.origin}: {axis} {value} pins the GPU targets of a CPU cell (no {needs} asked)",
+        f"{axis} exists only in cells with a {needs} toolkit; without --{needs} (or `{needs}:` in the matrix "
+        f"entry) the cell is CPU-only",
+        f'add --{needs} X.Y (`{needs}: "X.Y"` in a matrix entry, with `{axis}` in the same entry), or drop {axis}',
+    )
 
 
 def _window_reason(axis: str, value: str, allowed: SpecifierSet, known: list[str]) -> str:
@@ -386,7 +420,11 @@ def resolve(
         refuse_unbuilt(request, cell, data, supported, host)
     if cell is not None:
         default_gcc = None if host else data.suite(cell.suite).gcc[0]
-        shown = registry.names(lambda a: a.version or a.name not in CELL_FIELDS)
+        shown = tuple(
+            a
+            for a in registry.names(lambda a: a.version or a.name not in CELL_FIELDS)
+            if a in CELL_FIELDS or cell.value(a) is not None
+        )
         sources = {axis: _source_of(axis, request, cell, host, default_gcc) for axis in shown}
         sources["suite"] = (
             "host"
@@ -417,6 +455,11 @@ def nearest_alternatives(
         cell, _ = _feasible(request.without(axis), data, supported, host)
         if cell is None or (unbuilt and not_built_yet(cell, data, host)):
             continue
-        new = getattr(cell, axis, None) or "none"
+        if axis == "cuda_arch" and cell.cuda is not None:  # first the targets its nvcc can build nearest to the pin
+            near = str(cuda_toolkits.nearest_cuda_arch(cell.cuda, value))
+            other, _ = _feasible(_repin(request, axis, near), data, supported, host) if near else (None, [])
+            if other is not None and near != cell.value(axis):
+                out.append(f"{axis} {near} instead of {value} -> {other.id}")
+        new = cell.value(axis) or "none"
         out.append(f"{axis} {new} instead of {value} -> {cell.id}")
     return list(dict.fromkeys(out))

@@ -53,7 +53,11 @@ def load_tasks(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def test_the_registry_is_what_matrix_resolve_and_cell_read() -> None:
-    assert matrix.AXES == axes.names() == ("target", "suite", "python", "numpy", "gcc", "bazel", "cuda", "cmake")
+    assert (
+        matrix.AXES
+        == axes.names()
+        == ("target", "suite", "python", "numpy", "gcc", "bazel", "cuda", "cuda_arch", "cmake")
+    )
     assert axes.names(lambda a: a.request) == matrix.REQUEST_AXES
     assert resolve.VERSION_AXES == ("python", "numpy", "gcc", "bazel", "cuda", "cmake")
     assert set(CELL_FIELDS) <= set(axes.names()), "every Cell field is a registry axis"
@@ -117,14 +121,46 @@ def test_a_new_axis_reaches_the_cli_flags_and_help(
 def test_every_existing_flag_stays(monkeypatch: pytest.MonkeyPatch) -> None:
     tasks = load_tasks(monkeypatch)
     expect = {
-        "build": {"python", "numpy", "gcc", "cuda", "bazel", "cmake", "target", "cell", "matrix", "jobs", "force"},
-        "plan": {"python", "numpy", "gcc", "cuda", "bazel", "cmake", "target", "cell", "matrix", "json"},
+        "build": {"python", "numpy", "gcc", "cuda", "cuda_arch", "bazel", "cmake", "target", "cell", "matrix", "jobs"},
+        "plan": {"python", "numpy", "gcc", "cuda", "cuda_arch", "bazel", "cmake", "target", "cell", "matrix", "json"},
         "verify": {"python", "numpy", "gcc", "cuda", "target", "backend"},
         "upgrade": {"python", "numpy", "gcc", "cmake", "to_gcc", "to_suite"},
-        "repro": {"python", "numpy", "gcc", "cuda", "matrix", "jobs"},
+        "repro": {"python", "numpy", "gcc", "cuda", "cuda_arch", "matrix", "jobs"},
     }
     for name, flags in expect.items():
         arguments = tasks.ns[name].get_arguments()
         names = {a.name for a in arguments}
         assert flags <= names, f"invoke {name} lost {flags - names}"
         assert all(a.help for a in arguments), f"invoke {name}: every flag has its help"
+
+
+def test_cuda_arch_is_an_axis_from_the_flag_the_matrix_and_the_id_back(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    tasks = load_tasks(monkeypatch)
+    flags = {a.name: a for a in tasks.ns["plan"].get_arguments()}
+    assert flags["cuda_arch"].names == ("cuda-arch",) and flags["cuda_arch"].help == axes.get("cuda_arch").help
+    seen: list[Any] = []
+    monkeypatch.setattr(plan_cmd, "run_plan", lambda target, matrix, pins, as_json, cli: seen.append(pins))
+    tasks.ns["plan"](Context(), target="linux-x86_64", cuda="13.0", cuda_arch="sm_90")
+    assert seen[0]["cuda"] == "13.0" and seen[0]["cuda_arch"] == "sm_90"
+
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "axes:\n  target: [linux-x86_64]\ninclude:\n"
+        "  - {target: linux-x86_64, cuda: '13.0', cuda_arch: 'sm_80,compute_80'}\n"
+    )
+    requests = [r for r in expand_matrix(path, ("linux-x86_64",)) if isinstance(r, Request)]
+    assert requests[-1].pin("cuda_arch") == "sm_80,compute_80"
+    data = load_toolchains(REPO / "toolchains")
+    supported = load_supported(REPO / "matrix" / "supported.yaml")
+    cell = resolve.resolve(requests[-1], data, supported).cell
+    assert cell.id == "linux-x86_64-py3.11-np2.4-gcc12-cu13.0-sm80+ptx80"
+    back = request_for_cell_id(cell.id)
+    assert back.pin("cuda") == "13.0" and back.pin("cuda_arch") == "sm_80,compute_80"
+    assert resolve.resolve(back, data, supported).cell == cell
+    # An id without the part (every id of before) pins nothing: the default targets.
+    default = request_for_cell_id("linux-x86_64-py3.11-np2.4-gcc12-cu13.0")
+    assert default.pin("cuda_arch") is None
+    assert resolve.resolve(default, data, supported).cell.value("cuda_arch") == "sm_80,sm_90,compute_90"
+    assert request_for_cell_id("linux-x86_64-py3.11-np2.4-gcc12-cpu").pin("cuda_arch") is None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from types import ModuleType
 
@@ -210,3 +212,45 @@ def test_the_report_names_the_nvcc_release_the_image_holds() -> None:
     nvcc = {"nvcc": "Build cuda_13.0.r13.0/compiler.36424714_0"}
     assert toolchain_of(recorded(toolchain=nvcc, cuda={"nvcc": "13.0.88"}))["nvcc"] == "nvcc 13.0.88"
     assert toolchain_of(recorded(toolchain={"nvcc": "Build cuda_13.0.r13.0"}))["nvcc"] == "Build cuda_13.0.r13.0"
+
+
+def test_a_pinned_cuda_arch_reaches_the_configure_args_the_check_and_the_id(toolchains: Toolchains) -> None:
+    pinned = replace(CU13, extra=(("cuda_arch", "sm_90"),))
+    assert pinned.id == "linux-x86_64-py3.11-np2.4-gcc12-cu13.0-sm90" and pinned.as_dict()["cuda_arch"] == "sm_90"
+    plan = plan_build(pinned, toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    steps = {s.name: s for s in plan.steps}
+    assert "-DCMAKE_CUDA_ARCHITECTURES=90-real" in steps["configure"].argv
+    assert "(cuobjdump; sm_90 must be there)" in steps[CUDA_ARCHES].description
+    assert plan.as_dict()["cell"]["cuda_arch"] == "sm_90"
+    # The default targets, pinned or not, give the cell its id of before and the same flags.
+    default = replace(CU13, extra=(("cuda_arch", cuda.DEFAULT_CUDA_ARCH),))
+    assert default.id == CU13.id == "linux-x86_64-py3.11-np2.4-gcc12-cu13.0"
+    plan = plan_build(default, toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    configure = next(s for s in plan.steps if s.name == "configure")
+    assert "-DCMAKE_CUDA_ARCHITECTURES=80-real;90-real;90-virtual" in configure.argv
+
+
+@pytest.mark.parametrize(
+    ("spec", "canonical", "part"),
+    [
+        ("sm_80,sm_90,compute_90", "sm_80,sm_90,compute_90", ""),
+        ("compute_90, SM_90 ,sm_80,sm_80", "sm_80,sm_90,compute_90", ""),
+        ("sm_90", "sm_90", "sm90"),
+        ("compute_90", "compute_90", "ptx90"),
+        ("sm_80,sm_90", "sm_80,sm_90", "sm80.90"),
+        ("sm_90a,compute_100,sm_120", "sm_90a,sm_120,compute_100", "sm90a.120+ptx100"),
+    ],
+)
+def test_a_cuda_arch_has_one_spelling_and_one_id_part_that_reads_back(spec: str, canonical: str, part: str) -> None:
+    assert gpu_code.canonical_cuda_arch(spec) == canonical
+    assert gpu_code.cuda_arch_id(canonical) == part
+    if part:  # the id's spelling reads back to the same targets
+        assert re.fullmatch(gpu_code.ID_PATTERN, part) and gpu_code.canonical_cuda_arch(part) == canonical
+    assert gpu_code.cuda_arch_id(None) == ""
+
+
+def test_a_malformed_cuda_arch_is_a_config_error() -> None:
+    assert gpu_code.canonical_cuda_arch("sm_90,") == "sm_90"  # a trailing comma is only an empty item
+    for bad in ("sm_9", "sm90.", "ptx", "sm90+sm80"):
+        with pytest.raises(ConfigError, match="is not a GPU target"):
+            gpu_code.canonical_cuda_arch(bad)

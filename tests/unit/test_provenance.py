@@ -119,6 +119,20 @@ def test_rebuild_request_pins_every_axis() -> None:
     )  # fmt: skip
 
 
+def test_a_cuda_cells_manifest_reads_back_its_cuda_arch_and_the_rebuild_pins_it() -> None:
+    cu13 = {**_manifest()["cell"], "target": "linux-x86_64", "cuda": "13.0"}
+    pinned = _recorded(cell={**cu13, "cuda_arch": "sm_90", "id": "linux-x86_64-py3.11-np2.4-gcc12-cu13.0-sm90"})
+    assert pinned.cell.value("cuda_arch") == "sm_90"
+    assert provenance.rebuild_request(pinned.cell).pin("cuda_arch") == "sm_90"
+    # A manifest of before cuda_arch was an axis (no key): the cell's targets were the default.
+    old = _recorded(cell={**cu13, "id": "linux-x86_64-py3.11-np2.4-gcc12-cu13.0"}).cell
+    assert old.value("cuda_arch") is None and provenance.rebuild_request(old).pin("cuda_arch") is None
+    with pytest.raises(ConfigError, match=r"field cell\.cuda_arch "):  # only its one spelling
+        _recorded(cell={**cu13, "cuda_arch": "SM_90", "id": "linux-x86_64-py3.11-np2.4-gcc12-cu13.0-sm90"})
+    with pytest.raises(ConfigError, match=r"field cell\.id "):  # an id that does not name the pinned targets
+        _recorded(cell={**cu13, "cuda_arch": "sm_90", "id": "linux-x86_64-py3.11-np2.4-gcc12-cu13.0"})
+
+
 def test_load_for_rebuild_names_missing_fields(tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps({"cell": {}, "files": {}}))

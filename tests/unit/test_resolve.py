@@ -173,3 +173,49 @@ def test_local_backend_is_pinned_to_the_host(data: tuple[Toolchains, Supported])
     assert "local backend uses the host's gcc 12" in info.value.why
     unknown_host = HostFacts(suite="noble", gcc="13", python="3.12", cmake="3.28", arch="x86_64")
     assert resolve(Request.make("host"), *data, host=unknown_host).cell.suite == "noble"
+
+
+def test_a_cuda_cell_resolves_its_pinned_cuda_arch(data: tuple[Toolchains, Supported]) -> None:
+    pinned = resolve(Request.make("linux-x86_64", {"cuda": "13.0", "cuda_arch": "compute_90,SM_90"}), *data)
+    assert pinned.cell.value("cuda_arch") == "sm_90,compute_90"  # its one spelling
+    assert pinned.cell.id == "linux-x86_64-py3.11-np2.4-gcc12-cu13.0-sm90+ptx90"
+    assert pinned.sources["cuda_arch"] == "pinned (compute_90,SM_90)"
+    default = resolve(Request.make("linux-x86_64", {"cuda": "13.0"}), *data)
+    assert default.cell.value("cuda_arch") == "sm_80,sm_90,compute_90"
+    assert default.cell.id == "linux-x86_64-py3.11-np2.4-gcc12-cu13.0"
+    assert default.sources["cuda_arch"] == "default (forge/gpu_code.py DEFAULT_CUDA_ARCH)"
+    spelled = resolve(Request.make("linux-x86_64", {"cuda": "13.0", "cuda_arch": "sm_80,sm_90,compute_90"}), *data)
+    assert spelled.cell == default.cell
+
+
+def test_a_cpu_cell_has_no_cuda_arch_and_refuses_a_pin(data: tuple[Toolchains, Supported]) -> None:
+    cpu = resolve(Request.make("linux-x86_64", {"python": "3.11"}), *data)
+    assert cpu.cell.value("cuda_arch") is None and cpu.cell.extra == ()
+    assert "cuda_arch" not in cpu.cell.as_dict() and "cuda_arch" not in cpu.sources
+    for pins in ({"cuda_arch": "sm_90"}, {"cuda": "none", "cuda_arch": "sm_90"}):
+        with pytest.raises(ConfigError) as info:
+            resolve(Request.make("linux-x86_64", pins, origin="matrix/m.yaml:7 (include)"), *data)
+        assert info.value.what == (
+            "matrix/m.yaml:7 (include): cuda_arch sm_90 pins the GPU targets of a CPU cell (no cuda asked)"
+        )
+        assert info.value.fix.startswith("add --cuda X.Y") and info.value.fix.endswith("or drop cuda_arch")
+
+
+def test_a_cuda_arch_the_toolkit_cannot_build_is_refused_with_the_nearest(data: tuple[Toolchains, Supported]) -> None:
+    error = infeasible(data, "linux-x86_64", cuda="13.0", cuda_arch="sm_70,compute_90")
+    assert error.why == cuda_arch_problem("13.0", "sm_70,compute_90")
+    assert "cannot target sm_70" in error.why and "(nearest feasible: cuda_arch=sm_75,compute_90)" in error.why
+    nearest, default = error.fix.splitlines()[0].removeprefix("nearest feasible: ").split("; ")
+    assert nearest == "cuda_arch sm_75,compute_90 instead of sm_70,compute_90 -> " + (
+        "linux-x86_64-py3.11-np2.4-gcc12-cu13.0-sm75+ptx90"
+    )
+    assert default == "cuda_arch sm_80,sm_90,compute_90 instead of sm_70,compute_90 -> " + (
+        "linux-x86_64-py3.11-np2.4-gcc12-cu13.0"
+    )
+    assert error.fix.splitlines()[1] == "to build the first: invoke build --cell " + nearest.rsplit(" -> ")[-1]
+    # ... and one it can build is not refused by the default's check
+    assert resolve(Request.make("linux-x86_64", {"cuda": "13.0", "cuda_arch": "sm_120"}), *data).cell.id.endswith(
+        "-cu13.0-sm120"
+    )
+    with pytest.raises(ConfigError, match=r"^error: command line: cuda_arch: 'sm_9' is not a GPU target"):
+        resolve(Request.make("linux-x86_64", {"cuda": "13.0", "cuda_arch": "sm_9"}), *data)
