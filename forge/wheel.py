@@ -28,7 +28,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from forge import manifest, proc
+from forge import gpu_code, manifest, proc
 from forge.backends.base import Backend, Workspace
 from forge.errors import ConfigError, StepFailedError
 from forge.matrix import Cell, load_supported
@@ -325,10 +325,14 @@ def plan_wheel(cell: Cell, target: Target, repo: Path = REPO) -> WheelPlan:
 
 
 def local_label(cell: Cell) -> str | None:
-    """The PEP 440 local label of a variant wheel: `cu130` for a CUDA 13.0 cell, None for a CPU
-    cell. A Bazel cell's wheel is the same package built another way and keeps the plain name
+    """The PEP 440 local label of a variant wheel: `cu130` for a CUDA 13.0 cell, `cu130.sm90.ptx90`
+    for one that pins other GPU targets than the default (its cell id part, dotted), None for a
+    CPU cell. A Bazel cell's wheel is the same package built another way and keeps the plain name
     (a release refuses two cells whose same-named wheels differ, see release.check_names)."""
-    return f"cu{cell.cuda.replace('.', '')}" if cell.cuda is not None else None
+    if cell.cuda is None:
+        return None
+    arch = gpu_code.cuda_arch_id(cell.value("cuda_arch"))
+    return ".".join(part for part in (f"cu{cell.cuda.replace('.', '')}", arch.replace("+", ".")) if part)
 
 
 def wheel_root(ws: Workspace) -> PurePosixPath:

@@ -256,6 +256,9 @@ def test_a_cuda_cells_wheel_gets_a_local_version_and_a_bazel_cell_builds_the_pla
     assert dict(steps["wheel-build"].env)["EMBER_WHEEL_LOCAL"] == "cu130"
     cpu = {s.name: s for s in plan_build(cell(), target, CONTAINER_WORKSPACE, "docker", OPTS).steps}
     assert "EMBER_WHEEL_LOCAL" not in dict(cpu["wheel-build"].env) and wheel.plan_wheel(cell(), target).local is None
+    pinned = replace(cuda, extra=(("cuda_arch", "sm_90,compute_90"),))
+    assert wheel.plan_wheel(pinned, target).local == "cu130.sm90.ptx90"  # not the default cell's name
+    assert Version(f"0.1.0+{wheel.plan_wheel(pinned, target).local}").local == "cu130.sm90.ptx90"
     bazel = wheel.plan_wheel(replace(cell(), bazel="4.2.3"), target)  # tried end to end: builds, verifies, grid passes
     assert bazel.builds and bazel.local is None
 
