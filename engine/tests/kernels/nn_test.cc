@@ -91,11 +91,13 @@ TEST(Gemm, EachIsaMatchesReference) {
   ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kAuto);
 }
 
+// The last four end AVX-512's blocks on its 4- and 8-row edge tiles (12 + 4, 12 + 8, 144 + 4).
 static void CheckGemmSizes() {
   const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},     {7, 1, 9},      {6, 16, 256},
                               {13, 35, 300}, {64, 64, 64},   {121, 50, 513}, {5, 2049, 3},
                               {12, 32, 192}, {25, 67, 385},  {145, 33, 200}, {2, 31, 17},
-                              {8, 40, 131},  {3, 100, 1000}, {9, 70, 66}};
+                              {8, 40, 131},  {3, 100, 1000}, {9, 70, 66},    {16, 64, 300},
+                              {20, 33, 100}, {148, 40, 50},  {28, 97, 129}};
   unsigned seed = 10;
   for (const auto& s : sizes) {
     for (int t = 0; t < 4; ++t) {

@@ -182,29 +182,41 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
 #endif
 
 #if defined(EMBER_GEMM_X86)
-// AVX-512F: a 12 x 32 tile in 24 zmm accumulators; A values are broadcast from memory.
+// AVX-512F: a 12 x 32 tile in 24 zmm accumulators; A values are broadcast from memory. `R`
+// (4, 8 or 12) is how many rows of the 12-row packed A panel the kernel computes: the 4- and
+// 8-row forms finish a block whose last panel holds at most 8 real rows, which the 12-row form
+// would compute with padding (16 rows = 12 + 4 instead of 24). All three read the same panel.
+// The rows past R are never touched (each `if` is a constant), so their accumulators vanish.
 #define EMBER_ROW(i)                    \
   __m512 c##i##0 = _mm512_setzero_ps(); \
   __m512 c##i##1 = _mm512_setzero_ps();
 #define EMBER_FMA(i)                            \
-  {                                             \
+  if constexpr (R > (i)) {                      \
     const __m512 av = _mm512_set1_ps(a[i]);     \
     c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
     c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1); \
   }
-#define EMBER_STORE(i)                    \
-  _mm512_storeu_ps(c + (i)*ldc, c##i##0); \
-  _mm512_storeu_ps(c + (i)*ldc + 16, c##i##1);
-#define EMBER_ADD_STORE(i)                                                             \
-  _mm512_storeu_ps(c + (i)*ldc, _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i)*ldc))); \
-  _mm512_storeu_ps(c + (i)*ldc + 16, _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i)*ldc + 16)));
-#define EMBER_PUT(i)                      \
-  _mm512_store_ps(acc + (i)*32, c##i##0); \
-  _mm512_store_ps(acc + (i)*32 + 16, c##i##1);
+#define EMBER_STORE(i)                           \
+  if constexpr (R > (i)) {                       \
+    _mm512_storeu_ps(c + (i)*ldc, c##i##0);      \
+    _mm512_storeu_ps(c + (i)*ldc + 16, c##i##1); \
+  }
+#define EMBER_ADD_STORE(i)                                                                         \
+  if constexpr (R > (i)) {                                                                         \
+    _mm512_storeu_ps(c + (i)*ldc, _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i)*ldc)));           \
+    _mm512_storeu_ps(c + (i)*ldc + 16, _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i)*ldc + 16))); \
+  }
+#define EMBER_PUT(i)                             \
+  if constexpr (R > (i)) {                       \
+    _mm512_store_ps(acc + (i)*32, c##i##0);      \
+    _mm512_store_ps(acc + (i)*32 + 16, c##i##1); \
+  }
 
+template <int R>
 EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const float* b, int64_t ldb,
                                            float* c, int64_t ldc, int64_t mr, int64_t nr,
                                            bool accumulate) {
+  static_assert(R == 4 || R == 8 || R == 12, "the packed A panel is 12 rows");
   // clang-format off
   EMBER_ROW(0) EMBER_ROW(1) EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5)
   EMBER_ROW(6) EMBER_ROW(7) EMBER_ROW(8) EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11)
@@ -216,7 +228,7 @@ EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const flo
     a += 12;
     b += ldb;
   }
-  if (mr == 12 && nr == 32) {  // a full tile goes straight from the registers
+  if (mr == R && nr == 32) {  // a full tile goes straight from the registers
     if (accumulate) {
       EMBER_ADD_STORE(0) EMBER_ADD_STORE(1) EMBER_ADD_STORE(2) EMBER_ADD_STORE(3)
       EMBER_ADD_STORE(4) EMBER_ADD_STORE(5) EMBER_ADD_STORE(6) EMBER_ADD_STORE(7)
@@ -243,16 +255,19 @@ EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const flo
 // A micro-kernel with its tile shape and cache blocking.
 struct KernelSpec {
   MicroKernel fn;
+  // Optional forms of `fn` that compute only the first 4 or 8 rows of a panel (null: none).
+  MicroKernel fn4, fn8;
   const char* name;
   int64_t mr, nr;
   int64_t kc;  // depth of a packed block: the B micro-panel (kc x nr) stays in L1
   int64_t mc;  // rows of a packed A block (mc x kc, in L2)
 };
 
-const KernelSpec kGeneric{MicroKernelGeneric, "generic", kMR, kNR, 256, 120};
+const KernelSpec kGeneric{MicroKernelGeneric, nullptr, nullptr, "generic", kMR, kNR, 256, 120};
 #if defined(EMBER_GEMM_X86)
-const KernelSpec kAvx2{MicroKernelAvx2, "avx2-fma", kMR, kNR, 256, 120};
-const KernelSpec kAvx512{MicroKernelAvx512, "avx512f", 12, 32, 128, 144};
+const KernelSpec kAvx2{MicroKernelAvx2, nullptr, nullptr, "avx2-fma", kMR, kNR, 256, 120};
+const KernelSpec kAvx512{
+    MicroKernelAvx512<12>, MicroKernelAvx512<4>, MicroKernelAvx512<8>, "avx512f", 12, 32, 128, 144};
 #endif
 
 std::atomic<int> forced_isa{static_cast<int>(SgemmIsa::kAuto)};
@@ -373,8 +388,15 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
           const float* bp = in_place ? b_block + jr : b_pack.data() + (jr - full) * kc;
           const int64_t ldb = in_place ? b.rs : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
-            spec.fn(kc, a_pack.data() + ir * kc, bp, ldb, c + (ic + ir) * ldc + jc + jr, ldc,
-                    std::min(MR, mc - ir), std::min(NR, nc - jr), pc > 0);
+            const int64_t mr = std::min(MR, mc - ir);
+            MicroKernel fn = spec.fn;
+            if (mr <= 4 && spec.fn4 != nullptr) {
+              fn = spec.fn4;
+            } else if (mr <= 8 && spec.fn8 != nullptr) {
+              fn = spec.fn8;
+            }
+            fn(kc, a_pack.data() + ir * kc, bp, ldb, c + (ic + ir) * ldc + jc + jr, ldc, mr,
+               std::min(NR, nc - jr), pc > 0);
           }
         }
       }
