@@ -196,6 +196,12 @@ TEST(Conv2D, SameValidStridesDilationsOddSizes) {
       {{2, 4, 4, 8}, {1, 1, 8, 16}, 1, 1, 1, 1, "VALID"},
       {{1, 5, 5, 1}, {5, 5, 1, 1}, 1, 1, 1, 1, "VALID"},
       {{1, 30, 30, 16}, {3, 3, 16, 20}, 1, 1, 1, 1, "SAME"},
+      // Large enough for the GEMM to pack patches straight from the image: strides,
+      // dilations, two row chunks, and depth blocks that split a window's channels.
+      {{1, 40, 40, 20}, {3, 3, 20, 24}, 1, 1, 1, 1, "SAME"},
+      {{2, 23, 19, 7}, {3, 3, 7, 33}, 2, 2, 1, 1, "SAME"},
+      {{1, 21, 22, 5}, {3, 3, 5, 17}, 1, 1, 2, 2, "SAME"},
+      {{1, 20, 17, 6}, {4, 3, 6, 9}, 2, 3, 2, 1, "VALID"},
   };
   unsigned seed = 100;
   for (const Case& c : cases) {
