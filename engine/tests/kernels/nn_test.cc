@@ -124,6 +124,41 @@ TEST(TestUtil, MaxRelErrorDoesNotHideNaN) {
   EXPECT_FALSE(MaxRelError(a, same) < 1e-4);
 }
 
+// A constant B packed once (a fused layer's weights) gives the product Sgemm gives, under every
+// micro-kernel; products that read B unpacked, or a B packed for another micro-kernel, decline.
+TEST(Gemm, PrepackedBMatchesReference) {
+  using ember::kernels::SgemmIsa;
+  const int64_t sizes[][3] = {{9, 33, 100},   {16, 64, 300}, {150, 40, 513},
+                              {40, 2100, 20}, {4, 64, 300},  {3, 3, 3}};
+  unsigned seed = 300;
+  for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kGeneric}) {
+    ember::kernels::SgemmForceIsaForTesting(isa);
+    for (const auto& s : sizes) {
+      const int64_t m = s[0], n = s[1], k = s[2];
+      Tensor a = RandomFloats({m * k}, seed++), b = RandomFloats({k * n}, seed++);
+      Tensor c(DataType::kFloat, TensorShape({m * n}));
+      ember::kernels::SgemmPackedB packed;
+      ember::kernels::SgemmPackB(k, n, b.data<float>(), n, &packed);
+      const bool used =
+          ember::kernels::SgemmPrepacked(m, a.data<float>(), k, packed, c.data<float>(), n);
+      EXPECT_TRUE(used == (m > 8 && m * n * k > 4096));
+      if (used) {
+        EXPECT_TRUE(MaxRelError(c, RefGemm(false, false, m, n, k, a.data<float>(),
+                                           b.data<float>())) < 1e-4);
+      }
+    }
+  }
+  ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kGeneric);
+  Tensor a = RandomFloats({16 * 300}, 1), b = RandomFloats({300 * 64}, 2);
+  Tensor c(DataType::kFloat, TensorShape({16 * 64}));
+  ember::kernels::SgemmPackedB packed;
+  ember::kernels::SgemmPackB(300, 64, b.data<float>(), 64, &packed);
+  ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kAuto);
+  const bool other = std::string(ember::kernels::SgemmKernelName()) != "generic";
+  EXPECT_TRUE(ember::kernels::SgemmPrepacked(16, a.data<float>(), 300, packed, c.data<float>(),
+                                             64) == !other);
+}
+
 TEST(Gemm, ThreadedMatchesSerial) {
   ember::ThreadPool pool("intra", 2);
   for (auto dims : {std::vector<int64_t>{300, 40, 200}, std::vector<int64_t>{40, 300, 200}}) {

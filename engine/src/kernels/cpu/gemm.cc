@@ -351,23 +351,29 @@ void NaiveGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, fl
   }
 }
 
+// Equal depth blocks (k=576 -> 3 x 192, not 256+256+64): no short, overhead-heavy last block.
+int64_t DepthBlock(const KernelSpec& spec, int64_t k) {
+  const int64_t k_blocks = (k + spec.kc - 1) / spec.kc;
+  return (k + k_blocks - 1) / k_blocks;
+}
+
+// `prepacked`: B already packed as SgemmPackB does (null: B is packed here, or read in place).
 template <int64_t MR, int64_t NR>
 void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m, int64_t n,
-                 int64_t k, float* c, int64_t ldc) {
-  // Equal depth blocks (k=576 -> 3 x 192, not 256+256+64): no short, overhead-heavy last block.
-  const int64_t k_blocks = (k + spec.kc - 1) / spec.kc;
-  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
+                 int64_t k, float* c, int64_t ldc, const float* prepacked = nullptr) {
+  const int64_t kc_max = DepthBlock(spec, k);
   const int64_t mc_max = std::min(spec.mc, (m + MR - 1) / MR * MR);
   const int64_t nc_max = std::min(kNC, (n + NR - 1) / NR * NR);
   // With one block of rows, each B value is used by one micro-panel only: packing would copy
   // B (a layer's weights, megabytes when there are few rows) to read it once. Full-width
   // panels are then read where they lie; only the ragged last one is packed.
-  const bool direct_b = b.cs == 1 && m <= spec.mc;
+  const bool direct_b = prepacked == nullptr && b.cs == 1 && m <= spec.mc;
   // Per-thread packing buffers, grown but never shrunk: no allocation, page faults or zeroing
   // per call.
   thread_local std::vector<float> a_pack, b_pack;
   const size_t a_size = static_cast<size_t>(mc_max * kc_max);
-  const size_t b_size = static_cast<size_t>((direct_b ? NR : nc_max) * kc_max);
+  const size_t b_size =
+      prepacked != nullptr ? 0 : static_cast<size_t>((direct_b ? NR : nc_max) * kc_max);
   if (a_pack.size() < a_size) a_pack.resize(a_size);
   if (b_pack.size() < b_size) b_pack.resize(b_size);
   for (int64_t jc = 0; jc < n; jc += kNC) {
@@ -375,8 +381,12 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
     const int64_t full = direct_b ? nc / NR * NR : 0;  // columns read in place
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = std::min(kc_max, k - pc);
-      const float* b_block = b.p + pc * b.rs + jc;
-      if (nc > full) {
+      const float* b_block = direct_b ? b.p + pc * b.rs + jc : nullptr;
+      const float* b_panels = b_pack.data();
+      if (prepacked != nullptr) {  // blocks in this loop's order, each (nc rounded up to NR) x kc
+        b_panels = prepacked;
+        prepacked += (nc + NR - 1) / NR * NR * kc;
+      } else if (nc > full) {
         PackB<NR>(View{b.p + pc * b.rs + (jc + full) * b.cs, b.rs, b.cs}, kc, nc - full,
                   b_pack.data());
       }
@@ -385,7 +395,7 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
         PackA<MR>(View{a.p + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, a_pack.data());
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const bool in_place = jr < full;
-          const float* bp = in_place ? b_block + jr : b_pack.data() + (jr - full) * kc;
+          const float* bp = in_place ? b_block + jr : b_panels + (jr - full) * kc;
           const int64_t ldb = in_place ? b.rs : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t mr = std::min(MR, mc - ir);
@@ -446,6 +456,47 @@ void SgemmForceGenericForTesting(bool force) {
 }
 
 const char* SgemmKernelName() { return ActiveSpec().name; }
+
+void SgemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, SgemmPackedB* out) {
+  const KernelSpec& spec = ActiveSpec();
+  const int64_t nr = spec.nr, kc_max = DepthBlock(spec, std::max<int64_t>(k, 1));
+  out->kernel = static_cast<const void*>(&spec);
+  out->k = k;
+  out->n = n;
+  out->data.assign(static_cast<size_t>((n + nr - 1) / nr * nr * k), 0.f);
+  float* dst = out->data.data();
+  for (int64_t jc = 0; jc < n; jc += kNC) {
+    const int64_t nc = std::min(kNC, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
+      const View block{b + pc * ldb + jc, ldb, 1};
+      if (nr == 32) {
+        PackB<32>(block, kc, nc, dst);
+      } else {
+        PackB<kNR>(block, kc, nc, dst);
+      }
+      dst += (nc + nr - 1) / nr * nr * kc;
+    }
+  }
+}
+
+bool SgemmPrepacked(int64_t m, const float* a, int64_t lda, const SgemmPackedB& b, float* c,
+                    int64_t ldc) {
+  const KernelSpec& spec = ActiveSpec();
+  const int64_t n = b.n, k = b.k;
+  // The products SerialGemm gives to a path that reads B unpacked are declined.
+  if (b.kernel != static_cast<const void*>(&spec) || m <= kSkinnyRows || n == 0 || k == 0 ||
+      m * n * k <= 16 * 16 * 16) {
+    return false;
+  }
+  const View va{a, lda, 1}, vb{nullptr, n, 1};
+  if (spec.mr == 12) {
+    BlockedGemm<12, 32>(spec, va, vb, m, n, k, c, ldc, b.data.data());
+  } else {
+    BlockedGemm<kMR, kNR>(spec, va, vb, m, n, k, c, ldc, b.data.data());
+  }
+  return true;
+}
 
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float* c, int64_t ldc, ThreadPool* pool) {
