@@ -91,11 +91,13 @@ TEST(Gemm, EachIsaMatchesReference) {
   ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kAuto);
 }
 
+// The last four end AVX-512's blocks on its 4- and 8-row edge tiles (12 + 4, 12 + 8, 144 + 4).
 static void CheckGemmSizes() {
   const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},     {7, 1, 9},      {6, 16, 256},
                               {13, 35, 300}, {64, 64, 64},   {121, 50, 513}, {5, 2049, 3},
                               {12, 32, 192}, {25, 67, 385},  {145, 33, 200}, {2, 31, 17},
-                              {8, 40, 131},  {3, 100, 1000}, {9, 70, 66}};
+                              {8, 40, 131},  {3, 100, 1000}, {9, 70, 66},    {16, 64, 300},
+                              {20, 33, 100}, {148, 40, 50},  {28, 97, 129}};
   unsigned seed = 10;
   for (const auto& s : sizes) {
     for (int t = 0; t < 4; ++t) {
@@ -120,6 +122,41 @@ TEST(TestUtil, MaxRelErrorDoesNotHideNaN) {
   a.data<float>()[2] = static_cast<float>(same[2]);
   same[3] = std::nan("");
   EXPECT_FALSE(MaxRelError(a, same) < 1e-4);
+}
+
+// A constant B packed once (a fused layer's weights) gives the product Sgemm gives, under every
+// micro-kernel; products that read B unpacked, or a B packed for another micro-kernel, decline.
+TEST(Gemm, PrepackedBMatchesReference) {
+  using ember::kernels::SgemmIsa;
+  const int64_t sizes[][3] = {{9, 33, 100},   {16, 64, 300}, {150, 40, 513},
+                              {40, 2100, 20}, {4, 64, 300},  {3, 3, 3}};
+  unsigned seed = 300;
+  for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kGeneric}) {
+    ember::kernels::SgemmForceIsaForTesting(isa);
+    for (const auto& s : sizes) {
+      const int64_t m = s[0], n = s[1], k = s[2];
+      Tensor a = RandomFloats({m * k}, seed++), b = RandomFloats({k * n}, seed++);
+      Tensor c(DataType::kFloat, TensorShape({m * n}));
+      ember::kernels::SgemmPackedB packed;
+      ember::kernels::SgemmPackB(k, n, b.data<float>(), n, &packed);
+      const bool used =
+          ember::kernels::SgemmPrepacked(m, a.data<float>(), k, packed, c.data<float>(), n);
+      EXPECT_TRUE(used == (m > 8 && m * n * k > 4096));
+      if (used) {
+        EXPECT_TRUE(MaxRelError(c, RefGemm(false, false, m, n, k, a.data<float>(),
+                                           b.data<float>())) < 1e-4);
+      }
+    }
+  }
+  ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kGeneric);
+  Tensor a = RandomFloats({16 * 300}, 1), b = RandomFloats({300 * 64}, 2);
+  Tensor c(DataType::kFloat, TensorShape({16 * 64}));
+  ember::kernels::SgemmPackedB packed;
+  ember::kernels::SgemmPackB(300, 64, b.data<float>(), 64, &packed);
+  ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kAuto);
+  const bool other = std::string(ember::kernels::SgemmKernelName()) != "generic";
+  EXPECT_TRUE(ember::kernels::SgemmPrepacked(16, a.data<float>(), 300, packed, c.data<float>(),
+                                             64) == !other);
 }
 
 TEST(Gemm, ThreadedMatchesSerial) {
@@ -194,6 +231,12 @@ TEST(Conv2D, SameValidStridesDilationsOddSizes) {
       {{2, 4, 4, 8}, {1, 1, 8, 16}, 1, 1, 1, 1, "VALID"},
       {{1, 5, 5, 1}, {5, 5, 1, 1}, 1, 1, 1, 1, "VALID"},
       {{1, 30, 30, 16}, {3, 3, 16, 20}, 1, 1, 1, 1, "SAME"},
+      // Large enough for the GEMM to pack patches straight from the image: strides,
+      // dilations, two row chunks, and depth blocks that split a window's channels.
+      {{1, 40, 40, 20}, {3, 3, 20, 24}, 1, 1, 1, 1, "SAME"},
+      {{2, 23, 19, 7}, {3, 3, 7, 33}, 2, 2, 1, 1, "SAME"},
+      {{1, 21, 22, 5}, {3, 3, 5, 17}, 1, 1, 2, 2, "SAME"},
+      {{1, 20, 17, 6}, {4, 3, 6, 9}, 2, 3, 2, 1, "VALID"},
   };
   unsigned seed = 100;
   for (const Case& c : cases) {

@@ -173,7 +173,13 @@ void Im2Col(const float* in, const ConvGeometry& g, int64_t b, int64_t r0, int64
 
 class Conv2DOp : public ConvBase {
  public:
-  Conv2DOp(OpKernelConstruction* c, bool fused) : ConvBase(c, fused) {}
+  Conv2DOp(OpKernelConstruction* c, bool fused) : ConvBase(c, fused) {
+    // A fused op's filter is constant: its [KH*KW*C, M] GEMM operand is packed once, here.
+    if (c->status().ok() && fused && filter_.NumElements() > 0) {
+      SgemmPackB(filter_.dim_size(0) * filter_.dim_size(1) * filter_.dim_size(2),
+                 filter_.dim_size(3), filter_.data<float>(), filter_.dim_size(3), &packed_filter_);
+    }
+  }
 
   void Compute(OpKernelContext* ctx) override {
     ConvGeometry g;
@@ -226,8 +232,11 @@ class Conv2DOp : public ConvBase {
           a = patches.data();
         }
         float* dst = y + (b * rows + r0) * oc;
-        Sgemm(false, false, r1 - r0, oc, cols, a, cols, w, oc, dst, oc,
-              split_gemm ? pool : nullptr);
+        if (split_gemm || packed_filter_.data.empty() ||
+            !SgemmPrepacked(r1 - r0, a, cols, packed_filter_, dst, oc)) {
+          Sgemm(false, false, r1 - r0, oc, cols, a, cols, w, oc, dst, oc,
+                split_gemm ? pool : nullptr);
+        }
         epilogue_.Apply(dst, r1 - r0, oc);
       }
     };
@@ -237,6 +246,9 @@ class Conv2DOp : public ConvBase {
       ParallelFor(pool, tasks, chunk * cols * oc * 2, run_chunks);
     }
   }
+
+ private:
+  SgemmPackedB packed_filter_;  // fused ops only
 };
 
 struct DepthwiseArgs {

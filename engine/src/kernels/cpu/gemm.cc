@@ -182,29 +182,41 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
 #endif
 
 #if defined(EMBER_GEMM_X86)
-// AVX-512F: a 12 x 32 tile in 24 zmm accumulators; A values are broadcast from memory.
+// AVX-512F: a 12 x 32 tile in 24 zmm accumulators; A values are broadcast from memory. `R`
+// (4, 8 or 12) is how many rows of the 12-row packed A panel the kernel computes: the 4- and
+// 8-row forms finish a block whose last panel holds at most 8 real rows, which the 12-row form
+// would compute with padding (16 rows = 12 + 4 instead of 24). All three read the same panel.
+// The rows past R are never touched (each `if` is a constant), so their accumulators vanish.
 #define EMBER_ROW(i)                    \
   __m512 c##i##0 = _mm512_setzero_ps(); \
   __m512 c##i##1 = _mm512_setzero_ps();
 #define EMBER_FMA(i)                            \
-  {                                             \
+  if constexpr (R > (i)) {                      \
     const __m512 av = _mm512_set1_ps(a[i]);     \
     c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
     c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1); \
   }
-#define EMBER_STORE(i)                    \
-  _mm512_storeu_ps(c + (i)*ldc, c##i##0); \
-  _mm512_storeu_ps(c + (i)*ldc + 16, c##i##1);
-#define EMBER_ADD_STORE(i)                                                             \
-  _mm512_storeu_ps(c + (i)*ldc, _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i)*ldc))); \
-  _mm512_storeu_ps(c + (i)*ldc + 16, _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i)*ldc + 16)));
-#define EMBER_PUT(i)                      \
-  _mm512_store_ps(acc + (i)*32, c##i##0); \
-  _mm512_store_ps(acc + (i)*32 + 16, c##i##1);
+#define EMBER_STORE(i)                           \
+  if constexpr (R > (i)) {                       \
+    _mm512_storeu_ps(c + (i)*ldc, c##i##0);      \
+    _mm512_storeu_ps(c + (i)*ldc + 16, c##i##1); \
+  }
+#define EMBER_ADD_STORE(i)                                                                         \
+  if constexpr (R > (i)) {                                                                         \
+    _mm512_storeu_ps(c + (i)*ldc, _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i)*ldc)));           \
+    _mm512_storeu_ps(c + (i)*ldc + 16, _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i)*ldc + 16))); \
+  }
+#define EMBER_PUT(i)                             \
+  if constexpr (R > (i)) {                       \
+    _mm512_store_ps(acc + (i)*32, c##i##0);      \
+    _mm512_store_ps(acc + (i)*32 + 16, c##i##1); \
+  }
 
+template <int R>
 EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const float* b, int64_t ldb,
                                            float* c, int64_t ldc, int64_t mr, int64_t nr,
                                            bool accumulate) {
+  static_assert(R == 4 || R == 8 || R == 12, "the packed A panel is 12 rows");
   // clang-format off
   EMBER_ROW(0) EMBER_ROW(1) EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5)
   EMBER_ROW(6) EMBER_ROW(7) EMBER_ROW(8) EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11)
@@ -216,7 +228,7 @@ EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const flo
     a += 12;
     b += ldb;
   }
-  if (mr == 12 && nr == 32) {  // a full tile goes straight from the registers
+  if (mr == R && nr == 32) {  // a full tile goes straight from the registers
     if (accumulate) {
       EMBER_ADD_STORE(0) EMBER_ADD_STORE(1) EMBER_ADD_STORE(2) EMBER_ADD_STORE(3)
       EMBER_ADD_STORE(4) EMBER_ADD_STORE(5) EMBER_ADD_STORE(6) EMBER_ADD_STORE(7)
@@ -243,16 +255,19 @@ EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const flo
 // A micro-kernel with its tile shape and cache blocking.
 struct KernelSpec {
   MicroKernel fn;
+  // Optional forms of `fn` that compute only the first 4 or 8 rows of a panel (null: none).
+  MicroKernel fn4, fn8;
   const char* name;
   int64_t mr, nr;
   int64_t kc;  // depth of a packed block: the B micro-panel (kc x nr) stays in L1
   int64_t mc;  // rows of a packed A block (mc x kc, in L2)
 };
 
-const KernelSpec kGeneric{MicroKernelGeneric, "generic", kMR, kNR, 256, 120};
+const KernelSpec kGeneric{MicroKernelGeneric, nullptr, nullptr, "generic", kMR, kNR, 256, 120};
 #if defined(EMBER_GEMM_X86)
-const KernelSpec kAvx2{MicroKernelAvx2, "avx2-fma", kMR, kNR, 256, 120};
-const KernelSpec kAvx512{MicroKernelAvx512, "avx512f", 12, 32, 128, 144};
+const KernelSpec kAvx2{MicroKernelAvx2, nullptr, nullptr, "avx2-fma", kMR, kNR, 256, 120};
+const KernelSpec kAvx512{
+    MicroKernelAvx512<12>, MicroKernelAvx512<4>, MicroKernelAvx512<8>, "avx512f", 12, 32, 128, 144};
 #endif
 
 std::atomic<int> forced_isa{static_cast<int>(SgemmIsa::kAuto)};
@@ -336,23 +351,29 @@ void NaiveGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, fl
   }
 }
 
+// Equal depth blocks (k=576 -> 3 x 192, not 256+256+64): no short, overhead-heavy last block.
+int64_t DepthBlock(const KernelSpec& spec, int64_t k) {
+  const int64_t k_blocks = (k + spec.kc - 1) / spec.kc;
+  return (k + k_blocks - 1) / k_blocks;
+}
+
+// `prepacked`: B already packed as SgemmPackB does (null: B is packed here, or read in place).
 template <int64_t MR, int64_t NR>
 void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m, int64_t n,
-                 int64_t k, float* c, int64_t ldc) {
-  // Equal depth blocks (k=576 -> 3 x 192, not 256+256+64): no short, overhead-heavy last block.
-  const int64_t k_blocks = (k + spec.kc - 1) / spec.kc;
-  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
+                 int64_t k, float* c, int64_t ldc, const float* prepacked = nullptr) {
+  const int64_t kc_max = DepthBlock(spec, k);
   const int64_t mc_max = std::min(spec.mc, (m + MR - 1) / MR * MR);
   const int64_t nc_max = std::min(kNC, (n + NR - 1) / NR * NR);
   // With one block of rows, each B value is used by one micro-panel only: packing would copy
   // B (a layer's weights, megabytes when there are few rows) to read it once. Full-width
   // panels are then read where they lie; only the ragged last one is packed.
-  const bool direct_b = b.cs == 1 && m <= spec.mc;
+  const bool direct_b = prepacked == nullptr && b.cs == 1 && m <= spec.mc;
   // Per-thread packing buffers, grown but never shrunk: no allocation, page faults or zeroing
   // per call.
   thread_local std::vector<float> a_pack, b_pack;
   const size_t a_size = static_cast<size_t>(mc_max * kc_max);
-  const size_t b_size = static_cast<size_t>((direct_b ? NR : nc_max) * kc_max);
+  const size_t b_size =
+      prepacked != nullptr ? 0 : static_cast<size_t>((direct_b ? NR : nc_max) * kc_max);
   if (a_pack.size() < a_size) a_pack.resize(a_size);
   if (b_pack.size() < b_size) b_pack.resize(b_size);
   for (int64_t jc = 0; jc < n; jc += kNC) {
@@ -360,8 +381,12 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
     const int64_t full = direct_b ? nc / NR * NR : 0;  // columns read in place
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = std::min(kc_max, k - pc);
-      const float* b_block = b.p + pc * b.rs + jc;
-      if (nc > full) {
+      const float* b_block = direct_b ? b.p + pc * b.rs + jc : nullptr;
+      const float* b_panels = b_pack.data();
+      if (prepacked != nullptr) {  // blocks in this loop's order, each (nc rounded up to NR) x kc
+        b_panels = prepacked;
+        prepacked += (nc + NR - 1) / NR * NR * kc;
+      } else if (nc > full) {
         PackB<NR>(View{b.p + pc * b.rs + (jc + full) * b.cs, b.rs, b.cs}, kc, nc - full,
                   b_pack.data());
       }
@@ -370,11 +395,18 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
         PackA<MR>(View{a.p + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, a_pack.data());
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const bool in_place = jr < full;
-          const float* bp = in_place ? b_block + jr : b_pack.data() + (jr - full) * kc;
+          const float* bp = in_place ? b_block + jr : b_panels + (jr - full) * kc;
           const int64_t ldb = in_place ? b.rs : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
-            spec.fn(kc, a_pack.data() + ir * kc, bp, ldb, c + (ic + ir) * ldc + jc + jr, ldc,
-                    std::min(MR, mc - ir), std::min(NR, nc - jr), pc > 0);
+            const int64_t mr = std::min(MR, mc - ir);
+            MicroKernel fn = spec.fn;
+            if (mr <= 4 && spec.fn4 != nullptr) {
+              fn = spec.fn4;
+            } else if (mr <= 8 && spec.fn8 != nullptr) {
+              fn = spec.fn8;
+            }
+            fn(kc, a_pack.data() + ir * kc, bp, ldb, c + (ic + ir) * ldc + jc + jr, ldc, mr,
+               std::min(NR, nc - jr), pc > 0);
           }
         }
       }
@@ -424,6 +456,47 @@ void SgemmForceGenericForTesting(bool force) {
 }
 
 const char* SgemmKernelName() { return ActiveSpec().name; }
+
+void SgemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, SgemmPackedB* out) {
+  const KernelSpec& spec = ActiveSpec();
+  const int64_t nr = spec.nr, kc_max = DepthBlock(spec, std::max<int64_t>(k, 1));
+  out->kernel = static_cast<const void*>(&spec);
+  out->k = k;
+  out->n = n;
+  out->data.assign(static_cast<size_t>((n + nr - 1) / nr * nr * k), 0.f);
+  float* dst = out->data.data();
+  for (int64_t jc = 0; jc < n; jc += kNC) {
+    const int64_t nc = std::min(kNC, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
+      const View block{b + pc * ldb + jc, ldb, 1};
+      if (nr == 32) {
+        PackB<32>(block, kc, nc, dst);
+      } else {
+        PackB<kNR>(block, kc, nc, dst);
+      }
+      dst += (nc + nr - 1) / nr * nr * kc;
+    }
+  }
+}
+
+bool SgemmPrepacked(int64_t m, const float* a, int64_t lda, const SgemmPackedB& b, float* c,
+                    int64_t ldc) {
+  const KernelSpec& spec = ActiveSpec();
+  const int64_t n = b.n, k = b.k;
+  // The products SerialGemm gives to a path that reads B unpacked are declined.
+  if (b.kernel != static_cast<const void*>(&spec) || m <= kSkinnyRows || n == 0 || k == 0 ||
+      m * n * k <= 16 * 16 * 16) {
+    return false;
+  }
+  const View va{a, lda, 1}, vb{nullptr, n, 1};
+  if (spec.mr == 12) {
+    BlockedGemm<12, 32>(spec, va, vb, m, n, k, c, ldc, b.data.data());
+  } else {
+    BlockedGemm<kMR, kNR>(spec, va, vb, m, n, k, c, ldc, b.data.data());
+  }
+  return true;
+}
 
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float* c, int64_t ldc, ThreadPool* pool) {

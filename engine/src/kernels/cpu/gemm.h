@@ -8,6 +8,7 @@
 #define EMBER_KERNELS_CPU_GEMM_H_
 
 #include <cstdint>
+#include <vector>
 
 namespace ember {
 
@@ -19,6 +20,21 @@ namespace kernels {
 // the matrices as stored (A is [k,m] when trans_a). `pool` may be null (one thread).
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float* c, int64_t ldc, ThreadPool* pool);
+
+// A constant B[k,n] packed once into the panels the blocked kernel reads (a fused layer's
+// weights), for the micro-kernel in use when it was packed.
+struct SgemmPackedB {
+  const void* kernel = nullptr;  // the micro-kernel it was packed for
+  int64_t k = 0, n = 0;
+  std::vector<float> data;
+};
+void SgemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, SgemmPackedB* out);
+
+// C[m,n] = A[m,k] * B on one thread, B as packed by SgemmPackB (A and C row-major). Returns
+// false, touching nothing, when the product takes a path that reads B unpacked (a few rows,
+// tiny sizes) or B was packed for another micro-kernel: the caller then calls Sgemm.
+bool SgemmPrepacked(int64_t m, const float* a, int64_t lda, const SgemmPackedB& b, float* c,
+                    int64_t ldc);
 
 // The micro-kernel in use: "avx512f", "avx2-fma" or "generic".
 const char* SgemmKernelName();
