@@ -94,9 +94,12 @@ class Qemu(Family):
         return (ToolNeed(compiler, target.compiler_package.format(gcc=cell.gcc)), ToolNeed(EMULATOR_PACKAGE))
 
     def wheel_refusal(self, target: Target) -> str | None:
+        if target.debian_arch:
+            return None
         return (
-            f"no {target.arch} wheel yet: it needs the target's Python headers (Debian multiarch) and "
-            "NumPy headers, and a test under qemu with the target's Python; not built in this round"
+            f"no {target.arch} wheel yet: its image has no target Python (toolchains/targets.yaml gives "
+            f"{target.name} no debian_arch, the dpkg architecture of its multiarch libpython-dev), so there "
+            "are no target Python headers to build against and no Python to test under qemu with"
         )
 
     def bazel_refusal(self, target: Target) -> str | None:

@@ -94,7 +94,7 @@ def test_qemu_runs_the_suites_under_the_emulator(toolchains: Toolchains) -> None
     assert qemu.QEMU.uses_gcc and qemu.QEMU.debug_info
 
 
-def test_a_qemu_target_with_a_debian_arch_gets_its_python(toolchains: Toolchains) -> None:
+def test_a_qemu_target_with_a_debian_arch_gets_its_python_and_a_wheel(toolchains: Toolchains) -> None:
     arm64 = toolchains.targets["linux-aarch64"]
     assert arm64.debian_arch == "arm64"
     assert qemu.QEMU.image_extras(cell("linux-aarch64"), arm64) == ImageExtras(
@@ -104,6 +104,7 @@ def test_a_qemu_target_with_a_debian_arch_gets_its_python(toolchains: Toolchains
         foreign=("libpython3.11-dev:arm64",),
         multiarch="aarch64-linux-gnu",
     )
+    assert qemu.QEMU.wheel_refusal(arm64) is None
     spec = images.ToolchainSpec.from_cell(cell("linux-aarch64"), target=arm64)
     assert spec.family == "debian-multiarch" and spec.name.endswith("-aarch64")
     assert "libpython3.11-dev:arm64" not in spec.apt_packages()  # a layer of its own, after debian.Dockerfile's
