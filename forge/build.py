@@ -408,16 +408,9 @@ def _build_locked(
         wheelhouse_lock: str | None = None  # sha256 of the wheelhouse lock: an input of a wheel build
         if planned_wheel.builds and cfg.wheels:
             with progress.step("wheelhouse", f"the offline wheelhouse for ember's cp{cell.python} wheel"):
-                house = wheel.ensure_wheelhouse(
-                    cell.python,
-                    planned_wheel.arch,
-                    planned_wheel.series,
-                    cfg.cache,
-                    logs / "wheelhouse.log",
-                    update=cfg.update_locks,
-                )
-                wheel.stage_wheelhouse(backend, house, ws)
-                wheelhouse_lock = manifest.sha256_file(wheel.lock_path(cell.python, planned_wheel.arch))
+                houses = wheel.ensure_wheelhouses(cell.python, planned_wheel, cfg.cache, logs, cfg.update_locks)
+                wheel.stage_wheelhouse(backend, houses[0], ws, houses[1] if len(houses) > 1 else None)
+                wheelhouse_lock = wheel.wheelhouse_locks_sha256(cell.python, planned_wheel)
         toolchain = probe_toolchain(backend, cell, target)
         cross.require_compiler(toolchain["c++"], cell, target, backend.name)
         bazel.require_version(toolchain.get("bazel"), cell, backend.name)

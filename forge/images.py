@@ -138,6 +138,9 @@ class ToolchainSpec:
     arch: str = ""  # the foreign architecture those are for ("" for native images)
     bazel: str = ""  # the suite's bazel-bootstrap version, for cells Bazel builds ("" for CMake cells)
     cuda: str = ""  # the CUDA toolkit in the image (its wheels are in `pip`; "" for CPU cells)
+    dpkg_arch: str = ""  # the foreign dpkg architecture of `foreign` (debian-multiarch.Dockerfile)
+    foreign: tuple[str, ...] = field(default=())  # packages of that architecture: the target's libpython-dev
+    multiarch: str = ""  # their multiarch triple, the cross sysroot's name
 
     @classmethod
     def from_cell(cls, cell: Any, pip: Iterable[str] = (), target: Target | None = None) -> ToolchainSpec:
@@ -152,6 +155,8 @@ class ToolchainSpec:
                 f"cell {cell.id} has no gcc", why="Debian toolchain images are gcc images", fix="use the zig path"
             )
         family, cuda_pins = cuda_image(cell)
+        if extras.dpkg_arch:  # a CPU cross cell: the same image plus the target's multiarch packages
+            family = "debian-multiarch"
         spec = cls(
             suite=cell.suite,
             gcc=str(gcc),
@@ -164,6 +169,9 @@ class ToolchainSpec:
             arch=extras.arch,
             bazel=str(cell.bazel or ""),
             cuda=str(cell.cuda or ""),
+            dpkg_arch=extras.dpkg_arch,
+            foreign=extras.foreign,
+            multiarch=extras.multiarch,
         )
         spec.check()
         return spec
@@ -237,7 +245,13 @@ def pin(version: str, package: str) -> str:
 
 
 def toolchain_args(spec: ToolchainSpec, base_ref: str, hashed: bool = False) -> dict[str, str]:
+    foreign = {
+        "DPKG_ARCH": spec.dpkg_arch,
+        "FOREIGN_PACKAGES": " ".join(sorted(spec.foreign)),
+        "MULTIARCH": spec.multiarch,
+    }
     return {
+        **(foreign if spec.dpkg_arch else {}),
         "BASE": base_ref,
         "SUITE": spec.suite,
         "GCC": spec.gcc,

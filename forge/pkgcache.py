@@ -147,6 +147,18 @@ def deb_key(filename: str) -> str:
     return f"deb {parts[0]}:{parts[2]}"
 
 
+def download_script(specs: list[str]) -> str:
+    """The shell script that apt-get downloads `specs` (NAME[:ARCH]=VERSION) into /out.
+
+    A multiarch image's lock holds packages of a foreign architecture (libpython3.11-dev:arm64):
+    the base container learns that architecture first, so apt lists its packages too. One
+    package per apt-get call: a version the mirror dropped fails alone, not the batch."""
+    arches = sorted({spec.split("=", 1)[0].partition(":")[2] for spec in specs} - {""})
+    add = "".join(f'[ "$(dpkg --print-architecture)" = {a} ] || dpkg --add-architecture {a}; ' for a in arches)
+    loop = f'for p in {" ".join(specs)}; do apt-get download -qq "$p" || echo "missing $p"; done'
+    return f"{add}apt-get update -qq && cd /out && {loop}"
+
+
 def download_debs(client: Any, base_tag: str, lock: Lock, out: Path) -> dict[str, Path]:
     """apt-get download every deb of `lock` in a container of `base_tag` (host network); key -> file.
 
@@ -154,11 +166,7 @@ def download_debs(client: Any, base_tag: str, lock: Lock, out: Path) -> dict[str
     debs = [k for k in wanted(lock) if k.startswith("deb ")]
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o777)  # apt downloads as its own unprivileged user
-    specs = " ".join(apt_spec(k, lock.packages[k]) for k in debs)
-    # One package per apt-get call: a version the mirror dropped fails alone, not the batch.
-    script = (
-        f'apt-get update -qq && cd /out && for p in {specs}; do apt-get download -qq "$p" || echo "missing $p"; done'
-    )
+    script = download_script([apt_spec(k, lock.packages[k]) for k in debs])
     container = client.containers.create(
         base_tag,
         ["sh", "-c", script],

@@ -5,6 +5,7 @@ Nothing here runs a process or reads the environment; `build.py` executes what t
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import PurePosixPath
@@ -340,6 +341,11 @@ def wheel_steps(
     ]
     if opts.ccache:
         defines.append("cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    target_steps: list[Step] = []
+    if planned.cross is not None:
+        cross_env, cross_defines, target_steps = cross_wheel_steps(cell, target, ws, planned, tool_env)
+        build_env = (*build_env, *cross_env)
+        defines += cross_defines
     build = ["python3", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index"]
     build += ["-w", str(root / "raw"), str(ws.engine / "python"), "--config-settings", f"build-dir={root / 'cmake'}"]
     for define in defines:
@@ -359,9 +365,19 @@ def wheel_steps(
     ]
     repair += ["--requires", f"numpy{planned.requires}"]
     common = ["--out", str(out), "--wheelhouse", str(house), "--work", str(root)]
+    if planned.cross is not None:  # the target's NumPy and pytest, installed for and run by the target's Python
+        common = ["--out", str(out), "--wheelhouse", str(wheel.target_wheelhouse_dir(ws)), "--work", str(root)]
+        common += ["--target-python", str(root / "target" / "bin" / f"python{cell.python}")]
+        common += ["--emulator", shlex.join(planned.cross.emulator)]
     verify = ["python3", script, "verify", *common, "--numpy", wheel.series_of(cell.numpy), "--pytest", *tools.test]
     grid = ["python3", script, "grid", *common, "--built-with", wheel.series_of(cell.numpy), "--numpy", *planned.series]
     src = ws.source
+    whose, where = "cell's", "in a fresh venv"
+    if planned.cross is not None:
+        whose, where = (
+            f"target's ({planned.cross.triple})",
+            f"for the target's Python under {planned.cross.emulator[0]}",
+        )
     return [
         Step(
             "wheel-clean",
@@ -379,10 +395,11 @@ def wheel_steps(
             src,
             tool_env,
         ),
+        *target_steps,
         Step(
             "wheel-build",
             StepKind.COMMAND,
-            f"build ember's wheel with the cell's Python {cell.python} against its NumPy {cell.numpy} headers, "
+            f"build ember's wheel with the {whose} Python {cell.python} against its NumPy {cell.numpy} headers, "
             f"claiming numpy{planned.requires}",
             tuple(build),
             src,
@@ -399,7 +416,7 @@ def wheel_steps(
         Step(
             "wheel-verify",
             StepKind.COMMAND,
-            f"install the wheel in a fresh venv with NumPy {wheel.series_of(cell.numpy)} and run verify/python",
+            f"install the wheel {where} with NumPy {wheel.series_of(cell.numpy)} and run verify/python",
             tuple(verify),
             src,
             tool_env,
@@ -414,3 +431,40 @@ def wheel_steps(
             tool_env,
         ),
     ]
+
+
+def cross_wheel_steps(
+    cell: Cell, target: Target, ws: Workspace, planned: wheel.WheelPlan, env: tuple[tuple[str, str], ...]
+) -> tuple[tuple[tuple[str, str], ...], list[str], list[Step]]:
+    """A cross cell's additions to the wheel steps: (build environment, CMake defines, steps before the build).
+
+    The step `wheel-target` lays out the target's Python for the build and the tests: its headers
+    (the image's multiarch pyconfig.h), the NumPy headers of the target's NumPy wheel, and a
+    launcher of its libpython that the emulator runs. scikit-build-core then names the extension
+    and the wheel for the target (SETUPTOOLS_EXT_SUFFIX, _PYTHON_HOST_PLATFORM), and CMake
+    compiles with the cell's toolchain file.
+    """
+    assert planned.cross is not None
+    cross = planned.cross
+    root = wheel.wheel_root(ws)
+    dest = root / "target"
+    script = str(ws.source / wheel.CELL_SCRIPT)
+    argv = ["python3", script, "target", "--dest", str(dest), "--python", cell.python, "--triple", cross.triple]
+    argv += ["--cc", cross.cc, "--emulator", shlex.join(cross.emulator), "--ext-suffix", cross.ext_suffix]
+    argv += ["--wheelhouse", str(wheel.target_wheelhouse_dir(ws)), "--numpy", wheel.series_of(cell.numpy)]
+    step = Step(
+        "wheel-target",
+        StepKind.COMMAND,
+        f"the target's Python {cell.python} ({cross.triple}): its headers, its NumPy {wheel.series_of(cell.numpy)} "
+        f"headers and a launcher run by {cross.emulator[0]}",
+        tuple(argv),
+        ws.source,
+        env,
+    )
+    build_env = (("SETUPTOOLS_EXT_SUFFIX", cross.ext_suffix), ("_PYTHON_HOST_PLATFORM", cross.host_platform))
+    defines = [f"cmake.define.{a.removeprefix('-D')}" for a in toolchain_args(cell, target, ws)]
+    defines += [
+        f"cmake.define.Python_INCLUDE_DIR={dest / 'include' / f'python{cell.python}'}",
+        f"cmake.define.EMBER_NUMPY_INCLUDE_DIR={dest / 'numpy-include'}",
+    ]
+    return build_env, defines, [step]

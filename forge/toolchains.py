@@ -84,6 +84,7 @@ class Target:
     elf_machine: int | None = None  # e_machine of every ELF file a Linux cross cell installs (0xB7: aarch64)
     hard_float: bool | None = None  # 32-bit ARM: every ELF file uses the hard-float ABI
     dynamic_loader: str | None = None  # under <sysroot>/lib/: the PT_INTERP programs of the target name
+    debian_arch: str | None = None  # dpkg's name of the architecture: its multiarch Python goes in the image
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def _load_target(name: str, entry: LocDict) -> Target:
         entry,
         [
             "triple", "os", "arch", "compiler", "toolchain_file", "emulator", "checker", "cuda", "min_os",
-            "elf_machine", "hard_float", "dynamic_loader",
+            "elf_machine", "hard_float", "dynamic_loader", "debian_arch",
         ],
     )  # fmt: skip
     compiler = require(entry, "compiler", LocDict)
@@ -212,6 +213,7 @@ def _load_target(name: str, entry: LocDict) -> Target:
         elf_machine=require(entry, "elf_machine", int) if "elf_machine" in entry else None,
         hard_float=require(entry, "hard_float", bool) if "hard_float" in entry else None,
         dynamic_loader=require(entry, "dynamic_loader", str) if "dynamic_loader" in entry else None,
+        debian_arch=require(entry, "debian_arch", str) if "debian_arch" in entry else None,
     )
 
 

