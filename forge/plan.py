@@ -370,6 +370,8 @@ def wheel_steps(
         common += ["--target-python", str(root / "target" / "bin" / f"python{cell.python}")]
         common += ["--emulator", shlex.join(planned.cross.emulator)]
     verify = ["python3", script, "verify", *common, "--numpy", wheel.series_of(cell.numpy), "--pytest", *tools.test]
+    if planned.cross is None and tools.oracle:  # LiteRT for the live checks; not under the emulator
+        verify += ["--oracle", *tools.oracle]
     grid = ["python3", script, "grid", *common, "--built-with", wheel.series_of(cell.numpy), "--numpy", *planned.series]
     src = ws.source
     whose, where = "cell's", "in a fresh venv"

@@ -129,21 +129,26 @@ class WheelTools:
     check: tuple[str, ...]
     test: tuple[str, ...]
     glibc: Version
+    oracle: tuple[str, ...] = ()
+    """Installed beside the wheel for verify/python's live checks (LiteRT), where pip can: the
+    cell's NumPy may be older than the oracle needs, and verify then says so (cell_wheel.py)."""
 
     @property
     def all(self) -> tuple[str, ...]:
-        return self.build + self.check + self.test
+        return self.build + self.check + self.test + self.oracle
 
 
 def load_wheel_tools(path: Path = WHEEL_YAML) -> WheelTools:
     data = load_yaml(path)
-    check_keys(data, ["build", "check", "test", "glibc"])
-    lists = {key: tuple(str(x) for x in require(data, key, LocList)) for key in ("build", "check", "test")}
+    check_keys(data, ["build", "check", "test", "oracle", "glibc"])
+    keys = ("build", "check", "test", "oracle")
+    lists = {key: tuple(str(x) for x in require(data, key, LocList)) for key in keys}
     for key, pins in lists.items():
         for pin in pins:
             if not re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", pin):
                 raise ConfigError(f"{data.where(key)}: {pin!r} is not an exact pin", fix="write it as name==version")
-    return WheelTools(lists["build"], lists["check"], lists["test"], Version(str(require(data, "glibc", str))))
+    glibc = Version(str(require(data, "glibc", str)))
+    return WheelTools(lists["build"], lists["check"], lists["test"], glibc, lists["oracle"])
 
 
 def platform_tags(arch: str, glibc: Version) -> list[str]:

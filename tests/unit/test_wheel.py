@@ -112,6 +112,9 @@ def test_wheel_steps_build_offline_against_the_installed_engine(toolchains: Tool
     assert dict(steps["wheel-build"].env)["SOURCE_DATE_EPOCH"] == "1700000000"
     grid = steps["wheel-grid"].argv
     assert grid[grid.index("--numpy") + 1 :] == ("1.23", "1.24", "1.25", "1.26", "2.0", "2.1", "2.2", "2.3", "2.4")
+    verify = steps["wheel-verify"].argv
+    assert verify[verify.index("--oracle") + 1 :] == ("ai-edge-litert==2.3.0",)  # the live LiteRT checks run
+    assert "--oracle" not in grid
 
 
 def test_no_wheel_steps_where_refused_or_switched_off(toolchains: Toolchains) -> None:
@@ -132,6 +135,8 @@ def test_a_cross_wheel_is_built_for_the_target_and_run_under_its_emulator(toolch
     assert planned.cross.emulator == ("qemu-aarch64", "-L", "/usr/aarch64-linux-gnu")
     assert planned.as_dict()["cross"]["triple"] == "aarch64-linux-gnu"
     assert wheel.plan_wheel(cell(), toolchains.targets["linux-x86_64"]).cross is None
+    steps = {s.name: s for s in plan_build(cell("linux-aarch64"), target, CONTAINER_WORKSPACE, "docker", OPTS).steps}
+    assert "--oracle" not in steps["wheel-verify"].argv  # no LiteRT under the emulator
 
     plan = plan_build(cell("linux-aarch64"), target, CONTAINER_WORKSPACE, "docker", OPTS)
     steps = {s.name: s for s in plan.steps}
@@ -196,8 +201,9 @@ def test_download_is_for_the_cells_python_and_platform() -> None:
 def test_wheel_tools_are_exact_pins(tmp_path: Path) -> None:
     tools = wheel.load_wheel_tools()
     assert all("==" in pin for pin in tools.all)
+    assert tools.oracle == ("ai-edge-litert==2.3.0",) and tools.all[-1] == tools.oracle[0]  # locked with the rest
     bad = tmp_path / "wheel.yaml"
-    bad.write_text('build: ["nanobind>=2"]\ncheck: []\ntest: []\nglibc: "2.31"\n')
+    bad.write_text('build: ["nanobind>=2"]\ncheck: []\ntest: []\noracle: []\nglibc: "2.31"\n')
     with pytest.raises(ConfigError, match="exact pin"):
         wheel.load_wheel_tools(bad)
 

@@ -5,8 +5,9 @@ with the standard library only, offline: every package comes from the staged whe
     cell_wheel.py repair --raw DIR --out DIR --tools DIR --requires 'numpy<3,>=1.22'
         auditwheel repair + show; the wheel's Requires-Dist must state exactly that range.
         Writes OUT/wheel/<repaired wheel> and OUT/wheel.json.
-    cell_wheel.py verify --out DIR --wheelhouse DIR --work DIR --numpy 2.4 --pytest PIN...
-        a fresh venv with the wheel, that NumPy series and pytest; verify/python against it.
+    cell_wheel.py verify --out DIR --wheelhouse DIR --work DIR --numpy 2.4 --pytest PIN... [--oracle PIN...]
+        a fresh venv with the wheel, that NumPy series and pytest (and LiteRT, the live oracle,
+        where pip can install it beside that NumPy); verify/python against it.
         Writes OUT/verify.json (and OUT/verify.xml, OUT/verify.log).
     cell_wheel.py grid --out DIR --wheelhouse DIR --work DIR --built-with 2.4 --numpy 1.23 ... --pytest PIN...
         for each NumPy series: does pip accept it with the wheel (the claim), and does the wheel
@@ -190,6 +191,13 @@ def verify(args: argparse.Namespace) -> None:
         result.update(status="failed", reason=f"pip refused the wheel with its own NumPy: {last_line(done.stderr)}")
         write(args.out / "verify.json", result)
         return
+    if args.oracle:  # the live oracle beside the cell's NumPy (never upgrading it), where pip can
+        oracle = fresh.install([str(numpy), *args.oracle])
+        result["oracle"] = (
+            " ".join(args.oracle)
+            if oracle.returncode == 0
+            else f"not installed ({last_line(oracle.stderr)}): its checks are skipped, the stored-output ones run"
+        )
     xml = args.out / "verify.xml"
     suite = suite_copy(args.work / "suite")
     argv = [*fresh.python, "-m", "pytest", str(suite), "-p", "no:cacheprovider", "-q", "-rs", f"--junitxml={xml}"]
@@ -362,6 +370,7 @@ def main() -> None:
     tgt.add_argument("--wheelhouse", type=Path, required=True)
     tgt.add_argument("--dest", type=Path, required=True)
     sub.choices["verify"].add_argument("--numpy", required=True)
+    sub.choices["verify"].add_argument("--oracle", nargs="+", default=[], help="verify/python's live oracle (LiteRT)")
     sub.choices["grid"].add_argument("--built-with", required=True)
     sub.choices["grid"].add_argument("--numpy", nargs="+", required=True)
     for name in ("repair", "verify", "grid"):
