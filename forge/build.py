@@ -404,7 +404,7 @@ def _build_locked(
                 backend.provide_image(cell)
         with progress.step("prepare", f"{backend.name} backend for {cell.id}"):
             ws = backend.prepare(cell, host_ws)
-        planned_wheel = wheel.plan_wheel(cell, target)
+        planned_wheel = wheel.plan_wheel(cell, target, backend=backend.name)
         wheelhouse_lock: str | None = None  # sha256 of the wheelhouse lock: an input of a wheel build
         if planned_wheel.builds and cfg.wheels:
             with progress.step("wheelhouse", f"the offline wheelhouse for ember's cp{cell.python} wheel"):

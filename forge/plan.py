@@ -193,7 +193,7 @@ def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: Bu
         Step("prepare", StepKind.PREPARE, f"prepare the {backend} backend for {cell.id}"),
         *(bazel_steps(cell, ws, opts, env) if cell.bazel else cmake_steps(cell, target, ws, opts, env)),
         *verify_steps(cell, target, ws, opts),
-        *wheel_steps(cell, target, ws, opts, env),
+        *wheel_steps(cell, target, ws, opts, env, backend),
         Step("record", StepKind.RECORD, f"write dist/{cell.id}/ (installed tree, manifest.json, logs) atomically"),
     ]
     return Plan(cell=cell, backend=backend, steps=tuple(steps))
@@ -315,10 +315,15 @@ def debug_info_steps(
 
 
 def wheel_steps(
-    cell: Cell, target: Target, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]
+    cell: Cell,
+    target: Target,
+    ws: Workspace,
+    opts: BuildOptions,
+    env: tuple[tuple[str, str], ...],
+    backend: str = "docker",
 ) -> list[Step]:
     """Build, repair, check, verify and grid-test the cell's wheel; [] for a cell without one."""
-    planned = wheel.plan_wheel(cell, target)
+    planned = wheel.plan_wheel(cell, target, backend=backend)
     if not planned.builds or not opts.wheels:
         return []
     assert planned.requires is not None

@@ -371,9 +371,18 @@ class WheelPlan:
         return plan | ({"local_version": self.local} if self.local else {})
 
 
-def plan_wheel(cell: Cell, target: Target, repo: Path = REPO) -> WheelPlan:
+LOCAL_CROSS_REFUSAL = (
+    "no {arch} wheel from the local backend: cross-building it needs the target's multiarch libpython-dev "
+    "and the sysroot link the cell's docker image has (dockerfiles/debian-multiarch.Dockerfile); build this "
+    "cell with --backend docker"
+)
+
+
+def plan_wheel(cell: Cell, target: Target, repo: Path = REPO, backend: str = "docker") -> WheelPlan:
     """The cell's wheel: refused (with the reason), or the NumPy range it claims and the grid it gets."""
     refusal = wheel_refusal(cell, target, requires_python(repo / "engine" / "python" / "pyproject.toml"))
+    if refusal is None and backend == "local" and target.emulator:
+        refusal = LOCAL_CROSS_REFUSAL.format(arch=target.arch)
     if refusal is not None:
         return WheelPlan(refusal)
     header = (repo / "engine" / "python" / "src" / "arrays.h").read_text()

@@ -137,6 +137,14 @@ def test_a_cross_wheel_is_built_for_the_target_and_run_under_its_emulator(toolch
     assert wheel.plan_wheel(cell(), toolchains.targets["linux-x86_64"]).cross is None
     steps = {s.name: s for s in plan_build(cell("linux-aarch64"), target, CONTAINER_WORKSPACE, "docker", OPTS).steps}
     assert "--oracle" not in steps["wheel-verify"].argv  # no LiteRT under the emulator
+    local = wheel.plan_wheel(cell("linux-aarch64"), target, backend="local")  # no multiarch libpython on the host
+    assert not local.builds and "--backend docker" in (local.refusal or "")
+    assert not [
+        s
+        for s in plan_build(cell("linux-aarch64"), target, CONTAINER_WORKSPACE, "local", OPTS).steps
+        if s.name.startswith("wheel-")
+    ]
+    assert wheel.plan_wheel(cell(), toolchains.targets["linux-x86_64"], backend="local").builds
 
     plan = plan_build(cell("linux-aarch64"), target, CONTAINER_WORKSPACE, "docker", OPTS)
     steps = {s.name: s for s in plan.steps}
