@@ -1,10 +1,12 @@
 // AVX-512 depthwise rows (depth multiplier 1): 16 channels per vector, held in a register over
 // every tap, then (int8) requantized in registers and stored with a byte mask. The int8 sum is
-// an exact integer and the float sum adds taps in the reference order (multiply, then add: no
-// fused rounding), so both give the portable loop's results. int8 rows walk 16-channel blocks
-// outside and columns inside, so a block's requantization constants and its interior columns'
-// tap list are made once per row; a 3x3 row's border columns use that list too, reading zero
-// point bytes for the taps outside the image.
+// an exact integer, so it gives the portable loop's results. Float rows add the taps in the
+// reference order; a 3x3 row starts from the bias and fuses each multiply-add (as XNNPACK
+// does), others multiply, then add, then add the bias: within rounding of the portable loop.
+// Rows walk 16-channel blocks outside and columns inside, so a block's requantization constants
+// (int8), 3x3 float weights and its interior columns' tap list are made once per row; a 3x3
+// int8 row's border columns use that list too, reading zero point bytes for the taps outside
+// the image.
 #include "lite/depthwise.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -220,9 +222,87 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const in
   }
 }
 
+namespace {
+
+// One 3x3 float output row for the channels [c, c + 16) (those in `m`): the block's nine weights
+// and bias stay in registers over the whole row. Each output is bias plus the taps inside the
+// image in (ky, kx) order, fused multiply-adds. `rows[ky]` is input row ky's start, or null when
+// it lies in the padding; `Check`: test each column's taps against the image's width.
+template <bool Full, bool Check>
+EMBER_VNNI_TARGET inline __m512 Col3x3F32(const DepthwiseGeometry& g, const float* const* rows,
+                                          const __m512* wv, __m512 acc, int ix0, __mmask16 m) {
+  for (int ky = 0; ky < 3; ++ky) {
+    if (rows[ky] == nullptr) continue;
+    for (int kx = 0; kx < 3; ++kx) {
+      const int ix = ix0 + kx * g.dil_w;
+      if (Check && (ix < 0 || ix >= g.iw)) continue;
+      const float* p = rows[ky] + static_cast<size_t>(ix) * g.c;
+      const __m512 xv = Full ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+      acc = _mm512_fmadd_ps(xv, wv[ky * 3 + kx], acc);
+    }
+  }
+  return acc;
+}
+
+template <bool Full>
+EMBER_VNNI_TARGET inline void StoreF32(float* p, __mmask16 m, __m512 v) {
+  if (Full) {
+    _mm512_storeu_ps(p, v);
+  } else {
+    _mm512_mask_storeu_ps(p, m, v);
+  }
+}
+
+template <bool Full>
+EMBER_VNNI_TARGET inline void Row3x3F32(const DepthwiseGeometry& g, const float* x, const float* w,
+                                        const float* bias, float lo, float hi, int oy, int c,
+                                        __mmask16 m, float* y) {
+  const float* rows[3];
+  const int iy0 = oy * g.stride_h - g.pad_h;
+  for (int ky = 0; ky < 3; ++ky) {
+    const int iy = iy0 + ky * g.dil_h;
+    rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c + c : nullptr;
+  }
+  __m512 wv[9];
+  for (int t = 0; t < 9; ++t)
+    wv[t] = _mm512_maskz_loadu_ps(m, w + static_cast<size_t>(t) * g.c + c);
+  const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias + c) : _mm512_setzero_ps();
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const int span = 2 * g.dil_w;
+  // Interior columns: ix0 >= 0 and ix0 + span < iw.
+  int first = 0;
+  while (first < g.ow && first * g.stride_w - g.pad_w < 0) ++first;
+  int last = first;
+  while (last < g.ow && last * g.stride_w - g.pad_w + span < g.iw) ++last;
+  float* yc = y + c;
+  for (int ox = 0; ox < first; ++ox) {
+    const __m512 acc = Col3x3F32<Full, true>(g, rows, wv, b, ox * g.stride_w - g.pad_w, m);
+    StoreF32<Full>(yc + static_cast<size_t>(ox) * g.c, m,
+                   _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+  }
+  for (int ox = first; ox < last; ++ox) {
+    const __m512 acc = Col3x3F32<Full, false>(g, rows, wv, b, ox * g.stride_w - g.pad_w, m);
+    StoreF32<Full>(yc + static_cast<size_t>(ox) * g.c, m,
+                   _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+  }
+  for (int ox = last; ox < g.ow; ++ox) {
+    const __m512 acc = Col3x3F32<Full, true>(g, rows, wv, b, ox * g.stride_w - g.pad_w, m);
+    StoreF32<Full>(yc + static_cast<size_t>(ox) * g.c, m,
+                   _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+  }
+}
+
+}  // namespace
+
 EMBER_VNNI_TARGET void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x,
                                              const float* w, const float* bias, float lo, float hi,
                                              int oy, float* y) {
+  if (g.kh == 3 && g.kw == 3) {
+    int c = 0;
+    for (; c + 16 <= g.c; c += 16) Row3x3F32<true>(g, x, w, bias, lo, hi, oy, c, 0xFFFF, y);
+    if (c < g.c) Row3x3F32<false>(g, x, w, bias, lo, hi, oy, c, Mask(g.c - c), y);
+    return;
+  }
   size_t x_off[kMaxTaps];
   int tap[kMaxTaps];
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
