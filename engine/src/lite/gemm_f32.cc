@@ -1,7 +1,9 @@
 // float32 GEMM for lite's convolutions (see gemm_f32.h). Rows of x are read in place (a 1x1
 // convolution passes its input directly); weights are packed in 16-channel panels. Each
 // micro-kernel keeps an MR x (16 * NP) block of outputs in registers over the whole depth, so
-// every output is one sum over p in order, then bias, then the activation clamp.
+// every output is one sum over p in order, then bias, then the activation clamp. The last rows
+// of a GEMM get a block of their own height; a single row (FULLY_CONNECTED) takes 8 panels per
+// pass, 128 accumulators' columns each streaming its panel in order.
 #include "lite/gemm_f32.h"
 
 #include <algorithm>
@@ -9,8 +11,10 @@
 #include <cstring>
 
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+// GCC 12 reports false "(may be) used uninitialized" inside its own avx512fintrin.h (the
+// _mm512_undefined_ps operand of inlined intrinsics).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -108,16 +112,50 @@ EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const 
   }
 }
 
+// MR rows (all present) across every panel, two panels at a time.
+template <int MR>
+EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const PackedF32& w,
+                                           float lo, float hi, float* y) {
+  int j = 0;
+  for (; j + 2 <= w.panels; j += 2) Avx512Block<MR, 2>(x, x_stride, w, j, lo, hi, y, MR);
+  if (j < w.panels) Avx512Block<MR, 1>(x, x_stride, w, j, lo, hi, y, MR);
+}
+
 EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const PackedF32& w,
                                     float lo, float hi, float* y) {
   constexpr int kMR = 8;
-  for (int r = 0; r < m; r += kMR) {
-    const int rows = std::min(kMR, m - r);
-    const float* xb = x + static_cast<size_t>(r) * x_stride;
-    float* yb = y + static_cast<size_t>(r) * w.n;
-    int j = 0;
-    for (; j + 2 <= w.panels; j += 2) Avx512Block<kMR, 2>(xb, x_stride, w, j, lo, hi, yb, rows);
-    if (j < w.panels) Avx512Block<kMR, 1>(xb, x_stride, w, j, lo, hi, yb, rows);
+  int r = 0;
+  for (; r + kMR <= m; r += kMR) {
+    Avx512Rows<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, w, lo, hi,
+                    y + static_cast<size_t>(r) * w.n);
+  }
+  // The last rows with a block of their own height, not a full one's redundant sums.
+  const float* xb = x + static_cast<size_t>(r) * x_stride;
+  float* yb = y + static_cast<size_t>(r) * w.n;
+  switch (m - r) {
+    case 7:
+      Avx512Rows<7>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 6:
+      Avx512Rows<6>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 5:
+      Avx512Rows<5>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 4:
+      Avx512Rows<4>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 3:
+      Avx512Rows<3>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 2:
+      Avx512Rows<2>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 1:
+      Avx512Rows<1>(xb, x_stride, w, lo, hi, yb);
+      break;
+    default:
+      break;
   }
 }
 
@@ -157,11 +195,51 @@ EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const Packe
   constexpr int kMR = 6;
   for (int r = 0; r < m; r += kMR) {
     const int rows = std::min(kMR, m - r);
+    const float* xb = x + static_cast<size_t>(r) * x_stride;
+    float* yb = y + static_cast<size_t>(r) * w.n;
     for (int j = 0; j < w.panels; ++j) {
-      Avx2Block<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, w, j, lo, hi,
-                     y + static_cast<size_t>(r) * w.n, rows);
+      // The last rows with a block of their own height, not a full one's redundant sums.
+      switch (rows) {
+        case 1:
+          Avx2Block<1>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        case 2:
+          Avx2Block<2>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        case 3:
+          Avx2Block<3>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        case 4:
+          Avx2Block<4>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        case 5:
+          Avx2Block<5>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        default:
+          Avx2Block<kMR>(xb, x_stride, w, j, lo, hi, yb, rows);
+      }
     }
   }
+}
+
+// One row x NP panels with AVX-512.
+template <int NP>
+EMBER_AVX512_TARGET inline void Avx512MatVecPanels(const float* x, const PackedF32& w, int j,
+                                                   float lo, float hi, float* y) {
+  Avx512Block<1, NP>(x, 0, w, j, lo, hi, y, 1);
+}
+
+EMBER_AVX512_TARGET void MatVecAvx512(const float* x, const PackedF32& w, int j0, int j1, float lo,
+                                      float hi, float* y) {
+  int j = j0;
+  for (; j + 8 <= j1; j += 8) Avx512MatVecPanels<8>(x, w, j, lo, hi, y);
+  for (; j + 2 <= j1; j += 2) Avx512MatVecPanels<2>(x, w, j, lo, hi, y);
+  if (j < j1) Avx512MatVecPanels<1>(x, w, j, lo, hi, y);
+}
+
+EMBER_AVX2_TARGET void MatVecAvx2(const float* x, const PackedF32& w, int j0, int j1, float lo,
+                                  float hi, float* y) {
+  for (int j = j0; j < j1; ++j) Avx2Block<1>(x, 0, w, j, lo, hi, y, 1);
 }
 
 #endif  // EMBER_F32_X86
@@ -215,6 +293,22 @@ void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, 
 #endif
     default:
       GemmGeneric(x, m, x_stride, w, lo, hi, y);
+  }
+}
+
+void MatVecF32(const float* x, const PackedF32& w, int j0, int j1, float lo, float hi, float* y) {
+  if (j0 >= j1) return;
+  switch (ActiveIsa()) {
+#ifdef EMBER_F32_X86
+    case F32Isa::kAvx512:
+      MatVecAvx512(x, w, j0, j1, lo, hi, y);
+      return;
+    case F32Isa::kAvx2:
+      MatVecAvx2(x, w, j0, j1, lo, hi, y);
+      return;
+#endif
+    default:
+      for (int j = j0; j < j1; ++j) PanelGeneric(x, 1, 0, w, j, lo, hi, y);
   }
 }
 
