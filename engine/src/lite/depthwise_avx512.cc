@@ -292,6 +292,53 @@ EMBER_VNNI_TARGET inline void Row3x3F32(const DepthwiseGeometry& g, const float*
   }
 }
 
+// Row3x3F32 for two full blocks [c, c + 32) at once: each pass over the three input rows
+// fills two 64-byte lines per column.
+template <bool Check>
+EMBER_VNNI_TARGET inline void Cols3x3F32Pair(const DepthwiseGeometry& g, const float* const* rows,
+                                             const __m512* wv0, const __m512* wv1, __m512 b0,
+                                             __m512 b1, __m512 vlo, __m512 vhi, int ox0, int ox1,
+                                             float* y) {
+  const float* rows1[3];
+  for (int ky = 0; ky < 3; ++ky) rows1[ky] = rows[ky] != nullptr ? rows[ky] + 16 : nullptr;
+  for (int ox = ox0; ox < ox1; ++ox) {
+    const int ix0 = ox * g.stride_w - g.pad_w;
+    const __m512 a0 = Col3x3F32<true, Check>(g, rows, wv0, b0, ix0, 0xFFFF);
+    const __m512 a1 = Col3x3F32<true, Check>(g, rows1, wv1, b1, ix0, 0xFFFF);
+    float* yo = y + static_cast<size_t>(ox) * g.c;
+    _mm512_storeu_ps(yo, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a0)));
+    _mm512_storeu_ps(yo + 16, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a1)));
+  }
+}
+
+EMBER_VNNI_TARGET inline void Row3x3F32Pair(const DepthwiseGeometry& g, const float* x,
+                                            const float* w, const float* bias, float lo, float hi,
+                                            int oy, int c, float* y) {
+  const float* rows[3];
+  const int iy0 = oy * g.stride_h - g.pad_h;
+  for (int ky = 0; ky < 3; ++ky) {
+    const int iy = iy0 + ky * g.dil_h;
+    rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c + c : nullptr;
+  }
+  __m512 wv0[9], wv1[9];
+  for (int t = 0; t < 9; ++t) {
+    wv0[t] = _mm512_loadu_ps(w + static_cast<size_t>(t) * g.c + c);
+    wv1[t] = _mm512_loadu_ps(w + static_cast<size_t>(t) * g.c + c + 16);
+  }
+  const __m512 b0 = bias != nullptr ? _mm512_loadu_ps(bias + c) : _mm512_setzero_ps();
+  const __m512 b1 = bias != nullptr ? _mm512_loadu_ps(bias + c + 16) : _mm512_setzero_ps();
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const int span = 2 * g.dil_w;
+  int first = 0;
+  while (first < g.ow && first * g.stride_w - g.pad_w < 0) ++first;
+  int last = first;
+  while (last < g.ow && last * g.stride_w - g.pad_w + span < g.iw) ++last;
+  float* yc = y + c;
+  Cols3x3F32Pair<true>(g, rows, wv0, wv1, b0, b1, vlo, vhi, 0, first, yc);
+  Cols3x3F32Pair<false>(g, rows, wv0, wv1, b0, b1, vlo, vhi, first, last, yc);
+  Cols3x3F32Pair<true>(g, rows, wv0, wv1, b0, b1, vlo, vhi, last, g.ow, yc);
+}
+
 }  // namespace
 
 EMBER_VNNI_TARGET void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x,
@@ -299,6 +346,7 @@ EMBER_VNNI_TARGET void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const f
                                              int oy, float* y) {
   if (g.kh == 3 && g.kw == 3) {
     int c = 0;
+    for (; c + 32 <= g.c; c += 32) Row3x3F32Pair(g, x, w, bias, lo, hi, oy, c, y);
     for (; c + 16 <= g.c; c += 16) Row3x3F32<true>(g, x, w, bias, lo, hi, oy, c, 0xFFFF, y);
     if (c < g.c) Row3x3F32<false>(g, x, w, bias, lo, hi, oy, c, Mask(g.c - c), y);
     return;
