@@ -112,11 +112,17 @@ EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const 
   }
 }
 
-// MR rows (all present) across every panel, two panels at a time.
+// MR rows (all present) across every panel, two panels at a time (more when MR is small).
 template <int MR>
 EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const PackedF32& w,
                                            float lo, float hi, float* y) {
   int j = 0;
+  // Few rows: more panels per pass, so enough independent sums hide the FMA latency.
+  if (MR <= 2) {
+    for (; j + 8 <= w.panels; j += 8) Avx512Block<MR, 8>(x, x_stride, w, j, lo, hi, y, MR);
+  } else if (MR <= 4) {
+    for (; j + 4 <= w.panels; j += 4) Avx512Block<MR, 4>(x, x_stride, w, j, lo, hi, y, MR);
+  }
   for (; j + 2 <= w.panels; j += 2) Avx512Block<MR, 2>(x, x_stride, w, j, lo, hi, y, MR);
   if (j < w.panels) Avx512Block<MR, 1>(x, x_stride, w, j, lo, hi, y, MR);
 }
