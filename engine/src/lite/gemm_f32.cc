@@ -22,11 +22,12 @@
 
 #include "common/cpu_features.h"
 #define EMBER_F32_X86 1
-// "evex512": clang 18-21 only (see lite/requant_avx512.h).
+// "evex512": clang 18-21 only (see lite/requant_avx512.h). Every AVX-512F CPU has FMA3, which
+// the 8-lane half panel uses.
 #if defined(__clang__) && __clang_major__ >= 18 && __clang_major__ < 22
-#define EMBER_AVX512_TARGET __attribute__((target("avx512f,evex512")))
+#define EMBER_AVX512_TARGET __attribute__((target("avx512f,fma,evex512")))
 #else
-#define EMBER_AVX512_TARGET __attribute__((target("avx512f")))
+#define EMBER_AVX512_TARGET __attribute__((target("avx512f,fma")))
 #endif
 #define EMBER_AVX2_TARGET __attribute__((target("avx2,fma")))
 #endif
@@ -112,19 +113,48 @@ EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const 
   }
 }
 
+// MR rows (all present) x the first 8 columns of the last panel (the only ones it has).
+template <int MR>
+EMBER_AVX512_TARGET inline void Avx512HalfPanel(const float* x, int x_stride, const PackedF32& w,
+                                                float lo, float hi, float* y) {
+  const int j = w.panels - 1, c0 = 16 * j, cols = w.n - c0;
+  const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
+  __m256 acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
+  for (int p = 0; p < w.k; ++p) {
+    const __m256 b = _mm256_loadu_ps(wp + static_cast<size_t>(p) * 16);
+    for (int i = 0; i < MR; ++i) {
+      acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(x + static_cast<size_t>(i) * x_stride + p), b,
+                               acc[i]);
+    }
+  }
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256 bias = _mm256_loadu_ps(w.bias.data() + c0);
+  const __mmask8 mask = static_cast<__mmask8>((1u << cols) - 1u);
+  for (int i = 0; i < MR; ++i) {
+    const __m256 v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i], bias)));
+    _mm512_mask_storeu_ps(y + static_cast<size_t>(i) * w.n + c0, mask, _mm512_castps256_ps512(v));
+  }
+}
+
 // MR rows (all present) across every panel, two panels at a time (more when MR is small).
 template <int MR>
 EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const PackedF32& w,
                                            float lo, float hi, float* y) {
   int j = 0;
+  // A last panel of at most 8 columns runs on 8-lane vectors (twice the FMAs per cycle where a
+  // 16-lane FMA takes two 8-lane halves' slots).
+  const bool half = w.n - 16 * (w.panels - 1) <= 8;
+  const int panels = half ? w.panels - 1 : w.panels;
   // Few rows: more panels per pass, so enough independent sums hide the FMA latency.
   if (MR <= 2) {
-    for (; j + 8 <= w.panels; j += 8) Avx512Block<MR, 8>(x, x_stride, w, j, lo, hi, y, MR);
+    for (; j + 8 <= panels; j += 8) Avx512Block<MR, 8>(x, x_stride, w, j, lo, hi, y, MR);
   } else if (MR <= 4) {
-    for (; j + 4 <= w.panels; j += 4) Avx512Block<MR, 4>(x, x_stride, w, j, lo, hi, y, MR);
+    for (; j + 4 <= panels; j += 4) Avx512Block<MR, 4>(x, x_stride, w, j, lo, hi, y, MR);
   }
-  for (; j + 2 <= w.panels; j += 2) Avx512Block<MR, 2>(x, x_stride, w, j, lo, hi, y, MR);
-  if (j < w.panels) Avx512Block<MR, 1>(x, x_stride, w, j, lo, hi, y, MR);
+  for (; j + 2 <= panels; j += 2) Avx512Block<MR, 2>(x, x_stride, w, j, lo, hi, y, MR);
+  if (j < panels) Avx512Block<MR, 1>(x, x_stride, w, j, lo, hi, y, MR);
+  if (half) Avx512HalfPanel<MR>(x, x_stride, w, lo, hi, y);
 }
 
 EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const PackedF32& w,
