@@ -301,7 +301,36 @@ EMBER_VNNI_TARGET inline void Cols3x3F32Pair(const DepthwiseGeometry& g, const f
                                              float* y) {
   const float* rows1[3];
   for (int ky = 0; ky < 3; ++ky) rows1[ky] = rows[ky] != nullptr ? rows[ky] + 16 : nullptr;
-  for (int ox = ox0; ox < ox1; ++ox) {
+  int ox = ox0;
+  if (!Check && g.stride_w == 1 && g.dil_w == 1) {
+    // Two interior columns share their middle inputs: four loads per row and block, not six.
+    for (; ox + 2 <= ox1; ox += 2) {
+      const size_t off = static_cast<size_t>(ox - g.pad_w) * g.c;
+      __m512 a00 = b0, a01 = b0, a10 = b1, a11 = b1;
+      for (int ky = 0; ky < 3; ++ky) {
+        if (rows[ky] == nullptr) continue;
+        const float* p = rows[ky] + off;
+        const __m512* u = wv0 + 3 * ky;
+        __m512 x0 = _mm512_loadu_ps(p), x1 = _mm512_loadu_ps(p + g.c);
+        __m512 x2 = _mm512_loadu_ps(p + 2 * g.c), x3 = _mm512_loadu_ps(p + 3 * g.c);
+        a00 = _mm512_fmadd_ps(x2, u[2], _mm512_fmadd_ps(x1, u[1], _mm512_fmadd_ps(x0, u[0], a00)));
+        a01 = _mm512_fmadd_ps(x3, u[2], _mm512_fmadd_ps(x2, u[1], _mm512_fmadd_ps(x1, u[0], a01)));
+        u = wv1 + 3 * ky;
+        x0 = _mm512_loadu_ps(p + 16);
+        x1 = _mm512_loadu_ps(p + g.c + 16);
+        x2 = _mm512_loadu_ps(p + 2 * g.c + 16);
+        x3 = _mm512_loadu_ps(p + 3 * g.c + 16);
+        a10 = _mm512_fmadd_ps(x2, u[2], _mm512_fmadd_ps(x1, u[1], _mm512_fmadd_ps(x0, u[0], a10)));
+        a11 = _mm512_fmadd_ps(x3, u[2], _mm512_fmadd_ps(x2, u[1], _mm512_fmadd_ps(x1, u[0], a11)));
+      }
+      float* yo = y + static_cast<size_t>(ox) * g.c;
+      _mm512_storeu_ps(yo, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a00)));
+      _mm512_storeu_ps(yo + 16, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a10)));
+      _mm512_storeu_ps(yo + g.c, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a01)));
+      _mm512_storeu_ps(yo + g.c + 16, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a11)));
+    }
+  }
+  for (; ox < ox1; ++ox) {
     const int ix0 = ox * g.stride_w - g.pad_w;
     const __m512 a0 = Col3x3F32<true, Check>(g, rows, wv0, b0, ix0, 0xFFFF);
     const __m512 a1 = Col3x3F32<true, Check>(g, rows1, wv1, b1, ix0, 0xFFFF);
