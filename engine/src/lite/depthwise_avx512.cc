@@ -253,6 +253,33 @@ EMBER_VNNI_TARGET inline void StoreF32(float* p, __mmask16 m, __m512 v) {
   }
 }
 
+// Four interior columns [ox, ox + 4) of a 3x3 row with column stride S (dilation 1), their
+// shared inputs loaded once; each output adds its taps in (ky, kx) order.
+template <bool Full, int S>
+EMBER_VNNI_TARGET inline void Quad3x3F32(const DepthwiseGeometry& g, const float* const* rows,
+                                         const __m512* wv, __m512 b, __m512 vlo, __m512 vhi,
+                                         __mmask16 m, int ox, float* yc) {
+  constexpr int kLoads = 3 + 3 * S;
+  const size_t off = static_cast<size_t>(ox * S - g.pad_w) * g.c;
+  __m512 a[4] = {b, b, b, b};
+  for (int ky = 0; ky < 3; ++ky) {
+    if (rows[ky] == nullptr) continue;
+    const float* p = rows[ky] + off;
+    __m512 xv[kLoads];
+    for (int i = 0; i < kLoads; ++i) {
+      xv[i] = Full ? _mm512_loadu_ps(p + static_cast<size_t>(i) * g.c)
+                   : _mm512_maskz_loadu_ps(m, p + static_cast<size_t>(i) * g.c);
+    }
+    for (int j = 0; j < 4; ++j) {
+      for (int kx = 0; kx < 3; ++kx) a[j] = _mm512_fmadd_ps(xv[S * j + kx], wv[3 * ky + kx], a[j]);
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    StoreF32<Full>(yc + static_cast<size_t>(ox + j) * g.c, m,
+                   _mm512_min_ps(vhi, _mm512_max_ps(vlo, a[j])));
+  }
+}
+
 template <bool Full>
 EMBER_VNNI_TARGET inline void Row3x3F32(const DepthwiseGeometry& g, const float* x, const float* w,
                                         const float* bias, float lo, float hi, int oy, int c,
@@ -281,28 +308,12 @@ EMBER_VNNI_TARGET inline void Row3x3F32(const DepthwiseGeometry& g, const float*
                    _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
   }
   int ox = first;
+  // Four interior columns share their inputs: 6 (stride 1) or 9 (stride 2) loads per filter
+  // row, not 12.
   if (g.stride_w == 1 && g.dil_w == 1) {
-    // Four interior columns share their inputs: six loads per filter row, not twelve.
-    for (; ox + 4 <= last; ox += 4) {
-      const size_t off = static_cast<size_t>(ox - g.pad_w) * g.c;
-      __m512 a[4] = {b, b, b, b};
-      for (int ky = 0; ky < 3; ++ky) {
-        if (rows[ky] == nullptr) continue;
-        const float* p = rows[ky] + off;
-        __m512 xv[6];
-        for (int i = 0; i < 6; ++i) {
-          xv[i] = Full ? _mm512_loadu_ps(p + static_cast<size_t>(i) * g.c)
-                       : _mm512_maskz_loadu_ps(m, p + static_cast<size_t>(i) * g.c);
-        }
-        for (int j = 0; j < 4; ++j) {
-          for (int kx = 0; kx < 3; ++kx) a[j] = _mm512_fmadd_ps(xv[j + kx], wv[3 * ky + kx], a[j]);
-        }
-      }
-      for (int j = 0; j < 4; ++j) {
-        StoreF32<Full>(yc + static_cast<size_t>(ox + j) * g.c, m,
-                       _mm512_min_ps(vhi, _mm512_max_ps(vlo, a[j])));
-      }
-    }
+    for (; ox + 4 <= last; ox += 4) Quad3x3F32<Full, 1>(g, rows, wv, b, vlo, vhi, m, ox, yc);
+  } else if (g.stride_w == 2 && g.dil_w == 1) {
+    for (; ox + 4 <= last; ox += 4) Quad3x3F32<Full, 2>(g, rows, wv, b, vlo, vhi, m, ox, yc);
   }
   for (; ox < last; ++ox) {
     const __m512 acc = Col3x3F32<Full, false>(g, rows, wv, b, ox * g.stride_w - g.pad_w, m);
@@ -313,6 +324,38 @@ EMBER_VNNI_TARGET inline void Row3x3F32(const DepthwiseGeometry& g, const float*
     const __m512 acc = Col3x3F32<Full, true>(g, rows, wv, b, ox * g.stride_w - g.pad_w, m);
     StoreF32<Full>(yc + static_cast<size_t>(ox) * g.c, m,
                    _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+  }
+}
+
+// Two interior columns [ox, ox + 2) of two full blocks with column stride S (dilation 1): the
+// columns share their middle inputs, 3 + S loads per filter row and block, not six. Each output
+// adds its taps in (ky, kx) order.
+template <int S>
+EMBER_VNNI_TARGET inline void Duo3x3F32Pair(const DepthwiseGeometry& g, const float* const* rows,
+                                            const __m512* wv0, const __m512* wv1, __m512 b0,
+                                            __m512 b1, __m512 vlo, __m512 vhi, int ox, float* y) {
+  constexpr int kLoads = 3 + S;
+  const size_t off = static_cast<size_t>(ox * S - g.pad_w) * g.c;
+  __m512 a[2][2] = {{b0, b0}, {b1, b1}};  // [block][column]
+  for (int ky = 0; ky < 3; ++ky) {
+    if (rows[ky] == nullptr) continue;
+    for (int blk = 0; blk < 2; ++blk) {
+      const float* p = rows[ky] + off + 16 * blk;
+      const __m512* u = (blk == 0 ? wv0 : wv1) + 3 * ky;
+      __m512 xv[kLoads];
+      for (int i = 0; i < kLoads; ++i) xv[i] = _mm512_loadu_ps(p + static_cast<size_t>(i) * g.c);
+      for (int j = 0; j < 2; ++j) {
+        for (int kx = 0; kx < 3; ++kx)
+          a[blk][j] = _mm512_fmadd_ps(xv[S * j + kx], u[kx], a[blk][j]);
+      }
+    }
+  }
+  float* yo = y + static_cast<size_t>(ox) * g.c;
+  for (int j = 0; j < 2; ++j) {
+    for (int blk = 0; blk < 2; ++blk) {
+      _mm512_storeu_ps(yo + static_cast<size_t>(j) * g.c + 16 * blk,
+                       _mm512_min_ps(vhi, _mm512_max_ps(vlo, a[blk][j])));
+    }
   }
 }
 
@@ -353,6 +396,8 @@ EMBER_VNNI_TARGET inline void Cols3x3F32Pair(const DepthwiseGeometry& g, const f
       _mm512_storeu_ps(yo + g.c, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a01)));
       _mm512_storeu_ps(yo + g.c + 16, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a11)));
     }
+  } else if (!Check && g.stride_w == 2 && g.dil_w == 1) {
+    for (; ox + 2 <= ox1; ox += 2) Duo3x3F32Pair<2>(g, rows, wv0, wv1, b0, b1, vlo, vhi, ox, y);
   }
   for (; ox < ox1; ++ox) {
     const int ix0 = ox * g.stride_w - g.pad_w;

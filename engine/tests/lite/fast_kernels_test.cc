@@ -247,7 +247,7 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
   for (const Case& cs :
        {Case{9, 11, 20, 3, 3, 1, 1}, Case{10, 9, 24, 3, 3, 2, 1}, Case{12, 12, 40, 3, 3, 1, 2},
         Case{8, 8, 16, 5, 5, 1, 1}, Case{5, 7, 7, 3, 3, 2, 1}, Case{6, 3, 33, 3, 3, 1, 2},
-        Case{7, 30, 48, 3, 3, 1, 1}}) {
+        Case{7, 30, 48, 3, 3, 1, 1}, Case{9, 20, 48, 3, 3, 2, 1}, Case{8, 21, 20, 3, 3, 2, 1}}) {
     DepthwiseGeometry g;
     g.ih = cs.ih;
     g.iw = cs.iw;
