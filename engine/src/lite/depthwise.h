@@ -35,6 +35,8 @@ struct DepthwiseRequant {
 // AVX-512 (F, BW, VL, VNNI) rows, for CPUs where HasVnni(); usable when the filter has at
 // most 64 taps. The int8 row is fused: y = requantized int8 outputs. `w32` holds the weights
 // widened to int32, [taps][c rounded up to 16], zero padded.
+// The float row equals DepthwiseRowF32's within rounding (3x3 filters: bias first, fused
+// multiply-adds).
 bool DepthwiseAvx512Usable(const DepthwiseGeometry& g);
 void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x, const int32_t* w32,
                           int32_t in_zp, const DepthwiseRequant& q, int oy, int8_t* y);

@@ -1,10 +1,12 @@
 // AVX-512 depthwise rows (depth multiplier 1): 16 channels per vector, held in a register over
 // every tap, then (int8) requantized in registers and stored with a byte mask. The int8 sum is
-// an exact integer and the float sum adds taps in the reference order (multiply, then add: no
-// fused rounding), so both give the portable loop's results. int8 rows walk 16-channel blocks
-// outside and columns inside, so a block's requantization constants and its interior columns'
-// tap list are made once per row; a 3x3 row's border columns use that list too, reading zero
-// point bytes for the taps outside the image.
+// an exact integer, so it gives the portable loop's results. Float rows add the taps in the
+// reference order; a 3x3 row starts from the bias and fuses each multiply-add (as XNNPACK
+// does), others multiply, then add, then add the bias: within rounding of the portable loop.
+// Rows walk 16-channel blocks outside and columns inside, so a block's requantization constants
+// (int8), 3x3 float weights and its interior columns' tap list are made once per row; a 3x3
+// int8 row's border columns use that list too, reading zero point bytes for the taps outside
+// the image.
 #include "lite/depthwise.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -220,9 +222,233 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const in
   }
 }
 
+namespace {
+
+// One 3x3 float output row for the channels [c, c + 16) (those in `m`): the block's nine weights
+// and bias stay in registers over the whole row. Each output is bias plus the taps inside the
+// image in (ky, kx) order, fused multiply-adds. `rows[ky]` is input row ky's start, or null when
+// it lies in the padding; `Check`: test each column's taps against the image's width.
+template <bool Full, bool Check>
+EMBER_VNNI_TARGET inline __m512 Col3x3F32(const DepthwiseGeometry& g, const float* const* rows,
+                                          const __m512* wv, __m512 acc, int ix0, __mmask16 m) {
+  for (int ky = 0; ky < 3; ++ky) {
+    if (rows[ky] == nullptr) continue;
+    for (int kx = 0; kx < 3; ++kx) {
+      const int ix = ix0 + kx * g.dil_w;
+      if (Check && (ix < 0 || ix >= g.iw)) continue;
+      const float* p = rows[ky] + static_cast<size_t>(ix) * g.c;
+      const __m512 xv = Full ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+      acc = _mm512_fmadd_ps(xv, wv[ky * 3 + kx], acc);
+    }
+  }
+  return acc;
+}
+
+template <bool Full>
+EMBER_VNNI_TARGET inline void StoreF32(float* p, __mmask16 m, __m512 v) {
+  if (Full) {
+    _mm512_storeu_ps(p, v);
+  } else {
+    _mm512_mask_storeu_ps(p, m, v);
+  }
+}
+
+// Four interior columns [ox, ox + 4) of a 3x3 row with column stride S (dilation 1), their
+// shared inputs loaded once; each output adds its taps in (ky, kx) order.
+template <bool Full, int S>
+EMBER_VNNI_TARGET inline void Quad3x3F32(const DepthwiseGeometry& g, const float* const* rows,
+                                         const __m512* wv, __m512 b, __m512 vlo, __m512 vhi,
+                                         __mmask16 m, int ox, float* yc) {
+  constexpr int kLoads = 3 + 3 * S;
+  const size_t off = static_cast<size_t>(ox * S - g.pad_w) * g.c;
+  __m512 a[4] = {b, b, b, b};
+  for (int ky = 0; ky < 3; ++ky) {
+    if (rows[ky] == nullptr) continue;
+    const float* p = rows[ky] + off;
+    __m512 xv[kLoads];
+    for (int i = 0; i < kLoads; ++i) {
+      xv[i] = Full ? _mm512_loadu_ps(p + static_cast<size_t>(i) * g.c)
+                   : _mm512_maskz_loadu_ps(m, p + static_cast<size_t>(i) * g.c);
+    }
+    for (int j = 0; j < 4; ++j) {
+      for (int kx = 0; kx < 3; ++kx) a[j] = _mm512_fmadd_ps(xv[S * j + kx], wv[3 * ky + kx], a[j]);
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    StoreF32<Full>(yc + static_cast<size_t>(ox + j) * g.c, m,
+                   _mm512_min_ps(vhi, _mm512_max_ps(vlo, a[j])));
+  }
+}
+
+template <bool Full>
+EMBER_VNNI_TARGET inline void Row3x3F32(const DepthwiseGeometry& g, const float* x, const float* w,
+                                        const float* bias, float lo, float hi, int oy, int c,
+                                        __mmask16 m, float* y) {
+  const float* rows[3];
+  const int iy0 = oy * g.stride_h - g.pad_h;
+  for (int ky = 0; ky < 3; ++ky) {
+    const int iy = iy0 + ky * g.dil_h;
+    rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c + c : nullptr;
+  }
+  __m512 wv[9];
+  for (int t = 0; t < 9; ++t)
+    wv[t] = _mm512_maskz_loadu_ps(m, w + static_cast<size_t>(t) * g.c + c);
+  const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias + c) : _mm512_setzero_ps();
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const int span = 2 * g.dil_w;
+  // Interior columns: ix0 >= 0 and ix0 + span < iw.
+  int first = 0;
+  while (first < g.ow && first * g.stride_w - g.pad_w < 0) ++first;
+  int last = first;
+  while (last < g.ow && last * g.stride_w - g.pad_w + span < g.iw) ++last;
+  float* yc = y + c;
+  for (int ox = 0; ox < first; ++ox) {
+    const __m512 acc = Col3x3F32<Full, true>(g, rows, wv, b, ox * g.stride_w - g.pad_w, m);
+    StoreF32<Full>(yc + static_cast<size_t>(ox) * g.c, m,
+                   _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+  }
+  int ox = first;
+  // Four interior columns share their inputs: 6 (stride 1) or 9 (stride 2) loads per filter
+  // row, not 12.
+  if (g.stride_w == 1 && g.dil_w == 1) {
+    for (; ox + 4 <= last; ox += 4) Quad3x3F32<Full, 1>(g, rows, wv, b, vlo, vhi, m, ox, yc);
+  } else if (g.stride_w == 2 && g.dil_w == 1) {
+    for (; ox + 4 <= last; ox += 4) Quad3x3F32<Full, 2>(g, rows, wv, b, vlo, vhi, m, ox, yc);
+  }
+  for (; ox < last; ++ox) {
+    const __m512 acc = Col3x3F32<Full, false>(g, rows, wv, b, ox * g.stride_w - g.pad_w, m);
+    StoreF32<Full>(yc + static_cast<size_t>(ox) * g.c, m,
+                   _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+  }
+  for (int ox = last; ox < g.ow; ++ox) {
+    const __m512 acc = Col3x3F32<Full, true>(g, rows, wv, b, ox * g.stride_w - g.pad_w, m);
+    StoreF32<Full>(yc + static_cast<size_t>(ox) * g.c, m,
+                   _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
+  }
+}
+
+// Two interior columns [ox, ox + 2) of two full blocks with column stride S (dilation 1): the
+// columns share their middle inputs, 3 + S loads per filter row and block, not six. Each output
+// adds its taps in (ky, kx) order.
+template <int S>
+EMBER_VNNI_TARGET inline void Duo3x3F32Pair(const DepthwiseGeometry& g, const float* const* rows,
+                                            const __m512* wv0, const __m512* wv1, __m512 b0,
+                                            __m512 b1, __m512 vlo, __m512 vhi, int ox, float* y) {
+  constexpr int kLoads = 3 + S;
+  const size_t off = static_cast<size_t>(ox * S - g.pad_w) * g.c;
+  __m512 a[2][2] = {{b0, b0}, {b1, b1}};  // [block][column]
+  for (int ky = 0; ky < 3; ++ky) {
+    if (rows[ky] == nullptr) continue;
+    for (int blk = 0; blk < 2; ++blk) {
+      const float* p = rows[ky] + off + 16 * blk;
+      const __m512* u = (blk == 0 ? wv0 : wv1) + 3 * ky;
+      __m512 xv[kLoads];
+      for (int i = 0; i < kLoads; ++i) xv[i] = _mm512_loadu_ps(p + static_cast<size_t>(i) * g.c);
+      for (int j = 0; j < 2; ++j) {
+        for (int kx = 0; kx < 3; ++kx)
+          a[blk][j] = _mm512_fmadd_ps(xv[S * j + kx], u[kx], a[blk][j]);
+      }
+    }
+  }
+  float* yo = y + static_cast<size_t>(ox) * g.c;
+  for (int j = 0; j < 2; ++j) {
+    for (int blk = 0; blk < 2; ++blk) {
+      _mm512_storeu_ps(yo + static_cast<size_t>(j) * g.c + 16 * blk,
+                       _mm512_min_ps(vhi, _mm512_max_ps(vlo, a[blk][j])));
+    }
+  }
+}
+
+// Row3x3F32 for two full blocks [c, c + 32) at once: each pass over the three input rows
+// fills two 64-byte lines per column.
+template <bool Check>
+EMBER_VNNI_TARGET inline void Cols3x3F32Pair(const DepthwiseGeometry& g, const float* const* rows,
+                                             const __m512* wv0, const __m512* wv1, __m512 b0,
+                                             __m512 b1, __m512 vlo, __m512 vhi, int ox0, int ox1,
+                                             float* y) {
+  const float* rows1[3];
+  for (int ky = 0; ky < 3; ++ky) rows1[ky] = rows[ky] != nullptr ? rows[ky] + 16 : nullptr;
+  int ox = ox0;
+  if (!Check && g.stride_w == 1 && g.dil_w == 1) {
+    // Two interior columns share their middle inputs: four loads per row and block, not six.
+    for (; ox + 2 <= ox1; ox += 2) {
+      const size_t off = static_cast<size_t>(ox - g.pad_w) * g.c;
+      __m512 a00 = b0, a01 = b0, a10 = b1, a11 = b1;
+      for (int ky = 0; ky < 3; ++ky) {
+        if (rows[ky] == nullptr) continue;
+        const float* p = rows[ky] + off;
+        const __m512* u = wv0 + 3 * ky;
+        __m512 x0 = _mm512_loadu_ps(p), x1 = _mm512_loadu_ps(p + g.c);
+        __m512 x2 = _mm512_loadu_ps(p + 2 * g.c), x3 = _mm512_loadu_ps(p + 3 * g.c);
+        a00 = _mm512_fmadd_ps(x2, u[2], _mm512_fmadd_ps(x1, u[1], _mm512_fmadd_ps(x0, u[0], a00)));
+        a01 = _mm512_fmadd_ps(x3, u[2], _mm512_fmadd_ps(x2, u[1], _mm512_fmadd_ps(x1, u[0], a01)));
+        u = wv1 + 3 * ky;
+        x0 = _mm512_loadu_ps(p + 16);
+        x1 = _mm512_loadu_ps(p + g.c + 16);
+        x2 = _mm512_loadu_ps(p + 2 * g.c + 16);
+        x3 = _mm512_loadu_ps(p + 3 * g.c + 16);
+        a10 = _mm512_fmadd_ps(x2, u[2], _mm512_fmadd_ps(x1, u[1], _mm512_fmadd_ps(x0, u[0], a10)));
+        a11 = _mm512_fmadd_ps(x3, u[2], _mm512_fmadd_ps(x2, u[1], _mm512_fmadd_ps(x1, u[0], a11)));
+      }
+      float* yo = y + static_cast<size_t>(ox) * g.c;
+      _mm512_storeu_ps(yo, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a00)));
+      _mm512_storeu_ps(yo + 16, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a10)));
+      _mm512_storeu_ps(yo + g.c, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a01)));
+      _mm512_storeu_ps(yo + g.c + 16, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a11)));
+    }
+  } else if (!Check && g.stride_w == 2 && g.dil_w == 1) {
+    for (; ox + 2 <= ox1; ox += 2) Duo3x3F32Pair<2>(g, rows, wv0, wv1, b0, b1, vlo, vhi, ox, y);
+  }
+  for (; ox < ox1; ++ox) {
+    const int ix0 = ox * g.stride_w - g.pad_w;
+    const __m512 a0 = Col3x3F32<true, Check>(g, rows, wv0, b0, ix0, 0xFFFF);
+    const __m512 a1 = Col3x3F32<true, Check>(g, rows1, wv1, b1, ix0, 0xFFFF);
+    float* yo = y + static_cast<size_t>(ox) * g.c;
+    _mm512_storeu_ps(yo, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a0)));
+    _mm512_storeu_ps(yo + 16, _mm512_min_ps(vhi, _mm512_max_ps(vlo, a1)));
+  }
+}
+
+EMBER_VNNI_TARGET inline void Row3x3F32Pair(const DepthwiseGeometry& g, const float* x,
+                                            const float* w, const float* bias, float lo, float hi,
+                                            int oy, int c, float* y) {
+  const float* rows[3];
+  const int iy0 = oy * g.stride_h - g.pad_h;
+  for (int ky = 0; ky < 3; ++ky) {
+    const int iy = iy0 + ky * g.dil_h;
+    rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c + c : nullptr;
+  }
+  __m512 wv0[9], wv1[9];
+  for (int t = 0; t < 9; ++t) {
+    wv0[t] = _mm512_loadu_ps(w + static_cast<size_t>(t) * g.c + c);
+    wv1[t] = _mm512_loadu_ps(w + static_cast<size_t>(t) * g.c + c + 16);
+  }
+  const __m512 b0 = bias != nullptr ? _mm512_loadu_ps(bias + c) : _mm512_setzero_ps();
+  const __m512 b1 = bias != nullptr ? _mm512_loadu_ps(bias + c + 16) : _mm512_setzero_ps();
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const int span = 2 * g.dil_w;
+  int first = 0;
+  while (first < g.ow && first * g.stride_w - g.pad_w < 0) ++first;
+  int last = first;
+  while (last < g.ow && last * g.stride_w - g.pad_w + span < g.iw) ++last;
+  float* yc = y + c;
+  Cols3x3F32Pair<true>(g, rows, wv0, wv1, b0, b1, vlo, vhi, 0, first, yc);
+  Cols3x3F32Pair<false>(g, rows, wv0, wv1, b0, b1, vlo, vhi, first, last, yc);
+  Cols3x3F32Pair<true>(g, rows, wv0, wv1, b0, b1, vlo, vhi, last, g.ow, yc);
+}
+
+}  // namespace
+
 EMBER_VNNI_TARGET void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x,
                                              const float* w, const float* bias, float lo, float hi,
                                              int oy, float* y) {
+  if (g.kh == 3 && g.kw == 3) {
+    int c = 0;
+    for (; c + 32 <= g.c; c += 32) Row3x3F32Pair(g, x, w, bias, lo, hi, oy, c, y);
+    for (; c + 16 <= g.c; c += 16) Row3x3F32<true>(g, x, w, bias, lo, hi, oy, c, 0xFFFF, y);
+    if (c < g.c) Row3x3F32<false>(g, x, w, bias, lo, hi, oy, c, Mask(g.c - c), y);
+    return;
+  }
   size_t x_off[kMaxTaps];
   int tap[kMaxTaps];
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);

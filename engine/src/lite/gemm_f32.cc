@@ -1,7 +1,9 @@
 // float32 GEMM for lite's convolutions (see gemm_f32.h). Rows of x are read in place (a 1x1
 // convolution passes its input directly); weights are packed in 16-channel panels. Each
 // micro-kernel keeps an MR x (16 * NP) block of outputs in registers over the whole depth, so
-// every output is one sum over p in order, then bias, then the activation clamp.
+// every output is one sum over p in order, then bias, then the activation clamp. The last rows
+// of a GEMM get a block of their own height; a single row (FULLY_CONNECTED) takes 8 panels per
+// pass, 128 accumulators' columns each streaming its panel in order.
 #include "lite/gemm_f32.h"
 
 #include <algorithm>
@@ -9,8 +11,10 @@
 #include <cstring>
 
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h.
+// GCC 12 reports false "(may be) used uninitialized" inside its own avx512fintrin.h (the
+// _mm512_undefined_ps operand of inlined intrinsics).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -18,11 +22,12 @@
 
 #include "common/cpu_features.h"
 #define EMBER_F32_X86 1
-// "evex512": clang 18-21 only (see lite/requant_avx512.h).
+// "evex512": clang 18-21 only (see lite/requant_avx512.h). Every AVX-512F CPU has FMA3, which
+// the 8-lane half panel uses.
 #if defined(__clang__) && __clang_major__ >= 18 && __clang_major__ < 22
-#define EMBER_AVX512_TARGET __attribute__((target("avx512f,evex512")))
+#define EMBER_AVX512_TARGET __attribute__((target("avx512f,fma,evex512")))
 #else
-#define EMBER_AVX512_TARGET __attribute__((target("avx512f")))
+#define EMBER_AVX512_TARGET __attribute__((target("avx512f,fma")))
 #endif
 #define EMBER_AVX2_TARGET __attribute__((target("avx2,fma")))
 #endif
@@ -108,16 +113,85 @@ EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const 
   }
 }
 
+// MR rows (all present) x the first 8 columns of the last panel (the only ones it has).
+template <int MR>
+EMBER_AVX512_TARGET inline void Avx512HalfPanel(const float* x, int x_stride, const PackedF32& w,
+                                                float lo, float hi, float* y) {
+  const int j = w.panels - 1, c0 = 16 * j, cols = w.n - c0;
+  const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
+  __m256 acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
+  for (int p = 0; p < w.k; ++p) {
+    const __m256 b = _mm256_loadu_ps(wp + static_cast<size_t>(p) * 16);
+    for (int i = 0; i < MR; ++i) {
+      acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(x + static_cast<size_t>(i) * x_stride + p), b,
+                               acc[i]);
+    }
+  }
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256 bias = _mm256_loadu_ps(w.bias.data() + c0);
+  const __mmask8 mask = static_cast<__mmask8>((1u << cols) - 1u);
+  for (int i = 0; i < MR; ++i) {
+    const __m256 v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i], bias)));
+    _mm512_mask_storeu_ps(y + static_cast<size_t>(i) * w.n + c0, mask, _mm512_castps256_ps512(v));
+  }
+}
+
+// MR rows (all present) across every panel, two panels at a time (more when MR is small).
+template <int MR>
+EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const PackedF32& w,
+                                           float lo, float hi, float* y) {
+  int j = 0;
+  // A last panel of at most 8 columns runs on 8-lane vectors (twice the FMAs per cycle where a
+  // 16-lane FMA takes two 8-lane halves' slots).
+  const bool half = w.n - 16 * (w.panels - 1) <= 8;
+  const int panels = half ? w.panels - 1 : w.panels;
+  // Few rows: more panels per pass, so enough independent sums hide the FMA latency.
+  if (MR <= 2) {
+    for (; j + 8 <= panels; j += 8) Avx512Block<MR, 8>(x, x_stride, w, j, lo, hi, y, MR);
+  } else if (MR <= 4) {
+    for (; j + 4 <= panels; j += 4) Avx512Block<MR, 4>(x, x_stride, w, j, lo, hi, y, MR);
+  }
+  for (; j + 2 <= panels; j += 2) Avx512Block<MR, 2>(x, x_stride, w, j, lo, hi, y, MR);
+  if (j < panels) Avx512Block<MR, 1>(x, x_stride, w, j, lo, hi, y, MR);
+  if (half) Avx512HalfPanel<MR>(x, x_stride, w, lo, hi, y);
+}
+
 EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const PackedF32& w,
                                     float lo, float hi, float* y) {
   constexpr int kMR = 8;
-  for (int r = 0; r < m; r += kMR) {
-    const int rows = std::min(kMR, m - r);
-    const float* xb = x + static_cast<size_t>(r) * x_stride;
-    float* yb = y + static_cast<size_t>(r) * w.n;
-    int j = 0;
-    for (; j + 2 <= w.panels; j += 2) Avx512Block<kMR, 2>(xb, x_stride, w, j, lo, hi, yb, rows);
-    if (j < w.panels) Avx512Block<kMR, 1>(xb, x_stride, w, j, lo, hi, yb, rows);
+  int r = 0;
+  for (; r + kMR <= m; r += kMR) {
+    Avx512Rows<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, w, lo, hi,
+                    y + static_cast<size_t>(r) * w.n);
+  }
+  // The last rows with a block of their own height, not a full one's redundant sums.
+  const float* xb = x + static_cast<size_t>(r) * x_stride;
+  float* yb = y + static_cast<size_t>(r) * w.n;
+  switch (m - r) {
+    case 7:
+      Avx512Rows<7>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 6:
+      Avx512Rows<6>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 5:
+      Avx512Rows<5>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 4:
+      Avx512Rows<4>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 3:
+      Avx512Rows<3>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 2:
+      Avx512Rows<2>(xb, x_stride, w, lo, hi, yb);
+      break;
+    case 1:
+      Avx512Rows<1>(xb, x_stride, w, lo, hi, yb);
+      break;
+    default:
+      break;
   }
 }
 
@@ -157,11 +231,51 @@ EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const Packe
   constexpr int kMR = 6;
   for (int r = 0; r < m; r += kMR) {
     const int rows = std::min(kMR, m - r);
+    const float* xb = x + static_cast<size_t>(r) * x_stride;
+    float* yb = y + static_cast<size_t>(r) * w.n;
     for (int j = 0; j < w.panels; ++j) {
-      Avx2Block<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, w, j, lo, hi,
-                     y + static_cast<size_t>(r) * w.n, rows);
+      // The last rows with a block of their own height, not a full one's redundant sums.
+      switch (rows) {
+        case 1:
+          Avx2Block<1>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        case 2:
+          Avx2Block<2>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        case 3:
+          Avx2Block<3>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        case 4:
+          Avx2Block<4>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        case 5:
+          Avx2Block<5>(xb, x_stride, w, j, lo, hi, yb, rows);
+          break;
+        default:
+          Avx2Block<kMR>(xb, x_stride, w, j, lo, hi, yb, rows);
+      }
     }
   }
+}
+
+// One row x NP panels with AVX-512.
+template <int NP>
+EMBER_AVX512_TARGET inline void Avx512MatVecPanels(const float* x, const PackedF32& w, int j,
+                                                   float lo, float hi, float* y) {
+  Avx512Block<1, NP>(x, 0, w, j, lo, hi, y, 1);
+}
+
+EMBER_AVX512_TARGET void MatVecAvx512(const float* x, const PackedF32& w, int j0, int j1, float lo,
+                                      float hi, float* y) {
+  int j = j0;
+  for (; j + 8 <= j1; j += 8) Avx512MatVecPanels<8>(x, w, j, lo, hi, y);
+  for (; j + 2 <= j1; j += 2) Avx512MatVecPanels<2>(x, w, j, lo, hi, y);
+  if (j < j1) Avx512MatVecPanels<1>(x, w, j, lo, hi, y);
+}
+
+EMBER_AVX2_TARGET void MatVecAvx2(const float* x, const PackedF32& w, int j0, int j1, float lo,
+                                  float hi, float* y) {
+  for (int j = j0; j < j1; ++j) Avx2Block<1>(x, 0, w, j, lo, hi, y, 1);
 }
 
 #endif  // EMBER_F32_X86
@@ -215,6 +329,22 @@ void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, 
 #endif
     default:
       GemmGeneric(x, m, x_stride, w, lo, hi, y);
+  }
+}
+
+void MatVecF32(const float* x, const PackedF32& w, int j0, int j1, float lo, float hi, float* y) {
+  if (j0 >= j1) return;
+  switch (ActiveIsa()) {
+#ifdef EMBER_F32_X86
+    case F32Isa::kAvx512:
+      MatVecAvx512(x, w, j0, j1, lo, hi, y);
+      return;
+    case F32Isa::kAvx2:
+      MatVecAvx2(x, w, j0, j1, lo, hi, y);
+      return;
+#endif
+    default:
+      for (int j = j0; j < j1; ++j) PanelGeneric(x, 1, 0, w, j, lo, hi, y);
   }
 }
 

@@ -28,6 +28,11 @@ const char* GemmF32KernelName();
 // y[r * n + c] = clamp(bias[c] + sum_p x[r * x_stride + p] * w[c][p], lo, hi) for r < m.
 void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, float hi, float* y);
 
+// One row: y[c] = clamp(bias[c] + sum_p x[p] * w[c][p], lo, hi) for the columns of panels
+// [j0, j1) (c < n). Several panels share each pass over x, so the accumulators of 128 columns
+// stay in registers over the whole depth while every panel streams in order.
+void MatVecF32(const float* x, const PackedF32& w, int j0, int j1, float lo, float hi, float* y);
+
 }  // namespace lite
 }  // namespace ember
 

@@ -6,6 +6,7 @@
 
 #include "ember/lite/quant.h"
 #include "lite/depthwise.h"
+#include "lite/gemm_f32.h"
 #include "lite/kernels.h"
 
 namespace ember {
@@ -51,33 +52,11 @@ void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t*
 
 namespace {
 
-// out[o] = sum_k x[k] * wt[k * ld + o] for o < nout, accumulated over k in order (as the
-// reference kernels do) but vectorised across o.
-EMBER_LITE_CLONES
-void MatVecFloat(const float* x, const float* wt, int ld, int k, int nout, float* out) {
-  for (int o = 0; o < nout; ++o) out[o] = 0.0f;
-  for (int i = 0; i < k; ++i) {
-    const float xi = x[i];
-    const float* w = wt + static_cast<size_t>(i) * ld;
-    for (int o = 0; o < nout; ++o) out[o] += xi * w[o];
-  }
-}
-
 Status RequireConstant(const NodeState& node, const TensorDef* t, const char* role) {
   if (t == nullptr || t->data == nullptr) {
     return errors::Unimplemented(node.what + ": " + role + " must be a constant tensor");
   }
   return Status::OK();
-}
-
-// Weights [O, K] -> [K, O] for MatVecFloat.
-std::vector<float> Transpose(const float* w, int o, int k) {
-  std::vector<float> t(static_cast<size_t>(o) * k);
-  for (int r = 0; r < o; ++r) {
-    for (int c = 0; c < k; ++c)
-      t[static_cast<size_t>(c) * o + r] = w[static_cast<size_t>(r) * k + c];
-  }
-  return t;
 }
 
 // Checks bias and quantization of a weighted op and fills multipliers / folded bias.
@@ -182,7 +161,6 @@ constexpr int64_t kColumnAlign = 16;
 
 Status EvalFullyConnectedF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
-  const float* b = node->t.in.size() > 2 && node->t.in[2] ? node->t.In<float>(2) : nullptr;
   float* y = node->t.Out<float>(0);
   const int k = static_cast<int>(node->inner), n = node->oc;
   const int tasks =
@@ -191,14 +169,9 @@ Status EvalFullyConnectedF32(NodeState* node) {
     int64_t c0, c1;
     ChunkRange(n, tasks, task, kColumnAlign, &c0, &c1);
     if (c0 >= c1) return;
-    const int cols = static_cast<int>(c1 - c0);
+    const int j0 = static_cast<int>(c0 / 16), j1 = static_cast<int>((c1 + 15) / 16);
     for (int64_t r = 0; r < node->outer; ++r) {
-      float* yr = y + r * n + c0;
-      MatVecFloat(x + r * k, node->scratchf.data() + c0, n, k, cols, yr);
-      for (int o = 0; o < cols; ++o) {
-        const float v = yr[o] + (b ? b[c0 + o] : 0.0f);
-        yr[o] = std::min(node->f_max, std::max(node->f_min, v));
-      }
+      MatVecF32(x + r * k, node->packed_f32, j0, j1, node->f_min, node->f_max, y + r * n);
     }
   });
   return Status::OK();
@@ -298,7 +271,10 @@ Status PrepareFullyConnected(NodeState* node) {
   // flags it (it is otherwise unused by weighted ops).
   node->left_shift = w.quant.scale.size() > 1 ? 1 : 0;
   if (in.type == TensorType::kFloat32) {
-    node->scratchf = Transpose(reinterpret_cast<const float*>(w.data), n, k);
+    const TensorDef* b = node->t.in.size() > 2 ? node->t.in[2] : nullptr;
+    PackWeightsF32(reinterpret_cast<const float*>(w.data),
+                   b != nullptr ? reinterpret_cast<const float*>(b->data) : nullptr, n, k,
+                   &node->packed_f32);
     node->eval = EvalFullyConnectedF32;
     return Status::OK();
   }

@@ -69,13 +69,48 @@ void CheckGemmF32(int m, int n, int k) {
   for (size_t i = static_cast<size_t>(m) * n; i < y.size(); ++i) EXPECT_EQ(y[i], 7.f);
 }
 
+// MatVecF32 over panels [j0, j1) of an n x k matrix; outputs outside those panels untouched.
+void CheckMatVecF32(int n, int k, int j0, int j1) {
+  const std::vector<float> x = RandomFloats(static_cast<size_t>(k), 4);
+  const std::vector<float> w = RandomFloats(static_cast<size_t>(n) * k, 5);
+  const std::vector<float> b = RandomFloats(static_cast<size_t>(n), 6);
+  PackedF32 p;
+  PackWeightsF32(w.data(), b.data(), n, k, &p);
+  std::vector<float> y(static_cast<size_t>(n), 7.f);
+  MatVecF32(x.data(), p, j0, j1, -0.5f, 2.f, y.data());
+  for (int c = 0; c < n; ++c) {
+    if (c < 16 * j0 || c >= 16 * j1) {
+      EXPECT_EQ(y[static_cast<size_t>(c)], 7.f);
+      continue;
+    }
+    double acc = b[static_cast<size_t>(c)];
+    for (int q = 0; q < k; ++q)
+      acc += static_cast<double>(x[static_cast<size_t>(q)]) * w[static_cast<size_t>(c) * k + q];
+    acc = std::fmin(2.0, std::fmax(-0.5, acc));
+    EXPECT_NEAR(y[static_cast<size_t>(c)], acc, 1e-4);
+  }
+}
+
 }  // namespace
+
+TEST(MatVecF32, EachIsaMatchesDoubleReference) {
+  for (F32Isa isa : {F32Isa::kAvx512, F32Isa::kAvx2, F32Isa::kGeneric}) {
+    GemmF32ForceIsaForTesting(isa);
+    CheckMatVecF32(1, 3, 0, 1);
+    CheckMatVecF32(1000, 67, 0, 63);
+    CheckMatVecF32(1000, 67, 9, 40);
+    CheckMatVecF32(200, 130, 3, 13);
+    CheckMatVecF32(40, 1, 0, 3);
+  }
+  GemmF32ForceIsaForTesting(F32Isa::kAuto);
+}
 
 TEST(GemmF32, EachIsaMatchesDoubleReference) {
   for (F32Isa isa : {F32Isa::kAvx512, F32Isa::kAvx2, F32Isa::kGeneric}) {
     GemmF32ForceIsaForTesting(isa);
-    const int shapes[][3] = {{1, 1, 1},    {7, 8, 16},  {9, 24, 3},
-                             {17, 40, 27}, {8, 33, 64}, {3, 5, 9}};
+    const int shapes[][3] = {{1, 1, 1},    {7, 8, 16},   {9, 24, 3},   {17, 40, 27},
+                             {8, 33, 64},  {3, 5, 9},    {13, 70, 20}, {36, 48, 24},
+                             {9, 130, 16}, {12, 70, 10}, {10, 300, 7}};
     for (const auto& s : shapes) CheckGemmF32(s[0], s[1], s[2]);
   }
   GemmF32ForceIsaForTesting(F32Isa::kAuto);
@@ -212,7 +247,7 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
   for (const Case& cs :
        {Case{9, 11, 20, 3, 3, 1, 1}, Case{10, 9, 24, 3, 3, 2, 1}, Case{12, 12, 40, 3, 3, 1, 2},
         Case{8, 8, 16, 5, 5, 1, 1}, Case{5, 7, 7, 3, 3, 2, 1}, Case{6, 3, 33, 3, 3, 1, 2},
-        Case{7, 30, 48, 3, 3, 1, 1}}) {
+        Case{7, 30, 48, 3, 3, 1, 1}, Case{9, 20, 48, 3, 3, 2, 1}, Case{8, 21, 20, 3, 3, 2, 1}}) {
     DepthwiseGeometry g;
     g.ih = cs.ih;
     g.iw = cs.iw;
