@@ -104,7 +104,10 @@ def wheel_refusal(cell: Cell, target: Target, python_range: SpecifierSet) -> str
     if refusal is not None:
         return refusal
     if Version(cell.python) not in python_range:
-        return f"ember's Python package needs CPython {python_range} (engine/python/pyproject.toml); this cell has {cell.python}"
+        return (
+            f"ember's Python package needs CPython {python_range} (engine/python/pyproject.toml): its bindings are "
+            f"nanobind 3 (toolchains/wheel.yaml), which requires Python >= 3.10; this cell has {cell.python}"
+        )
     return None
 
 
