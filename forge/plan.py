@@ -369,9 +369,10 @@ def wheel_steps(
         str(root / "tools"),
     ]
     repair += ["--requires", f"numpy{planned.requires}"]
-    common = ["--out", str(out), "--wheelhouse", str(house), "--work", str(root)]
-    if planned.cross is not None:  # the target's NumPy and pytest, installed for and run by the target's Python
-        common = ["--out", str(out), "--wheelhouse", str(wheel.target_wheelhouse_dir(ws)), "--work", str(root)]
+    # a cross cell's tests install the target's NumPy and pytest, for and run by the target's Python
+    tested_from = house if planned.cross is None else wheel.target_wheelhouse_dir(ws)
+    common = ["--out", str(out), "--wheelhouse", str(tested_from), "--work", str(root)]
+    if planned.cross is not None:
         common += ["--target-python", str(root / "target" / "bin" / f"python{cell.python}")]
         common += ["--emulator", shlex.join(planned.cross.emulator)]
     verify = ["python3", script, "verify", *common, "--numpy", wheel.series_of(cell.numpy), "--pytest", *tools.test]
