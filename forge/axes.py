@@ -149,7 +149,7 @@ REGISTRY: list[Axis] = [
         "cuda",
         "pin the CUDA version (e.g. 12.4), or none",
         values="toolchains/cuda.yaml",
-        image="the toolkit's pinned PyPI wheels in a debian-cuda image (toolchains/cuda/wheels.yaml); others are refused",
+        image="the toolkit in its own image: pinned PyPI wheels (debian-cuda, toolchains/cuda/wheels.yaml) or Debian non-free packages (debian-cuda-apt, toolchains/cuda/debian.yaml)",
         known=_cuda_values,
         supported=True,
         version=True,

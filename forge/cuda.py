@@ -10,10 +10,12 @@ the nearest feasible request. After the install step, toolchains/cuda/check_embe
 cuobjdump in the cell's container over the installed libraries (forge/gpu_code.py parses it)
 and fails the cell when an asked-for target is missing.
 
-The toolkits forge can put in an image are in `toolchains/cuda/wheels.yaml`: PyPI's
-`nvidia-cuda-nvcc` and the wheels it needs, pinned exactly (the image's lock adds their sha256,
-and pip installs them with `--require-hashes` from then on); its `no_image` says, per toolkit,
-why PyPI gives none for the others (the resolver refuses their cells with it).
+The toolkits forge can put in an image come from one of two sources, each a data file:
+`toolchains/cuda/wheels.yaml`, PyPI's `nvidia-cuda-nvcc` and the wheels it needs, pinned exactly
+(the image's lock adds their sha256, and pip installs them with `--require-hashes` from then on),
+and `toolchains/cuda/debian.yaml`, Debian's non-free `nvidia-cuda-toolkit` of one suite (the
+image's lock pins every package's version). wheels.yaml's `no_image` says, per toolkit, why
+neither gives one (the resolver refuses their cells with it).
 
 Pure: no process, no environment (the recorder script and the build run the tools).
 """
@@ -22,8 +24,10 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -189,18 +193,43 @@ CHECK_SCRIPT = "toolchains/cuda/check_embedded.py"
 """Runs in the cell's container after install (relative to the source root the backend sees)."""
 
 
+class ToolkitSource(Enum):
+    """Where an image's CUDA toolkit comes from: the data file that lists it, and its template."""
+
+    PYPI = "toolchains/cuda/wheels.yaml"  # pinned wheels in the venv (dockerfiles/debian-cuda.Dockerfile)
+    DEBIAN = "toolchains/cuda/debian.yaml"  # apt, non-free (dockerfiles/debian-cuda-apt.Dockerfile)
+
+    @property
+    def family(self) -> str:
+        """The dockerfiles/<family>.Dockerfile template of its images."""
+        return "debian-cuda" if self is ToolkitSource.PYPI else "debian-cuda-apt"
+
+
 @dataclass(frozen=True)
 class ImageToolkit:
-    """A CUDA toolkit forge installs into an image: exact wheel pins and where they land."""
+    """A CUDA toolkit forge installs into an image: from PyPI (exact wheel pins, and where they
+    land) or from one Debian suite's archive (its components and packages), and where its nvcc
+    and cuobjdump are inside the image."""
 
     cuda: Version
-    root: str
-    wheels: tuple[str, ...]
+    source: ToolkitSource
+    nvcc: PurePosixPath = IMAGE_NVCC
+    cuobjdump: PurePosixPath = IMAGE_CUOBJDUMP
+    root: str = ""  # PYPI: the wheels' layout under site-packages
+    wheels: tuple[str, ...] = ()  # PYPI: exact pins
+    suite: str = ""  # DEBIAN: the suite whose archive holds this release
+    components: tuple[str, ...] = ()  # DEBIAN: enabled besides main, for this image only
+    packages: tuple[str, ...] = ()  # DEBIAN: what apt installs (the lock pins their versions)
+
+
+DEBIAN_FILE = ARCHES_FILE.parent / "debian.yaml"
+DEBIAN_KEYS = {"suite", "components", "packages", "nvcc", "cuobjdump"}
 
 
 @functools.lru_cache(maxsize=8)
-def load_image_toolkits(path: Path = WHEELS_FILE) -> dict[Version, ImageToolkit]:
-    """toolchains/cuda/wheels.yaml -> toolkit version -> its pinned wheels (read once per path)."""
+def load_image_toolkits(path: Path = WHEELS_FILE, debian: Path = DEBIAN_FILE) -> dict[Version, ImageToolkit]:
+    """toolchains/cuda/wheels.yaml and debian.yaml -> toolkit version -> how an image gets it (read
+    once per pair of paths). A toolkit in both files is an error."""
     out: dict[Version, ImageToolkit] = {}
     for where, version, entry in _toolkits(
         path, "each entry: toolkits.<version>: {root, wheels: [exact ==X.Y.Z pins]}"
@@ -208,8 +237,46 @@ def load_image_toolkits(path: Path = WHEELS_FILE) -> dict[Version, ImageToolkit]
         if not isinstance(entry, dict) or set(entry) != {"root", "wheels"} or not isinstance(entry["wheels"], list):
             raise ConfigError(f"{where}: expected exactly the keys root and wheels (a list)")
         wheels = tuple(_exact_pin(str(w), where) for w in entry["wheels"])
-        out[version] = ImageToolkit(version, str(entry["root"]), wheels)
+        out[version] = ImageToolkit(version, ToolkitSource.PYPI, root=str(entry["root"]), wheels=wheels)
+    for where, version, entry in _toolkits(
+        debian, f"each entry: toolkits.<version>: {{{', '.join(sorted(DEBIAN_KEYS))}}}"
+    ):
+        if version in out:
+            raise ConfigError(
+                f"{where}: CUDA {version} is also in {path}", fix="one source per toolkit: drop one of the entries"
+            )
+        out[version] = _debian_toolkit(where, version, entry)
     return out
+
+
+def _debian_toolkit(where: str, version: Version, entry: Any) -> ImageToolkit:
+    if not isinstance(entry, dict) or set(entry) != DEBIAN_KEYS:
+        got = ", ".join(sorted(entry)) if isinstance(entry, dict) else type(entry).__name__
+        raise ConfigError(f"{where}: expected exactly the keys {', '.join(sorted(DEBIAN_KEYS))}, found {got}")
+    suite, components, packages = entry["suite"], entry["components"], entry["packages"]
+    if not isinstance(suite, str) or not isinstance(components, list) or not isinstance(packages, list) or not packages:
+        raise ConfigError(
+            f"{where}: suite is one Debian suite, components and packages lists of names (packages non-empty)"
+        )
+    for name in [suite, *map(str, components), *map(str, packages)]:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", name):
+            raise ConfigError(
+                f"{where}: {name!r} is not a Debian suite, component or package name", fix="names only, no versions"
+            )
+    tools = {}
+    for key in ("nvcc", "cuobjdump"):
+        tools[key] = PurePosixPath(str(entry[key]))
+        if not tools[key].is_absolute() or ".." in tools[key].parts:
+            raise ConfigError(f"{where}: {key} {entry[key]!r} is not an absolute path inside the image")
+    return ImageToolkit(
+        version,
+        ToolkitSource.DEBIAN,
+        nvcc=tools["nvcc"],
+        cuobjdump=tools["cuobjdump"],
+        suite=suite,
+        components=tuple(str(c) for c in components),
+        packages=tuple(str(p) for p in packages),
+    )
 
 
 def _exact_pin(text: str, where: str) -> str:
@@ -225,18 +292,18 @@ def _exact_pin(text: str, where: str) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def load_no_image(path: Path = WHEELS_FILE) -> dict[Version, str]:
-    """toolchains/cuda/wheels.yaml's `no_image` -> toolkit version -> why no image holds its nvcc
-    (what PyPI lacks). A toolkit both there and under `toolkits` is an error."""
+def load_no_image(path: Path = WHEELS_FILE, debian: Path = DEBIAN_FILE) -> dict[Version, str]:
+    """toolchains/cuda/wheels.yaml's `no_image` -> toolkit version -> why no image holds its nvcc.
+    A toolkit both there and under `toolkits` (or in debian.yaml) is an error."""
     out: dict[Version, str] = {}
     for where, version, entry in _toolkits(path, "each entry: no_image.<version>: <why>", "no_image", optional=True):
         if not isinstance(entry, str) or not entry.strip():
             raise ConfigError(f"{where}: expected the reason no image holds this toolkit, as text")
         out[version] = " ".join(entry.split())
-    if both := sorted(set(out) & set(load_image_toolkits(path))):
+    if both := sorted(set(out) & set(load_image_toolkits(path, debian))):
         raise ConfigError(
-            f"{path}: CUDA {', '.join(map(str, both))} both under toolkits and no_image",
-            fix="a toolkit with pinned wheels has an image: drop its no_image entry",
+            f"{path}: CUDA {', '.join(map(str, both))} both under toolkits (or in {debian.name}) and no_image",
+            fix="a toolkit with pinned wheels or Debian packages has an image: drop its no_image entry",
         )
     return out
 
@@ -253,6 +320,13 @@ def image_toolkit(cuda: str, table: dict[Version, ImageToolkit] | None = None) -
     table = load_image_toolkits() if table is None else table
     version = Version(cuda)
     return table.get(Version(f"{version.major}.{version.minor}"))
+
+
+def image_tools(cuda: str, table: dict[Version, ImageToolkit] | None = None) -> tuple[PurePosixPath, PurePosixPath]:
+    """(nvcc, cuobjdump) inside the image of a CUDA `cuda` cell (the PyPI layout's when forge has no
+    image for it: the resolver refuses such cells before anything runs)."""
+    toolkit = image_toolkit(cuda, table)
+    return (toolkit.nvcc, toolkit.cuobjdump) if toolkit is not None else (IMAGE_NVCC, IMAGE_CUOBJDUMP)
 
 
 def cell_cuda_arch(cuda: str, spec: str | None = None, table: dict[Version, ToolkitArches] | None = None) -> CudaArch:
@@ -275,11 +349,16 @@ def compiler_args(
     return args + (["-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache"] if ccache else [])
 
 
-def check_argv(prefix: PurePosixPath, source: PurePosixPath) -> list[str]:
+def check_argv(
+    prefix: PurePosixPath,
+    source: PurePosixPath,
+    nvcc: PurePosixPath = IMAGE_NVCC,
+    cuobjdump: PurePosixPath = IMAGE_CUOBJDUMP,
+) -> list[str]:
     """The command that lists, with the image's cuobjdump and nvcc, what the installed libraries
     embed (into its log, read by manifest_record)."""
     script = str(source / CHECK_SCRIPT)
-    return ["python3", script, "--prefix", str(prefix), "--cuobjdump", str(IMAGE_CUOBJDUMP), "--nvcc", str(IMAGE_NVCC)]
+    return ["python3", script, "--prefix", str(prefix), "--cuobjdump", str(cuobjdump), "--nvcc", str(nvcc)]
 
 
 def manifest_record(asked: CudaArch, nvcc_probe: str | None, check_log: str) -> dict[str, Any]:

@@ -138,6 +138,8 @@ class ToolchainSpec:
     arch: str = ""  # the foreign architecture those are for ("" for native images)
     bazel: str = ""  # the suite's bazel-bootstrap version, for cells Bazel builds ("" for CMake cells)
     cuda: str = ""  # the CUDA toolkit in the image (its wheels are in `pip`; "" for CPU cells)
+    cuda_apt: tuple[str, ...] = field(default=())  # ... or its Debian packages (toolchains/cuda/debian.yaml)
+    apt_components: tuple[str, ...] = field(default=())  # the suite's components those need besides main
     dpkg_arch: str = ""  # the foreign dpkg architecture of `foreign` (debian-multiarch.Dockerfile)
     foreign: tuple[str, ...] = field(default=())  # packages of that architecture: the target's libpython-dev
     multiarch: str = ""  # their multiarch triple, the cross sysroot's name
@@ -154,7 +156,7 @@ class ToolchainSpec:
             raise ConfigError(
                 f"cell {cell.id} has no gcc", why="Debian toolchain images are gcc images", fix="use the zig path"
             )
-        family, cuda_pins = cuda_image(cell)
+        family, cuda_pins, cuda_apt, components = cuda_image(cell)
         if extras.dpkg_arch:  # a CPU cross cell: the same image plus the target's multiarch packages
             family = "debian-multiarch"
         spec = cls(
@@ -169,6 +171,8 @@ class ToolchainSpec:
             arch=extras.arch,
             bazel=str(cell.bazel or ""),
             cuda=str(cell.cuda or ""),
+            cuda_apt=cuda_apt,
+            apt_components=components,
             dpkg_arch=extras.dpkg_arch,
             foreign=extras.foreign,
             multiarch=extras.multiarch,
@@ -188,6 +192,13 @@ class ToolchainSpec:
                 f"python {self.python} is not Debian {self.suite}'s python",
                 why=f"toolchain images use the suite's python3 ({facts.python})",
                 fix=f"pick the suite whose python is {self.python}",
+            )
+        toolkit = cuda.image_toolkit(self.cuda) if self.cuda_apt else None
+        if toolkit is not None and toolkit.suite != self.suite:
+            raise ConfigError(
+                f"CUDA {self.cuda} is packaged in Debian {toolkit.suite}, not {self.suite}",
+                why=f"{cuda.ToolkitSource.DEBIAN.value} installs it from that suite's archive",
+                fix=f"build the CUDA {self.cuda} cell on {toolkit.suite}",
             )
         if self.bazel and self.bazel != facts.bazel:
             raise ConfigError(
@@ -214,7 +225,7 @@ class ToolchainSpec:
     def apt_packages(self) -> list[str]:
         extra = [f"gcc-{self.gcc}", f"g++-{self.gcc}"] + ([] if self.pip_cmake else ["cmake"])
         extra += [bazel.PACKAGE] if self.bazel else []
-        return sorted(set(APT_BASE_PACKAGES) | set(extra) | set(self.cross))
+        return sorted(set(APT_BASE_PACKAGES) | set(extra) | set(self.cross) | set(self.cuda_apt))
 
     def pip_requirements(self) -> list[str]:
         reqs = [pin(self.numpy, "numpy")]
@@ -223,19 +234,22 @@ class ToolchainSpec:
         return reqs + list(self.pip)
 
 
-def cuda_image(cell: Any) -> tuple[str, tuple[str, ...]]:
-    """(template family, pinned CUDA wheels) of a cell's image: debian-cuda.Dockerfile and the
-    toolkit of toolchains/cuda/wheels.yaml for a CUDA cell, the plain template for a CPU cell."""
+def cuda_image(cell: Any) -> tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(template family, pinned CUDA wheels, CUDA apt packages, apt components besides main) of a
+    cell's image: the plain template for a CPU cell; for a CUDA cell, what its toolkit's source
+    needs (forge/cuda.py ToolkitSource: debian-cuda.Dockerfile with the wheels of
+    toolchains/cuda/wheels.yaml, or debian-cuda-apt.Dockerfile with the packages of
+    toolchains/cuda/debian.yaml)."""
     if cell.cuda is None:
-        return "debian", ()
+        return "debian", (), (), ()
     toolkit = cuda.image_toolkit(str(cell.cuda))
     if toolkit is None:
         raise ConfigError(
             f"no image holds CUDA {cell.cuda}'s nvcc",
-            "toolchains/cuda/wheels.yaml lists the toolkits forge installs into images",
+            "toolchains/cuda/wheels.yaml and debian.yaml list the toolkits forge installs into images",
             "resolve the cell first: the resolver refuses such a request with the nearest feasible cell",
         )
-    return "debian-cuda", toolkit.wheels
+    return toolkit.source.family, toolkit.wheels, toolkit.packages, toolkit.components
 
 
 def pin(version: str, package: str) -> str:
@@ -250,8 +264,15 @@ def toolchain_args(spec: ToolchainSpec, base_ref: str, hashed: bool = False) -> 
         "FOREIGN_PACKAGES": " ".join(sorted(spec.foreign)),
         "MULTIARCH": spec.multiarch,
     }
+    toolkit = cuda.image_toolkit(spec.cuda) if spec.cuda_apt else None
+    apt_cuda = {
+        "APT_COMPONENTS": " ".join(spec.apt_components),
+        "NVCC": str(toolkit.nvcc if toolkit else ""),
+        "CUOBJDUMP": str(toolkit.cuobjdump if toolkit else ""),
+    }
     return {
         **(foreign if spec.dpkg_arch else {}),
+        **(apt_cuda if spec.cuda_apt else {}),
         "BASE": base_ref,
         "SUITE": spec.suite,
         "GCC": spec.gcc,

@@ -147,26 +147,31 @@ def deb_key(filename: str) -> str:
     return f"deb {parts[0]}:{parts[2]}"
 
 
-def download_script(specs: list[str]) -> str:
+def download_script(specs: list[str], components: Iterable[str] = ()) -> str:
     """The shell script that apt-get downloads `specs` (NAME[:ARCH]=VERSION) into /out.
 
     A multiarch image's lock holds packages of a foreign architecture (libpython3.11-dev:arm64):
-    the base container learns that architecture first, so apt lists its packages too. One
-    package per apt-get call: a version the mirror dropped fails alone, not the batch."""
+    the base container learns that architecture first, so apt lists its packages too. An image
+    whose packages come from more of the suite's archive than main (a Debian CUDA toolkit's
+    contrib and non-free) adds those `components` to the base's one sources.list line, as its
+    Dockerfile does. One package per apt-get call: a version the mirror dropped fails alone, not
+    the batch."""
     arches = sorted({spec.split("=", 1)[0].partition(":")[2] for spec in specs} - {""})
     add = "".join(f'[ "$(dpkg --print-architecture)" = {a} ] || dpkg --add-architecture {a}; ' for a in arches)
+    if words := " ".join(components):
+        add += f"sed -i -E 's/^(deb [^ ]+ [a-z]+ main)$/\\1 {words}/' /etc/apt/sources.list; "
     loop = f'for p in {" ".join(specs)}; do apt-get download -qq "$p" || echo "missing $p"; done'
     return f"{add}apt-get update -qq && cd /out && {loop}"
 
 
-def download_debs(client: Any, base_tag: str, lock: Lock, out: Path) -> dict[str, Path]:
+def download_debs(client: Any, base_tag: str, lock: Lock, out: Path, components: Iterable[str] = ()) -> dict[str, Path]:
     """apt-get download every deb of `lock` in a container of `base_tag` (host network); key -> file.
 
     A version the mirror no longer has is left out (the caller reports it)."""
     debs = [k for k in wanted(lock) if k.startswith("deb ")]
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o777)  # apt downloads as its own unprivileged user
-    script = download_script([apt_spec(k, lock.packages[k]) for k in debs])
+    script = download_script([apt_spec(k, lock.packages[k]) for k in debs], components)
     container = client.containers.create(
         base_tag,
         ["sh", "-c", script],
@@ -219,8 +224,9 @@ def download_wheels(lock: Lock, out: Path, log: Path) -> dict[str, Path]:
     return found
 
 
-def fill(client: Any, base_tag: str, lock: Lock, cache: Path = CACHE_DIR) -> list[str]:
-    """Download what the cache lacks of `lock` and record it; returns what could not be had."""
+def fill(client: Any, base_tag: str, lock: Lock, cache: Path = CACHE_DIR, components: Iterable[str] = ()) -> list[str]:
+    """Download what the cache lacks of `lock` (from the suite's main and `components`) and record
+    it; returns what could not be had."""
     entries = read_index(cache, lock)
     lacking = set(missing(cache, lock))
     if not lacking:
@@ -231,6 +237,7 @@ def fill(client: Any, base_tag: str, lock: Lock, cache: Path = CACHE_DIR) -> lis
             base_tag,
             Lock(lock.name, {k: v for k, v in lock.packages.items() if k in lacking}),
             Path(tmp) / "debs",
+            components,
         )
         wheels_lock = Lock(
             lock.name, {k: v for k, v in lock.packages.items() if k in lacking and k.startswith("wheel ")}

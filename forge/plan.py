@@ -234,7 +234,9 @@ def cuda_configure_args(cell: Cell, ws: Workspace, opts: BuildOptions) -> list[s
     image holds and nvcc's reproducible naming (forge/cuda.py); nothing for a CPU cell."""
     if cell.cuda is None:
         return []
-    return cuda.compiler_args(cuda.cell_cuda_arch(cell.cuda, cell.value("cuda_arch")), ws.build, ccache=opts.ccache)
+    nvcc, _ = cuda.image_tools(cell.cuda)
+    arch = cuda.cell_cuda_arch(cell.cuda, cell.value("cuda_arch"))
+    return cuda.compiler_args(arch, ws.build, nvcc=nvcc, ccache=opts.ccache)
 
 
 CUDA_ARCHES = "cuda-arches"  # the step checking the SASS/PTX the installed libraries embed
@@ -248,7 +250,8 @@ def cuda_arch_steps(cell: Cell, ws: Workspace, env: tuple[tuple[str, str], ...])
         return []
     arch = cuda.cell_cuda_arch(cell.cuda, cell.value("cuda_arch"))
     what = f"list the SASS and PTX the installed libraries embed (cuobjdump; {arch} must be there)"
-    return [Step(CUDA_ARCHES, StepKind.COMMAND, what, tuple(cuda.check_argv(ws.prefix, ws.source)), ws.source, env)]
+    argv = cuda.check_argv(ws.prefix, ws.source, *cuda.image_tools(cell.cuda))
+    return [Step(CUDA_ARCHES, StepKind.COMMAND, what, tuple(argv), ws.source, env)]
 
 
 def bazel_steps(cell: Cell, ws: Workspace, opts: BuildOptions, env: tuple[tuple[str, str], ...]) -> list[Step]:

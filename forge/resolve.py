@@ -151,19 +151,20 @@ def not_built_yet(cell: Cell, data: Toolchains, host: HostFacts | None) -> dict[
         return {}
     if host is not None:
         return {
-            "cuda": "a CUDA cell's nvcc comes from its toolchain image (toolchains/cuda/wheels.yaml); the local "
+            "cuda": "a CUDA cell's nvcc comes from its toolchain image (toolchains/cuda/wheels.yaml, debian.yaml); the local "
             "backend builds with the host's tools only, so it builds or verifies no CUDA cell (build with --backend "
             "docker; `invoke build --force` re-runs a CUDA cell's verify suites inside its container)"
         }
     if cuda_toolkits.image_toolkit(cell.cuda) is None:
         source = next(c for c in data.cuda if c.version == cell.cuda)
         built = ", ".join(c.version for c in data.cuda if cuda_toolkits.image_toolkit(c.version) is not None) or "none"
-        pypi = cuda_toolkits.no_image_reason(cell.cuda) or "toolchains/cuda/wheels.yaml pins no wheels for it"
+        why = cuda_toolkits.no_image_reason(cell.cuda) or (
+            "neither toolchains/cuda/wheels.yaml nor toolchains/cuda/debian.yaml lists it"
+        )
         return {
-            "cuda": f"no forge image holds CUDA {cell.cuda}'s nvcc yet: {pypi}; its nvcc comes from {source.provider} "
-            f"{source.package} (non-free), and forge's base images are debootstrapped from Debian main only; "
+            "cuda": f"no forge image holds CUDA {cell.cuda}'s nvcc ({source.provider} {source.package}) yet: {why}; "
             f"a cu{cell.cuda} cell would be a CPU build under a CUDA name, so none is built "
-            f"(CUDA toolkits with an image: {built}, toolchains/cuda/wheels.yaml)"
+            f"(CUDA toolkits with an image: {built}; add one to toolchains/cuda/wheels.yaml or debian.yaml)"
         }
     return {}
 

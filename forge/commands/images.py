@@ -118,4 +118,5 @@ def run_cache_packages(matrix: str | None, only: Iterable[str], env: Mapping[str
             print(f"{name}: no lock yet (build the image first: invoke images --build)")
             continue
         base = images.ensure_base_image(client, spec.suite, mirror)
-        print(pkgcache.summary(lock, pkgcache.fill(client, base.tag, lock)), flush=True)
+        gone = pkgcache.fill(client, base.tag, lock, components=spec.apt_components)
+        print(pkgcache.summary(lock, gone), flush=True)

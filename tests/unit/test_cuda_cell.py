@@ -57,43 +57,110 @@ def test_both_cuda_templates_render_with_the_plain_templates_arguments() -> None
 
 def test_the_wheels_of_the_pinned_toolkit_are_pinned_exactly(tmp_path: Path) -> None:
     table = cuda.load_image_toolkits()
-    assert set(table) == {Version("13.0")}
-    assert cuda.image_toolkit("13.0") is table[Version("13.0")] and cuda.image_toolkit("12.4") is None
+    assert {v for v, t in table.items() if t.source is cuda.ToolkitSource.PYPI} == {Version("13.0")}
+    assert cuda.image_toolkit("13.0") is table[Version("13.0")] and cuda.image_toolkit("10.2") is None
     loose = tmp_path / "wheels.yaml"
     loose.write_text("toolkits:\n  '13.0': {root: nvidia/cu13, wheels: [nvidia-cuda-nvcc==13.0.*]}\n")
     with pytest.raises(ConfigError, match="not pinned to one release"):
         cuda.load_image_toolkits(loose)
 
 
-def test_every_toolkit_has_an_image_or_the_reason_pypi_gives_none(toolchains: Toolchains) -> None:
-    reasons = cuda.load_no_image()
-    assert set(reasons) == {Version("11.8"), Version("12.4")}
+def test_every_toolkit_has_an_image_from_the_source_toolchains_names(toolchains: Toolchains) -> None:
+    assert cuda.load_no_image() == {}  # 11.8 and 12.4 come from Debian non-free now
     for source in toolchains.cuda:  # toolchains/cuda.yaml
-        assert (cuda.image_toolkit(source.version) is None) == (cuda.no_image_reason(source.version) is not None)
-    assert cuda.no_image_reason("12.4.1") == reasons[Version("12.4")] and cuda.no_image_reason("13.0") is None
-    assert "nvidia-cuda-nvcc-cu12==12.4.131" in reasons[Version("12.4")]
-    assert "nvidia-cuda-nvcc-cu11==11.8.89" in reasons[Version("11.8")]
+        toolkit = cuda.image_toolkit(source.version)
+        assert toolkit is not None and cuda.no_image_reason(source.version) is None, source.version
+        assert toolkit.source is {"pypi": cuda.ToolkitSource.PYPI, "debian": cuda.ToolkitSource.DEBIAN}[source.provider]
+        if toolkit.source is cuda.ToolkitSource.DEBIAN:  # the one suite whose archive has that release
+            assert toolkit.suite in source.suites and toolkit.packages == (source.package,)
+            assert toolkit.components == ("contrib", "non-free")  # nvidia-support is in contrib
+            assert toolkit.nvcc == PurePosixPath("/usr/bin/nvcc")
 
 
-def test_no_image_reasons_are_text_and_never_for_a_toolkit_with_wheels(tmp_path: Path) -> None:
+def test_debian_toolkits_are_names_only_and_never_also_wheels(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels.yaml"
+    wheels.write_text("toolkits:\n  '13.0': {root: nvidia/cu13, wheels: [nvidia-cuda-nvcc==13.0.88]}\n")
+    entry = "{suite: bookworm, components: [non-free], packages: [%s], nvcc: /usr/bin/nvcc, cuobjdump: %s}"
+    debian = tmp_path / "debian.yaml"
+    debian.write_text("toolkits:\n  '11.8': " + entry % ("nvidia-cuda-toolkit", "/usr/bin/cuobjdump") + "\n")
+    toolkit = cuda.load_image_toolkits(wheels, debian)[Version("11.8")]
+    assert (toolkit.source.family, toolkit.packages) == ("debian-cuda-apt", ("nvidia-cuda-toolkit",))
+    for number, (bad, match) in enumerate(
+        [
+            (entry % ("nvidia-cuda-toolkit=11.8.89", "/usr/bin/cuobjdump"), "is not a Debian suite, component or"),
+            (entry % ("nvidia-cuda-toolkit", "usr/bin/cuobjdump"), "cuobjdump 'usr/bin/cuobjdump' is not an absolute"),
+            ("{suite: bookworm, packages: [nvidia-cuda-toolkit]}", r"toolkits\.11\.8: expected exactly the keys"),
+        ]
+    ):
+        (broken := tmp_path / f"debian{number}.yaml").write_text("toolkits:\n  '11.8': " + bad + "\n")
+        with pytest.raises(ConfigError, match=match):
+            cuda.load_image_toolkits(wheels, broken)
+    (twice := tmp_path / "twice.yaml").write_text("toolkits:\n  '13.0': " + entry % ("x", "/usr/bin/cuobjdump") + "\n")
+    with pytest.raises(ConfigError, match=r"twice\.yaml: toolkits\.13\.0: CUDA 13\.0 is also in"):
+        cuda.load_image_toolkits(wheels, twice)
+
+
+def test_no_image_reasons_are_text_and_never_for_a_toolkit_with_an_image(tmp_path: Path) -> None:
     pinned = "toolkits:\n  '13.0': {root: nvidia/cu13, wheels: [nvidia-cuda-nvcc==13.0.88]}\n"
+    debian = tmp_path / "debian.yaml"
+    debian.write_text("toolkits: {}\n")
     (tmp_path / "none.yaml").write_text(pinned)
-    assert cuda.load_no_image(tmp_path / "none.yaml") == {}  # the mapping is optional
+    assert cuda.load_no_image(tmp_path / "none.yaml", debian) == {}  # the mapping is optional
     (tmp_path / "one.yaml").write_text(pinned + "no_image:\n  '12.4': >-\n    PyPI holds\n    no nvcc 12.4\n")
-    assert cuda.load_no_image(tmp_path / "one.yaml") == {Version("12.4"): "PyPI holds no nvcc 12.4"}
+    assert cuda.load_no_image(tmp_path / "one.yaml", debian) == {Version("12.4"): "PyPI holds no nvcc 12.4"}
     both = tmp_path / "both.yaml"
     both.write_text(pinned + "no_image:\n  '13.0': none on PyPI\n")
-    with pytest.raises(ConfigError, match=r"CUDA 13\.0 both under toolkits and no_image"):
-        cuda.load_no_image(both)
+    with pytest.raises(ConfigError, match=r"CUDA 13\.0 both under toolkits \(or in debian\.yaml\) and no_image"):
+        cuda.load_no_image(both, debian)
+    with pytest.raises(ConfigError, match=r"CUDA 12\.4 both under toolkits"):  # the real debian.yaml has 12.4
+        cuda.load_no_image(tmp_path / "one.yaml")
     empty = tmp_path / "empty.yaml"
     empty.write_text(pinned + "no_image:\n  '12.4': ''\n")
     with pytest.raises(ConfigError, match=r"no_image\.12\.4: expected the reason"):
-        cuda.load_no_image(empty)
+        cuda.load_no_image(empty, debian)
 
 
-def test_a_cell_without_an_image_toolkit_has_no_image_spec() -> None:
+CU118 = Cell("linux-x86_64", "bookworm", "3.11", "2.4", "11", "11.8", "3.25", None)
+
+
+def test_a_debian_toolkit_image_installs_its_packages_from_its_suites_non_free() -> None:
+    spec = images.ToolchainSpec.from_cell(CU118)
+    assert (spec.family, spec.name) == ("debian-cuda-apt", "bookworm-gcc11-py3.11-np2.4-cu11.8")
+    assert {"nvidia-cuda-toolkit", "g++-11", "gcc-11"} <= set(spec.apt_packages())
+    assert spec.pip_requirements() == ["numpy==2.4.*"]  # no wheel of the toolkit
+    args = images.toolchain_args(spec, "forge/base:bookworm-x", hashed=True)
+    assert args["APT_COMPONENTS"] == "contrib non-free" and args["NVCC"] == "/usr/bin/nvcc"
+    for name in ("debian-cuda-apt", "debian-cuda-apt-offline"):
+        text = images.render_dockerfile((images.DOCKERFILES / f"{name}.Dockerfile").read_text(), args, name)
+        assert "CUDACXX=/usr/bin/nvcc CUDAHOSTCXX=g++-11" in text
+        assert "/usr/bin/cuobjdump --version" in text and "libcudart_static.a" in text
+    online = (images.DOCKERFILES / "debian-cuda-apt.Dockerfile").read_text()
+    rendered = images.render_dockerfile(online, args, "debian-cuda-apt")
+    assert "s/^(deb [^ ]+ bookworm main)$/\\1 contrib non-free/" in rendered and "deb.debian.org" not in online
+    # the CPU and PyPI-CUDA images get none of it (their content hashes do not move)
+    assert "APT_COMPONENTS" not in images.toolchain_args(images.ToolchainSpec.from_cell(CU13), "b")
+    assert "nvidia-cuda-toolkit" not in images.ToolchainSpec.from_cell(CPU).apt_packages()
+
+
+def test_a_debian_toolkit_is_built_on_its_own_suite_only() -> None:
+    spec = images.ToolchainSpec.from_cell(CU118)
+    with pytest.raises(ConfigError, match=r"CUDA 11\.8 is packaged in Debian bookworm, not trixie"):
+        replace(spec, suite="trixie", gcc="13", python="3.13").check()
+
+
+def test_a_cell_without_an_image_toolkit_has_no_image_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cuda, "image_toolkit", lambda version, table=None: None)
     with pytest.raises(ConfigError, match=r"no image holds CUDA 12\.4's nvcc"):
         images.ToolchainSpec.from_cell(Cell("linux-x86_64", "trixie", "3.13", "2.4", "13", "12.4", "3.31", None))
+
+
+def test_plan_uses_the_debian_toolkits_nvcc_and_cuobjdump(toolchains: Toolchains) -> None:
+    plan = plan_build(CU118, toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", OPTS)
+    steps = {s.name: s for s in plan.steps}
+    assert "-DCMAKE_CUDA_COMPILER=/usr/bin/nvcc" in steps["configure"].argv
+    argv = steps[CUDA_ARCHES].argv
+    assert argv[argv.index("--cuobjdump") + 1] == "/usr/bin/cuobjdump"
+    assert argv[argv.index("--nvcc") + 1] == "/usr/bin/nvcc"
 
 
 def test_plan_passes_the_cuda_flags_and_checks_the_embedded_architectures(toolchains: Toolchains) -> None:

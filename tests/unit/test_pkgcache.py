@@ -88,3 +88,13 @@ def test_the_download_script_adds_a_multiarch_locks_foreign_architecture() -> No
     assert 'apt-get download -qq "$p" || echo "missing $p"' in script and "libpython3.11-dev:arm64=" in script
     plain = pkgcache.download_script(["ca-certificates=20230311"])
     assert plain.startswith("apt-get update -qq && cd /out && for p in ca-certificates=20230311; do")
+
+
+def test_the_download_script_reaches_the_components_a_debian_cuda_image_adds() -> None:
+    """A Debian CUDA toolkit's lock holds contrib and non-free packages: the base's one sources.list
+    line gains those components, as debian-cuda-apt.Dockerfile's does, before apt-get update."""
+    script = pkgcache.download_script(["nvidia-cuda-toolkit=11.8.89~11.8.0-5~deb12u1"], ("contrib", "non-free"))
+    assert script.startswith(
+        "sed -i -E 's/^(deb [^ ]+ [a-z]+ main)$/\\1 contrib non-free/' /etc/apt/sources.list; apt-get update -qq"
+    )
+    assert "deb.debian.org" not in script  # the base's own mirror line is kept

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from forge import cuda
 from forge.errors import ConfigError, InfeasibleError
 from forge.matrix import Request, Supported, load_supported
 from forge.resolve import HostFacts, cuda_arch_problem, not_built_yet, resolve
@@ -26,22 +27,45 @@ def infeasible(data: tuple[Toolchains, Supported], target: str, **pins: str) -> 
     return info.value
 
 
-def test_cuda_without_an_image_is_refused_with_the_reason(data: tuple[Toolchains, Supported]) -> None:
-    for version in ("11.8", "12.4"):
-        with pytest.raises(InfeasibleError) as info:
-            resolve(Request.make("linux-x86_64", {"cuda": version}), *data)
-        cell = resolve(Request.make("linux-x86_64", {"cuda": version}), *data, unbuilt=False).cell
-        assert info.value.why == not_built_yet(cell, data[0], None)["cuda"]
-        assert f"no forge image holds CUDA {version}'s nvcc yet: PyPI holds no nvcc {version}: " in info.value.why
-        assert "no nvcc driver, cicc, cudafe++, fatbinary or nvlink" in info.value.why  # wheels.yaml no_image
-        assert "debootstrapped from Debian main only" in info.value.why
-        first, other, paste = info.value.fix.splitlines()
-        assert first.startswith("drop --cuda (nearest feasible: linux-x86_64-py3.") and first.endswith("-cpu)")
-        assert other == "or --cuda 13.0 -> linux-x86_64-py3.11-np2.4-gcc12-cu13.0"
-        assert paste.startswith("to build it: invoke build --cell linux-x86_64-py3.")
+def test_cuda_without_an_image_is_refused_with_the_reason(
+    data: tuple[Toolchains, Supported], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A toolkit of toolchains/cuda.yaml that neither wheels.yaml nor debian.yaml gives an image
+    (none today: the tables are patched) is refused with wheels.yaml's no_image reason."""
+    real = cuda.image_toolkit
+    monkeypatch.setattr(cuda, "image_toolkit", lambda v, table=None: None if v.startswith("12.") else real(v, table))
+    monkeypatch.setattr(cuda, "no_image_reason", lambda v, table=None: "PyPI holds no nvcc 12.4: no cicc")
+    with pytest.raises(InfeasibleError) as info:
+        resolve(Request.make("linux-x86_64", {"cuda": "12.4"}), *data)
+    cell = resolve(Request.make("linux-x86_64", {"cuda": "12.4"}), *data, unbuilt=False).cell
+    assert info.value.why == not_built_yet(cell, data[0], None)["cuda"]
+    assert info.value.why.startswith(
+        "no forge image holds CUDA 12.4's nvcc (debian nvidia-cuda-toolkit) yet: PyPI holds no nvcc 12.4: no cicc;"
+    )
+    assert "CUDA toolkits with an image: 11.8, 13.0;" in info.value.why
+    assert info.value.fix.splitlines() == [
+        "drop --cuda (nearest feasible: linux-x86_64-py3.11-np2.4-gcc12-cpu)",
+        "or --cuda 11.8 -> linux-x86_64-py3.11-np2.4-gcc11-cu11.8",
+        "or --cuda 13.0 -> linux-x86_64-py3.11-np2.4-gcc12-cu13.0",
+        "to build it: invoke build --cell linux-x86_64-py3.11-np2.4-gcc12-cpu",
+    ]
     # a request that is infeasible anyway says why, not merely "not built yet"
     assert "has no CUDA toolkit" in infeasible(data, "macos-arm64", cuda="12.4").why
     assert resolve(Request.make("linux-x86_64", {"cuda": "none"}), *data).cell.cuda is None
+
+
+def test_cuda_from_debian_non_free_resolves_to_its_suite_and_host_gcc(data: tuple[Toolchains, Supported]) -> None:
+    """The release matrix's 11.8 and 12.4 includes, and what an open request resolves to."""
+    cu118 = resolve(Request.make("linux-x86_64", {"python": "3.11", "gcc": "11", "cuda": "11.8"}), *data).cell
+    assert cu118.id == "linux-x86_64-py3.11-np2.4-gcc11-cu11.8" and cu118.suite == "bookworm"
+    cu124 = resolve(Request.make("linux-x86_64", {"python": "3.13", "gcc": "13", "cuda": "12.4"}), *data).cell
+    assert cu124.id == "linux-x86_64-py3.13-np2.4-gcc13-cu12.4" and cu124.suite == "trixie"
+    # left open, gcc is the newest the toolkit's host_config.h accepts in its one suite
+    assert resolve(Request.make("linux-x86_64", {"cuda": "11.8"}), *data).cell.gcc == "11"
+    assert resolve(Request.make("linux-x86_64", {"cuda": "12.4"}), *data).cell.gcc == "13"
+    why = infeasible(data, "linux-x86_64", cuda="11.8", gcc="12").why
+    assert "nvcc 11.8 accepts host gcc <=11 (its crt/host_config.h); gcc 12 would be used" in why
+    assert "packaged for trixie, not bookworm" in infeasible(data, "linux-x86_64", cuda="12.4", python="3.11").why
 
 
 def test_cuda13_from_pypi_resolves_and_builds(data: tuple[Toolchains, Supported]) -> None:
@@ -119,13 +143,14 @@ def test_cuda124_with_gcc14(data: tuple[Toolchains, Supported]) -> None:
     error = infeasible(data, "linux-x86_64", cuda="12.4", gcc="14")
     assert error.why == "nvcc 12.4 accepts host gcc <=13 (its crt/host_config.h); gcc 14 would be used"
     assert "gcc 13 instead of 14 -> linux-x86_64-py3.13-np2.4-gcc13-cu12.4" in error.fix
-    # while no image holds nvcc 12.4, the refusal offers only what can be built
+    # an image holds nvcc 12.4 (Debian trixie non-free), so the refusal offers its cell first
     with pytest.raises(InfeasibleError) as info:
         resolve(Request.make("linux-x86_64", {"cuda": "12.4", "gcc": "14"}), *data)
     assert info.value.why == error.why
     assert info.value.fix == (
-        "nearest feasible: cuda none instead of 12.4 -> linux-x86_64-py3.13-np2.4-gcc14-cpu\n"
-        "to build the first: invoke build --cell linux-x86_64-py3.13-np2.4-gcc14-cpu"
+        "nearest feasible: gcc 13 instead of 14 -> linux-x86_64-py3.13-np2.4-gcc13-cu12.4; "
+        "cuda none instead of 12.4 -> linux-x86_64-py3.13-np2.4-gcc14-cpu\n"
+        "to build the first: invoke build --cell linux-x86_64-py3.13-np2.4-gcc13-cu12.4"
     )
     assert resolve(Request.make("linux-x86_64", {"cuda": "13.0", "gcc": "14"}), *data).cell.id.endswith("-gcc14-cu13.0")
 
