@@ -155,7 +155,12 @@ def load_wheel_tools(path: Path = WHEEL_YAML, python: str | None = None) -> Whee
     overrides = require(data, "python", LocDict) if "python" in data else LocDict()
     for key, entry in overrides.items():
         if not re.fullmatch(r"3\.\d+", str(key)):
-            raise ConfigError(f"{overrides.where(key)}: {key!r} is not a CPython version", fix='quote it as "3.9"')
+            raise ConfigError(f"{overrides.where(key)}: {key!r} is not a CPython version", fix='write it as "3.9"')
+        if Version(str(key)) not in (supported := requires_python()):
+            raise ConfigError(
+                f"{overrides.where(key)}: Python {key} is outside ember's requires-python {supported}",
+                fix='quote versions ("3.10": unquoted, YAML reads 3.1) or remove the entry',
+            )
         if not isinstance(entry, LocDict):
             raise ConfigError(f"{overrides.where(key)}: `{key}` must map tool lists ({', '.join(TOOL_LISTS)})")
         check_keys(entry, TOOL_LISTS)

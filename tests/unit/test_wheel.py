@@ -237,6 +237,7 @@ def test_a_bad_python_entry_is_one_clear_error(tmp_path: Path) -> None:
         ('  "3.9": {tests: ["pytest==8.4.2"]}\n', r"wheel\.yaml:7.*tests"),  # a typo of a list name
         ('  "3.9": {test: ["pytest>=8"]}\n', "exact pin"),
         ('  "three": {test: ["pytest==8.4.2"]}\n', "not a CPython version"),
+        ('  3.10: {test: ["pytest==8.4.2"]}\n', "outside ember's requires-python"),  # YAML reads 3.1
         ('  "3.9": ["pytest==8.4.2"]\n', "must map tool lists"),
     ]:
         bad.write_text(head + entry)
