@@ -330,6 +330,10 @@ def test_a_python39_cell_plans_its_own_tools(toolchains: Toolchains) -> None:
 def test_suites_from_the_cell_results() -> None:
     ok = wheel.verify_suite({"status": "passed", "numpy": "2.4.1", "counts": {"passed": 120, "failed": 0}})
     assert ok.status is SuiteStatus.PASSED and "2.4.1" in ok.detail
+    no_oracle = {"status": "passed", "numpy": "1.22.4", "counts": {"passed": 100, "skipped": 43}}
+    no_oracle["oracle"] = "not installed (ResolutionImpossible): its checks are skipped, the stored-output ones run"
+    assert "oracle not installed" in wheel.verify_suite(no_oracle).detail  # a skip the summary states
+    assert "oracle" not in ok.detail
     bad = wheel.verify_suite({"status": "failed", "numpy": "2.4.1", "counts": {"passed": 1, "failed": 2}})
     assert bad.status is SuiteStatus.FAILED
     rows = [
