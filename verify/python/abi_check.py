@@ -27,7 +27,8 @@ def check_graph(name: str) -> None:
     fetches = [f if ":" in f else f"{f}:0" for f in manifest["fetches"]]
     with ember.Session(ember.GraphDef.from_file(str(folder / "model.pb"))) as sess:
         results = sess.run(fetches, feed_dict=feeds)
-    for fetch, got, file in zip(fetches, results, manifest["expected"], strict=True):
+    assert len(results) == len(fetches) == len(manifest["expected"]), name
+    for fetch, got, file in zip(fetches, results, manifest["expected"]):
         want = np.load(folder / file)
         if np.issubdtype(want.dtype, np.floating):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"{name}/{fetch}")
@@ -39,10 +40,14 @@ def check_lite(name: str) -> None:
     interp = ember.lite.Interpreter(model_path=str(LITE / f"{name}.tflite"))
     interp.allocate_tensors()
     inputs = [np.load(p) for p in sorted(LITE.glob(f"{name}.input_*.npy"))]
-    for detail, x in zip(interp.get_input_details(), inputs, strict=True):
+    details = interp.get_input_details()
+    assert len(details) == len(inputs), name
+    for detail, x in zip(details, inputs):
         interp.set_tensor(detail["index"], x)
     interp.invoke()
-    for detail, file in zip(interp.get_output_details(), sorted(LITE.glob(f"{name}.expected_*.npy")), strict=True):
+    outputs, expected = interp.get_output_details(), sorted(LITE.glob(f"{name}.expected_*.npy"))
+    assert len(outputs) == len(expected), name
+    for detail, file in zip(outputs, expected):
         np.testing.assert_allclose(interp.get_tensor(detail["index"]), np.load(file), rtol=1e-5, atol=1e-6)
 
 

@@ -30,7 +30,9 @@ def _inputs(name: str) -> list[np.ndarray]:
 
 def _run(interp: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
     interp.allocate_tensors()
-    for detail, x in zip(interp.get_input_details(), inputs, strict=True):
+    details = interp.get_input_details()
+    assert len(details) == len(inputs), f"{len(details)} inputs, {len(inputs)} input files"
+    for detail, x in zip(details, inputs):
         interp.set_tensor(detail["index"], x)
     interp.invoke()
     return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
@@ -56,13 +58,13 @@ def test_matches_litert_stored(name: str) -> None:
     got = _run(ember.lite.Interpreter(model_path=str(LITE / f"{name}.tflite"), num_threads=1), _inputs(name))
     expected = [np.load(p) for p in sorted(LITE.glob(f"{name}.expected_*.npy"))]
     assert len(got) == len(expected)
-    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+    for i, (g, e) in enumerate(zip(got, expected)):
         _same(g, e, f"{name} output {i}")
 
 
 def _equal_details(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], where: str) -> None:
     assert len(ours) == len(theirs), where
-    for a, b in zip(ours, theirs, strict=True):
+    for a, b in zip(ours, theirs):
         assert set(a) == set(b), f"{where}: keys {sorted(a)} vs LiteRT's {sorted(b)}"
         for key, want in b.items():
             have = a[key]
@@ -92,7 +94,9 @@ def test_matches_live_litert(name: str) -> None:
     ours.allocate_tensors()
     _equal_details(ours.get_input_details(), ref.get_input_details(), f"{name} inputs")
     _equal_details(ours.get_output_details(), ref.get_output_details(), f"{name} outputs")
-    for got, want in zip(_run(ours, _inputs(name)), _run(ref, _inputs(name)), strict=True):
+    outputs, expected = _run(ours, _inputs(name)), _run(ref, _inputs(name))
+    assert len(outputs) == len(expected), name
+    for got, want in zip(outputs, expected):
         _same(got, want, name)
 
 

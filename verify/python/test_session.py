@@ -71,8 +71,8 @@ def test_matches_tensorflow(name: str, encoding: str) -> None:
             assert want["message"] in info.value.message
             return
         results = sess.run(fetches, feed_dict=feeds)
-    assert isinstance(results, list) and len(results) == len(fetches)
-    for fetch, got, expected_file in zip(fetches, results, manifest["expected"], strict=True):
+    assert isinstance(results, list) and len(results) == len(fetches) == len(manifest["expected"])
+    for fetch, got, expected_file in zip(fetches, results, manifest["expected"]):
         tolerance = {"rtol": float(manifest.get("rtol", RTOL)), "atol": float(manifest.get("atol", ATOL))}
         _check(got, np.load(folder / expected_file), f"{name}/{fetch} ({encoding})", **tolerance)
 

@@ -247,7 +247,7 @@ class Session(_Session):
         def call(*values: Any) -> Any:
             if len(values) != len(names):
                 raise TypeError(f"expected {len(names)} feed values, got {len(values)}")
-            return run(fetches, dict(zip(names, values, strict=True)))
+            return run(fetches, dict(zip(names, values)))  # lengths checked above
 
         return call
 

@@ -314,7 +314,7 @@ def _calibration_samples(directory: str, inputs: list[str]) -> list[Any]:
     per_input = [load(Path(directory) / name) for name in inputs]
     if len({len(p) for p in per_input}) != 1:
         raise ValueError("inputs have different numbers of calibration files")
-    return [list(arrays) for arrays in zip(*per_input, strict=True)]
+    return [list(arrays) for arrays in zip(*per_input)]  # lengths checked above
 
 
 class Optimize(enum.Enum):
