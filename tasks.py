@@ -315,6 +315,7 @@ def ci(
         "from-artifacts": "assemble from cells built elsewhere (a directory of dist/<cell-id>/ copies), building nothing",
         "version": "the release's name under dist/release/ (default: forge's version + the commit)",
         "no-repro": "skip the reproducibility check of each cell",
+        "no-wheels": "leave ember's wheels out (by default every cell that can build one builds, verifies and ships it)",
         "jobs": "cells built at once",
         "backend": AXIS_HELP["backend"],
         "only": "only the cells whose id matches this glob (repeatable)",
@@ -329,6 +330,7 @@ def release(
     from_artifacts: str | None = None,
     version: str | None = None,
     no_repro: bool = False,
+    no_wheels: bool = False,
     jobs: int | None = None,
     backend: str | None = None,
     only: list[str] | None = None,
@@ -336,7 +338,15 @@ def release(
     debug: bool = False,
 ) -> None:
     """Assemble dist/release/<version>/ (archives, SHA256SUMS, provenance, report, notes) from a matrix's cells."""
-    options = {"no_repro": no_repro, "jobs": jobs, "backend": backend, "only": only, "skip": skip, "debug": debug}
+    options = {
+        "no_repro": no_repro,
+        "no_wheels": no_wheels,
+        "jobs": jobs,
+        "backend": backend,
+        "only": only,
+        "skip": skip,
+        "debug": debug,
+    }
     from forge.commands import release as command
 
     _guarded(debug, lambda: command.run_release(matrix, from_artifacts, version, options))

@@ -1,7 +1,7 @@
 """Hand a matrix to a CI system: a GitHub Actions workflow with one job per scheduled cell.
 
 Pure: takes the plan entries (`invoke plan --matrix`'s) and returns the workflow as data; the
-caller writes it. Each cell job runs `invoke build --cell ID` and uploads dist/<cell-id>/; one
+caller writes it. Each cell job runs `invoke build --cell ID --wheels` (the wheel where the cell builds one, as `invoke release` does) and uploads dist/<cell-id>/; one
 last job downloads every cell's artifact and assembles the report and the release from them
 (`invoke release --from-artifacts`), so cells built on many runners become one release.
 """
@@ -38,7 +38,7 @@ def cell_job(cell_id: str) -> dict[str, Any]:
         "timeout-minutes": 90,
         "steps": [
             *_setup_steps(),
-            {"name": f"build {cell_id}", "run": f"invoke build --cell {cell_id}"},
+            {"name": f"build {cell_id}", "run": f"invoke build --cell {cell_id} --wheels"},
             {
                 "name": "upload the cell",
                 "if": "always()",

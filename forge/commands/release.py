@@ -53,13 +53,16 @@ def run_release(matrix: str | None, from_artifacts: str | None, version: str | N
         cells = release.cells_in(Path(from_artifacts))
     else:
         matrix = matrix or str(forge_cli.REPO / "matrix" / "release.yaml")
-        run_build(None, matrix, {}, {k: cli.get(k) for k in ("backend", "jobs", "debug", "only", "skip")})
+        # every cell that can build a wheel builds it (a refused one says why and ships its archive);
+        # repro gets the same flag: its first build is what dist/<cell-id>/ holds afterwards, wheel included
+        wheels = {} if cli.get("no_wheels") else {"wheels": True}
+        picked = ("backend", "jobs", "debug", "only", "skip")
+        run_build(None, matrix, {}, {**{k: cli.get(k) for k in picked}, **wheels})
         if not cli.get("no_repro"):
             # the cells just built or reused, each repro-checked once: a report in dist/<cell>/ that
             # says it reproduces is taken (a rebuild of the cell replaces the directory and its report)
-            run_repro(
-                None, matrix, {}, {**{k: cli.get(k) for k in ("backend", "debug", "only", "skip")}, "reuse": True}
-            )
+            repro_cli = {k: cli.get(k) for k in ("backend", "debug", "only", "skip")}
+            run_repro(None, matrix, {}, {**repro_cli, "reuse": True, **wheels})
         plan_cfg = replace(cfg, backend=str(cli.get("backend") or "docker"))
         entries = forge_cli.plan_entries(None, matrix, {}, plan_cfg, data, forge_cli.Selection.from_cli(cli))
         cells = [cfg.dist / e["id"] for e in entries if e["status"] == "scheduled"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+import pytest
 import yaml
 
 from forge import cli
@@ -18,7 +19,7 @@ def test_workflow_jobs_are_the_scheduled_cells(tmp_path: Path) -> None:
     matrix = str(REPO / "matrix" / "release.yaml")
     release_cmd.run_ci(True, matrix, str(out), {})
     flow = yaml.safe_load(out.read_text())
-    cfg, data = cli.setup({"backend": "docker"}, {})
+    cfg, data = cli.setup({"backend": "docker", "wheels": True}, {})  # each job passes --wheels
     entries = cli.plan_entries(None, matrix, {}, cfg, data)
     scheduled = {e["id"]: e for e in entries if e["status"] == "scheduled"}
     jobs = {k: v for k, v in flow["jobs"].items() if k != "release"}
@@ -26,7 +27,7 @@ def test_workflow_jobs_are_the_scheduled_cells(tmp_path: Path) -> None:
     assert sorted(flow["jobs"]["release"]["needs"]) == sorted(jobs)
     for job in jobs.values():
         commands = [step["run"] for step in job["steps"] if "run" in step and step["run"].startswith("invoke ")]
-        assert commands == [f"invoke build --cell {job['name']}"]
+        assert commands == [f"invoke build --cell {job['name']} --wheels"]  # as `invoke release` builds it
         argv = shlex.split(commands[0])
         planned = cli.plan_entries(None, None, {}, cfg, data, cli.Selection(cell=argv[argv.index("--cell") + 1]))
         assert [p["id"] for p in planned] == [job["name"]]
@@ -42,3 +43,21 @@ def test_only_narrows_the_jobs(tmp_path: Path) -> None:
     release_cmd.run_ci(True, None, str(out), {"only": ["macos-*"]})
     names = sorted(job["name"] for key, job in yaml.safe_load(out.read_text())["jobs"].items() if key != "release")
     assert names and all(name.startswith("macos-") for name in names)
+
+
+def test_release_builds_and_repro_checks_the_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`invoke release` passes --wheels to the build and to repro (whose first build is what dist/ then
+    holds), unless --no-wheels; a repro without it would replace each cell's wheel with a wheel-less build."""
+    calls: list[tuple[str, dict[str, object]]] = []
+    monkeypatch.setattr(release_cmd, "run_build", lambda t, m, p, c: calls.append(("build", dict(c))))
+    monkeypatch.setattr(release_cmd, "run_repro", lambda t, m, p, c: calls.append(("repro", dict(c))))
+    monkeypatch.setattr(release_cmd.release, "assemble", lambda *a, **k: tmp_path / "rel")
+    matrix = str(REPO / "matrix" / "ci.yaml")
+    release_cmd.run_release(matrix, None, "1.0", {})
+    assert [(name, c.get("wheels")) for name, c in calls] == [("build", True), ("repro", True)]
+    calls.clear()
+    release_cmd.run_release(matrix, None, "1.0", {"no_wheels": True})
+    assert [(name, c.get("wheels")) for name, c in calls] == [("build", None), ("repro", None)]
+    calls.clear()
+    release_cmd.run_release(matrix, None, "1.0", {"no_repro": True})
+    assert [name for name, _ in calls] == ["build"]
