@@ -26,8 +26,20 @@ SOURCE_SUBDIRS = ("engine", "verify", "toolchains/cmake")
 SCHEMA = 1
 
 
+def is_build_dir(name: str) -> bool:
+    """A build directory's name (`build`, `build-asan`, `build.x86`), left out of source hashes and
+    snapshots. A source folder whose name merely begins with "build" is not one: engine/python's
+    `build_support` (the wheel's metadata provider) is read by every wheel build."""
+    return name == "build" or name.startswith(("build-", "build."))
+
+
 def _skipped(name: str) -> bool:
-    return name in SKIP_DIRS or name.startswith("build")
+    return name in SKIP_DIRS or is_build_dir(name)
+
+
+def copy_ignore(directory: str, names: list[str]) -> set[str]:
+    """`shutil.copytree`'s ignore for a source snapshot: the directories iter_files leaves out."""
+    return {name for name in names if _skipped(name) and (Path(directory) / name).is_dir()}
 
 
 def iter_files(root: Path) -> Iterator[Path]:

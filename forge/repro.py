@@ -439,7 +439,7 @@ def snapshot_sources(repo: Path, dest: Path) -> Path:
     """Copy what a cell build reads into dest, so edits to the tree during a repro cannot make the
     two builds differ; build and cache directories are left out, the commit is noted."""
     shutil.rmtree(dest, ignore_errors=True)
-    skip = shutil.ignore_patterns("build*", *manifest.SKIP_DIRS)
+    skip = manifest.copy_ignore  # what source_tree_hash covers, no more and no less
     for part in SNAPSHOT_PARTS:
         shutil.copytree(repo / part, dest / part, symlinks=True, ignore=skip)
     for part in bazel.SOURCE_PATHS:  # what a Bazel cell's build reads besides those, where present

@@ -33,6 +33,20 @@ def test_source_tree_hash_tracks_content_and_skips_build_dirs(tmp_path: Path) ->
     assert manifest.source_tree_hash(tmp_path, ["engine", "verify"]) != first
 
 
+def test_a_source_folder_named_build_something_is_hashed(tmp_path: Path) -> None:
+    """engine/python/build_support (the wheel's metadata provider) is source, not a build directory:
+    an edit there changes the cell's input hash (it used to be skipped with every build* name)."""
+    make_tree(
+        tmp_path, {"engine/python/build_support/meta.py": "A = 1", "engine/build/x.o": "o", "engine/build.d/y": "y"}
+    )
+    first = manifest.source_tree_hash(tmp_path, ["engine"])
+    for junk in ("engine/build/x.o", "engine/build.d/y"):
+        (tmp_path / junk).write_text("changed")
+    assert manifest.source_tree_hash(tmp_path, ["engine"]) == first
+    (tmp_path / "engine/python/build_support/meta.py").write_text("A = 2")
+    assert manifest.source_tree_hash(tmp_path, ["engine"]) != first
+
+
 def test_file_records_hash_every_file_and_link(tmp_path: Path) -> None:
     make_tree(tmp_path, {"lib/libx.so.1": "ELF", "include/x.h": "#pragma once\n"})
     (tmp_path / "lib/libx.so").symlink_to("libx.so.1")

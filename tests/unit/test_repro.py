@@ -209,8 +209,11 @@ def test_snapshot_copies_sources_without_build_dirs_and_keeps_the_commit(tmp_pat
         (repo / part / "CMakeLists.txt").write_text(part)
     (repo / "engine" / "tool.sh").write_text("#!/bin/sh\n")
     (repo / "engine" / "tool.sh").chmod(0o755)
+    (repo / "engine" / "python" / "build_support").mkdir(parents=True)  # source, read by the wheel build
+    (repo / "engine" / "python" / "build_support" / "meta.py").write_text("A = 1")
     snap = repro.snapshot_sources(repo, tmp_path / "snap")
     assert not list(snap.rglob("junk.o")) and (snap / "verify" / "CMakeLists.txt").read_text() == "verify"
+    assert (snap / "engine" / "python" / "build_support" / "meta.py").read_text() == "A = 1"
     subdirs = ("engine", "verify", "toolchains")
     assert manifest.source_tree_hash(snap, subdirs) == manifest.source_tree_hash(repo, subdirs)
     assert provenance.git_commit(snap) is None  # repo is no git checkout: no commit to note
