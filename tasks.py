@@ -461,17 +461,20 @@ def images(
 @task(
     auto_shortflags=False,
     help={
-        **_help("target", *VERIFY_FLAGS, "backend", "matrix", "debug"),
+        **_help("target", "cell", *VERIFY_FLAGS, "backend", "matrix", "debug"),
         "jobs": "parallel jobs of the first build (the second uses another count)",
+        "wheels": "both builds include the wheel steps (as `invoke release` repro-checks its cells); the first is published",
     },
 )
 @_axis_flags(*VERIFY_FLAGS)
 def repro(
     c: Context,
     target: str | None = None,
+    cell: str | None = None,
     matrix: str | None = None,
     backend: str | None = None,
     jobs: int | None = None,
+    wheels: bool = False,
     debug: bool = False,
     **axis_pins: str | None,
 ) -> None:
@@ -479,7 +482,7 @@ def repro(
     from forge.commands import repro as command
 
     pins = _pins(axis_pins, VERIFY_FLAGS)
-    options = {"backend": backend, "jobs": jobs, "debug": debug}
+    options = {"backend": backend, "jobs": jobs, "debug": debug, "cell": cell, "wheels": wheels or None}
     _guarded(debug, lambda: command.run_repro(target, matrix, pins, options))
 
 

@@ -61,3 +61,18 @@ def test_release_builds_and_repro_checks_the_wheels(tmp_path: Path, monkeypatch:
     calls.clear()
     release_cmd.run_release(matrix, None, "1.0", {"no_repro": True})
     assert [name for name, _ in calls] == ["build"]
+
+
+def test_repro_takes_a_cell_id_and_wheels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`invoke repro --cell ID --wheels`: the cell a CI job or a release names, with its wheel."""
+    import invoke
+
+    import tasks
+    from forge.commands import repro as repro_cmd
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(repro_cmd, "run_repro", lambda t, m, p, c: seen.update(c, target=t, pins=p))
+    tasks.repro(invoke.Context(), cell="linux-x86_64-py3.11-np2.4-gcc12-cpu", wheels=True)
+    assert seen["cell"] == "linux-x86_64-py3.11-np2.4-gcc12-cpu" and seen["wheels"] is True
+    pins = seen["pins"]
+    assert seen["target"] is None and isinstance(pins, dict) and not any(pins.values())
