@@ -500,16 +500,18 @@ class DockerBackend(Backend):
             archive.extractall(dest, members=members, filter="tar")
 
     def copy_in(self, src: Path, dest: PurePosixPath) -> None:
-        """`src` into the container as `dest` (its parent must exist), owned by the build user:
-        a tar stream through the engine API, so it works on a remote engine too."""
+        """`src` into the container as `dest` (its parent must exist), owned by the container's build
+        user (repro's second build runs as `forge-b`, and the host may have written `src` under its
+        umask 0077): a tar stream through the engine API, so it works on a remote engine too."""
         if self._container is None:
             raise BackendError("the docker backend was not prepared", fix="call prepare() before copy_in()")
+        uid = images.BUILD_UID + images.BUILD_USERS.index(self._user)  # the images' useradd order
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as archive:
 
             def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
-                info.uid = info.gid = images.BUILD_UID
-                info.uname = info.gname = images.BUILD_USERS[0]
+                info.uid, info.gid = uid, images.BUILD_UID  # both users are in the group `forge`
+                info.uname, info.gname = self._user, images.BUILD_USERS[0]
                 return info
 
             archive.add(src, arcname=dest.name, filter=owned)

@@ -366,3 +366,22 @@ def test_slow_engine_during_cleanup_warns_instead_of_raising(
     be.close()
     assert f"docker rm -f {container.name}" in capsys.readouterr().out
     assert not [v for v in engine.volumes_by_name if v.startswith("forge-build-")]
+
+
+def test_copy_in_gives_the_files_to_the_user_that_builds(tmp_path: Path) -> None:
+    """repro's second build runs as forge-b, and the host wrote the wheelhouse under umask 0077: the
+    copy must belong to the container's build user, or pip cannot read it (measured: Permission denied)."""
+    house = tmp_path / "wheelhouse"
+    house.mkdir(mode=0o700)
+    (house / "w.whl").write_bytes(b"wheel")
+    (house / "w.whl").chmod(0o600)
+    for user, uid in (("forge", images.BUILD_UID), ("forge-b", images.BUILD_UID + 1)):
+        engine = FakeEngine()
+        with backend(engine, tmp_path, FORGE_CONTAINER_USER=user) as be:
+            be.prepare(CELL, HOST)
+            be.copy_in(house, PurePosixPath("/build/ember-wheelhouse"))
+            dest, data = engine.put[-1]
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            members = tar.getmembers()
+        assert dest == "/build" and {m.name for m in members} == {"ember-wheelhouse", "ember-wheelhouse/w.whl"}
+        assert {(m.uid, m.uname, m.gid) for m in members} == {(uid, user, images.BUILD_UID)}
