@@ -1,7 +1,8 @@
 // Run-time choice for lite's plain loops that the compiler vectorises (depthwise rows in
 // depthwise.cc, same-shape float ADD/MUL in kernels_elementwise.cc, int8 dot products in
-// kernels_conv.cc). Each loop is written once as an always-inline body and compiled into three
-// wrappers: AVX-512 (F, BW, DQ, VL + FMA), AVX2 and the build's baseline. One wrapper is
+// kernels_conv.cc). Each loop is written once as an always-inline body and compiled into
+// wrappers for AVX-512 (F, BW, DQ, VL + FMA; not for depthwise.cc's rows, which run their AVX2
+// build there, see why in depthwise.cc), AVX2 and the build's baseline. One wrapper is
 // chosen per call from a cached choice made by common/cpu_features.h, so EMBER_CPU_ISA caps it
 // as it caps the GEMMs. GCC's target_clones (ifunc) did this before: it ignored EMBER_CPU_ISA,
 // and GNU ld 2.35 mis-linked its resolvers when stripping (-Wl,-s).
