@@ -1,5 +1,6 @@
 // x86 CPU feature checks for choosing kernels at run time, shared by the framework's float GEMM
-// (kernels/cpu/gemm.cc) and lite's GEMMs (lite/gemm_int8.cc, lite/gemm_f32.cc). Header-only:
+// (kernels/cpu/gemm.cc), lite's GEMMs (lite/gemm_int8.cc, lite/gemm_f32.cc) and lite's
+// vectorised loops (lite/loop_isa.h). Header-only:
 // libember_lite does not link the framework. CPUID and XGETBV are read directly (not
 // __builtin_cpu_supports), so no compiler runtime support library is needed: the checks link the
 // same under gcc, clang and zig's clang for macOS.
@@ -66,6 +67,15 @@ inline bool HasAvx2Fma() {
 inline bool HasAvx512F() {
   const X86Words w = ReadX86Words();
   return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u && Bit(w.leaf7_ebx, 16);
+}
+
+// AVX-512 F, BW, DQ and VL (every AVX-512 CPU since Skylake-SP) and FMA, with the OS saving
+// XMM, YMM, opmask and both halves of the ZMM state.
+inline bool HasAvx512Skx() {
+  const X86Words w = ReadX86Words();
+  return IsaCap() >= 2 && Bit(w.leaf1_ecx, 12) && Bit(w.leaf1_ecx, 27) &&
+         (w.xcr0 & 0xE6u) == 0xE6u && Bit(w.leaf7_ebx, 16) && Bit(w.leaf7_ebx, 17) &&
+         Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ebx, 31);
 }
 
 // AVX-512 F, BW, VL and VNNI, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.

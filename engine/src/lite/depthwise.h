@@ -1,6 +1,7 @@
 // Depthwise convolution rows with depth multiplier 1, vectorised across channels (x86-64:
-// AVX-512 / AVX2 clones chosen at load time; elsewhere the same portable loop). An int8 row
-// is an exact integer sum, so every clone gives the reference kernel's integers.
+// AVX-512 / AVX2 / baseline builds of one loop, chosen at run time by lite/loop_isa.h;
+// elsewhere the portable loop). An int8 row is an exact integer sum, so every path gives the
+// reference kernel's integers; a float row rounds the same on every path.
 #ifndef EMBER_SRC_LITE_DEPTHWISE_H_
 #define EMBER_SRC_LITE_DEPTHWISE_H_
 

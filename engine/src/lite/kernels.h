@@ -136,9 +136,8 @@ Status PrepareTile(NodeState* node);
 Status PrepareReduce(NodeState* node);
 Status PreparePad(NodeState* node);
 
-// int8 dot product sum_k a[k] * b[k] (vectorised where the CPU allows).
-int32_t DotInt8(const int8_t* a, const int8_t* b, int k);
-// out[r] = dot(rows + r * k, x) for r < nrows.
+// out[r] = sum_i rows[r * k + i] * x[i] for r < nrows (kernels_conv.cc; vectorised for the
+// ISA lite/loop_isa.h chooses).
 void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out);
 
 }  // namespace lite

@@ -8,26 +8,20 @@
 #include "lite/depthwise.h"
 #include "lite/gemm_f32.h"
 #include "lite/kernels.h"
+#include "lite/loop_isa.h"
 
 namespace ember {
 namespace lite {
 
-#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__) && (defined(__GNUC__) || defined(__clang__))
-#define EMBER_LITE_CLONES __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-#else
-#define EMBER_LITE_CLONES
-#endif
+namespace {
 
-EMBER_LITE_CLONES
-int32_t DotInt8(const int8_t* a, const int8_t* b, int k) {
+EMBER_LOOP_BODY int32_t DotInt8(const int8_t* a, const int8_t* b, int k) {
   int32_t acc = 0;
   for (int i = 0; i < k; ++i) acc += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
   return acc;
 }
 
-EMBER_LITE_CLONES
-void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out) {
+EMBER_LOOP_BODY void DotRows(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out) {
   int r = 0;
   for (; r + 4 <= nrows; r += 4) {
     const int8_t* r0 = rows + static_cast<size_t>(r) * k;
@@ -48,6 +42,37 @@ void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t*
     out[r + 3] = a3;
   }
   for (; r < nrows; ++r) out[r] = DotInt8(rows + static_cast<size_t>(r) * k, x, k);
+}
+
+void DotRowsGeneric(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out) {
+  DotRows(rows, nrows, x, k, out);
+}
+
+#ifdef EMBER_LOOP_X86
+EMBER_LOOP_AVX512 void DotRowsAvx512(const int8_t* rows, int nrows, const int8_t* x, int k,
+                                     int32_t* out) {
+  DotRows(rows, nrows, x, k, out);
+}
+
+EMBER_LOOP_AVX2 void DotRowsAvx2(const int8_t* rows, int nrows, const int8_t* x, int k,
+                                 int32_t* out) {
+  DotRows(rows, nrows, x, k, out);
+}
+#endif
+
+}  // namespace
+
+void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out) {
+  switch (ActiveLoopIsa()) {
+#ifdef EMBER_LOOP_X86
+    case LoopIsa::kAvx512:
+      return DotRowsAvx512(rows, nrows, x, k, out);
+    case LoopIsa::kAvx2:
+      return DotRowsAvx2(rows, nrows, x, k, out);
+#endif
+    default:
+      return DotRowsGeneric(rows, nrows, x, k, out);
+  }
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include "lite/add_int8.h"
 #include "lite/gemm_int8.h"
 #include "lite/kernels.h"
+#include "lite/loop_isa.h"
 
 namespace ember {
 namespace lite {
@@ -69,22 +70,47 @@ void Broadcast(const NodeState& node, F f) {
   }
 }
 
-#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__) && (defined(__GNUC__) || defined(__clang__))
-#define EMBER_EW_CLONES __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-#else
-#define EMBER_EW_CLONES
-#endif
-
-// Same-shape float ADD / MUL: one contiguous loop the compiler vectorises for each clone.
-EMBER_EW_CLONES
-void AddSameF32(const float* a, const float* b, size_t n, float lo, float hi, float* y) {
-  for (size_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, a[i] + b[i]));
+// Same-shape float ADD / MUL: one contiguous loop the compiler vectorises for each ISA of
+// lite/loop_isa.h.
+EMBER_LOOP_BODY void SameF32(bool add, const float* a, const float* b, size_t n, float lo, float hi,
+                             float* y) {
+  if (add) {
+    for (size_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, a[i] + b[i]));
+  } else {
+    for (size_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, a[i] * b[i]));
+  }
 }
 
-EMBER_EW_CLONES
-void MulSameF32(const float* a, const float* b, size_t n, float lo, float hi, float* y) {
-  for (size_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, a[i] * b[i]));
+void SameF32Generic(bool add, const float* a, const float* b, size_t n, float lo, float hi,
+                    float* y) {
+  SameF32(add, a, b, n, lo, hi, y);
+}
+
+#ifdef EMBER_LOOP_X86
+EMBER_LOOP_AVX512 void SameF32Avx512(bool add, const float* a, const float* b, size_t n, float lo,
+                                     float hi, float* y) {
+  SameF32(add, a, b, n, lo, hi, y);
+}
+
+EMBER_LOOP_AVX2 void SameF32Avx2(bool add, const float* a, const float* b, size_t n, float lo,
+                                 float hi, float* y) {
+  SameF32(add, a, b, n, lo, hi, y);
+}
+#endif
+
+// y = clamp(a + b) (add) or clamp(a * b) over n elements of same-shape inputs.
+void SameShapeF32(bool add, const float* a, const float* b, size_t n, float lo, float hi,
+                  float* y) {
+  switch (ActiveLoopIsa()) {
+#ifdef EMBER_LOOP_X86
+    case LoopIsa::kAvx512:
+      return SameF32Avx512(add, a, b, n, lo, hi, y);
+    case LoopIsa::kAvx2:
+      return SameF32Avx2(add, a, b, n, lo, hi, y);
+#endif
+    default:
+      return SameF32Generic(add, a, b, n, lo, hi, y);
+  }
 }
 
 Status EvalAddMulF32(NodeState* node) {
@@ -96,11 +122,7 @@ Status EvalAddMulF32(NodeState* node) {
   const size_t n = node->t.out[0]->num_elements;
   if (node->t.in[0]->num_elements == n && node->t.in[1]->num_elements == n) {
     // Each input has the output's element count, so neither broadcasts: flat indices agree.
-    if (add) {
-      AddSameF32(a, b, n, lo, hi, y);
-    } else {
-      MulSameF32(a, b, n, lo, hi, y);
-    }
+    SameShapeF32(add, a, b, n, lo, hi, y);
     return Status::OK();
   }
   Broadcast(*node, [&](int64_t i, int64_t ia, int64_t ib) {

@@ -1,12 +1,15 @@
 // Lite's run-time dispatched kernels against their portable definitions on odd shapes: the
-// float conv GEMM on each ISA, AVX-512 requantization (lanes over the int32 range; rows in both
-// rounding modes, 8-channel tails paired), the VNNI input offset, same-shape int8 ADD, and the
-// fused AVX-512 depthwise rows against the portable rows.
+// float conv GEMM on each ISA, the vectorised loops' path under EMBER_CPU_ISA, AVX-512
+// requantization (lanes over the int32 range; rows in both rounding modes, 8-channel tails paired),
+// the VNNI input offset, same-shape int8 ADD, and the fused AVX-512 depthwise rows against the
+// portable rows.
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ember/lite/quant.h"
@@ -15,6 +18,7 @@
 #include "lite/depthwise.h"
 #include "lite/gemm_f32.h"
 #include "lite/gemm_int8.h"
+#include "lite/loop_isa.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12 reports false "used uninitialized" inside its own avx512fintrin.h when the inlined
@@ -237,6 +241,16 @@ TEST(AddI8Avx512, MatchesScalarAdd) {
       EXPECT_EQ(y[n], 55);
     }
   }
+}
+
+// ctest runs the lite tests again under EMBER_CPU_ISA=generic and avx2: the loops must follow the
+// cap, or those runs would test the AVX-512 path three times.
+TEST(LoopIsa, FollowsEmberCpuIsa) {
+  const char* cap = std::getenv("EMBER_CPU_ISA");
+  const std::string name = LoopKernelName();
+  if (cap != nullptr && std::string(cap) == "generic") EXPECT_EQ(name, std::string("generic"));
+  if (cap != nullptr && std::string(cap) == "avx2") EXPECT_TRUE(name != "avx512");
+  if (HasVnni()) EXPECT_EQ(name, std::string("avx512"));  // VNNI CPUs have F, BW, DQ and VL
 }
 
 TEST(DepthwiseAvx512, MatchesPortableRows) {
