@@ -1,5 +1,5 @@
-// NumPy .npy files (format versions 1-3), little-endian, C order: float32, int32, int64,
-// int8, uint8 and bool. Other dtypes are rejected with the conversion to use.
+// NumPy .npy files <-> Tensor: ember/npy.h parses the bytes, this maps descr <-> DataType for
+// float32, int32, int64, int8, uint8 and bool; other dtypes are rejected with the conversion.
 #ifndef EMBER_TOOLS_EMBER_RUN_NPY_H_
 #define EMBER_TOOLS_EMBER_RUN_NPY_H_
 
