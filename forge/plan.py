@@ -11,7 +11,7 @@ from enum import Enum
 from pathlib import PurePosixPath
 
 from forge import bazel, cuda, wheel
-from forge.backends.base import Workspace
+from forge.backends.base import PYTHON_SLEEP_ENV, Workspace
 from forge.matrix import Cell
 from forge.targets.family import family_for
 from forge.toolchains import CompilerProvider, Target
@@ -335,6 +335,7 @@ def wheel_steps(
     script = str(ws.source / wheel.CELL_SCRIPT)
     out = root / "out"
     quiet = (("PIP_DISABLE_PIP_VERSION_CHECK", "1"), ("PIP_NO_CACHE_DIR", "1"), ("PYTHONDONTWRITEBYTECODE", "1"))
+    env = (*env, *PYTHON_SLEEP_ENV)  # Python sleeps under repro's faketime too (forge/backends/base.py)
     tool_env = (*env, *quiet, ("PYTHONPATH", str(root / "tools")))
     build_env = (
         *tool_env,

@@ -124,6 +124,12 @@ FAKETIME_ENV = "FORGE_FAKETIME"  # libfaketime offset such as "+397d": commands 
 # kernel wrote: with faked stat, `cmake --install` copies shifted times onto installed files, and a
 # consumer's build.ninja that depends on them is "still dirty after 100 tries".
 FAKETIME_STEP_ENV = (("FAKETIME_DONT_FAKE_MONOTONIC", "1"), ("NO_FAKE_STAT", "1"))
+# ...except for Python: libfaketime 0.9.10 with a real monotonic clock makes the absolute
+# clock_nanosleep of Python's time.sleep fail with EINVAL (measured in the bookworm image under
+# `faketime -f +397d`: time.sleep(0.01) and subprocess.run(timeout=...) raise OSError 22, so
+# scikit-build-core "could not find CMake"). The wheel steps, all Python, shift the monotonic clock
+# with the wall clock (an offset: durations stay real); without faketime the variable is inert.
+PYTHON_SLEEP_ENV = (("FAKETIME_DONT_FAKE_MONOTONIC", "0"),)
 
 
 def varied_command(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
@@ -137,7 +143,8 @@ def varied_command(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[st
     offset = full.get(FAKETIME_ENV, "")
     if offset:
         out = ["faketime", "-f", offset, *out]
-        full.update(FAKETIME_STEP_ENV)
+        for key, value in FAKETIME_STEP_ENV:  # a step may say otherwise (the wheel steps, PYTHON_SLEEP_ENV)
+            full.setdefault(key, value)
     umask = full.get(UMASK_ENV, "")
     if umask:
         out = ["sh", "-c", f'umask {umask} && exec "$@"', "sh", *out]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -14,7 +15,7 @@ from forge import repro
 from forge.backends.local import LocalBackend
 from forge.build import make_backend
 from forge.config import Config
-from forge.errors import ConfigError, ToolMissingError
+from forge.errors import ConfigError, StepFailedError, ToolMissingError
 
 
 def _variations(tmp_path: Path) -> tuple[repro.Variation, repro.Variation]:
@@ -78,7 +79,6 @@ def test_varied_command_wraps_in_faketime_and_umask() -> None:
 
 
 def test_shifted_clock_and_umask_reach_a_local_command(tmp_path: Path) -> None:
-    import time
 
     if shutil.which("faketime") is None:  # `invoke test` installs it (forge.host.TEST_TOOLS); unit tests never do
         pytest.fail("faketime is not installed: apt-get install faketime (or run the tests with `invoke test`)")
@@ -88,6 +88,28 @@ def test_shifted_clock_and_umask_reach_a_local_command(tmp_path: Path) -> None:
     LocalBackend(env).run(["python3", "-c", script], cwd=PurePosixPath(tmp_path), env={}, log_path=log)
     seen, mode = log.read_text().splitlines()[-1].split()
     assert int(seen) - time.time() > 396 * 86400 and mode == "0o600"
+
+
+def test_python_sleeps_under_the_shifted_clock_with_the_wheel_steps_env(tmp_path: Path) -> None:
+    """libfaketime with a real monotonic clock makes Python's time.sleep fail with EINVAL (pip and
+    scikit-build-core sleep in subprocess waits): the wheel steps' PYTHON_SLEEP_ENV lets them run in
+    repro's second build, and varied_command keeps what the step says."""
+    from forge.backends.base import PYTHON_SLEEP_ENV, varied_command
+
+    if shutil.which("faketime") is None:
+        pytest.fail("faketime is not installed: apt-get install faketime (or run the tests with `invoke test`)")
+    _, env = varied_command(["python3"], {"FORGE_FAKETIME": "+397d", **dict(PYTHON_SLEEP_ENV)})
+    assert env["FAKETIME_DONT_FAKE_MONOTONIC"] == "0" and env["NO_FAKE_STAT"] == "1"
+    script = "import time; time.sleep(0.01); print('slept', int(time.time()))"
+    variation = {"PATH": os.environ["PATH"], "FORGE_FAKETIME": "+397d"}
+    log = tmp_path / "log.txt"
+    LocalBackend(variation).run(
+        ["python3", "-c", script], cwd=PurePosixPath(tmp_path), env=dict(PYTHON_SLEEP_ENV), log_path=log
+    )
+    word, seen = log.read_text().splitlines()[-1].split()
+    assert word == "slept" and int(seen) - time.time() > 396 * 86400
+    with pytest.raises(StepFailedError):  # what the wheel steps met before: OSError 22 from time.sleep
+        LocalBackend(variation).run(["python3", "-c", script], cwd=PurePosixPath(tmp_path), env={}, log_path=log)
 
 
 def test_local_backend_names_missing_faketime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
