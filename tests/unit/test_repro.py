@@ -79,7 +79,6 @@ def test_varied_command_wraps_in_faketime_and_umask() -> None:
 
 
 def test_shifted_clock_and_umask_reach_a_local_command(tmp_path: Path) -> None:
-
     if shutil.which("faketime") is None:  # `invoke test` installs it (forge.host.TEST_TOOLS); unit tests never do
         pytest.fail("faketime is not installed: apt-get install faketime (or run the tests with `invoke test`)")
     log = tmp_path / "log.txt"
