@@ -97,6 +97,10 @@ def repair(args: argparse.Namespace) -> None:
     dest = args.out / "wheel"
     shutil.rmtree(dest, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(args.tools), "PATH": f"{args.tools / 'bin'}:{os.environ.get('PATH', '')}"}
+    # auditwheel unpacks the wheel, then zips it again with the directory entries' modes as the
+    # umask made them (repro's second build, umask 077, gave drwx------ entries: a different
+    # wheel). A fixed umask for the repair makes the wheel the same under any caller's umask.
+    os.umask(0o022)
     done = run([sys.executable, "-m", "auditwheel", "repair", "--wheel-dir", str(dest), str(raw)], env)
     if done.returncode != 0:
         fail(f"auditwheel repair refused {raw.name}: {last_line(done.stdout + done.stderr)}")
