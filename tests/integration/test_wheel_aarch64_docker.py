@@ -12,22 +12,14 @@ is a release-job test. The first run also downloads both wheelhouses and builds 
 
 from __future__ import annotations
 
-import io
-import json
-import os
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-from rich.console import Console
+from wheel_cell import WheelCell, build_wheel_cell
 
-from forge import cli, daemon, manifest
-from forge.build import build_cell
+from forge import manifest
 from forge.checks import elf
-from forge.config import Config
-from forge.log import Progress
-from forge.matrix import Request
 from forge.verify import SuiteStatus
 
 pytestmark = [
@@ -38,19 +30,11 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], Any]:
-    daemon.ensure_daemon(os.environ)
-    cfg, data = cli.setup({"backend": "docker"})
-    dist = tmp_path_factory.mktemp("dist")
-    cfg = Config(cfg.repo, dist, cfg.cache, "docker", 2, True, True, 1700000000, False, False, False, wheels=True)
-    result = build_cell(
-        Request.make("linux-aarch64", {"python": "3.11"}), data, cfg, Progress(Console(file=io.StringIO()))
-    )
-    assert result.dist is not None, result
-    return result.dist, json.loads((result.dist / manifest.MANIFEST).read_text()), result
+def built(tmp_path_factory: pytest.TempPathFactory) -> WheelCell:
+    return build_wheel_cell(tmp_path_factory, "linux-aarch64", "3.11")
 
 
-def test_the_wheel_is_tagged_and_built_for_aarch64(built: tuple[Path, dict[str, Any], Any]) -> None:
+def test_the_wheel_is_tagged_and_built_for_aarch64(built: WheelCell) -> None:
     dist, data, _ = built
     entry = data["wheel"]
     assert entry["status"] == "built"
@@ -68,7 +52,7 @@ def test_the_wheel_is_tagged_and_built_for_aarch64(built: tuple[Path, dict[str, 
     assert binary.machine == "aarch64" and binary.filetype == "shared"
 
 
-def test_verify_python_passed_under_qemu_with_the_targets_python(built: tuple[Path, dict[str, Any], Any]) -> None:
+def test_verify_python_passed_under_qemu_with_the_targets_python(built: WheelCell) -> None:
     _, data, result = built
     verify = data["wheel"]["verify"]
     assert verify["status"] == "passed" and verify["counts"]["passed"] >= 90 and verify["counts"]["failed"] == 0
@@ -76,7 +60,7 @@ def test_verify_python_passed_under_qemu_with_the_targets_python(built: tuple[Pa
     assert {s.name: s for s in result.suites}["python-wheel"].status is SuiteStatus.PASSED
 
 
-def test_numpy_grid_under_qemu(built: tuple[Path, dict[str, Any], Any]) -> None:
+def test_numpy_grid_under_qemu(built: WheelCell) -> None:
     _, data, result = built
     rows = data["wheel"]["grid"]["rows"]
     assert [r["series"] for r in rows] == ["1.23", "1.24", "1.25", "1.26", "2.0", "2.1", "2.2", "2.3", "2.4"]

@@ -9,21 +9,13 @@ NumPy.
 
 from __future__ import annotations
 
-import io
-import json
-import os
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-from rich.console import Console
+from wheel_cell import WheelCell, build_wheel_cell
 
-from forge import cli, daemon, manifest
-from forge.build import build_cell
-from forge.config import Config
-from forge.log import Progress
-from forge.matrix import Request
+from forge import manifest
 from forge.verify import SuiteStatus
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
@@ -31,19 +23,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], Any]:
-    daemon.ensure_daemon(os.environ)
-    cfg, data = cli.setup({"backend": "docker"})
-    dist = tmp_path_factory.mktemp("dist")
-    cfg = Config(cfg.repo, dist, cfg.cache, "docker", 2, True, True, 1700000000, False, False, False, wheels=True)
-    result = build_cell(
-        Request.make("linux-x86_64", {"python": "3.11"}), data, cfg, Progress(Console(file=io.StringIO()))
-    )
-    assert result.dist is not None, result
-    return result.dist, json.loads((result.dist / manifest.MANIFEST).read_text()), result
+def built(tmp_path_factory: pytest.TempPathFactory) -> WheelCell:
+    return build_wheel_cell(tmp_path_factory, "linux-x86_64", "3.11")
 
 
-def test_wheel_is_an_artifact_with_its_sha256_and_manylinux_tag(built: tuple[Path, dict[str, Any], Any]) -> None:
+def test_wheel_is_an_artifact_with_its_sha256_and_manylinux_tag(built: WheelCell) -> None:
     dist, data, _ = built
     entry = data["wheel"]
     assert entry["status"] == "built"
@@ -58,7 +42,7 @@ def test_wheel_is_an_artifact_with_its_sha256_and_manylinux_tag(built: tuple[Pat
     assert entry["numpy_requires"] == "numpy<3,>=1.22"
 
 
-def test_verify_python_passed_against_the_installed_wheel(built: tuple[Path, dict[str, Any], Any]) -> None:
+def test_verify_python_passed_against_the_installed_wheel(built: WheelCell) -> None:
     _, data, result = built
     verify = data["wheel"]["verify"]
     assert verify["status"] == "passed" and verify["counts"]["passed"] >= 90 and verify["counts"]["failed"] == 0
@@ -70,7 +54,7 @@ def test_verify_python_passed_against_the_installed_wheel(built: tuple[Path, dic
     assert suites["python-wheel"].status is SuiteStatus.PASSED
 
 
-def test_numpy_grid_measures_every_series_of_the_cells_python(built: tuple[Path, dict[str, Any], Any]) -> None:
+def test_numpy_grid_measures_every_series_of_the_cells_python(built: WheelCell) -> None:
     _, data, result = built
     rows = data["wheel"]["grid"]["rows"]
     assert [r["series"] for r in rows] == ["1.23", "1.24", "1.25", "1.26", "2.0", "2.1", "2.2", "2.3", "2.4"]
