@@ -28,7 +28,7 @@ from rich.table import Table
 
 from forge import bazel, filelock, host, manifest, provenance
 from forge.backends.base import FAKETIME_ENV, UMASK_ENV
-from forge.build import build_cell, rebuild_cell, resolve_for
+from forge.build import build_cell, cell_lock, rebuild_cell, resolve_for
 from forge.config import Config, Data, process_environment
 from forge.errors import ForgeError, ToolMissingError
 from forge.log import Progress
@@ -68,8 +68,15 @@ class Variation:
     container_build: str = "/build"
     container_user: str = "forge"
     clock: str = ""  # a libfaketime offset ("+397d"), or "" for the real clock
+    published: bool = False  # the build already in dist/<cell-id>/ (`invoke build`'s), not one made here
 
     def describe(self) -> str:
+        if self.published:
+            return (
+                f"{self.label}: the published build (dist/<cell-id>/, as `invoke build` made it: the machine's "
+                f"umask, TZ, LANG, user and hostname), -j{self.jobs}, ccache {'on' if self.ccache else 'off'}, "
+                f"container build dir {self.container_build}, container user {self.container_user}, clock real"
+            )
         return (
             f"{self.label}: dir {self.root}, umask {self.umask:04o}, TZ={self.tz}, LANG={self.lang}, "
             f"USER={self.user}, hostname {self.hostname}, -j{self.jobs}, "
@@ -122,6 +129,36 @@ def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tu
         jobs if jobs > 1 else 2, True, False, "/build/variant-b/deeper", "forge-b", CLOCK_SHIFT,
     )  # fmt: skip
     return a, b
+
+
+def published_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tuple[Variation, Variation]:
+    """The first build is the one `invoke build` already published (its directory copied to `first`);
+    the second is default_variations' b with one job more than the first, so the parallelism differs."""
+    a = Variation("a", first, 0o022, "", "", "forge", "", jobs, False, ccache, published=True)
+    b = default_variations(first, second, jobs, ccache)[1]
+    return a, replace(b, jobs=jobs + 1)
+
+
+def published_problem(cell_dir: Path, wheels: bool) -> str | None:
+    """Why dist/<cell-id>/ cannot be a repro's first build (None: it can).
+
+    It must be a passed build whose files still match its manifest, built with the wheel steps
+    exactly when this repro builds them (else one side would have a wheel the other lacks)."""
+    data = manifest.read_manifest(cell_dir)
+    if data is None:
+        return f"{cell_dir} holds no readable manifest"
+    if data.result is not manifest.Result.PASSED:
+        return f"its result is {data.result.value!r}"
+    record = data.extra.get("wheel")
+    built_wheel = isinstance(record, Mapping) and record.get("status") == "built"
+    refused = isinstance(record, Mapping) and record.get("status") != "built"
+    if wheels and not (built_wheel or refused):
+        return "it was built without the wheel steps"
+    if built_wheel and not wheels:
+        return "it holds a wheel and this repro builds none (pass --wheels)"
+    if manifest.tree_problems(cell_dir / "install", data.files) or manifest.side_problems(cell_dir, data):
+        return "its files no longer match its manifest"
+    return None
 
 
 def varied_env(base: Mapping[str, str], v: Variation) -> dict[str, str]:
@@ -454,23 +491,37 @@ def snapshot_sources(repo: Path, dest: Path) -> Path:
     return dest
 
 
-def repro_cell(request: Request, data: Data, cfg: Config, progress: Progress) -> ReproResult:
+def repro_cell(
+    request: Request, data: Data, cfg: Config, progress: Progress, published_first: bool = False
+) -> ReproResult:
     """Build a cell (a), rebuild it from a's manifest under variation b, compare the artifacts
-    (installed tree and package), and publish a with its report as dist/<cell-id>/."""
+    (installed tree and package), and publish a with its report as dist/<cell-id>/.
+
+    With `published_first` (`invoke release`, right after building or reusing its cells), a is the
+    build already in dist/<cell-id>/ when it fits (`published_problem`), so only b is built."""
 
     cell = resolve_for(request, data, cfg).cell  # fail on a bad request before copying anything
     manifest.check_dist(cfg.dist, cell.id)  # and on a dist/ that could not take the result
     with exclusive(cfg.cache / "repro" / f"{cell.id}.lock", progress.info, f"another repro of {cell.id}"):
-        return _repro_cell(request, data, cfg, progress, cell)
+        return _repro_cell(request, data, cfg, progress, cell, published_first)
 
 
-def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, cell: Cell) -> ReproResult:
+def _repro_cell(
+    request: Request, data: Data, cfg: Config, progress: Progress, cell: Cell, published_first: bool
+) -> ReproResult:
     snapshot = cfg.cache / "repro" / f"src-{cell.id}"
     progress.info(f"repro of {cell.id}: sources copied to {snapshot}")
     cfg = replace(cfg, repo=snapshot_sources(cfg.repo, snapshot))
     # a: fresh directories and `invoke build`'s compiler cache; b: elsewhere, nothing cached.
     base = cfg.cache / "repro"
     variations = default_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
+    if published_first:
+        problem = published_problem(cfg.dist / cell.id, cfg.wheels)
+        if problem is None:
+            variations = published_variations(base / "a", base / "variant-b" / "deeper", cfg.jobs, cfg.ccache)
+            progress.info(f"repro of {cell.id}: the first build is the published dist/{cell.id}/")
+        else:
+            progress.info(f"repro of {cell.id}: builds its first build too (dist/{cell.id}/: {problem})")
     backend = cfg.backend or "local"
     # Bazel's actions escape LD_PRELOAD; nvcc's cicc hangs under libfaketime: b keeps the real clock
     clock_why = BAZEL_CLOCK if cell.bazel is not None else CUDA_CLOCK if cell.cuda is not None else ""
@@ -484,6 +535,12 @@ def _repro_cell(request: Request, data: Data, cfg: Config, progress: Progress, c
         (base / "a" / "ccache").symlink_to(cfg.cache / "ccache", target_is_directory=True)
 
     def build(v: Variation) -> Path:
+        if v.published:  # a copy, taken while no build of the cell can replace it
+            copied = v.root / "dist" / cell.id
+            shutil.rmtree(copied, ignore_errors=True)
+            with cell_lock(cfg.cache, cell.id, progress.info):
+                shutil.copytree(cfg.dist / cell.id, copied, symlinks=True)
+            return copied  # an earlier repro's report in it is replaced by this one's (write_report)
         progress.info(f"[bold]repro build {v.describe()}[/]")
         shutil.rmtree(v.root / cell.id, ignore_errors=True)  # start from empty build directories
         # Both record into private dist/ directories: another build publishing dist/<cell-id>/

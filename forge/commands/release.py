@@ -60,9 +60,10 @@ def run_release(matrix: str | None, from_artifacts: str | None, version: str | N
         run_build(None, matrix, {}, {**{k: cli.get(k) for k in picked}, **wheels})
         if not cli.get("no_repro"):
             # the cells just built or reused, each repro-checked once: a report in dist/<cell>/ that
-            # says it reproduces is taken (a rebuild of the cell replaces the directory and its report)
+            # says it reproduces is taken (a rebuild of the cell replaces the directory and its report);
+            # the others are built once more, under variation b, and compared with what dist/ holds
             repro_cli = {k: cli.get(k) for k in ("backend", "debug", "only", "skip")}
-            run_repro(None, matrix, {}, {**repro_cli, "reuse": True, **wheels})
+            run_repro(None, matrix, {}, {**repro_cli, "reuse": True, "published_first": True, **wheels})
         plan_cfg = replace(cfg, backend=str(cli.get("backend") or "docker"))
         entries = forge_cli.plan_entries(None, matrix, {}, plan_cfg, data, forge_cli.Selection.from_cli(cli))
         cells = [cfg.dist / e["id"] for e in entries if e["status"] == "scheduled"]

@@ -93,3 +93,35 @@ def test_planted_leaks_show_each_container_variation(tiny_repo: Path) -> None:
     assert (a["uid"], b["uid"]) == ("1000", "1001")
     assert (a["umask"], b["umask"]) == ("0022", "0077")
     assert (a["hostname"], b["hostname"]) == ("forge-a", "forge-b-host")
+
+
+def test_release_compares_the_published_build_with_one_more_build(tiny_repo: Path) -> None:
+    """`invoke release` repro-checks what `invoke build` put in dist/ (building the cell twice, not
+    three times): the published build is the first side, and the planted leaks show it really is."""
+    (tiny_repo / "engine" / "plant-leaks").write_text("")
+    tinyrepo.git(tiny_repo, "add", ".")
+    tinyrepo.git(tiny_repo, "commit", "-q", "-m", "leaks")
+    one = tiny_repo / "matrix" / "one.yaml"
+    one.write_text("axes:\n  target: [linux-x86_64]\n  python: ['3.11']\n")
+    env = {**os.environ, "FORGE_ROOT": str(tiny_repo), "CI": "1"}
+    env.pop("FORGE_JOBS", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "release", "--matrix", str(one), "--no-wheels", "--backend", "docker"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == repro.ReproDifferentError.exit_code, out[-3000:]  # the leaks: nothing released
+    assert f"the first build is the published dist/{CELL}/" in out, out[-3000:]
+    assert not (tiny_repo / "dist" / "release").exists() or not any((tiny_repo / "dist" / "release").iterdir())
+    cache = tiny_repo / ".cache" / "forge" / "repro"
+    assert not (cache / "a" / CELL).exists()  # no build directories of a first repro build: none was made
+    report = json.loads((cache / "a" / "dist" / CELL / repro.REPORT_JSON).read_text())
+    assert "the published build" in str(report["variations"][0])  # type: ignore[index]
+    published = tiny_repo / "dist" / CELL / "install" / "share" / "leaks"
+    second = cache / "variant-b" / "deeper" / "dist" / CELL / "install" / "share" / "leaks"
+    # the published build ran as an ordinary build: its container's own hostname, -j2; the second one as forge-b
+    assert (published / "hostname.txt").read_text().strip() != "forge-a"
+    assert (second / "hostname.txt").read_text().strip() == "forge-b-host"
+    outcomes = {f["path"]: f["outcome"] for f in report["files"]}  # type: ignore[union-attr]
+    assert outcomes["install/lib/libember_framework.so"] == "identical"
+    assert outcomes["install/share/leaks/year.txt"] == "different"

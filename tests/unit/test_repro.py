@@ -284,3 +284,30 @@ def test_a_repro_report_in_the_cell_is_reused_only_while_it_fits(tmp_path: Path)
     assert repro.reusable_report(cell) is None
     (cell / repro.REPORT_JSON).write_text(json.dumps(data))
     assert repro.reusable_report(cell) is not None
+
+
+def test_published_first_build_varies_from_the_second_in_jobs_too(tmp_path: Path) -> None:
+    a, b = repro.published_variations(tmp_path / "a", tmp_path / "b" / "deeper", 2, True)
+    assert a.published and not b.published and (a.jobs, b.jobs) == (2, 3)
+    assert a.ccache and not b.ccache and b.clock == "+397d" and b.container_user == "forge-b"
+    assert "the published build" in a.describe() and "clock real" in a.describe()
+    assert "the published build" not in b.describe()
+
+
+def test_a_published_build_is_a_first_build_only_when_it_fits(tmp_path: Path) -> None:
+    from forge import manifest
+
+    cell = _reproduced_cell(tmp_path, "linux-x86_64-py3.11-np2.4-gcc12-cpu")
+    assert repro.published_problem(cell, wheels=False) is None
+    assert repro.published_problem(cell, wheels=True) == "it was built without the wheel steps"
+    data = json.loads((cell / manifest.MANIFEST).read_text())
+    manifest.write_json(cell / manifest.MANIFEST, {**data, "wheel": {"status": "refused", "reason": "no armv7 NumPy"}})
+    assert repro.published_problem(cell, wheels=True) is None  # the second build refuses it as well
+    manifest.write_json(cell / manifest.MANIFEST, {**data, "wheel": {"status": "built", "file": "w.whl"}})
+    assert "pass --wheels" in str(repro.published_problem(cell, wheels=False))
+    manifest.write_json(cell / manifest.MANIFEST, {**data, "result": "verify-failed"})
+    assert repro.published_problem(cell, wheels=False) == "its result is 'verify-failed'"
+    manifest.write_json(cell / manifest.MANIFEST, data)
+    (cell / "install" / "lib" / "libember.so").write_bytes(b"other bytes")
+    assert repro.published_problem(cell, wheels=False) == "its files no longer match its manifest"
+    assert "no readable manifest" in str(repro.published_problem(tmp_path / "nothing", wheels=False))
