@@ -14,7 +14,24 @@ namespace lite {
 struct PackedWeights {
   int n = 0, k = 0, k4 = 0, nb = 0, nr = 1;
   std::vector<int8_t> data;
+  // Requantization fused into the GEMM (ConvGemmVnni), made once by PrepareFusedRequant: per
+  // 16-channel block kRequantWords int32 words of per-lane constants, and layer-wide flags.
+  std::vector<int32_t> rq;
+  bool rq_plain = false, rq_high = false, rq_clamp = false, rq_zp_folded = false;
+  int32_t out_zp = 0, act_min = 0, act_max = 0;
 };
+
+constexpr int kRequantWords = 10 * 16;  // 10 vectors of 16 int32 lanes per block
+
+// Fills p->rq (double rounding, as RequantizeRowsVnni) from the folded bias (unsigned
+// activations), the multipliers and shifts of the p->n channels.
+void PrepareFusedRequant(const int32_t* bias, const int32_t* mult, const int* shift, int32_t out_zp,
+                         int32_t act_min, int32_t act_max, PackedWeights* p);
+// y[r * y_stride + c] = requantized (sum_k x[r * x_stride + k] * w[c][k] + bias[c]) for r < m,
+// c < n: GemmVnni and RequantizeRowsVnni (double rounding) in one pass, int32 sums kept in
+// registers. Needs PrepareFusedRequant.
+void ConvGemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int8_t* y,
+                  int y_stride);
 
 bool HasVnni();
 // out[i] = x[i] ^ 0x80 for i < n: int8 activations as the unsigned bytes GemmVnni reads. Only

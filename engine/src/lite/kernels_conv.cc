@@ -411,14 +411,6 @@ Status EvalConvF32(NodeState* node) {
   return Status::OK();
 }
 
-// Rows of int32 accumulators -> int8 outputs (contiguous rows of oc).
-void RequantizeRowsVnni(const NodeState& node, const int32_t* acc, int rows, int acc_stride,
-                        int8_t* y) {
-  lite::RequantizeRowsVnni(acc, rows, acc_stride, node.bias_u8.data(), node.multipliers.data(),
-                           node.shifts.data(), node.oc, node.left_shift == 1, node.out_zp,
-                           node.act_min, node.act_max, y);
-}
-
 constexpr int kConvRowBlock = 64;  // output pixels per GEMM call on the direct 1x1 path
 
 Status EvalConvI8(NodeState* node) {
@@ -431,7 +423,6 @@ Status EvalConvI8(NodeState* node) {
   if (node->vnni) {
     const PackedWeights& p = node->packed;
     const int stride = p.k4 * 4;
-    const int acc_stride = p.nb * 16;
     // Offset the whole input by 128 once; im2col then copies unsigned bytes.
     const size_t in_bytes = node->t.in[0]->num_elements;
     uint8_t* xu = node->scratchu8.data();
@@ -440,15 +431,14 @@ Status EvalConvI8(NodeState* node) {
       const int m = node->n * node->oh * node->ow;
       const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;
       const int tasks = TaskCount(*node, blocks, int64_t{kConvRowBlock} * node->ic * node->oc);
-      RunTasks(*node, tasks, [&](int task, int thread) {
-        int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+      RunTasks(*node, tasks, [&](int task, int) {
         int64_t b0, b1;
         ChunkRange(blocks, tasks, task, 1, &b0, &b1);
         for (int64_t b = b0; b < b1; ++b) {
           const int r = static_cast<int>(b) * kConvRowBlock;
           const int rows = std::min(kConvRowBlock, m - r);
-          GemmVnni(xu + static_cast<size_t>(r) * node->ic, rows, node->ic, p, acc, acc_stride);
-          RequantizeRowsVnni(*node, acc, rows, acc_stride, y + static_cast<size_t>(r) * node->oc);
+          ConvGemmVnni(xu + static_cast<size_t>(r) * node->ic, rows, node->ic, p,
+                       y + static_cast<size_t>(r) * node->oc, node->oc);
         }
       });
       return Status::OK();
@@ -459,15 +449,13 @@ Status EvalConvI8(NodeState* node) {
     RunTasks(*node, tasks, [&](int task, int thread) {
       int8_t* rows = reinterpret_cast<int8_t*>(xu + node->im2col_base +
                                                static_cast<size_t>(thread) * node->scratch_slice);
-      int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
       int64_t r0, r1;
       ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
       for (int64_t r = r0; r < r1; ++r) {
         const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
         Im2ColRow<int8_t>(*node, reinterpret_cast<const int8_t*>(xu), bi, oy, pad_u, rows, stride);
-        GemmVnni(reinterpret_cast<const uint8_t*>(rows), node->ow, stride, p, acc, acc_stride);
-        RequantizeRowsVnni(*node, acc, node->ow, acc_stride,
-                           y + static_cast<size_t>(r) * node->ow * node->oc);
+        ConvGemmVnni(reinterpret_cast<const uint8_t*>(rows), node->ow, stride, p,
+                     y + static_cast<size_t>(r) * node->ow * node->oc, node->oc);
       }
     });
     return Status::OK();
@@ -576,8 +564,10 @@ Status PrepareConv2D(NodeState* node) {
     const size_t cols = node->direct_1x1 ? 0 : static_cast<size_t>(node->ow) * p.k4 * 4;
     node->im2col_base = (in_bytes + 63) / 64 * 64;
     node->scratch_slice = (cols + 63) / 64 * 64;
-    const int rows = node->direct_1x1 ? kConvRowBlock : node->ow;
-    node->acc_slice = static_cast<size_t>(rows) * p.nb * 16;
+    // Sums stay in registers: requantization is fused into the GEMM.
+    node->acc_slice = 0;
+    PrepareFusedRequant(node->bias_u8.data(), node->multipliers.data(), node->shifts.data(),
+                        node->out_zp, node->act_min, node->act_max, &node->packed);
   } else {
     node->direct_1x1 = false;
     node->im2col_base = 0;
