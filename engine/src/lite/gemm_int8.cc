@@ -42,6 +42,7 @@ void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out) 
   out->k = k;
   out->k4 = (k + 3) / 4;
   out->nr = nr;
+  out->padded_h = out->padded_w = 0;
   out->nb = ((n + 15) / 16 + nr - 1) / nr * nr;
   out->data.assign(static_cast<size_t>(out->k4) * out->nb * 64, 0);
   for (int r = 0; r < n; ++r) {
@@ -485,9 +486,16 @@ EMBER_VNNI_TARGET inline __m512i PackBytes64(const PackedWeights& p, __m512i r0,
 }
 
 // MR rows x the NR blocks of group g, requantized into y.
-template <int MR, int NR, bool kPlain, bool kHigh>
-EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const PackedWeights& p,
-                                        int g, int8_t* y, int y_stride) {
+// Where a GEMM row's k values lie: `n` runs of 4 * k4 bytes at x + off[s] (row r of x at
+// x + r * x_stride), in the order of the packed weights' k.
+struct Segments {
+  const ptrdiff_t* off;
+  int n, k4;
+};
+
+template <int MR, int NR, bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Segments& sg,
+                                        const PackedWeights& p, int g, int8_t* y, int y_stride) {
   const int b0 = g * NR;
   __m512i c[MR][NR];
 #pragma GCC unroll 8
@@ -497,20 +505,25 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Pa
     for (int i = 0; i < MR; ++i) c[i][j] = bias;
   }
   const int8_t* wp = p.data.data() + static_cast<size_t>(g) * p.k4 * NR * 64;
-  const uint8_t* xr[MR];
+  // !kSeg: one run of p.k4 groups (the loops over runs fold away).
+  const int nseg = kSeg ? sg.n : 1, seg_k4 = kSeg ? sg.k4 : p.k4;
+  for (int sgi = 0; sgi < nseg; ++sgi) {
+    const uint8_t* xr[MR];
+    const uint8_t* xs = kSeg ? x + sg.off[sgi] : x;
 #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) xr[i] = x + static_cast<size_t>(i) * x_stride;
-  for (int k4 = 0; k4 < p.k4; ++k4, wp += NR * 64) {
-    __m512i w[NR];
+    for (int i = 0; i < MR; ++i) xr[i] = xs + static_cast<ptrdiff_t>(i) * x_stride;
+    for (int k4 = 0; k4 < seg_k4; ++k4, wp += NR * 64) {
+      __m512i w[NR];
 #pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) w[j] = _mm512_loadu_si512(wp + j * 64);
+      for (int j = 0; j < NR; ++j) w[j] = _mm512_loadu_si512(wp + j * 64);
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      int32_t xv;
-      std::memcpy(&xv, xr[i] + 4 * k4, 4);
-      const __m512i xb = _mm512_set1_epi32(xv);
+      for (int i = 0; i < MR; ++i) {
+        int32_t xv;
+        std::memcpy(&xv, xr[i] + 4 * k4, 4);
+        const __m512i xb = _mm512_set1_epi32(xv);
 #pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) c[i][j] = _mm512_dpbusd_epi32(c[i][j], xb, w[j]);
+        for (int j = 0; j < NR; ++j) c[i][j] = _mm512_dpbusd_epi32(c[i][j], xb, w[j]);
+      }
     }
   }
   if (NR == 4 && b0 * 16 + 64 <= p.n) {
@@ -550,51 +563,66 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Pa
   }
 }
 
-template <int NR, bool kPlain, bool kHigh>
-EMBER_VNNI_TARGET void FusedRows(const uint8_t* x, int m, int x_stride, const PackedWeights& p,
-                                 int8_t* y, int y_stride) {
+template <int NR, bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET void FusedRows(const uint8_t* x, int m, int x_stride, const Segments& sg,
+                                 const PackedWeights& p, int8_t* y, int y_stride) {
   const int groups = p.nb / NR;
   int r = 0;
   for (; r + 4 <= m; r += 4) {
     for (int g = 0; g < groups; ++g) {
-      FusedTile<4, NR, kPlain, kHigh>(x + static_cast<size_t>(r) * x_stride, x_stride, p, g,
-                                      y + static_cast<size_t>(r) * y_stride, y_stride);
+      FusedTile<4, NR, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, p,
+                                            g, y + static_cast<size_t>(r) * y_stride, y_stride);
     }
   }
   for (; r < m; ++r) {
     for (int g = 0; g < groups; ++g) {
-      FusedTile<1, NR, kPlain, kHigh>(x + static_cast<size_t>(r) * x_stride, x_stride, p, g,
-                                      y + static_cast<size_t>(r) * y_stride, y_stride);
+      FusedTile<1, NR, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, p,
+                                            g, y + static_cast<size_t>(r) * y_stride, y_stride);
     }
   }
 }
 
-template <bool kPlain, bool kHigh>
-EMBER_VNNI_TARGET void FusedRowsAnyNr(const uint8_t* x, int m, int x_stride, const PackedWeights& p,
-                                      int8_t* y, int y_stride) {
+template <bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET void FusedRowsAnyNr(const uint8_t* x, int m, int x_stride, const Segments& sg,
+                                      const PackedWeights& p, int8_t* y, int y_stride) {
   switch (p.nr) {
     case 8:
-      return FusedRows<8, kPlain, kHigh>(x, m, x_stride, p, y, y_stride);
+      return FusedRows<8, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
     case 4:
-      return FusedRows<4, kPlain, kHigh>(x, m, x_stride, p, y, y_stride);
+      return FusedRows<4, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
     case 2:
-      return FusedRows<2, kPlain, kHigh>(x, m, x_stride, p, y, y_stride);
+      return FusedRows<2, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
     default:
-      return FusedRows<1, kPlain, kHigh>(x, m, x_stride, p, y, y_stride);
+      return FusedRows<1, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
   }
 }
 
 }  // namespace
 
+void ConvGemmVnniSegments(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
+                          const PackedWeights& p, int8_t* y, int y_stride) {
+  const Segments sg{seg_off, nseg, p.k4 / nseg};
+  if (nseg == 1 && seg_off[0] == 0) {
+    if (p.rq_plain && p.rq_high) {
+      FusedRowsAnyNr<true, true, false>(x, m, x_stride, sg, p, y, y_stride);
+    } else if (p.rq_plain) {
+      FusedRowsAnyNr<true, false, false>(x, m, x_stride, sg, p, y, y_stride);
+    } else {
+      FusedRowsAnyNr<false, false, false>(x, m, x_stride, sg, p, y, y_stride);
+    }
+  } else if (p.rq_plain && p.rq_high) {
+    FusedRowsAnyNr<true, true, true>(x, m, x_stride, sg, p, y, y_stride);
+  } else if (p.rq_plain) {
+    FusedRowsAnyNr<true, false, true>(x, m, x_stride, sg, p, y, y_stride);
+  } else {
+    FusedRowsAnyNr<false, false, true>(x, m, x_stride, sg, p, y, y_stride);
+  }
+}
+
 void ConvGemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int8_t* y,
                   int y_stride) {
-  if (p.rq_plain && p.rq_high) {
-    FusedRowsAnyNr<true, true>(x, m, x_stride, p, y, y_stride);
-  } else if (p.rq_plain) {
-    FusedRowsAnyNr<true, false>(x, m, x_stride, p, y, y_stride);
-  } else {
-    FusedRowsAnyNr<false, false>(x, m, x_stride, p, y, y_stride);
-  }
+  const ptrdiff_t off = 0;
+  ConvGemmVnniSegments(x, m, x_stride, &off, 1, p, y, y_stride);
 }
 
 void GemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0, int g1,
@@ -622,6 +650,8 @@ void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out) {
 }
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
 void ConvGemmVnni(const uint8_t*, int, int, const PackedWeights&, int8_t*, int) {}
+void ConvGemmVnniSegments(const uint8_t*, int, int, const ptrdiff_t*, int, const PackedWeights&,
+                          int8_t*, int) {}
 void GemmVnniGroups(const uint8_t*, int, int, const PackedWeights&, int, int, int32_t*, int) {}
 void RequantizeVnni(const int32_t*, const int32_t*, const int32_t*, const int*, int, bool, int32_t,
                     int32_t, int32_t, int8_t*) {}

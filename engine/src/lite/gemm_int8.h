@@ -19,6 +19,9 @@ struct PackedWeights {
   std::vector<int32_t> rq;
   bool rq_plain = false, rq_high = false, rq_clamp = false, rq_zp_folded = false;
   int32_t out_zp = 0, act_min = 0, act_max = 0;
+  // CONV_2D reading its filter rows in place (no im2col): the input offset by 128 into a
+  // [padded_h, padded_w] image whose border holds the padding value; 0 when unused.
+  int padded_h = 0, padded_w = 0;
 };
 
 constexpr int kRequantWords = 10 * 16;  // 10 vectors of 16 int32 lanes per block
@@ -32,6 +35,10 @@ void PrepareFusedRequant(const int32_t* bias, const int32_t* mult, const int* sh
 // registers. Needs PrepareFusedRequant.
 void ConvGemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int8_t* y,
                   int y_stride);
+// ConvGemmVnni where row r's k values are `nseg` runs of p.k4 / nseg 4-byte groups, run s at
+// x + r * x_stride + seg_off[s] (a convolution's filter rows read in place from a padded input).
+void ConvGemmVnniSegments(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
+                          const PackedWeights& p, int8_t* y, int y_stride);
 
 bool HasVnni();
 // out[i] = x[i] ^ 0x80 for i < n: int8 activations as the unsigned bytes GemmVnni reads. Only

@@ -411,7 +411,8 @@ Status EvalConvF32(NodeState* node) {
   return Status::OK();
 }
 
-constexpr int kConvRowBlock = 64;  // output pixels per GEMM call on the direct 1x1 path
+constexpr int kConvRowBlock = 64;    // output pixels per GEMM call on the direct 1x1 path
+constexpr int kMaxInPlaceRows = 16;  // filter height limit of the in-place (no im2col) path
 
 Status EvalConvI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
@@ -423,10 +424,12 @@ Status EvalConvI8(NodeState* node) {
   if (node->vnni) {
     const PackedWeights& p = node->packed;
     const int stride = p.k4 * 4;
-    // Offset the whole input by 128 once; im2col then copies unsigned bytes.
     const size_t in_bytes = node->t.in[0]->num_elements;
     uint8_t* xu = node->scratchu8.data();
-    OffsetToUnsigned(x, in_bytes, xu);
+    if (p.padded_h == 0) {
+      // Offset the whole input by 128 once; im2col then copies unsigned bytes.
+      OffsetToUnsigned(x, in_bytes, xu);
+    }
     if (node->direct_1x1) {
       const int m = node->n * node->oh * node->ow;
       const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;
@@ -445,6 +448,36 @@ Status EvalConvI8(NodeState* node) {
     }
     const int8_t pad_u = static_cast<int8_t>(static_cast<uint8_t>(pad) ^ 0x80u);
     const int out_rows = node->n * node->oh;
+    if (p.padded_h > 0) {
+      // Filter rows in place: the border of the padded image was filled once in Prepare.
+      const OpOptions& o = node->op->options;
+      const size_t row = static_cast<size_t>(node->iw) * node->ic;
+      const size_t prow = static_cast<size_t>(p.padded_w) * node->ic;
+      uint8_t* img = node->scratchu8.data();
+      for (int b = 0; b < node->n; ++b) {
+        for (int iy = 0; iy < node->ih; ++iy) {
+          OffsetToUnsigned(x + (static_cast<size_t>(b) * node->ih + iy) * row, row,
+                           img + (static_cast<size_t>(b) * p.padded_h + iy + node->pad_h) * prow +
+                               static_cast<size_t>(node->pad_w) * node->ic);
+        }
+      }
+      ptrdiff_t seg[kMaxInPlaceRows];
+      for (int ky = 0; ky < node->kh; ++ky) seg[ky] = static_cast<ptrdiff_t>(ky) * prow;
+      const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
+      RunTasks(*node, tasks, [&](int task, int) {
+        int64_t r0, r1;
+        ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
+        for (int64_t r = r0; r < r1; ++r) {
+          const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
+          const uint8_t* base =
+              img +
+              (static_cast<size_t>(bi) * p.padded_h + static_cast<size_t>(oy) * o.stride_h) * prow;
+          ConvGemmVnniSegments(base, node->ow, o.stride_w * node->ic, seg, node->kh, p,
+                               y + static_cast<size_t>(r) * node->ow * node->oc, node->oc);
+        }
+      });
+      return Status::OK();
+    }
     const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
     RunTasks(*node, tasks, [&](int task, int thread) {
       int8_t* rows = reinterpret_cast<int8_t*>(xu + node->im2col_base +
@@ -575,6 +608,21 @@ Status PrepareConv2D(NodeState* node) {
     node->acc_slice = static_cast<size_t>(node->oc);
   }
   const size_t threads = static_cast<size_t>(node->threads);
+  if (node->vnni && !node->direct_1x1 && o.dilation_h == 1 && o.dilation_w == 1 &&
+      node->kh <= kMaxInPlaceRows && (node->kw * node->ic) % 4 == 0) {
+    // Undilated filters whose rows are whole 4-byte groups: the GEMM reads each filter row
+    // (kw * ic contiguous bytes) from a padded copy of the input, no im2col.
+    PackedWeights& p = node->packed;
+    p.padded_h = std::max(node->ih + node->pad_h, (node->oh - 1) * o.stride_h + node->kh);
+    p.padded_w = std::max(node->iw + node->pad_w, (node->ow - 1) * o.stride_w + node->kw);
+    const uint8_t pad_u = static_cast<uint8_t>(node->in_zp) ^ 0x80u;
+    node->im2col_base = 0;
+    node->scratch_slice = 0;
+    node->scratchu8.assign(static_cast<size_t>(node->n) * p.padded_h * p.padded_w * node->ic + 64,
+                           pad_u);
+    node->scratch32.clear();
+    return Status::OK();
+  }
   node->scratchu8.assign(node->im2col_base + node->scratch_slice * threads, 0);
   node->scratch32.assign(node->acc_slice * threads, 0);
   return Status::OK();
