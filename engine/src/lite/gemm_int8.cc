@@ -42,7 +42,7 @@ void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out) 
   out->k = k;
   out->k4 = (k + 3) / 4;
   out->nr = nr;
-  out->padded_h = out->padded_w = 0;
+  out->padded_h = out->padded_w = out->padded_c = 0;
   out->nb = ((n + 15) / 16 + nr - 1) / nr * nr;
   out->data.assign(static_cast<size_t>(out->k4) * out->nb * 64, 0);
   for (int r = 0; r < n; ++r) {
@@ -243,6 +243,25 @@ EMBER_VNNI_TARGET void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out)
   if (i < n) {
     const __mmask64 m = (uint64_t{1} << (n - i)) - 1u;
     _mm512_mask_storeu_epi8(out + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + i), flip));
+  }
+}
+
+EMBER_VNNI_TARGET void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  // 16 pixels (48 bytes) a step: dwords 3 L .. 3 L + 2 into 128-bit lane L, then each lane's
+  // 12 bytes spread to four 4-byte pixels.
+  const __m512i lanes = _mm512_set_epi32(0, 11, 10, 9, 0, 8, 7, 6, 0, 5, 4, 3, 0, 2, 1, 0);
+  const __m512i spread =
+      _mm512_broadcast_i32x4(_mm_set_epi8(-1, 11, 10, 9, -1, 8, 7, 6, -1, 5, 4, 3, -1, 2, 1, 0));
+  constexpr __mmask64 k48 = (__mmask64{1} << 48) - 1;
+  size_t i = 0;
+  for (; i + 16 <= pixels; i += 16) {
+    __m512i v = _mm512_maskz_loadu_epi8(k48, x + 3 * i);
+    v = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(lanes, v), spread);
+    _mm512_storeu_si512(out + 4 * i, _mm512_xor_si512(v, flip));
+  }
+  for (; i < pixels; ++i) {
+    for (int c = 0; c < 3; ++c) out[4 * i + c] = static_cast<uint8_t>(x[3 * i + c]) ^ 0x80u;
   }
 }
 
@@ -526,18 +545,33 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Se
       }
     }
   }
-  if (NR == 4 && b0 * 16 + 64 <= p.n) {
+  if (NR == 2 || NR == 4) {
+    // Up to 64 channels per row narrowed together; blocks past n are not requantized (their
+    // bytes, never stored, repeat block 0's).
+    const int valid = std::min(p.n - b0 * 16, NR * 16);
     const int32_t* rq = p.rq.data() + b0 * kRequantWords;
+    const __mmask64 keep = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const __m512i r0 = FusedDwords<kPlain, kHigh>(p, rq, c[i][0]);
-      const __m512i r1 = FusedDwords<kPlain, kHigh>(p, rq + kRequantWords, c[i][NR > 1 ? 1 : 0]);
-      const __m512i r2 =
-          FusedDwords<kPlain, kHigh>(p, rq + 2 * kRequantWords, c[i][NR > 2 ? 2 : 0]);
-      const __m512i r3 =
-          FusedDwords<kPlain, kHigh>(p, rq + 3 * kRequantWords, c[i][NR > 3 ? 3 : 0]);
-      _mm512_storeu_si512(y + static_cast<size_t>(i) * y_stride + b0 * 16,
-                          PackBytes64(p, r0, r1, r2, r3));
+      const __m512i r1 =
+          valid > 16 ? FusedDwords<kPlain, kHigh>(p, rq + kRequantWords, c[i][1]) : r0;
+      __m512i r2 = r0, r3 = r1;
+      if (NR == 4) {
+        if (valid > 32) r2 = FusedDwords<kPlain, kHigh>(p, rq + 2 * kRequantWords, c[i][2 % NR]);
+        if (valid > 48) r3 = FusedDwords<kPlain, kHigh>(p, rq + 3 * kRequantWords, c[i][3 % NR]);
+      }
+      const __m512i bytes = PackBytes64(p, r0, r1, r2, r3);
+      int8_t* yo = y + static_cast<size_t>(i) * y_stride + b0 * 16;
+      if (valid == NR * 16) {
+        if (NR == 4) {
+          _mm512_storeu_si512(yo, bytes);
+        } else {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(yo), _mm512_castsi512_si256(bytes));
+        }
+      } else {
+        _mm512_mask_storeu_epi8(yo, keep, bytes);
+      }
     }
     return;
   }
@@ -647,6 +681,11 @@ void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int
 
 void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out) {
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(x[i]) ^ 0x80u;
+}
+void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out) {
+  for (size_t i = 0; i < pixels; ++i) {
+    for (int c = 0; c < 3; ++c) out[4 * i + c] = static_cast<uint8_t>(x[3 * i + c]) ^ 0x80u;
+  }
 }
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
 void ConvGemmVnni(const uint8_t*, int, int, const PackedWeights&, int8_t*, int) {}

@@ -21,7 +21,8 @@ struct PackedWeights {
   int32_t out_zp = 0, act_min = 0, act_max = 0;
   // CONV_2D reading its filter rows in place (no im2col): the input offset by 128 into a
   // [padded_h, padded_w] image whose border holds the padding value; 0 when unused.
-  int padded_h = 0, padded_w = 0;
+  // padded_c: bytes per pixel there (ic, or 4 for 3-channel inputs, whose 4th weight is 0).
+  int padded_h = 0, padded_w = 0, padded_c = 0;
 };
 
 constexpr int kRequantWords = 10 * 16;  // 10 vectors of 16 int32 lanes per block
@@ -44,6 +45,9 @@ bool HasVnni();
 // out[i] = x[i] ^ 0x80 for i < n: int8 activations as the unsigned bytes GemmVnni reads. Only
 // for CPUs where HasVnni().
 void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out);
+// out[4 i + c] = x[3 i + c] ^ 0x80 for c < 3, i < pixels (out[4 i + 3] is left undefined): a
+// 3-channel image as 4-byte unsigned pixels.
+void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out);
 void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out);
 // acc[r * acc_stride + c] = sum_k x[r * x_stride + k] * w[c][k] for r < m, c < 16 * nb.
 // x rows are unsigned bytes (int8 ^ 0x80) padded to 4 * k4; acc_stride >= 16 * nb.

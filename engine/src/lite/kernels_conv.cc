@@ -452,13 +452,18 @@ Status EvalConvI8(NodeState* node) {
       // Filter rows in place: the border of the padded image was filled once in Prepare.
       const OpOptions& o = node->op->options;
       const size_t row = static_cast<size_t>(node->iw) * node->ic;
-      const size_t prow = static_cast<size_t>(p.padded_w) * node->ic;
+      const size_t prow = static_cast<size_t>(p.padded_w) * p.padded_c;
       uint8_t* img = node->scratchu8.data();
       for (int b = 0; b < node->n; ++b) {
         for (int iy = 0; iy < node->ih; ++iy) {
-          OffsetToUnsigned(x + (static_cast<size_t>(b) * node->ih + iy) * row, row,
-                           img + (static_cast<size_t>(b) * p.padded_h + iy + node->pad_h) * prow +
-                               static_cast<size_t>(node->pad_w) * node->ic);
+          const int8_t* src = x + (static_cast<size_t>(b) * node->ih + iy) * row;
+          uint8_t* dst = img + (static_cast<size_t>(b) * p.padded_h + iy + node->pad_h) * prow +
+                         static_cast<size_t>(node->pad_w) * p.padded_c;
+          if (p.padded_c == node->ic) {
+            OffsetToUnsigned(src, row, dst);
+          } else {
+            OffsetPixels3To4(src, static_cast<size_t>(node->iw), dst);
+          }
         }
       }
       ptrdiff_t seg[kMaxInPlaceRows];
@@ -472,7 +477,7 @@ Status EvalConvI8(NodeState* node) {
           const uint8_t* base =
               img +
               (static_cast<size_t>(bi) * p.padded_h + static_cast<size_t>(oy) * o.stride_h) * prow;
-          ConvGemmVnniSegments(base, node->ow, o.stride_w * node->ic, seg, node->kh, p,
+          ConvGemmVnniSegments(base, node->ow, o.stride_w * p.padded_c, seg, node->kh, p,
                                y + static_cast<size_t>(r) * node->ow * node->oc, node->oc);
         }
       });
@@ -608,17 +613,29 @@ Status PrepareConv2D(NodeState* node) {
     node->acc_slice = static_cast<size_t>(node->oc);
   }
   const size_t threads = static_cast<size_t>(node->threads);
+  const bool rgb = node->ic == 3 && node->kw * node->ic % 4 != 0;
   if (node->vnni && !node->direct_1x1 && o.dilation_h == 1 && o.dilation_w == 1 &&
-      node->kh <= kMaxInPlaceRows && (node->kw * node->ic) % 4 == 0) {
+      node->kh <= kMaxInPlaceRows && ((node->kw * node->ic) % 4 == 0 || rgb)) {
     // Undilated filters whose rows are whole 4-byte groups: the GEMM reads each filter row
-    // (kw * ic contiguous bytes) from a padded copy of the input, no im2col.
+    // (kw * ic contiguous bytes) from a padded copy of the input, no im2col. 3-channel inputs
+    // (a first layer) get 4-byte pixels and a zero 4th weight.
     PackedWeights& p = node->packed;
+    if (rgb) {
+      const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
+      const size_t taps = static_cast<size_t>(node->oc) * node->kh * node->kw;
+      std::vector<int8_t> w4(taps * 4, 0);
+      for (size_t t = 0; t < taps; ++t) std::memcpy(&w4[t * 4], wd + t * 3, 3);
+      PackWeightsVnni(w4.data(), node->oc, node->kh * node->kw * 4, p.nr, &p);
+      PrepareFusedRequant(node->bias_u8.data(), node->multipliers.data(), node->shifts.data(),
+                          node->out_zp, node->act_min, node->act_max, &p);
+    }
+    p.padded_c = rgb ? 4 : node->ic;
     p.padded_h = std::max(node->ih + node->pad_h, (node->oh - 1) * o.stride_h + node->kh);
     p.padded_w = std::max(node->iw + node->pad_w, (node->ow - 1) * o.stride_w + node->kw);
     const uint8_t pad_u = static_cast<uint8_t>(node->in_zp) ^ 0x80u;
     node->im2col_base = 0;
     node->scratch_slice = 0;
-    node->scratchu8.assign(static_cast<size_t>(node->n) * p.padded_h * p.padded_w * node->ic + 64,
+    node->scratchu8.assign(static_cast<size_t>(node->n) * p.padded_h * p.padded_w * p.padded_c + 64,
                            pad_u);
     node->scratch32.clear();
     return Status::OK();

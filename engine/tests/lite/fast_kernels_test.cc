@@ -227,6 +227,24 @@ TEST(ConvGemmVnni, MatchesScalar) {
   }
 }
 
+TEST(OffsetPixels3To4, SpreadsAndFlipsEveryPixel) {
+  if (!HasVnni()) return;
+  std::mt19937 gen(3);
+  std::uniform_int_distribution<int> d(-128, 127);
+  for (size_t pixels : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{96}}) {
+    std::vector<int8_t> x(3 * pixels);
+    for (int8_t& v : x) v = static_cast<int8_t>(d(gen));
+    std::vector<uint8_t> out(4 * pixels + 8, 7);
+    OffsetPixels3To4(x.data(), pixels, out.data());
+    for (size_t i = 0; i < pixels; ++i) {
+      for (int c = 0; c < 3; ++c) {
+        EXPECT_EQ(static_cast<int>(out[4 * i + c]), static_cast<uint8_t>(x[3 * i + c]) ^ 0x80);
+      }
+    }
+    for (size_t i = 4 * pixels; i < out.size(); ++i) EXPECT_EQ(static_cast<int>(out[i]), 7);
+  }
+}
+
 #ifdef EMBER_TEST_X86
 EMBER_VNNI_TARGET void RequantLanes16(const int32_t* x, const int32_t* m, const int32_t* shift,
                                       int32_t* out) {
