@@ -616,8 +616,8 @@ EMBER_VNNI_TARGET inline void StoreRow64(const PackedWeights& p, const int32_t* 
 // Rows in tiles of 4 x 64 channels (NR = 4, one run of k) with each tile's requantization
 // spread over the next tile's k loop: the sums wait in memory, and the out-of-order core
 // overlaps the requantizing instructions with the multiply-adds.
-template <bool kPlain, bool kHigh>
-EMBER_VNNI_TARGET int PipelinedRows4x4(const uint8_t* x, int m, int x_stride,
+template <bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET int PipelinedRows4x4(const uint8_t* x, int m, int x_stride, const Segments& sg,
                                        const PackedWeights& p, int8_t* y, int y_stride) {
   const int groups = p.nb / 4;
   alignas(64) __m512i pend[4][4];
@@ -636,45 +636,49 @@ EMBER_VNNI_TARGET int PipelinedRows4x4(const uint8_t* x, int m, int x_stride,
       __m512i c20 = c00, c21 = c01, c22 = c02, c23 = c03;
       __m512i c30 = c00, c31 = c01, c32 = c02, c33 = c03;
       const int8_t* wp = p.data.data() + static_cast<size_t>(g) * p.k4 * 256;
-      const uint8_t* x0 = x + static_cast<size_t>(r) * x_stride;
-      const uint8_t* x1 = x0 + x_stride;
-      const uint8_t* x2 = x1 + x_stride;
-      const uint8_t* x3 = x2 + x_stride;
-      for (int k4 = 0; k4 < p.k4; ++k4, wp += 256) {
-        const __m512i w0 = _mm512_loadu_si512(wp);
-        const __m512i w1 = _mm512_loadu_si512(wp + 64);
-        const __m512i w2 = _mm512_loadu_si512(wp + 128);
-        const __m512i w3 = _mm512_loadu_si512(wp + 192);
-        int32_t v;
-        std::memcpy(&v, x0 + 4 * k4, 4);
-        __m512i b = _mm512_set1_epi32(v);
-        c00 = _mm512_dpbusd_epi32(c00, b, w0);
-        c01 = _mm512_dpbusd_epi32(c01, b, w1);
-        c02 = _mm512_dpbusd_epi32(c02, b, w2);
-        c03 = _mm512_dpbusd_epi32(c03, b, w3);
-        std::memcpy(&v, x1 + 4 * k4, 4);
-        b = _mm512_set1_epi32(v);
-        c10 = _mm512_dpbusd_epi32(c10, b, w0);
-        c11 = _mm512_dpbusd_epi32(c11, b, w1);
-        c12 = _mm512_dpbusd_epi32(c12, b, w2);
-        c13 = _mm512_dpbusd_epi32(c13, b, w3);
-        std::memcpy(&v, x2 + 4 * k4, 4);
-        b = _mm512_set1_epi32(v);
-        c20 = _mm512_dpbusd_epi32(c20, b, w0);
-        c21 = _mm512_dpbusd_epi32(c21, b, w1);
-        c22 = _mm512_dpbusd_epi32(c22, b, w2);
-        c23 = _mm512_dpbusd_epi32(c23, b, w3);
-        std::memcpy(&v, x3 + 4 * k4, 4);
-        b = _mm512_set1_epi32(v);
-        c30 = _mm512_dpbusd_epi32(c30, b, w0);
-        c31 = _mm512_dpbusd_epi32(c31, b, w1);
-        c32 = _mm512_dpbusd_epi32(c32, b, w2);
-        c33 = _mm512_dpbusd_epi32(c33, b, w3);
-        if (pend_left > 0 && k4 % step == 0) {
-          const int i = 4 - pend_left;
-          StoreRow64<kPlain, kHigh>(p, pend_rq, pend_valid, pend[i],
-                                    pend_y + static_cast<size_t>(i) * y_stride);
-          --pend_left;
+      const int nseg = kSeg ? sg.n : 1, seg_k4 = kSeg ? sg.k4 : p.k4;
+      int it = 0;
+      for (int sgi = 0; sgi < nseg; ++sgi) {
+        const uint8_t* x0 = x + static_cast<size_t>(r) * x_stride + (kSeg ? sg.off[sgi] : 0);
+        const uint8_t* x1 = x0 + x_stride;
+        const uint8_t* x2 = x1 + x_stride;
+        const uint8_t* x3 = x2 + x_stride;
+        for (int k4 = 0; k4 < seg_k4; ++k4, ++it, wp += 256) {
+          const __m512i w0 = _mm512_loadu_si512(wp);
+          const __m512i w1 = _mm512_loadu_si512(wp + 64);
+          const __m512i w2 = _mm512_loadu_si512(wp + 128);
+          const __m512i w3 = _mm512_loadu_si512(wp + 192);
+          int32_t v;
+          std::memcpy(&v, x0 + 4 * k4, 4);
+          __m512i b = _mm512_set1_epi32(v);
+          c00 = _mm512_dpbusd_epi32(c00, b, w0);
+          c01 = _mm512_dpbusd_epi32(c01, b, w1);
+          c02 = _mm512_dpbusd_epi32(c02, b, w2);
+          c03 = _mm512_dpbusd_epi32(c03, b, w3);
+          std::memcpy(&v, x1 + 4 * k4, 4);
+          b = _mm512_set1_epi32(v);
+          c10 = _mm512_dpbusd_epi32(c10, b, w0);
+          c11 = _mm512_dpbusd_epi32(c11, b, w1);
+          c12 = _mm512_dpbusd_epi32(c12, b, w2);
+          c13 = _mm512_dpbusd_epi32(c13, b, w3);
+          std::memcpy(&v, x2 + 4 * k4, 4);
+          b = _mm512_set1_epi32(v);
+          c20 = _mm512_dpbusd_epi32(c20, b, w0);
+          c21 = _mm512_dpbusd_epi32(c21, b, w1);
+          c22 = _mm512_dpbusd_epi32(c22, b, w2);
+          c23 = _mm512_dpbusd_epi32(c23, b, w3);
+          std::memcpy(&v, x3 + 4 * k4, 4);
+          b = _mm512_set1_epi32(v);
+          c30 = _mm512_dpbusd_epi32(c30, b, w0);
+          c31 = _mm512_dpbusd_epi32(c31, b, w1);
+          c32 = _mm512_dpbusd_epi32(c32, b, w2);
+          c33 = _mm512_dpbusd_epi32(c33, b, w3);
+          if (pend_left > 0 && it % step == 0) {
+            const int i = 4 - pend_left;
+            StoreRow64<kPlain, kHigh>(p, pend_rq, pend_valid, pend[i],
+                                      pend_y + static_cast<size_t>(i) * y_stride);
+            --pend_left;
+          }
         }
       }
       for (; pend_left > 0; --pend_left) {
@@ -706,8 +710,8 @@ EMBER_VNNI_TARGET void FusedRows(const uint8_t* x, int m, int x_stride, const Se
   const int groups = p.nb / NR;
   int r = 0;
   // Short k loops (k < 64) have too few multiply-adds to hide a tile's requantization in.
-  if (NR == 4 && !kSeg && p.k4 >= 16) {
-    r = PipelinedRows4x4<kPlain, kHigh>(x, m, x_stride, p, y, y_stride);
+  if (NR == 4 && p.k4 >= 16) {
+    r = PipelinedRows4x4<kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
   }
   for (; r + 4 <= m; r += 4) {
     for (int g = 0; g < groups; ++g) {

@@ -178,7 +178,7 @@ TEST(ConvGemmVnni, MatchesScalar) {
       const int hi = lo == -128 ? 127 : 100;
       for (int n : {8, 24, 56, 64, 128, 200}) {
         for (int nseg : {1, 3}) {
-          const int k = nseg == 1 ? 66 : 36, m = 9;
+          const int k = nseg == 1 ? 66 : 72, m = 9;
           const int blocks = (n + 15) / 16;
           int nr = std::min(4, blocks);
           if (nr == 3) nr = 4;
