@@ -4,6 +4,7 @@
 // same as the reference kernel's.
 #include "lite/gemm_int8.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -41,6 +42,7 @@ void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out) 
   out->k = k;
   out->k4 = (k + 3) / 4;
   out->nr = nr;
+  out->padded_h = out->padded_w = out->padded_c = 0;
   out->nb = ((n + 15) / 16 + nr - 1) / nr * nr;
   out->data.assign(static_cast<size_t>(out->k4) * out->nb * 64, 0);
   for (int r = 0; r < n; ++r) {
@@ -50,6 +52,65 @@ void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out) 
           ((static_cast<size_t>(g) * out->k4 + c / 4) * nr + j) * 64 + lane * 4 + c % 4;
       out->data[at] = w[static_cast<size_t>(r) * k + c];
     }
+  }
+}
+
+namespace {
+// Vectors of a block's constants in PackedWeights::rq (int32 lanes; "64" ones hold 8 int64).
+enum RequantVec {
+  kRqBias = 0,   // folded bias: the accumulators start from it
+  kRqMult,       // multipliers (the even lanes' in the low halves of the 64-bit lanes)
+  kRqMultOdd,    // 64: the odd lanes' multipliers
+  kRqLeft,       // left shift of x
+  kRqAddEven,    // 64: 2^30 + 2^(30+e) [e >= 1] (+ out_zp * 2^(31+e) when folded)
+  kRqAddOdd,     // 64
+  kRqTotalEven,  // 64: 31 + e
+  kRqTotalOdd,   // 64
+  kRqNegEven,    // 64: -2^30 where e >= 1 (p below it takes the -2^31 step), else INT64_MIN
+  kRqNegOdd,     // 64
+};
+}  // namespace
+
+void PrepareFusedRequant(const int32_t* bias, const int32_t* mult, const int* shift, int32_t out_zp,
+                         int32_t act_min, int32_t act_max, PackedWeights* p) {
+  p->rq.assign(static_cast<size_t>(p->nb) * kRequantWords, 0);
+  p->out_zp = out_zp;
+  p->act_min = act_min;
+  p->act_max = act_max;
+  p->rq_clamp = act_min != -128 || act_max != 127;
+  bool plain = true, fold = true, high = true;
+  for (int c = 0; c < p->n; ++c) {
+    plain = plain && shift[c] <= 0 && mult[c] != INT32_MIN;
+    const int e = std::min(std::max(-shift[c], 0), 31);
+    high = high && e >= 1;
+    // out_zp * 2^(31+e) must stay far from int64 overflow next to the product and rounding.
+    fold = fold && 31 + e <= 54;
+  }
+  p->rq_plain = plain;
+  p->rq_zp_folded = fold;
+  // Padding lanes (c >= n) have e = 0; their results are never stored.
+  p->rq_high = plain && high;
+  for (int c = 0; c < p->nb * 16; ++c) {
+    int32_t* blk = p->rq.data() + static_cast<size_t>(c / 16) * kRequantWords;
+    const int lane = c % 16, half = lane / 2;
+    const bool odd = lane % 2 == 1;
+    const bool real = c < p->n;
+    const int s = real ? shift[c] : 0;
+    const int e = std::min(std::max(-s, 0), 31);
+    blk[kRqBias * 16 + lane] = real ? bias[c] : 0;
+    blk[kRqMult * 16 + lane] = real ? mult[c] : 0;
+    blk[kRqLeft * 16 + lane] = std::max(s, 0);
+    int64_t add = (int64_t{1} << 30) + (e >= 1 ? int64_t{1} << (30 + e) : 0);
+    if (fold) add += static_cast<int64_t>(out_zp) * (int64_t{1} << (31 + e));
+    const int64_t neg = e >= 1 ? -(int64_t{1} << 30) : INT64_MIN;
+    auto put64 = [&](int vec, int64_t v) { std::memcpy(blk + vec * 16 + 2 * half, &v, sizeof(v)); };
+    if (odd) {
+      int64_t m = real ? mult[c] : 0;
+      put64(kRqMultOdd, m);
+    }
+    put64(odd ? kRqAddOdd : kRqAddEven, add);
+    put64(odd ? kRqTotalOdd : kRqTotalEven, 31 + e - (odd && p->rq_high ? 32 : 0));
+    put64(odd ? kRqNegOdd : kRqNegEven, neg);
   }
 }
 
@@ -182,6 +243,25 @@ EMBER_VNNI_TARGET void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out)
   if (i < n) {
     const __mmask64 m = (uint64_t{1} << (n - i)) - 1u;
     _mm512_mask_storeu_epi8(out + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + i), flip));
+  }
+}
+
+EMBER_VNNI_TARGET void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  // 16 pixels (48 bytes) a step: dwords 3 L .. 3 L + 2 into 128-bit lane L, then each lane's
+  // 12 bytes spread to four 4-byte pixels.
+  const __m512i lanes = _mm512_set_epi32(0, 11, 10, 9, 0, 8, 7, 6, 0, 5, 4, 3, 0, 2, 1, 0);
+  const __m512i spread =
+      _mm512_broadcast_i32x4(_mm_set_epi8(-1, 11, 10, 9, -1, 8, 7, 6, -1, 5, 4, 3, -1, 2, 1, 0));
+  constexpr __mmask64 k48 = (__mmask64{1} << 48) - 1;
+  size_t i = 0;
+  for (; i + 16 <= pixels; i += 16) {
+    __m512i v = _mm512_maskz_loadu_epi8(k48, x + 3 * i);
+    v = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(lanes, v), spread);
+    _mm512_storeu_si512(out + 4 * i, _mm512_xor_si512(v, flip));
+  }
+  for (; i < pixels; ++i) {
+    for (int c = 0; c < 3; ++c) out[4 * i + c] = static_cast<uint8_t>(x[3 * i + c]) ^ 0x80u;
   }
 }
 
@@ -365,6 +445,333 @@ EMBER_VNNI_TARGET void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_
   run(acc, rows, acc_stride, bias, mult, shift, n, out_zp, act_min, act_max, out);
 }
 
+namespace {
+
+EMBER_VNNI_TARGET inline __m512i RqVec(const int32_t* rq, int i) {
+  return _mm512_loadu_si512(rq + i * 16);
+}
+
+// Requantized int32 values (out_zp included) of one vector of sums (bias included) of block
+// `rq`. kHigh: every lane has e >= 1, so the odd lanes' shift is 32 less (kRqTotalOdd holds
+// 31 + e - 32) and leaves their results in the high halves, where the blend takes them.
+template <bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET inline __m512i FusedDwords(const PackedWeights& p, const int32_t* rq, __m512i a) {
+  if (!kPlain) a = _mm512_sllv_epi32(a, RqVec(rq, kRqLeft));
+  const __m512i cap = _mm512_set1_epi64((1LL << 62) - (1LL << 31));
+  const __m512i b31 = _mm512_set1_epi64(1LL << 31);
+  __m512i pe = _mm512_mul_epi32(a, RqVec(rq, kRqMult));
+  __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), RqVec(rq, kRqMultOdd));
+  if (!kPlain) {
+    pe = _mm512_min_epi64(pe, cap);
+    po = _mm512_min_epi64(po, cap);
+  }
+  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, RqVec(rq, kRqNegEven));
+  const __mmask8 no = _mm512_cmplt_epi64_mask(po, RqVec(rq, kRqNegOdd));
+  pe = _mm512_add_epi64(pe, RqVec(rq, kRqAddEven));
+  po = _mm512_add_epi64(po, RqVec(rq, kRqAddOdd));
+  pe = _mm512_mask_sub_epi64(pe, ne, pe, b31);
+  po = _mm512_mask_sub_epi64(po, no, po, b31);
+  pe = _mm512_srav_epi64(pe, RqVec(rq, kRqTotalEven));
+  po = _mm512_srav_epi64(po, RqVec(rq, kRqTotalOdd));
+  if (!kHigh) po = _mm512_slli_epi64(po, 32);
+  __m512i r = _mm512_mask_blend_epi32(0xAAAA, pe, po);
+  if (!p.rq_zp_folded) r = _mm512_add_epi32(r, _mm512_set1_epi32(p.out_zp));
+  return r;
+}
+
+// The int8 bytes of FusedDwords.
+template <bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET inline __m128i FusedBytes(const PackedWeights& p, const int32_t* rq, __m512i a) {
+  __m512i r = FusedDwords<kPlain, kHigh>(p, rq, a);
+  if (!p.rq_clamp) return _mm512_cvtsepi32_epi8(r);
+  r = _mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(p.act_min)),
+                       _mm512_set1_epi32(p.act_max));
+  return _mm512_cvtepi32_epi8(r);
+}
+
+// 64 int8 outputs from four vectors of int32 results (channels 0-15, ..., 48-63): saturating
+// packs (to int8 as the reference's clamp to [-128, 127]), then the activation clamp in bytes.
+EMBER_VNNI_TARGET inline __m512i PackBytes64(const PackedWeights& p, __m512i r0, __m512i r1,
+                                             __m512i r2, __m512i r3) {
+  // packs work within 128-bit lanes: dword 4 L + q of the result holds r_q[4 L .. 4 L + 3].
+  const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(r0, r1), _mm512_packs_epi32(r2, r3));
+  b = _mm512_permutexvar_epi32(perm, b);
+  if (p.rq_clamp) {
+    b = _mm512_min_epi8(_mm512_max_epi8(b, _mm512_set1_epi8(static_cast<char>(p.act_min))),
+                        _mm512_set1_epi8(static_cast<char>(p.act_max)));
+  }
+  return b;
+}
+
+// MR rows x the NR blocks of group g, requantized into y.
+// Where a GEMM row's k values lie: `n` runs of 4 * k4 bytes at x + off[s] (row r of x at
+// x + r * x_stride), in the order of the packed weights' k.
+struct Segments {
+  const ptrdiff_t* off;
+  int n, k4;
+};
+
+template <int MR, int NR, bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Segments& sg,
+                                        const PackedWeights& p, int g, int8_t* y, int y_stride) {
+  const int b0 = g * NR;
+  __m512i c[MR][NR];
+#pragma GCC unroll 8
+  for (int j = 0; j < NR; ++j) {
+    const __m512i bias = _mm512_loadu_si512(p.rq.data() + (b0 + j) * kRequantWords);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) c[i][j] = bias;
+  }
+  const int8_t* wp = p.data.data() + static_cast<size_t>(g) * p.k4 * NR * 64;
+  // !kSeg: one run of p.k4 groups (the loops over runs fold away).
+  const int nseg = kSeg ? sg.n : 1, seg_k4 = kSeg ? sg.k4 : p.k4;
+  for (int sgi = 0; sgi < nseg; ++sgi) {
+    const uint8_t* xr[MR];
+    const uint8_t* xs = kSeg ? x + sg.off[sgi] : x;
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) xr[i] = xs + static_cast<ptrdiff_t>(i) * x_stride;
+    for (int k4 = 0; k4 < seg_k4; ++k4, wp += NR * 64) {
+      __m512i w[NR];
+#pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) w[j] = _mm512_loadu_si512(wp + j * 64);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        int32_t xv;
+        std::memcpy(&xv, xr[i] + 4 * k4, 4);
+        const __m512i xb = _mm512_set1_epi32(xv);
+#pragma GCC unroll 8
+        for (int j = 0; j < NR; ++j) c[i][j] = _mm512_dpbusd_epi32(c[i][j], xb, w[j]);
+      }
+    }
+  }
+  if (NR == 2 || NR == 4) {
+    // Up to 64 channels per row narrowed together; blocks past n are not requantized (their
+    // bytes, never stored, repeat block 0's).
+    const int valid = std::min(p.n - b0 * 16, NR * 16);
+    const int32_t* rq = p.rq.data() + b0 * kRequantWords;
+    const __mmask64 keep = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512i r0 = FusedDwords<kPlain, kHigh>(p, rq, c[i][0]);
+      const __m512i r1 =
+          valid > 16 ? FusedDwords<kPlain, kHigh>(p, rq + kRequantWords, c[i][1]) : r0;
+      __m512i r2 = r0, r3 = r1;
+      if (NR == 4) {
+        if (valid > 32) r2 = FusedDwords<kPlain, kHigh>(p, rq + 2 * kRequantWords, c[i][2 % NR]);
+        if (valid > 48) r3 = FusedDwords<kPlain, kHigh>(p, rq + 3 * kRequantWords, c[i][3 % NR]);
+      }
+      const __m512i bytes = PackBytes64(p, r0, r1, r2, r3);
+      int8_t* yo = y + static_cast<size_t>(i) * y_stride + b0 * 16;
+      if (valid == NR * 16) {
+        if (NR == 4) {
+          _mm512_storeu_si512(yo, bytes);
+        } else {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(yo), _mm512_castsi512_si256(bytes));
+        }
+      } else {
+        _mm512_mask_storeu_epi8(yo, keep, bytes);
+      }
+    }
+    return;
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NR; ++j) {
+    const int c0 = (b0 + j) * 16;
+    if (c0 >= p.n) break;
+    const int32_t* rq = p.rq.data() + (b0 + j) * kRequantWords;
+    if (c0 + 16 <= p.n) {
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + static_cast<size_t>(i) * y_stride + c0),
+                         FusedBytes<kPlain, kHigh>(p, rq, c[i][j]));
+      }
+    } else {
+      const __mmask16 m = static_cast<__mmask16>((1u << (p.n - c0)) - 1u);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        _mm_mask_storeu_epi8(y + static_cast<size_t>(i) * y_stride + c0, m,
+                             FusedBytes<kPlain, kHigh>(p, rq, c[i][j]));
+      }
+    }
+  }
+}
+
+// One row of a 4-block group (64 channels, `valid` of them real) requantized and stored.
+template <bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET inline void StoreRow64(const PackedWeights& p, const int32_t* rq, int valid,
+                                         const __m512i* c, int8_t* yo) {
+  const __m512i r0 = FusedDwords<kPlain, kHigh>(p, rq, c[0]);
+  const __m512i r1 = valid > 16 ? FusedDwords<kPlain, kHigh>(p, rq + kRequantWords, c[1]) : r0;
+  const __m512i r2 = valid > 32 ? FusedDwords<kPlain, kHigh>(p, rq + 2 * kRequantWords, c[2]) : r0;
+  const __m512i r3 = valid > 48 ? FusedDwords<kPlain, kHigh>(p, rq + 3 * kRequantWords, c[3]) : r1;
+  const __m512i bytes = PackBytes64(p, r0, r1, r2, r3);
+  if (valid >= 64) {
+    _mm512_storeu_si512(yo, bytes);
+  } else {
+    _mm512_mask_storeu_epi8(yo, (__mmask64{1} << valid) - 1, bytes);
+  }
+}
+
+// Rows in tiles of 4 x 64 channels (NR = 4, one run of k) with each tile's requantization
+// spread over the next tile's k loop: the sums wait in memory, and the out-of-order core
+// overlaps the requantizing instructions with the multiply-adds.
+template <bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET int PipelinedRows4x4(const uint8_t* x, int m, int x_stride, const Segments& sg,
+                                       const PackedWeights& p, int8_t* y, int y_stride) {
+  const int groups = p.nb / 4;
+  alignas(64) __m512i pend[4][4];
+  int pend_left = 0, pend_valid = 0;
+  const int32_t* pend_rq = nullptr;
+  int8_t* pend_y = nullptr;
+  // One pending row every k4 / 4 steps, each at the end of its stretch (measured: earlier or
+  // denser placements were slower).
+  const int step = std::max(1, p.k4 / 4);
+  int r = 0;
+  for (; r + 4 <= m; r += 4) {
+    for (int g = 0; g < groups; ++g) {
+      const int32_t* rq = p.rq.data() + g * 4 * kRequantWords;
+      __m512i c00 = _mm512_loadu_si512(rq), c01 = _mm512_loadu_si512(rq + kRequantWords);
+      __m512i c02 = _mm512_loadu_si512(rq + 2 * kRequantWords);
+      __m512i c03 = _mm512_loadu_si512(rq + 3 * kRequantWords);
+      __m512i c10 = c00, c11 = c01, c12 = c02, c13 = c03;
+      __m512i c20 = c00, c21 = c01, c22 = c02, c23 = c03;
+      __m512i c30 = c00, c31 = c01, c32 = c02, c33 = c03;
+      const int8_t* wp = p.data.data() + static_cast<size_t>(g) * p.k4 * 256;
+      const int nseg = kSeg ? sg.n : 1, seg_k4 = kSeg ? sg.k4 : p.k4;
+      int it = 0;
+      for (int sgi = 0; sgi < nseg; ++sgi) {
+        const uint8_t* x0 = x + static_cast<size_t>(r) * x_stride + (kSeg ? sg.off[sgi] : 0);
+        const uint8_t* x1 = x0 + x_stride;
+        const uint8_t* x2 = x1 + x_stride;
+        const uint8_t* x3 = x2 + x_stride;
+        for (int k4 = 0; k4 < seg_k4; ++k4, ++it, wp += 256) {
+          const __m512i w0 = _mm512_loadu_si512(wp);
+          const __m512i w1 = _mm512_loadu_si512(wp + 64);
+          const __m512i w2 = _mm512_loadu_si512(wp + 128);
+          const __m512i w3 = _mm512_loadu_si512(wp + 192);
+          int32_t v;
+          std::memcpy(&v, x0 + 4 * k4, 4);
+          __m512i b = _mm512_set1_epi32(v);
+          c00 = _mm512_dpbusd_epi32(c00, b, w0);
+          c01 = _mm512_dpbusd_epi32(c01, b, w1);
+          c02 = _mm512_dpbusd_epi32(c02, b, w2);
+          c03 = _mm512_dpbusd_epi32(c03, b, w3);
+          std::memcpy(&v, x1 + 4 * k4, 4);
+          b = _mm512_set1_epi32(v);
+          c10 = _mm512_dpbusd_epi32(c10, b, w0);
+          c11 = _mm512_dpbusd_epi32(c11, b, w1);
+          c12 = _mm512_dpbusd_epi32(c12, b, w2);
+          c13 = _mm512_dpbusd_epi32(c13, b, w3);
+          std::memcpy(&v, x2 + 4 * k4, 4);
+          b = _mm512_set1_epi32(v);
+          c20 = _mm512_dpbusd_epi32(c20, b, w0);
+          c21 = _mm512_dpbusd_epi32(c21, b, w1);
+          c22 = _mm512_dpbusd_epi32(c22, b, w2);
+          c23 = _mm512_dpbusd_epi32(c23, b, w3);
+          std::memcpy(&v, x3 + 4 * k4, 4);
+          b = _mm512_set1_epi32(v);
+          c30 = _mm512_dpbusd_epi32(c30, b, w0);
+          c31 = _mm512_dpbusd_epi32(c31, b, w1);
+          c32 = _mm512_dpbusd_epi32(c32, b, w2);
+          c33 = _mm512_dpbusd_epi32(c33, b, w3);
+          if (pend_left > 0 && (it + 1) % step == 0) {
+            const int i = 4 - pend_left;
+            StoreRow64<kPlain, kHigh>(p, pend_rq, pend_valid, pend[i],
+                                      pend_y + static_cast<size_t>(i) * y_stride);
+            --pend_left;
+          }
+        }
+      }
+      for (; pend_left > 0; --pend_left) {
+        const int i = 4 - pend_left;
+        StoreRow64<kPlain, kHigh>(p, pend_rq, pend_valid, pend[i],
+                                  pend_y + static_cast<size_t>(i) * y_stride);
+      }
+      pend[0][0] = c00, pend[0][1] = c01, pend[0][2] = c02, pend[0][3] = c03;
+      pend[1][0] = c10, pend[1][1] = c11, pend[1][2] = c12, pend[1][3] = c13;
+      pend[2][0] = c20, pend[2][1] = c21, pend[2][2] = c22, pend[2][3] = c23;
+      pend[3][0] = c30, pend[3][1] = c31, pend[3][2] = c32, pend[3][3] = c33;
+      pend_left = 4;
+      pend_rq = rq;
+      pend_valid = std::min(p.n - g * 64, 64);
+      pend_y = y + static_cast<size_t>(r) * y_stride + g * 64;
+    }
+  }
+  for (; pend_left > 0; --pend_left) {
+    const int i = 4 - pend_left;
+    StoreRow64<kPlain, kHigh>(p, pend_rq, pend_valid, pend[i],
+                              pend_y + static_cast<size_t>(i) * y_stride);
+  }
+  return r;
+}
+
+template <int NR, bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET void FusedRows(const uint8_t* x, int m, int x_stride, const Segments& sg,
+                                 const PackedWeights& p, int8_t* y, int y_stride) {
+  const int groups = p.nb / NR;
+  int r = 0;
+  // Short k loops (k < 64) have too few multiply-adds to hide a tile's requantization in.
+  if (NR == 4 && p.k4 >= 16) {
+    r = PipelinedRows4x4<kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+  }
+  for (; r + 4 <= m; r += 4) {
+    for (int g = 0; g < groups; ++g) {
+      FusedTile<4, NR, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, p,
+                                            g, y + static_cast<size_t>(r) * y_stride, y_stride);
+    }
+  }
+  for (; r < m; ++r) {
+    for (int g = 0; g < groups; ++g) {
+      FusedTile<1, NR, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, p,
+                                            g, y + static_cast<size_t>(r) * y_stride, y_stride);
+    }
+  }
+}
+
+template <bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET void FusedRowsAnyNr(const uint8_t* x, int m, int x_stride, const Segments& sg,
+                                      const PackedWeights& p, int8_t* y, int y_stride) {
+  switch (p.nr) {
+    case 8:
+      return FusedRows<8, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+    case 4:
+      return FusedRows<4, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+    case 2:
+      return FusedRows<2, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+    default:
+      return FusedRows<1, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+  }
+}
+
+}  // namespace
+
+void ConvGemmVnniSegments(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
+                          const PackedWeights& p, int8_t* y, int y_stride) {
+  const Segments sg{seg_off, nseg, p.k4 / nseg};
+  if (nseg == 1 && seg_off[0] == 0) {
+    if (p.rq_plain && p.rq_high) {
+      FusedRowsAnyNr<true, true, false>(x, m, x_stride, sg, p, y, y_stride);
+    } else if (p.rq_plain) {
+      FusedRowsAnyNr<true, false, false>(x, m, x_stride, sg, p, y, y_stride);
+    } else {
+      FusedRowsAnyNr<false, false, false>(x, m, x_stride, sg, p, y, y_stride);
+    }
+  } else if (p.rq_plain && p.rq_high) {
+    FusedRowsAnyNr<true, true, true>(x, m, x_stride, sg, p, y, y_stride);
+  } else if (p.rq_plain) {
+    FusedRowsAnyNr<true, false, true>(x, m, x_stride, sg, p, y, y_stride);
+  } else {
+    FusedRowsAnyNr<false, false, true>(x, m, x_stride, sg, p, y, y_stride);
+  }
+}
+
+void ConvGemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int8_t* y,
+                  int y_stride) {
+  const ptrdiff_t off = 0;
+  ConvGemmVnniSegments(x, m, x_stride, &off, 1, p, y, y_stride);
+}
+
 void GemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0, int g1,
                     int32_t* acc, int acc_stride) {
   int r = 0;
@@ -388,7 +795,15 @@ void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int
 void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out) {
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(x[i]) ^ 0x80u;
 }
+void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out) {
+  for (size_t i = 0; i < pixels; ++i) {
+    for (int c = 0; c < 3; ++c) out[4 * i + c] = static_cast<uint8_t>(x[3 * i + c]) ^ 0x80u;
+  }
+}
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
+void ConvGemmVnni(const uint8_t*, int, int, const PackedWeights&, int8_t*, int) {}
+void ConvGemmVnniSegments(const uint8_t*, int, int, const ptrdiff_t*, int, const PackedWeights&,
+                          int8_t*, int) {}
 void GemmVnniGroups(const uint8_t*, int, int, const PackedWeights&, int, int, int32_t*, int) {}
 void RequantizeVnni(const int32_t*, const int32_t*, const int32_t*, const int*, int, bool, int32_t,
                     int32_t, int32_t, int8_t*) {}

@@ -14,12 +14,40 @@ namespace lite {
 struct PackedWeights {
   int n = 0, k = 0, k4 = 0, nb = 0, nr = 1;
   std::vector<int8_t> data;
+  // Requantization fused into the GEMM (ConvGemmVnni), made once by PrepareFusedRequant: per
+  // 16-channel block kRequantWords int32 words of per-lane constants, and layer-wide flags.
+  std::vector<int32_t> rq;
+  bool rq_plain = false, rq_high = false, rq_clamp = false, rq_zp_folded = false;
+  int32_t out_zp = 0, act_min = 0, act_max = 0;
+  // CONV_2D reading its filter rows in place (no im2col): the input offset by 128 into a
+  // [padded_h, padded_w] image whose border holds the padding value; 0 when unused.
+  // padded_c: bytes per pixel there (ic, or 4 for 3-channel inputs, whose 4th weight is 0).
+  int padded_h = 0, padded_w = 0, padded_c = 0;
 };
+
+constexpr int kRequantWords = 10 * 16;  // 10 vectors of 16 int32 lanes per block
+
+// Fills p->rq (double rounding, as RequantizeRowsVnni) from the folded bias (unsigned
+// activations), the multipliers and shifts of the p->n channels.
+void PrepareFusedRequant(const int32_t* bias, const int32_t* mult, const int* shift, int32_t out_zp,
+                         int32_t act_min, int32_t act_max, PackedWeights* p);
+// y[r * y_stride + c] = requantized (sum_k x[r * x_stride + k] * w[c][k] + bias[c]) for r < m,
+// c < n: GemmVnni and RequantizeRowsVnni (double rounding) in one pass, int32 sums kept in
+// registers. Needs PrepareFusedRequant.
+void ConvGemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int8_t* y,
+                  int y_stride);
+// ConvGemmVnni where row r's k values are `nseg` runs of p.k4 / nseg 4-byte groups, run s at
+// x + r * x_stride + seg_off[s] (a convolution's filter rows read in place from a padded input).
+void ConvGemmVnniSegments(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
+                          const PackedWeights& p, int8_t* y, int y_stride);
 
 bool HasVnni();
 // out[i] = x[i] ^ 0x80 for i < n: int8 activations as the unsigned bytes GemmVnni reads. Only
 // for CPUs where HasVnni().
 void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out);
+// out[4 i + c] = x[3 i + c] ^ 0x80 for c < 3, i < pixels (out[4 i + 3] is left undefined): a
+// 3-channel image as 4-byte unsigned pixels.
+void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out);
 void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out);
 // acc[r * acc_stride + c] = sum_k x[r * x_stride + k] * w[c][k] for r < m, c < 16 * nb.
 // x rows are unsigned bytes (int8 ^ 0x80) padded to 4 * k4; acc_stride >= 16 * nb.

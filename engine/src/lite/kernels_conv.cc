@@ -411,15 +411,8 @@ Status EvalConvF32(NodeState* node) {
   return Status::OK();
 }
 
-// Rows of int32 accumulators -> int8 outputs (contiguous rows of oc).
-void RequantizeRowsVnni(const NodeState& node, const int32_t* acc, int rows, int acc_stride,
-                        int8_t* y) {
-  lite::RequantizeRowsVnni(acc, rows, acc_stride, node.bias_u8.data(), node.multipliers.data(),
-                           node.shifts.data(), node.oc, node.left_shift == 1, node.out_zp,
-                           node.act_min, node.act_max, y);
-}
-
-constexpr int kConvRowBlock = 64;  // output pixels per GEMM call on the direct 1x1 path
+constexpr int kConvRowBlock = 64;    // output pixels per GEMM call on the direct 1x1 path
+constexpr int kMaxInPlaceRows = 16;  // filter height limit of the in-place (no im2col) path
 
 Status EvalConvI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
@@ -431,43 +424,76 @@ Status EvalConvI8(NodeState* node) {
   if (node->vnni) {
     const PackedWeights& p = node->packed;
     const int stride = p.k4 * 4;
-    const int acc_stride = p.nb * 16;
-    // Offset the whole input by 128 once; im2col then copies unsigned bytes.
     const size_t in_bytes = node->t.in[0]->num_elements;
     uint8_t* xu = node->scratchu8.data();
-    OffsetToUnsigned(x, in_bytes, xu);
+    if (p.padded_h == 0) {
+      // Offset the whole input by 128 once; im2col then copies unsigned bytes.
+      OffsetToUnsigned(x, in_bytes, xu);
+    }
     if (node->direct_1x1) {
       const int m = node->n * node->oh * node->ow;
       const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;
       const int tasks = TaskCount(*node, blocks, int64_t{kConvRowBlock} * node->ic * node->oc);
-      RunTasks(*node, tasks, [&](int task, int thread) {
-        int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+      RunTasks(*node, tasks, [&](int task, int) {
         int64_t b0, b1;
         ChunkRange(blocks, tasks, task, 1, &b0, &b1);
         for (int64_t b = b0; b < b1; ++b) {
           const int r = static_cast<int>(b) * kConvRowBlock;
           const int rows = std::min(kConvRowBlock, m - r);
-          GemmVnni(xu + static_cast<size_t>(r) * node->ic, rows, node->ic, p, acc, acc_stride);
-          RequantizeRowsVnni(*node, acc, rows, acc_stride, y + static_cast<size_t>(r) * node->oc);
+          ConvGemmVnni(xu + static_cast<size_t>(r) * node->ic, rows, node->ic, p,
+                       y + static_cast<size_t>(r) * node->oc, node->oc);
         }
       });
       return Status::OK();
     }
     const int8_t pad_u = static_cast<int8_t>(static_cast<uint8_t>(pad) ^ 0x80u);
     const int out_rows = node->n * node->oh;
+    if (p.padded_h > 0) {
+      // Filter rows in place: the border of the padded image was filled once in Prepare.
+      const OpOptions& o = node->op->options;
+      const size_t row = static_cast<size_t>(node->iw) * node->ic;
+      const size_t prow = static_cast<size_t>(p.padded_w) * p.padded_c;
+      uint8_t* img = node->scratchu8.data();
+      for (int b = 0; b < node->n; ++b) {
+        for (int iy = 0; iy < node->ih; ++iy) {
+          const int8_t* src = x + (static_cast<size_t>(b) * node->ih + iy) * row;
+          uint8_t* dst = img + (static_cast<size_t>(b) * p.padded_h + iy + node->pad_h) * prow +
+                         static_cast<size_t>(node->pad_w) * p.padded_c;
+          if (p.padded_c == node->ic) {
+            OffsetToUnsigned(src, row, dst);
+          } else {
+            OffsetPixels3To4(src, static_cast<size_t>(node->iw), dst);
+          }
+        }
+      }
+      ptrdiff_t seg[kMaxInPlaceRows];
+      for (int ky = 0; ky < node->kh; ++ky) seg[ky] = static_cast<ptrdiff_t>(ky) * prow;
+      const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
+      RunTasks(*node, tasks, [&](int task, int) {
+        int64_t r0, r1;
+        ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
+        for (int64_t r = r0; r < r1; ++r) {
+          const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
+          const uint8_t* base =
+              img +
+              (static_cast<size_t>(bi) * p.padded_h + static_cast<size_t>(oy) * o.stride_h) * prow;
+          ConvGemmVnniSegments(base, node->ow, o.stride_w * p.padded_c, seg, node->kh, p,
+                               y + static_cast<size_t>(r) * node->ow * node->oc, node->oc);
+        }
+      });
+      return Status::OK();
+    }
     const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
     RunTasks(*node, tasks, [&](int task, int thread) {
       int8_t* rows = reinterpret_cast<int8_t*>(xu + node->im2col_base +
                                                static_cast<size_t>(thread) * node->scratch_slice);
-      int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
       int64_t r0, r1;
       ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
       for (int64_t r = r0; r < r1; ++r) {
         const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
         Im2ColRow<int8_t>(*node, reinterpret_cast<const int8_t*>(xu), bi, oy, pad_u, rows, stride);
-        GemmVnni(reinterpret_cast<const uint8_t*>(rows), node->ow, stride, p, acc, acc_stride);
-        RequantizeRowsVnni(*node, acc, node->ow, acc_stride,
-                           y + static_cast<size_t>(r) * node->ow * node->oc);
+        ConvGemmVnni(reinterpret_cast<const uint8_t*>(rows), node->ow, stride, p,
+                     y + static_cast<size_t>(r) * node->ow * node->oc, node->oc);
       }
     });
     return Status::OK();
@@ -576,8 +602,10 @@ Status PrepareConv2D(NodeState* node) {
     const size_t cols = node->direct_1x1 ? 0 : static_cast<size_t>(node->ow) * p.k4 * 4;
     node->im2col_base = (in_bytes + 63) / 64 * 64;
     node->scratch_slice = (cols + 63) / 64 * 64;
-    const int rows = node->direct_1x1 ? kConvRowBlock : node->ow;
-    node->acc_slice = static_cast<size_t>(rows) * p.nb * 16;
+    // Sums stay in registers: requantization is fused into the GEMM.
+    node->acc_slice = 0;
+    PrepareFusedRequant(node->bias_u8.data(), node->multipliers.data(), node->shifts.data(),
+                        node->out_zp, node->act_min, node->act_max, &node->packed);
   } else {
     node->direct_1x1 = false;
     node->im2col_base = 0;
@@ -585,6 +613,33 @@ Status PrepareConv2D(NodeState* node) {
     node->acc_slice = static_cast<size_t>(node->oc);
   }
   const size_t threads = static_cast<size_t>(node->threads);
+  const bool rgb = node->ic == 3 && node->kw * node->ic % 4 != 0;
+  if (node->vnni && !node->direct_1x1 && o.dilation_h == 1 && o.dilation_w == 1 &&
+      node->kh <= kMaxInPlaceRows && ((node->kw * node->ic) % 4 == 0 || rgb)) {
+    // Undilated filters whose rows are whole 4-byte groups: the GEMM reads each filter row
+    // (kw * ic contiguous bytes) from a padded copy of the input, no im2col. 3-channel inputs
+    // (a first layer) get 4-byte pixels and a zero 4th weight.
+    PackedWeights& p = node->packed;
+    if (rgb) {
+      const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
+      const size_t taps = static_cast<size_t>(node->oc) * node->kh * node->kw;
+      std::vector<int8_t> w4(taps * 4, 0);
+      for (size_t t = 0; t < taps; ++t) std::memcpy(&w4[t * 4], wd + t * 3, 3);
+      PackWeightsVnni(w4.data(), node->oc, node->kh * node->kw * 4, p.nr, &p);
+      PrepareFusedRequant(node->bias_u8.data(), node->multipliers.data(), node->shifts.data(),
+                          node->out_zp, node->act_min, node->act_max, &p);
+    }
+    p.padded_c = rgb ? 4 : node->ic;
+    p.padded_h = std::max(node->ih + node->pad_h, (node->oh - 1) * o.stride_h + node->kh);
+    p.padded_w = std::max(node->iw + node->pad_w, (node->ow - 1) * o.stride_w + node->kw);
+    const uint8_t pad_u = static_cast<uint8_t>(node->in_zp) ^ 0x80u;
+    node->im2col_base = 0;
+    node->scratch_slice = 0;
+    node->scratchu8.assign(static_cast<size_t>(node->n) * p.padded_h * p.padded_w * p.padded_c + 64,
+                           pad_u);
+    node->scratch32.clear();
+    return Status::OK();
+  }
   node->scratchu8.assign(node->im2col_base + node->scratch_slice * threads, 0);
   node->scratch32.assign(node->acc_slice * threads, 0);
   return Status::OK();

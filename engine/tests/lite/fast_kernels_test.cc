@@ -161,6 +161,90 @@ TEST(RequantizeRowsVnni, MatchesScalarOnTails) {
   }
 }
 
+// CONV_2D's VNNI GEMM with requantization fused (ConvGemmVnni, ConvGemmVnniSegments) against
+// the scalar sums and MultiplyByQuantizedMultiplier: channel counts with and without full
+// 64-channel groups (the packed narrowing) and tails, multipliers that take each rounding variant
+// (every e >= 1; some e = 0; left shifts; e > 23, where out_zp is not folded into the rounding),
+// clamped and full int8 ranges, filter rows read in place (runs of k at offsets).
+TEST(ConvGemmVnni, MatchesScalar) {
+  if (!HasVnni()) return;  // nothing to compare on this CPU
+  std::mt19937 gen(11);
+  std::uniform_int_distribution<int> byte_d(0, 255), w_d(-127, 127);
+  std::uniform_int_distribution<int32_t> bias_d(-300000, 300000);
+  const double scale_ranges[][2] = {{1e-4, 0.45}, {1e-4, 0.9}, {1e-4, 1.5}, {1e-10, 1e-8}};
+  for (const auto& sr : scale_ranges) {
+    std::uniform_real_distribution<double> m_d(sr[0], sr[1]);
+    for (int lo : {-128, -20}) {
+      const int hi = lo == -128 ? 127 : 100;
+      for (int n : {8, 24, 56, 64, 128, 200}) {
+        for (int nseg : {1, 3}) {
+          const int k = nseg == 1 ? 66 : 72, m = 9;
+          const int blocks = (n + 15) / 16;
+          int nr = std::min(4, blocks);
+          if (nr == 3) nr = 4;
+          std::vector<int8_t> w(static_cast<size_t>(n) * k);
+          for (int8_t& v : w) v = static_cast<int8_t>(w_d(gen));
+          PackedWeights p;
+          PackWeightsVnni(w.data(), n, k, nr, &p);
+          std::vector<int32_t> bias(n), mult(n);
+          std::vector<int> shift(n);
+          for (int c = 0; c < n; ++c) {
+            bias[c] = bias_d(gen);
+            QuantizeMultiplier(m_d(gen), &mult[c], &shift[c]);
+          }
+          const int32_t zp = -7;
+          PrepareFusedRequant(bias.data(), mult.data(), shift.data(), zp, lo, hi, &p);
+          // Row r's run s (k / nseg bytes) at x + r * x_stride + off[s].
+          const int run = k / nseg, x_stride = nseg == 1 ? k + 8 : 20;
+          std::vector<ptrdiff_t> off(nseg);
+          for (int s = 0; s < nseg; ++s) off[s] = static_cast<ptrdiff_t>(s) * (m * x_stride + 64);
+          std::vector<uint8_t> x(static_cast<size_t>(off.back()) + m * x_stride + run + 64);
+          for (uint8_t& v : x) v = static_cast<uint8_t>(byte_d(gen));
+          std::vector<int8_t> out(static_cast<size_t>(m) * n + 16, 99);
+          if (nseg == 1) {
+            ConvGemmVnni(x.data(), m, x_stride, p, out.data(), n);
+          } else {
+            ConvGemmVnniSegments(x.data(), m, x_stride, off.data(), nseg, p, out.data(), n);
+          }
+          for (int r = 0; r < m; ++r) {
+            for (int c = 0; c < n; ++c) {
+              int32_t a = bias[c];
+              for (int i = 0; i < k; ++i) {
+                const uint8_t xv = x[static_cast<size_t>(off[i / run]) +
+                                     static_cast<size_t>(r) * x_stride + i % run];
+                a = WrappingAdd(a, static_cast<int32_t>(xv) * w[static_cast<size_t>(c) * k + i]);
+              }
+              const int32_t v = std::min(
+                  hi, std::max(lo, WrappingAdd(MultiplyByQuantizedMultiplier(a, mult[c], shift[c]),
+                                               zp)));
+              EXPECT_EQ(static_cast<int>(out[static_cast<size_t>(r) * n + c]), v);
+            }
+          }
+          for (size_t i = static_cast<size_t>(m) * n; i < out.size(); ++i) EXPECT_EQ(out[i], 99);
+        }
+      }
+    }
+  }
+}
+
+TEST(OffsetPixels3To4, SpreadsAndFlipsEveryPixel) {
+  if (!HasVnni()) return;
+  std::mt19937 gen(3);
+  std::uniform_int_distribution<int> d(-128, 127);
+  for (size_t pixels : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{96}}) {
+    std::vector<int8_t> x(3 * pixels);
+    for (int8_t& v : x) v = static_cast<int8_t>(d(gen));
+    std::vector<uint8_t> out(4 * pixels + 8, 7);
+    OffsetPixels3To4(x.data(), pixels, out.data());
+    for (size_t i = 0; i < pixels; ++i) {
+      for (int c = 0; c < 3; ++c) {
+        EXPECT_EQ(static_cast<int>(out[4 * i + c]), static_cast<uint8_t>(x[3 * i + c]) ^ 0x80);
+      }
+    }
+    for (size_t i = 4 * pixels; i < out.size(); ++i) EXPECT_EQ(static_cast<int>(out[i]), 7);
+  }
+}
+
 #ifdef EMBER_TEST_X86
 EMBER_VNNI_TARGET void RequantLanes16(const int32_t* x, const int32_t* m, const int32_t* shift,
                                       int32_t* out) {
