@@ -382,6 +382,92 @@ Status EvalMean(NodeState* node) {
   return Status::OK();
 }
 
+// MEAN whose reduced axes are consecutive and exclude the last (a global average pool): the
+// input is [outer, inner, depth] and out[o, c] sums x[o, r, c] over r < inner in order, as
+// ReduceSum does. Channels are split over the threads; each output is one thread's sum.
+constexpr int64_t kMeanChunk = 64;
+
+template <typename T, typename Acc>
+void SumRows(const T* x, int64_t rows, int64_t depth, int64_t n, Acc* acc) {
+  for (int64_t j = 0; j < n; ++j) acc[j] = Acc(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * depth;
+    for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<Acc>(xr[j]);
+  }
+}
+
+Status EvalMeanRows(NodeState* node) {
+  const int64_t outer = node->outer, rows = node->inner, depth = node->depth;
+  const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
+  const int64_t chunks = (depth + kMeanChunk - 1) / kMeanChunk;
+  // In a GEMM's multiply-adds (TaskCount's unit): about 8 per input value summed, and the
+  // requantization of an output as much as 16 of them.
+  const int tasks = TaskCount(*node, chunks, kMeanChunk * (rows + 16) * outer * 8);
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t c0, c1;
+    ChunkRange(depth, tasks, task, kMeanChunk, &c0, &c1);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t c = c0; c < c1; c += kMeanChunk) {
+        const int64_t n = std::min(kMeanChunk, c1 - c);
+        const size_t in_at = static_cast<size_t>(o * rows * depth + c);
+        const size_t out_at = static_cast<size_t>(o * depth + c);
+        if (f32) {
+          float acc[kMeanChunk];
+          SumRows(node->t.In<float>(0) + in_at, rows, depth, n, acc);
+          float* y = node->t.Out<float>(0) + out_at;
+          for (int64_t j = 0; j < n; ++j) y[j] = acc[j] / static_cast<float>(rows);
+          continue;
+        }
+        int32_t acc[kMeanChunk];
+        SumRows(node->t.In<int8_t>(0) + in_at, rows, depth, n, acc);
+        int8_t* y = node->t.Out<int8_t>(0) + out_at;
+        if (node->vnni) {
+          RequantizeVnni(acc, node->bias.data() + c, node->multipliers.data() + c,
+                         node->shifts.data() + c, static_cast<int>(n), false, node->out_zp, -128,
+                         127, y);
+          continue;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          const int32_t shifted = WrappingAdd(acc[j], node->bias[0]);
+          const int32_t v = WrappingAdd(
+              MultiplyByQuantizedMultiplier(shifted, node->multiplier, node->shift), node->out_zp);
+          y[j] = static_cast<int8_t>(std::max(-128, std::min(127, v)));
+        }
+      }
+    }
+  });
+  return Status::OK();
+}
+
+// Sets up EvalMeanRows when the reduced axes are consecutive and the last axis is kept.
+void PrepareMeanRows(NodeState* node, const std::vector<bool>& reduced) {
+  const auto& shape = node->t.in[0]->shape;
+  const int rank = static_cast<int>(shape.size());
+  int first = -1, last = -1;
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[static_cast<size_t>(d)]) continue;
+    if (first < 0) first = d;
+    if (last >= 0 && last != d - 1) return;  // not consecutive
+    last = d;
+  }
+  if (first < 0 || last == rank - 1) return;
+  int64_t outer = 1, depth = 1;
+  for (int d = 0; d < first; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (int d = last + 1; d < rank; ++d) depth *= shape[static_cast<size_t>(d)];
+  node->mean_rows = true;
+  node->outer = outer;
+  node->depth = depth;
+  if (node->t.in[0]->type != TensorType::kInt8) return;
+  // (acc - in_zp * count) as a wrapping add of one bias value.
+  const int32_t bias = static_cast<int32_t>(0u - static_cast<uint32_t>(node->in_zp) *
+                                                     static_cast<uint32_t>(node->inner));
+  node->vnni = HasVnni();
+  const size_t n = node->vnni ? static_cast<size_t>(depth) : 1;
+  node->bias.assign(n, bias);
+  node->multipliers.assign(n, node->multiplier);
+  node->shifts.assign(n, node->shift);
+}
+
 }  // namespace
 
 Status PrepareMean(NodeState* node) {
@@ -426,7 +512,8 @@ Status PrepareMean(NodeState* node) {
   }
   node->inner = count;
   if (in.type == TensorType::kFloat32) {
-    node->eval = EvalMean;
+    PrepareMeanRows(node, reduced);
+    node->eval = node->mean_rows ? EvalMeanRows : EvalMean;
     return Status::OK();
   }
   if (in.type != TensorType::kInt8) {
@@ -448,7 +535,8 @@ Status PrepareMean(NodeState* node) {
   fold = std::min(fold, 31 + sh);
   node->multiplier = static_cast<int32_t>((static_cast<int64_t>(m) << fold) / count);
   node->shift = sh - fold;
-  node->eval = EvalMean;
+  PrepareMeanRows(node, reduced);
+  node->eval = node->mean_rows ? EvalMeanRows : EvalMean;
   return Status::OK();
 }
 
