@@ -94,6 +94,9 @@ int CountLeadingZeros(uint32_t x) {
   return n;
 }
 
+// The int8 softmax's sum of exponentials is Q12.19.
+constexpr int kAccumulationIntegerBits = 12;
+
 Status EvalSoftmaxF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
@@ -118,20 +121,18 @@ Status EvalSoftmaxI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
   int8_t* y = node->t.Out<int8_t>(0);
   const int64_t depth = node->depth;
-  constexpr int kAccumulationIntegerBits = 12;
   const int32_t* exps = node->scratch32.data();
+  const int32_t* terms = exps + 256;  // each difference's summand (0 below diff_min)
   for (int64_t r = 0; r < node->outer; ++r) {
     const int8_t* xr = x + r * depth;
     int8_t* yr = y + r * depth;
-    int32_t mx = -128;
-    for (int64_t c = 0; c < depth; ++c) mx = std::max<int32_t>(mx, xr[c]);
-    int32_t sum_of_exps = 0;  // Q12.19
+    int32_t mx = -128, mn = 127;
     for (int64_t c = 0; c < depth; ++c) {
-      const int32_t diff = xr[c] - mx;
-      if (diff >= node->diff_min) {
-        sum_of_exps += RoundingDivideByPOT(exps[-diff], kAccumulationIntegerBits);
-      }
+      mx = std::max<int32_t>(mx, xr[c]);
+      mn = std::min<int32_t>(mn, xr[c]);
     }
+    int32_t sum_of_exps = 0;  // Q12.19
+    for (int64_t c = 0; c < depth; ++c) sum_of_exps += terms[mx - xr[c]];
     const int headroom_plus_one = CountLeadingZeros(static_cast<uint32_t>(sum_of_exps));
     const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
     const int32_t shifted_sum_minus_one =
@@ -139,15 +140,20 @@ Status EvalSoftmaxI8(NodeState* node) {
                              (static_cast<uint32_t>(1) << 31));
     const int32_t shifted_scale = OneOverOnePlusX(shifted_sum_minus_one);
     const int exponent = num_bits_over_unit + 31 - 8;
-    for (int64_t c = 0; c < depth; ++c) {
-      const int32_t diff = xr[c] - mx;
-      if (diff >= node->diff_min) {
-        const int32_t e = exps[-diff];
-        const int32_t unsat = RoundingDivideByPOT(Mul(shifted_scale, e), exponent);
-        yr[c] = static_cast<int8_t>(std::max(-128, std::min(127, unsat - 128)));
-      } else {
-        yr[c] = -128;
-      }
+    // Output for the difference d = max - x.
+    auto out = [&](int32_t d) -> int8_t {
+      if (-d < node->diff_min) return -128;
+      const int32_t unsat = RoundingDivideByPOT(Mul(shifted_scale, exps[d]), exponent);
+      return static_cast<int8_t>(std::max(-128, std::min(127, unsat - 128)));
+    };
+    const int32_t range = mx - mn + 1;  // differences that occur: [0, range)
+    if (range < depth) {
+      // Fewer distinct differences than values (a classifier's 1000 logits): one output each.
+      int8_t table[256];
+      for (int32_t d = 0; d < range; ++d) table[d] = out(d);
+      for (int64_t c = 0; c < depth; ++c) yr[c] = table[mx - xr[c]];
+    } else {
+      for (int64_t c = 0; c < depth; ++c) yr[c] = out(mx - xr[c]);
     }
   }
   return Status::OK();
@@ -198,10 +204,15 @@ Status PrepareSoftmax(NodeState* node) {
   node->diff_min = static_cast<int>(-1.0 * std::floor(max_input_rescaled));
   // x - max(x) of int8 values is one of 256 differences: their exponentials, computed here with
   // the reference's fixed-point steps, are looked up at Invoke (scratch32[-diff]).
-  node->scratch32.resize(256);
+  // scratch32[256 + d]: that exponential's summand in the Q12.19 sum of exponentials, 0 for a
+  // difference below diff_min (which the reference leaves out).
+  node->scratch32.resize(512);
   for (int32_t d = 0; d < 256; ++d) {
     const int32_t rescaled = Mul(ShiftLeftWrap(-d, node->left_shift), node->multiplier);
-    node->scratch32[static_cast<size_t>(d)] = ExpOnNegativeValues(rescaled);
+    const int32_t e = ExpOnNegativeValues(rescaled);
+    node->scratch32[static_cast<size_t>(d)] = e;
+    node->scratch32[static_cast<size_t>(256 + d)] =
+        -d >= node->diff_min ? RoundingDivideByPOT(e, kAccumulationIntegerBits) : 0;
   }
   node->eval = EvalSoftmaxI8;
   return Status::OK();
