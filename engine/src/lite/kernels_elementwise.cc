@@ -16,10 +16,12 @@ namespace {
 constexpr int kMaxBroadcastRank = 6;
 
 // Same-shape element-wise ops split into chunks of whole vectors (64 bytes of int8). In
-// TaskCount's unit (a GEMM's multiply-add), an element costs about 32: the int8 ADD of
-// MobileNetV2's 24x24x16 and 12x12x32 residuals gained 1.5-1.7x from two tasks.
+// TaskCount's unit (a GEMM's multiply-add), an int8 ADD element costs about 32 (MobileNetV2's
+// 24x24x16 and 12x12x32 residuals gained 1.5-1.7x from two tasks), a float one about 4 (its
+// 24x24x16 residual takes 0.6 us on one thread).
 constexpr int64_t kElementChunk = 64;
-constexpr int64_t kElementwiseCost = 32;
+constexpr int64_t kElementwiseCostI8 = 32;
+constexpr int64_t kElementwiseCostF32 = 4;
 
 Status CheckArity(const NodeState& node, size_t min_in, size_t max_in, size_t outs) {
   const size_t n = node.op->inputs.size();
@@ -130,7 +132,7 @@ Status EvalAddMulF32(NodeState* node) {
     // Each input has the output's element count, so neither broadcasts: flat indices agree.
     // Every element is computed alone, so any split gives the same values.
     const int64_t chunks = (static_cast<int64_t>(n) + kElementChunk - 1) / kElementChunk;
-    const int tasks = TaskCount(*node, chunks, kElementChunk * kElementwiseCost);
+    const int tasks = TaskCount(*node, chunks, kElementChunk * kElementwiseCostF32);
     RunTasks(*node, tasks, [&](int task, int) {
       int64_t e0, e1;
       ChunkRange(static_cast<int64_t>(n), tasks, task, kElementChunk, &e0, &e1);
@@ -170,7 +172,7 @@ Status EvalAddI8(NodeState* node) {
     q.act_max = p.act_max;
     const int64_t n = static_cast<int64_t>(p.t.out[0]->num_elements);
     const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
-    const int tasks = TaskCount(p, chunks, kElementChunk * kElementwiseCost);
+    const int tasks = TaskCount(p, chunks, kElementChunk * kElementwiseCostI8);
     RunTasks(p, tasks, [&](int task, int) {
       int64_t e0, e1;
       ChunkRange(n, tasks, task, kElementChunk, &e0, &e1);
