@@ -2,10 +2,11 @@
 
 Small models made here with TensorFlow's converter hit each path: depthwise rows (odd channel
 counts, strides, dilation, channel tails of 8 and of other sizes), 1x1 convolutions as a direct
-GEMM (input depth a multiple of 4 or not, 8-channel output tails) and im2col convolutions. Each
-runs through `ember-lite-run` with EMBER_CPU_ISA capped at generic, avx2 and avx512 (the
-AVX-512 VNNI / AVX2 / portable dispatch) and by LiteRT with OpResolverType.BUILTIN_REF: int8
-outputs equal element for element, float within the agreement tolerance.
+GEMM (input depth a multiple of 4 or not, 8-channel output tails), im2col convolutions, a
+1001-class softmax and a global average pool (MEAN). Each runs through `ember-lite-run` with
+EMBER_CPU_ISA capped at generic, avx2 and avx512 (the AVX-512 VNNI / AVX2 / portable dispatch)
+and by LiteRT with OpResolverType.BUILTIN_REF: int8 outputs equal element for element, float
+within the agreement tolerance; and again on two threads with every kernel split, byte for byte.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         "pw_c32_to_56": ((9, 9, 32), lambda: k.Conv2D(56, 1, bias_initializer=init)),
         "conv3x3_c3_to_16_s2": ((13, 11, 3), lambda: k.Conv2D(16, 3, strides=2, padding="same", bias_initializer=init)),
         "conv3x3_c12_to_24": ((7, 8, 12), lambda: k.Conv2D(24, 3, padding="same", bias_initializer=init)),
+        # A classifier's softmax (int8: per-difference tables; float: split rows) and a global
+        # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
+        "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),
+        "mean_hw_c200": ((5, 5, 200), lambda: k.GlobalAveragePooling2D(keepdims=True)),
     }
 
 
@@ -90,8 +95,8 @@ def _reference(model: Path, x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _ember(install: Path, model: Path, x: np.ndarray, isa: str, tmp: Path) -> np.ndarray:
-    out_dir = tmp / isa
+def _ember(install: Path, model: Path, x: np.ndarray, isa: str, tmp: Path, threads: int = 1) -> np.ndarray:
+    out_dir = tmp / f"{isa}_t{threads}"
     out_dir.mkdir()
     np.save(tmp / "x.npy", x)
     argv = [
@@ -101,8 +106,11 @@ def _ember(install: Path, model: Path, x: np.ndarray, isa: str, tmp: Path) -> np
         f"0={tmp / 'x.npy'}",
         "--outdir",
         str(out_dir),
+        "--num_threads",
+        str(threads),
     ]
-    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "EMBER_CPU_ISA": isa})
+    env = {**os.environ, "EMBER_CPU_ISA": isa, **({"EMBER_LITE_SPLIT_ALL": "1"} if threads > 1 else {})}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     out: np.ndarray = np.load(out_dir / "output_0.npy")
     return out
@@ -128,3 +136,6 @@ def test_fast_paths_match_litert_on_every_isa(
             np.testing.assert_array_equal(ours, ref, err_msg=f"EMBER_CPU_ISA={isa}")
         else:
             np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5, err_msg=f"EMBER_CPU_ISA={isa}")
+        # Every kernel split over two threads: the same bytes.
+        split = _ember(ember_install, model, x, isa, tmp_path, threads=2)
+        assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"

@@ -86,6 +86,23 @@ inline bool HasAvx512Vnni() {
          Bit(w.leaf7_ecx, 11);
 }
 
+// The ISA tiers that lite's kernels come in, ordered: each tier's kernels run on every CPU of a
+// higher one.
+enum class IsaTier { kGeneric = 0, kAvx2 = 1, kAvx512 = 2 };
+
+// What the AVX-512 tier needs: AVX-512 F alone (lite's float GEMM) or F, BW, DQ, VL and FMA
+// (lite's vectorised loops, lite/loop_isa.h).
+enum class Avx512Need { kF, kSkx };
+
+// The highest tier this CPU (capped by EMBER_CPU_ISA, see IsaCap) runs: AVX-512 when `need` is
+// met, else AVX2 with FMA, else the generic kernels. The one place the tier is decided; callers
+// cache it.
+inline IsaTier BestIsaTier(Avx512Need need) {
+  const bool avx512 = need == Avx512Need::kF ? HasAvx512F() : HasAvx512Skx();
+  if (avx512) return IsaTier::kAvx512;
+  return HasAvx2Fma() ? IsaTier::kAvx2 : IsaTier::kGeneric;
+}
+
 }  // namespace cpu
 }  // namespace ember
 

@@ -190,8 +190,10 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const in
   int8_t zp_row[16];
   for (int8_t& b : zp_row) b = static_cast<int8_t>(in_zp);
   const int8_t* zp_bytes = in_zp >= -128 && in_zp <= 127 ? zp_row : nullptr;
-  bool fast = q.act_min == -128 && q.act_max == 127;
-  for (int c = 0; c < g.c && fast; ++c) fast = q.shift[c] <= 0 && q.mult[c] != INT32_MIN;
+  // Branch-free, so that it vectorises: it runs for every row.
+  int slow = 0;
+  for (int c = 0; c < g.c; ++c) slow |= (q.shift[c] > 0) | (q.mult[c] == INT32_MIN);
+  const bool fast = q.act_min == -128 && q.act_max == 127 && slow == 0;
   // Fixed tap counts for 3x3 filters (N, with the weights in registers); 0: any count.
   auto blocks = [&](auto n, auto f) {
     constexpr int N = decltype(n)::value;

@@ -284,9 +284,16 @@ using GemmFn = void (*)(const float*, int, int, const PackedF32&, float, float, 
 
 F32Isa BestIsa() {
 #ifdef EMBER_F32_X86
-  static const F32Isa best = cpu::HasAvx512F()   ? F32Isa::kAvx512
-                             : cpu::HasAvx2Fma() ? F32Isa::kAvx2
-                                                 : F32Isa::kGeneric;
+  static const F32Isa best = [] {
+    switch (cpu::BestIsaTier(cpu::Avx512Need::kF)) {
+      case cpu::IsaTier::kAvx512:
+        return F32Isa::kAvx512;
+      case cpu::IsaTier::kAvx2:
+        return F32Isa::kAvx2;
+      default:
+        return F32Isa::kGeneric;
+    }
+  }();
   return best;
 #else
   return F32Isa::kGeneric;

@@ -97,7 +97,8 @@ int ComputePadding(int stride, int dilation, int in, int filter, int out) {
 }
 
 namespace {
-// About 2-4 us of work per task at least: waking a spinning worker costs well under that.
+// The least work per task, in a GEMM's multiply-adds (about 0.5-1 us; TaskCount weighs other
+// kernels' units against these).
 // EMBER_LITE_SPLIT_ALL=1 (read once per process; tests) makes it 1, so that the small test
 // models run the threaded paths of every kernel.
 std::atomic<int64_t>& MinTaskCost() {
@@ -113,8 +114,13 @@ void SetMinTaskCostForTesting(int64_t cost) { MinTaskCost().store(std::max<int64
 
 int TaskCount(const NodeState& node, int64_t units, int64_t cost_per_unit) {
   if (node.threads <= 1 || units <= 1) return 1;
-  const int64_t by_cost =
-      units * std::max<int64_t>(1, cost_per_unit) / MinTaskCost().load(std::memory_order_relaxed);
+  // A depthwise multiply-add costs several of a GEMM's: each input value loaded serves one
+  // multiply-add, not a row of output channels (here about 12 per ns against a GEMM's 30-70).
+  // Weighed as one, MobileNet's last depthwise layers (3-6 output rows) ran on one thread;
+  // split, they gained 1.3-1.6x with two.
+  const int64_t weight = node.op != nullptr && node.op->op == BuiltinOp::kDepthwiseConv2D ? 8 : 1;
+  const int64_t by_cost = units * std::max<int64_t>(1, cost_per_unit) * weight /
+                          MinTaskCost().load(std::memory_order_relaxed);
   const int64_t tasks = std::min<int64_t>({units, by_cost, int64_t{4} * node.threads});
   return static_cast<int>(std::max<int64_t>(1, tasks));
 }

@@ -94,22 +94,63 @@ int CountLeadingZeros(uint32_t x) {
   return n;
 }
 
+// The int8 softmax's sum of exponentials is Q12.19.
+constexpr int kAccumulationIntegerBits = 12;
+
+// A float softmax row's exponentials and divisions split into chunks of this many values; each
+// value costs about 256 of a GEMM's multiply-adds (TaskCount's unit): std::exp takes ~4 ns.
+constexpr int64_t kSoftmaxChunk = 64;
+constexpr int64_t kSoftmaxValueCost = 256;
+
+// max over x[0, n) in eight independent lanes (vectorised). A NaN never wins a comparison, as
+// in one serial std::max pass; only the sign of a zero maximum may differ from that pass, which
+// no x - max changes.
+float RowMax(const float* x, int64_t n) {
+  float m[8];
+  for (float& v : m) v = std::numeric_limits<float>::lowest();
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    for (int j = 0; j < 8; ++j) m[j] = x[c + j] > m[j] ? x[c + j] : m[j];
+  }
+  for (; c < n; ++c) m[0] = x[c] > m[0] ? x[c] : m[0];
+  float mx = m[0];
+  for (int j = 1; j < 8; ++j) mx = m[j] > mx ? m[j] : mx;
+  return mx;
+}
+
 Status EvalSoftmaxF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
   const float beta = node->op->options.beta;
   const int64_t depth = node->depth;
+  const int64_t chunks = (depth + kSoftmaxChunk - 1) / kSoftmaxChunk;
+  const int tasks = TaskCount(*node, chunks, kSoftmaxChunk * kSoftmaxValueCost);
   for (int64_t r = 0; r < node->outer; ++r) {
     const float* xr = x + r * depth;
     float* yr = y + r * depth;
-    float mx = std::numeric_limits<float>::lowest();
-    for (int64_t c = 0; c < depth; ++c) mx = std::max(mx, xr[c]);
+    const float mx = RowMax(xr, depth);
     float sum = 0.0f;
-    for (int64_t c = 0; c < depth; ++c) {
-      yr[c] = std::exp((xr[c] - mx) * beta);
-      sum += yr[c];
+    if (tasks <= 1) {
+      for (int64_t c = 0; c < depth; ++c) {
+        yr[c] = std::exp((xr[c] - mx) * beta);
+        sum += yr[c];
+      }
+      for (int64_t c = 0; c < depth; ++c) yr[c] = yr[c] / sum;
+      continue;
     }
-    for (int64_t c = 0; c < depth; ++c) yr[c] = yr[c] / sum;
+    // A long row (a classifier's): the exponentials and the divisions are split; the sum stays
+    // one pass in order, so every value is the one-thread loop's.
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t c0, c1;
+      ChunkRange(depth, tasks, task, kSoftmaxChunk, &c0, &c1);
+      for (int64_t c = c0; c < c1; ++c) yr[c] = std::exp((xr[c] - mx) * beta);
+    });
+    for (int64_t c = 0; c < depth; ++c) sum += yr[c];
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t c0, c1;
+      ChunkRange(depth, tasks, task, kSoftmaxChunk, &c0, &c1);
+      for (int64_t c = c0; c < c1; ++c) yr[c] = yr[c] / sum;
+    });
   }
   return Status::OK();
 }
@@ -118,20 +159,18 @@ Status EvalSoftmaxI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
   int8_t* y = node->t.Out<int8_t>(0);
   const int64_t depth = node->depth;
-  constexpr int kAccumulationIntegerBits = 12;
   const int32_t* exps = node->scratch32.data();
+  const int32_t* terms = exps + 256;  // each difference's summand (0 below diff_min)
   for (int64_t r = 0; r < node->outer; ++r) {
     const int8_t* xr = x + r * depth;
     int8_t* yr = y + r * depth;
-    int32_t mx = -128;
-    for (int64_t c = 0; c < depth; ++c) mx = std::max<int32_t>(mx, xr[c]);
-    int32_t sum_of_exps = 0;  // Q12.19
+    int32_t mx = -128, mn = 127;
     for (int64_t c = 0; c < depth; ++c) {
-      const int32_t diff = xr[c] - mx;
-      if (diff >= node->diff_min) {
-        sum_of_exps += RoundingDivideByPOT(exps[-diff], kAccumulationIntegerBits);
-      }
+      mx = std::max<int32_t>(mx, xr[c]);
+      mn = std::min<int32_t>(mn, xr[c]);
     }
+    int32_t sum_of_exps = 0;  // Q12.19
+    for (int64_t c = 0; c < depth; ++c) sum_of_exps += terms[mx - xr[c]];
     const int headroom_plus_one = CountLeadingZeros(static_cast<uint32_t>(sum_of_exps));
     const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
     const int32_t shifted_sum_minus_one =
@@ -139,15 +178,20 @@ Status EvalSoftmaxI8(NodeState* node) {
                              (static_cast<uint32_t>(1) << 31));
     const int32_t shifted_scale = OneOverOnePlusX(shifted_sum_minus_one);
     const int exponent = num_bits_over_unit + 31 - 8;
-    for (int64_t c = 0; c < depth; ++c) {
-      const int32_t diff = xr[c] - mx;
-      if (diff >= node->diff_min) {
-        const int32_t e = exps[-diff];
-        const int32_t unsat = RoundingDivideByPOT(Mul(shifted_scale, e), exponent);
-        yr[c] = static_cast<int8_t>(std::max(-128, std::min(127, unsat - 128)));
-      } else {
-        yr[c] = -128;
-      }
+    // Output for the difference d = max - x.
+    auto out = [&](int32_t d) -> int8_t {
+      if (-d < node->diff_min) return -128;
+      const int32_t unsat = RoundingDivideByPOT(Mul(shifted_scale, exps[d]), exponent);
+      return static_cast<int8_t>(std::max(-128, std::min(127, unsat - 128)));
+    };
+    const int32_t range = mx - mn + 1;  // differences that occur: [0, range)
+    if (range < depth) {
+      // Fewer distinct differences than values (a classifier's 1000 logits): one output each.
+      int8_t table[256];
+      for (int32_t d = 0; d < range; ++d) table[d] = out(d);
+      for (int64_t c = 0; c < depth; ++c) yr[c] = table[mx - xr[c]];
+    } else {
+      for (int64_t c = 0; c < depth; ++c) yr[c] = out(mx - xr[c]);
     }
   }
   return Status::OK();
@@ -198,10 +242,15 @@ Status PrepareSoftmax(NodeState* node) {
   node->diff_min = static_cast<int>(-1.0 * std::floor(max_input_rescaled));
   // x - max(x) of int8 values is one of 256 differences: their exponentials, computed here with
   // the reference's fixed-point steps, are looked up at Invoke (scratch32[-diff]).
-  node->scratch32.resize(256);
+  // scratch32[256 + d]: that exponential's summand in the Q12.19 sum of exponentials, 0 for a
+  // difference below diff_min (which the reference leaves out).
+  node->scratch32.resize(512);
   for (int32_t d = 0; d < 256; ++d) {
     const int32_t rescaled = Mul(ShiftLeftWrap(-d, node->left_shift), node->multiplier);
-    node->scratch32[static_cast<size_t>(d)] = ExpOnNegativeValues(rescaled);
+    const int32_t e = ExpOnNegativeValues(rescaled);
+    node->scratch32[static_cast<size_t>(d)] = e;
+    node->scratch32[static_cast<size_t>(256 + d)] =
+        -d >= node->diff_min ? RoundingDivideByPOT(e, kAccumulationIntegerBits) : 0;
   }
   node->eval = EvalSoftmaxI8;
   return Status::OK();
@@ -382,6 +431,92 @@ Status EvalMean(NodeState* node) {
   return Status::OK();
 }
 
+// MEAN whose reduced axes are consecutive and exclude the last (a global average pool): the
+// input is [outer, inner, depth] and out[o, c] sums x[o, r, c] over r < inner in order, as
+// ReduceSum does. Channels are split over the threads; each output is one thread's sum.
+constexpr int64_t kMeanChunk = 64;
+
+template <typename T, typename Acc>
+void SumRows(const T* x, int64_t rows, int64_t depth, int64_t n, Acc* acc) {
+  for (int64_t j = 0; j < n; ++j) acc[j] = Acc(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * depth;
+    for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<Acc>(xr[j]);
+  }
+}
+
+Status EvalMeanRows(NodeState* node) {
+  const int64_t outer = node->outer, rows = node->inner, depth = node->depth;
+  const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
+  const int64_t chunks = (depth + kMeanChunk - 1) / kMeanChunk;
+  // In a GEMM's multiply-adds (TaskCount's unit): about 8 per input value summed, and the
+  // requantization of an output as much as 16 of them.
+  const int tasks = TaskCount(*node, chunks, kMeanChunk * (rows + 16) * outer * 8);
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t c0, c1;
+    ChunkRange(depth, tasks, task, kMeanChunk, &c0, &c1);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t c = c0; c < c1; c += kMeanChunk) {
+        const int64_t n = std::min(kMeanChunk, c1 - c);
+        const size_t in_at = static_cast<size_t>(o * rows * depth + c);
+        const size_t out_at = static_cast<size_t>(o * depth + c);
+        if (f32) {
+          float acc[kMeanChunk];
+          SumRows(node->t.In<float>(0) + in_at, rows, depth, n, acc);
+          float* y = node->t.Out<float>(0) + out_at;
+          for (int64_t j = 0; j < n; ++j) y[j] = acc[j] / static_cast<float>(rows);
+          continue;
+        }
+        int32_t acc[kMeanChunk];
+        SumRows(node->t.In<int8_t>(0) + in_at, rows, depth, n, acc);
+        int8_t* y = node->t.Out<int8_t>(0) + out_at;
+        if (node->vnni) {
+          RequantizeVnni(acc, node->bias.data() + c, node->multipliers.data() + c,
+                         node->shifts.data() + c, static_cast<int>(n), false, node->out_zp, -128,
+                         127, y);
+          continue;
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          const int32_t shifted = WrappingAdd(acc[j], node->bias[0]);
+          const int32_t v = WrappingAdd(
+              MultiplyByQuantizedMultiplier(shifted, node->multiplier, node->shift), node->out_zp);
+          y[j] = static_cast<int8_t>(std::max(-128, std::min(127, v)));
+        }
+      }
+    }
+  });
+  return Status::OK();
+}
+
+// Sets up EvalMeanRows when the reduced axes are consecutive and the last axis is kept.
+void PrepareMeanRows(NodeState* node, const std::vector<bool>& reduced) {
+  const auto& shape = node->t.in[0]->shape;
+  const int rank = static_cast<int>(shape.size());
+  int first = -1, last = -1;
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[static_cast<size_t>(d)]) continue;
+    if (first < 0) first = d;
+    if (last >= 0 && last != d - 1) return;  // not consecutive
+    last = d;
+  }
+  if (first < 0 || last == rank - 1) return;
+  int64_t outer = 1, depth = 1;
+  for (int d = 0; d < first; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (int d = last + 1; d < rank; ++d) depth *= shape[static_cast<size_t>(d)];
+  node->mean_rows = true;
+  node->outer = outer;
+  node->depth = depth;
+  if (node->t.in[0]->type != TensorType::kInt8) return;
+  // (acc - in_zp * count) as a wrapping add of one bias value.
+  const int32_t bias = static_cast<int32_t>(0u - static_cast<uint32_t>(node->in_zp) *
+                                                     static_cast<uint32_t>(node->inner));
+  node->vnni = HasVnni();
+  const size_t n = node->vnni ? static_cast<size_t>(depth) : 1;
+  node->bias.assign(n, bias);
+  node->multipliers.assign(n, node->multiplier);
+  node->shifts.assign(n, node->shift);
+}
+
 }  // namespace
 
 Status PrepareMean(NodeState* node) {
@@ -426,7 +561,8 @@ Status PrepareMean(NodeState* node) {
   }
   node->inner = count;
   if (in.type == TensorType::kFloat32) {
-    node->eval = EvalMean;
+    PrepareMeanRows(node, reduced);
+    node->eval = node->mean_rows ? EvalMeanRows : EvalMean;
     return Status::OK();
   }
   if (in.type != TensorType::kInt8) {
@@ -448,7 +584,8 @@ Status PrepareMean(NodeState* node) {
   fold = std::min(fold, 31 + sh);
   node->multiplier = static_cast<int32_t>((static_cast<int64_t>(m) << fold) / count);
   node->shift = sh - fold;
-  node->eval = EvalMean;
+  PrepareMeanRows(node, reduced);
+  node->eval = node->mean_rows ? EvalMeanRows : EvalMean;
   return Status::OK();
 }
 

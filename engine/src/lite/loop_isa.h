@@ -45,9 +45,16 @@ enum class LoopIsa { kGeneric, kAvx2, kAvx512 };
 
 inline LoopIsa ActiveLoopIsa() {
 #ifdef EMBER_LOOP_X86
-  static const LoopIsa isa = cpu::HasAvx512Skx() ? LoopIsa::kAvx512
-                             : cpu::HasAvx2Fma() ? LoopIsa::kAvx2
-                                                 : LoopIsa::kGeneric;
+  static const LoopIsa isa = [] {
+    switch (cpu::BestIsaTier(cpu::Avx512Need::kSkx)) {
+      case cpu::IsaTier::kAvx512:
+        return LoopIsa::kAvx512;
+      case cpu::IsaTier::kAvx2:
+        return LoopIsa::kAvx2;
+      default:
+        return LoopIsa::kGeneric;
+    }
+  }();
   return isa;
 #else
   return LoopIsa::kGeneric;
