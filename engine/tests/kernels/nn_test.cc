@@ -91,13 +91,16 @@ TEST(Gemm, EachIsaMatchesReference) {
   ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kAuto);
 }
 
-// The last four end AVX-512's blocks on its 4- and 8-row edge tiles (12 + 4, 12 + 8, 144 + 4).
+// {16, 64, 300} .. {148, 40, 50} end AVX-512's blocks on its 4- and 8-row edge tiles (12 + 4,
+// 12 + 8, 144 + 4); the last five read A unpacked (n <= 256) with blocks ending in 4, 8, 11 or
+// 1 rows, over several depth blocks, and once with the packed fallback (a row stride of 512).
 static void CheckGemmSizes() {
-  const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},     {7, 1, 9},      {6, 16, 256},
-                              {13, 35, 300}, {64, 64, 64},   {121, 50, 513}, {5, 2049, 3},
-                              {12, 32, 192}, {25, 67, 385},  {145, 33, 200}, {2, 31, 17},
-                              {8, 40, 131},  {3, 100, 1000}, {9, 70, 66},    {16, 64, 300},
-                              {20, 33, 100}, {148, 40, 50},  {28, 97, 129}};
+  const int64_t sizes[][3] = {{1, 1, 1},      {1, 17, 5},      {7, 1, 9},      {6, 16, 256},
+                              {13, 35, 300},  {64, 64, 64},    {121, 50, 513}, {5, 2049, 3},
+                              {12, 32, 192},  {25, 67, 385},   {145, 33, 200}, {2, 31, 17},
+                              {8, 40, 131},   {3, 100, 1000},  {9, 70, 66},    {16, 64, 300},
+                              {20, 33, 100},  {148, 40, 50},   {28, 97, 129},  {155, 64, 576},
+                              {296, 96, 300}, {152, 256, 140}, {157, 70, 260}, {40, 64, 512}};
   unsigned seed = 10;
   for (const auto& s : sizes) {
     for (int t = 0; t < 4; ++t) {

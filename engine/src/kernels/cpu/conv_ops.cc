@@ -209,12 +209,24 @@ class Conv2DOp : public ConvBase {
     const int64_t rows = g.oh * g.ow;
     const int64_t budget =
         pointwise ? (1 << 16) / std::max<int64_t>(oc, 1) : (1 << 18) / std::max<int64_t>(cols, 1);
-    const int64_t chunk = std::max<int64_t>(16, std::min<int64_t>(rows, budget));
-    const int64_t chunks_per_image = (rows + chunk - 1) / chunk;
+    int64_t chunk = std::max<int64_t>(16, std::min<int64_t>(rows, budget));
+    int64_t chunks_per_image = (rows + chunk - 1) / chunk;
+    ThreadPool* pool = ctx->intra_op_pool();
+    const int64_t threads = pool == nullptr ? 1 : pool->NumThreads();
+    if (threads > 1 && g.n % threads != 0 && chunks_per_image > 1 &&
+        chunks_per_image % threads != 0) {
+      // Equal shares per thread (7 chunks on 2 threads would run 4 + 3): the next multiple of
+      // the thread count, in rows rounded to the GEMM's 12-row panels.
+      const int64_t want = (chunks_per_image + threads - 1) / threads * threads;
+      const int64_t even = ((rows + want - 1) / want + 11) / 12 * 12;
+      if (even >= 16 && (rows + even - 1) / even == want) {
+        chunk = even;
+        chunks_per_image = want;
+      }
+    }
     const int64_t tasks = g.n * chunks_per_image;
     // Fewer chunks than threads (a late layer's few rows against megabytes of weights): the
     // chunks run one after another and each GEMM splits its columns over the pool instead.
-    ThreadPool* pool = ctx->intra_op_pool();
     const bool split_gemm = pool != nullptr && tasks < pool->NumThreads();
     auto run_chunks = [&](int64_t t0, int64_t t1) {
       // Per-thread patch buffer, reused across calls (no page faults or zeroing per call).
