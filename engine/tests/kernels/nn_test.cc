@@ -131,8 +131,9 @@ TEST(TestUtil, MaxRelErrorDoesNotHideNaN) {
 // micro-kernel; products that read B unpacked, or a B packed for another micro-kernel, decline.
 TEST(Gemm, PrepackedBMatchesReference) {
   using ember::kernels::SgemmIsa;
-  const int64_t sizes[][3] = {{9, 33, 100},   {16, 64, 300}, {150, 40, 513},
-                              {40, 2100, 20}, {4, 64, 300},  {3, 3, 3}};
+  const int64_t sizes[][3] = {{9, 33, 100},  {16, 64, 300}, {150, 40, 513}, {40, 2100, 20},
+                              {4, 64, 300},  {3, 3, 3},     {1, 70, 300},   {7, 100, 200},
+                              {5, 2100, 40}, {8, 96, 1000}};
   unsigned seed = 300;
   for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kGeneric}) {
     ember::kernels::SgemmForceIsaForTesting(isa);
@@ -144,7 +145,9 @@ TEST(Gemm, PrepackedBMatchesReference) {
       ember::kernels::SgemmPackB(k, n, b.data<float>(), n, &packed);
       const bool used =
           ember::kernels::SgemmPrepacked(m, a.data<float>(), k, packed, c.data<float>(), n);
-      EXPECT_TRUE(used == (m > 8 && m * n * k > 4096));
+      // A few rows take the packed panels only with the AVX-512 kernel's 4- and 8-row tiles.
+      const bool avx512 = std::string(ember::kernels::SgemmKernelName()) == "avx512f";
+      EXPECT_TRUE(used == ((m > 8 || avx512) && m * n * k > 4096));
       if (used) {
         EXPECT_TRUE(MaxRelError(c, RefGemm(false, false, m, n, k, a.data<float>(),
                                            b.data<float>())) < 1e-4);
@@ -160,6 +163,27 @@ TEST(Gemm, PrepackedBMatchesReference) {
   const bool other = std::string(ember::kernels::SgemmKernelName()) != "generic";
   EXPECT_TRUE(ember::kernels::SgemmPrepacked(16, a.data<float>(), 300, packed, c.data<float>(),
                                              64) == !other);
+}
+
+// With a pool, a prepacked product splits its columns in whole panels over the threads.
+TEST(Gemm, PrepackedBThreadedMatchesReference) {
+  ember::ThreadPool pool("intra", 2);
+  const int64_t sizes[][3] = {
+      {4, 300, 500}, {16, 100, 1000}, {1, 1000, 300}, {20, 2100, 30}, {9, 33, 2000}};
+  unsigned seed = 700;
+  for (const auto& s : sizes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    Tensor a = RandomFloats({m * k}, seed++), b = RandomFloats({k * n}, seed++);
+    Tensor c(DataType::kFloat, TensorShape({m * n}));
+    ember::kernels::SgemmPackedB packed;
+    ember::kernels::SgemmPackB(k, n, b.data<float>(), n, &packed);
+    if (ember::kernels::SgemmPrepacked(m, a.data<float>(), k, packed, c.data<float>(), n, &pool)) {
+      EXPECT_TRUE(MaxRelError(c, RefGemm(false, false, m, n, k, a.data<float>(), b.data<float>())) <
+                  1e-4);
+    } else {
+      EXPECT_TRUE(m <= 8);
+    }
+  }
 }
 
 TEST(Gemm, ThreadedMatchesSerial) {

@@ -401,9 +401,12 @@ int64_t DepthBlock(const KernelSpec& spec, int64_t k) {
 }
 
 // `prepacked`: B already packed as SgemmPackB does (null: B is packed here, or read in place).
+// `packed_n` > 0: the product is columns [packed_col0, packed_col0 + n) of a packed B that is
+// packed_n (<= kNC) columns wide; packed_col0 is a multiple of NR.
 template <int64_t MR, int64_t NR>
 void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m, int64_t n,
-                 int64_t k, float* c, int64_t ldc, const float* prepacked = nullptr) {
+                 int64_t k, float* c, int64_t ldc, const float* prepacked = nullptr,
+                 int64_t packed_n = 0, int64_t packed_col0 = 0) {
   const int64_t kc_max = DepthBlock(spec, k);
   const int64_t mc_max = std::min(spec.mc, (m + MR - 1) / MR * MR);
   const int64_t nc_max = std::min(kNC, (n + NR - 1) / NR * NR);
@@ -433,8 +436,9 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
       const float* b_block = direct_b ? b.p + pc * b.rs + jc : nullptr;
       const float* b_panels = b_pack.data();
       if (prepacked != nullptr) {  // blocks in this loop's order, each (nc rounded up to NR) x kc
-        b_panels = prepacked;
-        prepacked += (nc + NR - 1) / NR * NR * kc;
+        const int64_t block_n = packed_n > 0 ? packed_n : nc;
+        b_panels = prepacked + packed_col0 * kc;
+        prepacked += (block_n + NR - 1) / NR * NR * kc;
       } else if (nc > full) {
         PackB<NR>(View{b.p + pc * b.rs + (jc + full) * b.cs, b.rs, b.cs}, kc, nc - full,
                   b_pack.data());
@@ -543,20 +547,43 @@ void SgemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, SgemmPackedB*
 }
 
 bool SgemmPrepacked(int64_t m, const float* a, int64_t lda, const SgemmPackedB& b, float* c,
-                    int64_t ldc) {
+                    int64_t ldc, ThreadPool* pool) {
   const KernelSpec& spec = ActiveSpec();
   const int64_t n = b.n, k = b.k;
-  // The products SerialGemm gives to a path that reads B unpacked are declined.
-  if (b.kernel != static_cast<const void*>(&spec) || m <= kSkinnyRows || n == 0 || k == 0 ||
-      m * n * k <= 16 * 16 * 16) {
+  // Tiny products, and a few rows for a kernel without 4- and 8-row tiles, take SerialGemm's
+  // paths that read B unpacked: declined. With the AVX-512 kernel a few rows (a late layer's
+  // pixels, memory-bound on its weights) stream the packed panels in order, which reads
+  // memory about twice as fast as the skinny path's row-major B.
+  if (b.kernel != static_cast<const void*>(&spec) || (m <= kSkinnyRows && spec.fn4 == nullptr) ||
+      n == 0 || k == 0 || m * n * k <= 16 * 16 * 16) {
     return false;
   }
   const View va{a, lda, 1}, vb{nullptr, n, 1};
-  if (spec.mr == 12) {
-    BlockedGemm<12, 32>(spec, va, vb, m, n, k, c, ldc, b.data.data());
-  } else {
-    BlockedGemm<kMR, kNR>(spec, va, vb, m, n, k, c, ldc, b.data.data());
+  auto run = [&](int64_t col0, int64_t cols, int64_t packed_n) {
+    if (spec.mr == 12) {
+      BlockedGemm<12, 32>(spec, va, vb, m, cols, k, c + col0, ldc, b.data.data(), packed_n, col0);
+    } else {
+      BlockedGemm<kMR, kNR>(spec, va, vb, m, cols, k, c + col0, ldc, b.data.data(), packed_n, col0);
+    }
+  };
+  const int threads = pool == nullptr ? 1 : pool->NumThreads();
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t panels = (n + spec.nr - 1) / spec.nr;
+  if (threads <= 1 || flops < 4e6 || n > kNC || panels < 2) {
+    run(0, n, 0);
+    return true;
   }
+  // Columns split in whole panels over the pool (one block of columns: n <= kNC).
+  const int64_t shards = std::min<int64_t>(threads, panels);
+  const int64_t per = (panels + shards - 1) / shards * spec.nr;
+  ParallelFor(pool, shards, static_cast<int64_t>(flops / static_cast<double>(shards)),
+              [&](int64_t s0, int64_t s1) {
+                for (int64_t s = s0; s < s1; ++s) {
+                  const int64_t col0 = s * per;
+                  if (col0 < n) run(col0, std::min(per, n - col0), n);
+                }
+              });
   return true;
 }
 
