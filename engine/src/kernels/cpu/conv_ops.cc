@@ -158,6 +158,13 @@ void Im2Col(const float* in, const ConvGeometry& g, int64_t b, int64_t r0, int64
     float* dst = out + (r - r0) * cols;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
       const int64_t iy = y * g.sh - g.ph + ky * g.dh;
+      const int64_t ix0 = x * g.sw - g.pw;
+      if (g.dw == 1 && iy >= 0 && iy < g.h && ix0 >= 0 && ix0 + g.kw <= g.w) {
+        // The window's row lies inside the image: its KW pixels are adjacent there, one copy.
+        std::memcpy(dst, in + ((b * g.h + iy) * g.w + ix0) * g.c, pixel * g.kw);
+        dst += g.kw * g.c;
+        continue;
+      }
       for (int64_t kx = 0; kx < g.kw; ++kx) {
         const int64_t ix = x * g.sw - g.pw + kx * g.dw;
         if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
