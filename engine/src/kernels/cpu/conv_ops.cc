@@ -61,15 +61,38 @@ struct Epilogue {
   }
 
   // y[r, c] = clamp(y[r, c] + bias[c], lo, hi) for r < rows, c < channels.
-  void Apply(float* y, int64_t rows, int64_t channels) const {
-    if (!fused) return;
-    const float* b = bias.data<float>();
-    for (int64_t r = 0; r < rows; ++r) {
-      float* row = y + r * channels;
-      for (int64_t c = 0; c < channels; ++c) row[c] = std::min(std::max(row[c] + b[c], lo), hi);
-    }
-  }
+  void Apply(float* y, int64_t rows, int64_t channels) const;
 };
+
+// The epilogue's loop (exact: an add and a clamp), vectorised by the compiler per ISA target.
+inline __attribute__((always_inline)) void EpilogueImpl(float* y, const float* b, int64_t rows,
+                                                        int64_t channels, float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* __restrict row = y + r * channels;
+    for (int64_t c = 0; c < channels; ++c) row[c] = std::min(std::max(row[c] + b[c], lo), hi);
+  }
+}
+void EpilogueGeneric(float* y, const float* b, int64_t rows, int64_t channels, float lo, float hi) {
+  EpilogueImpl(y, b, rows, channels, lo, hi);
+}
+#if defined(EMBER_CONV_X86)
+__attribute__((target("avx2,fma"))) void EpilogueAvx2(float* y, const float* b, int64_t rows,
+                                                      int64_t channels, float lo, float hi) {
+  EpilogueImpl(y, b, rows, channels, lo, hi);
+}
+#endif
+
+void Epilogue::Apply(float* y, int64_t rows, int64_t channels) const {
+  if (!fused) return;
+#if defined(EMBER_CONV_X86)
+  static const bool avx2 = cpu::HasAvx2Fma();  // once: CPUID traps in a VM
+  if (avx2) {
+    EpilogueAvx2(y, bias.data<float>(), rows, channels, lo, hi);
+    return;
+  }
+#endif
+  EpilogueGeneric(y, bias.data<float>(), rows, channels, lo, hi);
+}
 
 class ConvBase : public OpKernel {
  public:
