@@ -284,18 +284,24 @@ TEST(Conv2D, SameValidStridesDilationsOddSizes) {
   }
 }
 
+// The second case has 7 row chunks on one thread and 8 (an even share) on two.
 TEST(Conv2D, IntraOpPoolGivesTheSameResult) {
   ember::ThreadPool pool("intra", 2);
-  Tensor x = RandomFloats({2, 40, 40, 8}, 7), f = RandomFloats({3, 3, 8, 24}, 8);
-  Node n = Node("Conv2D")
-               .Type("T", DataType::kFloat)
-               .Ints("strides", {1, 1, 1, 1})
-               .Str("padding", "SAME");
-  Result serial = Run(n, {x, f});
-  Result threaded = Run(n, {x, f}, nullptr, &pool);
-  ASSERT_OK(serial.status);
-  ASSERT_OK(threaded.status);
-  EXPECT_TRUE(Values<float>(serial.outputs[0]) == Values<float>(threaded.outputs[0]));
+  const std::vector<int64_t> shapes[][2] = {{{2, 40, 40, 8}, {3, 3, 8, 24}},
+                                            {{1, 56, 56, 64}, {3, 3, 64, 40}}};
+  unsigned seed = 7;
+  for (const auto& s : shapes) {
+    Tensor x = RandomFloats(TensorShape(s[0]), seed++), f = RandomFloats(TensorShape(s[1]), seed++);
+    Node n = Node("Conv2D")
+                 .Type("T", DataType::kFloat)
+                 .Ints("strides", {1, 1, 1, 1})
+                 .Str("padding", "SAME");
+    Result serial = Run(n, {x, f});
+    Result threaded = Run(n, {x, f}, nullptr, &pool);
+    ASSERT_OK(serial.status);
+    ASSERT_OK(threaded.status);
+    EXPECT_TRUE(Values<float>(serial.outputs[0]) == Values<float>(threaded.outputs[0]));
+  }
   EXPECT_TRUE(pool.NumScheduled() > 0);
 }
 
