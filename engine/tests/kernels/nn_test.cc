@@ -91,13 +91,16 @@ TEST(Gemm, EachIsaMatchesReference) {
   ember::kernels::SgemmForceIsaForTesting(SgemmIsa::kAuto);
 }
 
-// The last four end AVX-512's blocks on its 4- and 8-row edge tiles (12 + 4, 12 + 8, 144 + 4).
+// {16, 64, 300} .. {148, 40, 50} end AVX-512's blocks on its 4- and 8-row edge tiles (12 + 4,
+// 12 + 8, 144 + 4); the last five read A unpacked (n <= 256) with blocks ending in 4, 8, 11 or
+// 1 rows, over several depth blocks, and once with the packed fallback (a row stride of 512).
 static void CheckGemmSizes() {
-  const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},     {7, 1, 9},      {6, 16, 256},
-                              {13, 35, 300}, {64, 64, 64},   {121, 50, 513}, {5, 2049, 3},
-                              {12, 32, 192}, {25, 67, 385},  {145, 33, 200}, {2, 31, 17},
-                              {8, 40, 131},  {3, 100, 1000}, {9, 70, 66},    {16, 64, 300},
-                              {20, 33, 100}, {148, 40, 50},  {28, 97, 129}};
+  const int64_t sizes[][3] = {{1, 1, 1},      {1, 17, 5},      {7, 1, 9},      {6, 16, 256},
+                              {13, 35, 300},  {64, 64, 64},    {121, 50, 513}, {5, 2049, 3},
+                              {12, 32, 192},  {25, 67, 385},   {145, 33, 200}, {2, 31, 17},
+                              {8, 40, 131},   {3, 100, 1000},  {9, 70, 66},    {16, 64, 300},
+                              {20, 33, 100},  {148, 40, 50},   {28, 97, 129},  {155, 64, 576},
+                              {296, 96, 300}, {152, 256, 140}, {157, 70, 260}, {40, 64, 512}};
   unsigned seed = 10;
   for (const auto& s : sizes) {
     for (int t = 0; t < 4; ++t) {
@@ -128,8 +131,9 @@ TEST(TestUtil, MaxRelErrorDoesNotHideNaN) {
 // micro-kernel; products that read B unpacked, or a B packed for another micro-kernel, decline.
 TEST(Gemm, PrepackedBMatchesReference) {
   using ember::kernels::SgemmIsa;
-  const int64_t sizes[][3] = {{9, 33, 100},   {16, 64, 300}, {150, 40, 513},
-                              {40, 2100, 20}, {4, 64, 300},  {3, 3, 3}};
+  const int64_t sizes[][3] = {{9, 33, 100},  {16, 64, 300}, {150, 40, 513}, {40, 2100, 20},
+                              {4, 64, 300},  {3, 3, 3},     {1, 70, 300},   {7, 100, 200},
+                              {5, 2100, 40}, {8, 96, 1000}};
   unsigned seed = 300;
   for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kGeneric}) {
     ember::kernels::SgemmForceIsaForTesting(isa);
@@ -141,7 +145,9 @@ TEST(Gemm, PrepackedBMatchesReference) {
       ember::kernels::SgemmPackB(k, n, b.data<float>(), n, &packed);
       const bool used =
           ember::kernels::SgemmPrepacked(m, a.data<float>(), k, packed, c.data<float>(), n);
-      EXPECT_TRUE(used == (m > 8 && m * n * k > 4096));
+      // A few rows take the packed panels only with the AVX-512 kernel's 4- and 8-row tiles.
+      const bool avx512 = std::string(ember::kernels::SgemmKernelName()) == "avx512f";
+      EXPECT_TRUE(used == ((m > 8 || avx512) && m * n * k > 4096));
       if (used) {
         EXPECT_TRUE(MaxRelError(c, RefGemm(false, false, m, n, k, a.data<float>(),
                                            b.data<float>())) < 1e-4);
@@ -157,6 +163,27 @@ TEST(Gemm, PrepackedBMatchesReference) {
   const bool other = std::string(ember::kernels::SgemmKernelName()) != "generic";
   EXPECT_TRUE(ember::kernels::SgemmPrepacked(16, a.data<float>(), 300, packed, c.data<float>(),
                                              64) == !other);
+}
+
+// With a pool, a prepacked product splits its columns in whole panels over the threads.
+TEST(Gemm, PrepackedBThreadedMatchesReference) {
+  ember::ThreadPool pool("intra", 2);
+  const int64_t sizes[][3] = {
+      {4, 300, 500}, {16, 100, 1000}, {1, 1000, 300}, {20, 2100, 30}, {9, 33, 2000}};
+  unsigned seed = 700;
+  for (const auto& s : sizes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    Tensor a = RandomFloats({m * k}, seed++), b = RandomFloats({k * n}, seed++);
+    Tensor c(DataType::kFloat, TensorShape({m * n}));
+    ember::kernels::SgemmPackedB packed;
+    ember::kernels::SgemmPackB(k, n, b.data<float>(), n, &packed);
+    if (ember::kernels::SgemmPrepacked(m, a.data<float>(), k, packed, c.data<float>(), n, &pool)) {
+      EXPECT_TRUE(MaxRelError(c, RefGemm(false, false, m, n, k, a.data<float>(), b.data<float>())) <
+                  1e-4);
+    } else {
+      EXPECT_TRUE(m <= 8);
+    }
+  }
 }
 
 TEST(Gemm, ThreadedMatchesSerial) {
@@ -257,18 +284,24 @@ TEST(Conv2D, SameValidStridesDilationsOddSizes) {
   }
 }
 
+// The second case has 7 row chunks on one thread and 8 (an even share) on two.
 TEST(Conv2D, IntraOpPoolGivesTheSameResult) {
   ember::ThreadPool pool("intra", 2);
-  Tensor x = RandomFloats({2, 40, 40, 8}, 7), f = RandomFloats({3, 3, 8, 24}, 8);
-  Node n = Node("Conv2D")
-               .Type("T", DataType::kFloat)
-               .Ints("strides", {1, 1, 1, 1})
-               .Str("padding", "SAME");
-  Result serial = Run(n, {x, f});
-  Result threaded = Run(n, {x, f}, nullptr, &pool);
-  ASSERT_OK(serial.status);
-  ASSERT_OK(threaded.status);
-  EXPECT_TRUE(Values<float>(serial.outputs[0]) == Values<float>(threaded.outputs[0]));
+  const std::vector<int64_t> shapes[][2] = {{{2, 40, 40, 8}, {3, 3, 8, 24}},
+                                            {{1, 56, 56, 64}, {3, 3, 64, 40}}};
+  unsigned seed = 7;
+  for (const auto& s : shapes) {
+    Tensor x = RandomFloats(TensorShape(s[0]), seed++), f = RandomFloats(TensorShape(s[1]), seed++);
+    Node n = Node("Conv2D")
+                 .Type("T", DataType::kFloat)
+                 .Ints("strides", {1, 1, 1, 1})
+                 .Str("padding", "SAME");
+    Result serial = Run(n, {x, f});
+    Result threaded = Run(n, {x, f}, nullptr, &pool);
+    ASSERT_OK(serial.status);
+    ASSERT_OK(threaded.status);
+    EXPECT_TRUE(Values<float>(serial.outputs[0]) == Values<float>(threaded.outputs[0]));
+  }
   EXPECT_TRUE(pool.NumScheduled() > 0);
 }
 

@@ -61,15 +61,38 @@ struct Epilogue {
   }
 
   // y[r, c] = clamp(y[r, c] + bias[c], lo, hi) for r < rows, c < channels.
-  void Apply(float* y, int64_t rows, int64_t channels) const {
-    if (!fused) return;
-    const float* b = bias.data<float>();
-    for (int64_t r = 0; r < rows; ++r) {
-      float* row = y + r * channels;
-      for (int64_t c = 0; c < channels; ++c) row[c] = std::min(std::max(row[c] + b[c], lo), hi);
-    }
-  }
+  void Apply(float* y, int64_t rows, int64_t channels) const;
 };
+
+// The epilogue's loop (exact: an add and a clamp), vectorised by the compiler per ISA target.
+inline __attribute__((always_inline)) void EpilogueImpl(float* y, const float* b, int64_t rows,
+                                                        int64_t channels, float lo, float hi) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* __restrict row = y + r * channels;
+    for (int64_t c = 0; c < channels; ++c) row[c] = std::min(std::max(row[c] + b[c], lo), hi);
+  }
+}
+void EpilogueGeneric(float* y, const float* b, int64_t rows, int64_t channels, float lo, float hi) {
+  EpilogueImpl(y, b, rows, channels, lo, hi);
+}
+#if defined(EMBER_CONV_X86)
+__attribute__((target("avx2,fma"))) void EpilogueAvx2(float* y, const float* b, int64_t rows,
+                                                      int64_t channels, float lo, float hi) {
+  EpilogueImpl(y, b, rows, channels, lo, hi);
+}
+#endif
+
+void Epilogue::Apply(float* y, int64_t rows, int64_t channels) const {
+  if (!fused) return;
+#if defined(EMBER_CONV_X86)
+  static const bool avx2 = cpu::HasAvx2Fma();  // once: CPUID traps in a VM
+  if (avx2) {
+    EpilogueAvx2(y, bias.data<float>(), rows, channels, lo, hi);
+    return;
+  }
+#endif
+  EpilogueGeneric(y, bias.data<float>(), rows, channels, lo, hi);
+}
 
 class ConvBase : public OpKernel {
  public:
@@ -158,6 +181,13 @@ void Im2Col(const float* in, const ConvGeometry& g, int64_t b, int64_t r0, int64
     float* dst = out + (r - r0) * cols;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
       const int64_t iy = y * g.sh - g.ph + ky * g.dh;
+      const int64_t ix0 = x * g.sw - g.pw;
+      if (g.dw == 1 && iy >= 0 && iy < g.h && ix0 >= 0 && ix0 + g.kw <= g.w) {
+        // The window's row lies inside the image: its KW pixels are adjacent there, one copy.
+        std::memcpy(dst, in + ((b * g.h + iy) * g.w + ix0) * g.c, pixel * g.kw);
+        dst += g.kw * g.c;
+        continue;
+      }
       for (int64_t kx = 0; kx < g.kw; ++kx) {
         const int64_t ix = x * g.sw - g.pw + kx * g.dw;
         if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
@@ -209,12 +239,24 @@ class Conv2DOp : public ConvBase {
     const int64_t rows = g.oh * g.ow;
     const int64_t budget =
         pointwise ? (1 << 16) / std::max<int64_t>(oc, 1) : (1 << 18) / std::max<int64_t>(cols, 1);
-    const int64_t chunk = std::max<int64_t>(16, std::min<int64_t>(rows, budget));
-    const int64_t chunks_per_image = (rows + chunk - 1) / chunk;
+    int64_t chunk = std::max<int64_t>(16, std::min<int64_t>(rows, budget));
+    int64_t chunks_per_image = (rows + chunk - 1) / chunk;
+    ThreadPool* pool = ctx->intra_op_pool();
+    const int64_t threads = pool == nullptr ? 1 : pool->NumThreads();
+    if (threads > 1 && g.n % threads != 0 && chunks_per_image > 1 &&
+        chunks_per_image % threads != 0) {
+      // Equal shares per thread (7 chunks on 2 threads would run 4 + 3): the next multiple of
+      // the thread count, in rows rounded to the GEMM's 12-row panels.
+      const int64_t want = (chunks_per_image + threads - 1) / threads * threads;
+      const int64_t even = ((rows + want - 1) / want + 11) / 12 * 12;
+      if (even >= 16 && (rows + even - 1) / even == want) {
+        chunk = even;
+        chunks_per_image = want;
+      }
+    }
     const int64_t tasks = g.n * chunks_per_image;
     // Fewer chunks than threads (a late layer's few rows against megabytes of weights): the
     // chunks run one after another and each GEMM splits its columns over the pool instead.
-    ThreadPool* pool = ctx->intra_op_pool();
     const bool split_gemm = pool != nullptr && tasks < pool->NumThreads();
     auto run_chunks = [&](int64_t t0, int64_t t1) {
       // Per-thread patch buffer, reused across calls (no page faults or zeroing per call).
@@ -232,8 +274,8 @@ class Conv2DOp : public ConvBase {
           a = patches.data();
         }
         float* dst = y + (b * rows + r0) * oc;
-        if (split_gemm || packed_filter_.data.empty() ||
-            !SgemmPrepacked(r1 - r0, a, cols, packed_filter_, dst, oc)) {
+        if (packed_filter_.data.empty() || !SgemmPrepacked(r1 - r0, a, cols, packed_filter_, dst,
+                                                           oc, split_gemm ? pool : nullptr)) {
           Sgemm(false, false, r1 - r0, oc, cols, a, cols, w, oc, dst, oc,
                 split_gemm ? pool : nullptr);
         }
@@ -337,7 +379,9 @@ class DepthwiseConvOp : public ConvBase {
                              g,
                              mult};
 #if defined(EMBER_CONV_X86)
-    const bool avx2 = cpu::HasAvx2Fma();
+    // Once per process: each check runs CPUID, which traps to the hypervisor in a VM (a
+    // MobileNet's depthwise layers spent a fifth of their time there).
+    static const bool avx2 = cpu::HasAvx2Fma();
 #else
     const bool avx2 = false;
 #endif
@@ -368,6 +412,11 @@ class FusedMatMulOp : public OpKernel {
     }
     if (s.ok()) s = epilogue_.Read(c, w_.dim_size(transpose_b_ ? 0 : 1));
     if (!s.ok()) c->SetStatus(s);
+    // The constant [K,N] weights are packed once, here (a classifier's megabytes of weights
+    // times one or a few rows: read in the packed order, they stream about twice as fast).
+    if (s.ok() && !transpose_b_ && w_.NumElements() > 0) {
+      SgemmPackB(w_.dim_size(0), w_.dim_size(1), w_.data<float>(), w_.dim_size(1), &packed_w_);
+    }
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -387,13 +436,17 @@ class FusedMatMulOp : public OpKernel {
       return;
     }
     if (out->NumElements() == 0) return;
-    Sgemm(false, transpose_b_, m, n, k, a.data<float>(), k, w_.data<float>(), transpose_b_ ? k : n,
-          out->data<float>(), n, ctx->intra_op_pool());
+    if (packed_w_.data.empty() || !SgemmPrepacked(m, a.data<float>(), k, packed_w_,
+                                                  out->data<float>(), n, ctx->intra_op_pool())) {
+      Sgemm(false, transpose_b_, m, n, k, a.data<float>(), k, w_.data<float>(),
+            transpose_b_ ? k : n, out->data<float>(), n, ctx->intra_op_pool());
+    }
     epilogue_.Apply(out->data<float>(), m, n);
   }
 
  private:
   Tensor w_;
+  SgemmPackedB packed_w_;  // w_ packed (not with transpose_b)
   bool transpose_b_ = false;
   Epilogue epilogue_;
 };

@@ -99,11 +99,13 @@ void StoreTile(const float* acc, float* c, int64_t ldc, int64_t mr, int64_t nr, 
 
 // `b` advances by `ldb` floats per depth step: the panel width when B is packed, or B's row
 // stride when the kernel reads a full-width panel of B where it lies.
-using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
-                             int64_t ldc, int64_t mr, int64_t nr, bool accumulate);
+// `lda`: A's row stride for a kernel that reads A unpacked (KernelSpec::direct*); the packed
+// kernels ignore it.
+using MicroKernel = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb,
+                             float* c, int64_t ldc, int64_t mr, int64_t nr, bool accumulate);
 
-void MicroKernelGeneric(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
-                        int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
+void MicroKernelGeneric(int64_t kc, const float* a, int64_t /*lda*/, const float* b, int64_t ldb,
+                        float* c, int64_t ldc, int64_t mr, int64_t nr, bool accumulate) {
   float acc[kMR * kNR] = {};
   for (int64_t p = 0; p < kc; ++p) {
     for (int64_t i = 0; i < kMR; ++i) {
@@ -117,7 +119,8 @@ void MicroKernelGeneric(int64_t kc, const float* a, const float* b, int64_t ldb,
 }
 
 #if defined(EMBER_GEMM_X86)
-__attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float* a, const float* b,
+__attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float* a,
+                                                         int64_t /*lda*/, const float* b,
                                                          int64_t ldb, float* c, int64_t ldc,
                                                          int64_t mr, int64_t nr, bool accumulate) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
@@ -190,11 +193,11 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
 #define EMBER_ROW(i)                    \
   __m512 c##i##0 = _mm512_setzero_ps(); \
   __m512 c##i##1 = _mm512_setzero_ps();
-#define EMBER_FMA(i)                            \
-  if constexpr (R > (i)) {                      \
-    const __m512 av = _mm512_set1_ps(a[i]);     \
-    c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0); \
-    c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1); \
+#define EMBER_FMA(i)                                                            \
+  if constexpr (R > (i)) {                                                      \
+    const __m512 av = _mm512_set1_ps(AValue<(i), kDirect>(a, a3, a6, a9, lda)); \
+    c##i##0 = _mm512_fmadd_ps(av, b0, c##i##0);                                 \
+    c##i##1 = _mm512_fmadd_ps(av, b1, c##i##1);                                 \
   }
 #define EMBER_STORE(i)                           \
   if constexpr (R > (i)) {                       \
@@ -212,11 +215,31 @@ __attribute__((target("avx2,fma"))) void MicroKernelAvx2(int64_t kc, const float
     _mm512_store_ps(acc + (i)*32 + 16, c##i##1); \
   }
 
-template <int R>
-EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const float* b, int64_t ldb,
-                                           float* c, int64_t ldc, int64_t mr, int64_t nr,
-                                           bool accumulate) {
+// Row I of A at the current depth: the packed panel's a[I], or (kDirect) row I of A where it
+// lies, row stride `lda`, addressed from one of four row pointers (rows 0, 3, 6, 9) plus 0, 1
+// or 2 row strides so the loop keeps few registers for A.
+template <int I, bool kDirect>
+inline __attribute__((always_inline)) float AValue(const float* a, const float* a3, const float* a6,
+                                                   const float* a9, int64_t lda) {
+  if constexpr (!kDirect) {
+    (void)a3, (void)a6, (void)a9, (void)lda;
+    return a[I];
+  } else {
+    const float* base = I < 3 ? a : I < 6 ? a3 : I < 9 ? a6 : a9;
+    return base[(I % 3) * lda];
+  }
+}
+
+// `kDirect`: A is read where it lies (rows `lda` floats apart, depth contiguous) instead of
+// from a packed 12-row panel; only the first R rows are read.
+template <int R, bool kDirect = false>
+EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, int64_t lda, const float* b,
+                                           int64_t ldb, float* c, int64_t ldc, int64_t mr,
+                                           int64_t nr, bool accumulate) {
   static_assert(R == 4 || R == 8 || R == 12, "the packed A panel is 12 rows");
+  const float* a3 = kDirect && R > 3 ? a + 3 * lda : a;
+  const float* a6 = kDirect && R > 6 ? a + 6 * lda : a;
+  const float* a9 = kDirect && R > 9 ? a + 9 * lda : a;
   // clang-format off
   EMBER_ROW(0) EMBER_ROW(1) EMBER_ROW(2) EMBER_ROW(3) EMBER_ROW(4) EMBER_ROW(5)
   EMBER_ROW(6) EMBER_ROW(7) EMBER_ROW(8) EMBER_ROW(9) EMBER_ROW(10) EMBER_ROW(11)
@@ -225,7 +248,11 @@ EMBER_AVX512_TARGET void MicroKernelAvx512(int64_t kc, const float* a, const flo
     const __m512 b1 = _mm512_loadu_ps(b + 16);
     EMBER_FMA(0) EMBER_FMA(1) EMBER_FMA(2) EMBER_FMA(3) EMBER_FMA(4) EMBER_FMA(5)
     EMBER_FMA(6) EMBER_FMA(7) EMBER_FMA(8) EMBER_FMA(9) EMBER_FMA(10) EMBER_FMA(11)
-    a += 12;
+    if constexpr (kDirect) {
+      ++a, ++a3, ++a6, ++a9;
+    } else {
+      a += 12;
+    }
     b += ldb;
   }
   if (mr == R && nr == 32) {  // a full tile goes straight from the registers
@@ -257,17 +284,30 @@ struct KernelSpec {
   MicroKernel fn;
   // Optional forms of `fn` that compute only the first 4 or 8 rows of a panel (null: none).
   MicroKernel fn4, fn8;
+  // Forms of fn, fn4, fn8 that read A unpacked (row stride lda; null: none).
+  MicroKernel direct, direct4, direct8;
   const char* name;
   int64_t mr, nr;
   int64_t kc;  // depth of a packed block: the B micro-panel (kc x nr) stays in L1
   int64_t mc;  // rows of a packed A block (mc x kc, in L2)
 };
 
-const KernelSpec kGeneric{MicroKernelGeneric, nullptr, nullptr, "generic", kMR, kNR, 256, 120};
+const KernelSpec kGeneric{MicroKernelGeneric, nullptr, nullptr, nullptr, nullptr, nullptr,
+                          "generic",          kMR,     kNR,     256,     120};
 #if defined(EMBER_GEMM_X86)
-const KernelSpec kAvx2{MicroKernelAvx2, nullptr, nullptr, "avx2-fma", kMR, kNR, 256, 120};
-const KernelSpec kAvx512{
-    MicroKernelAvx512<12>, MicroKernelAvx512<4>, MicroKernelAvx512<8>, "avx512f", 12, 32, 128, 144};
+const KernelSpec kAvx2{MicroKernelAvx2, nullptr, nullptr, nullptr, nullptr, nullptr,
+                       "avx2-fma",      kMR,     kNR,     256,     120};
+const KernelSpec kAvx512{MicroKernelAvx512<12>,
+                         MicroKernelAvx512<4>,
+                         MicroKernelAvx512<8>,
+                         MicroKernelAvx512<12, true>,
+                         MicroKernelAvx512<4, true>,
+                         MicroKernelAvx512<8, true>,
+                         "avx512f",
+                         12,
+                         32,
+                         128,
+                         144};
 #endif
 
 std::atomic<int> forced_isa{static_cast<int>(SgemmIsa::kAuto)};
@@ -351,6 +391,9 @@ void NaiveGemm(const View& a, const View& b, int64_t m, int64_t n, int64_t k, fl
   }
 }
 
+// Widest product whose A the AVX-512 kernel reads unpacked (8 column panels).
+constexpr int64_t kDirectAMaxColumns = 256;
+
 // Equal depth blocks (k=576 -> 3 x 192, not 256+256+64): no short, overhead-heavy last block.
 int64_t DepthBlock(const KernelSpec& spec, int64_t k) {
   const int64_t k_blocks = (k + spec.kc - 1) / spec.kc;
@@ -358,9 +401,12 @@ int64_t DepthBlock(const KernelSpec& spec, int64_t k) {
 }
 
 // `prepacked`: B already packed as SgemmPackB does (null: B is packed here, or read in place).
+// `packed_n` > 0: the product is columns [packed_col0, packed_col0 + n) of a packed B that is
+// packed_n (<= kNC) columns wide; packed_col0 is a multiple of NR.
 template <int64_t MR, int64_t NR>
 void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m, int64_t n,
-                 int64_t k, float* c, int64_t ldc, const float* prepacked = nullptr) {
+                 int64_t k, float* c, int64_t ldc, const float* prepacked = nullptr,
+                 int64_t packed_n = 0, int64_t packed_col0 = 0) {
   const int64_t kc_max = DepthBlock(spec, k);
   const int64_t mc_max = std::min(spec.mc, (m + MR - 1) / MR * MR);
   const int64_t nc_max = std::min(kNC, (n + NR - 1) / NR * NR);
@@ -368,6 +414,12 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
   // B (a layer's weights, megabytes when there are few rows) to read it once. Full-width
   // panels are then read where they lie; only the ragged last one is packed.
   const bool direct_b = prepacked == nullptr && b.cs == 1 && m <= spec.mc;
+  // With few column panels (a convolution's 64-256 output channels), packing A costs about as
+  // much as the products it feeds: the kernel then reads A's rows where they lie (row-major A
+  // only; a row stride of a multiple of 512 floats would put the 12 rows in the same L1 sets).
+  // A block's last panel of other than 4, 8 or 12 rows is still packed.
+  const bool direct_a =
+      spec.direct != nullptr && a.cs == 1 && n <= kDirectAMaxColumns && a.rs % 512 != 0;
   // Per-thread packing buffers, grown but never shrunk: no allocation, page faults or zeroing
   // per call.
   thread_local std::vector<float> a_pack, b_pack;
@@ -384,29 +436,43 @@ void BlockedGemm(const KernelSpec& spec, const View& a, const View& b, int64_t m
       const float* b_block = direct_b ? b.p + pc * b.rs + jc : nullptr;
       const float* b_panels = b_pack.data();
       if (prepacked != nullptr) {  // blocks in this loop's order, each (nc rounded up to NR) x kc
-        b_panels = prepacked;
-        prepacked += (nc + NR - 1) / NR * NR * kc;
+        const int64_t block_n = packed_n > 0 ? packed_n : nc;
+        b_panels = prepacked + packed_col0 * kc;
+        prepacked += (block_n + NR - 1) / NR * NR * kc;
       } else if (nc > full) {
         PackB<NR>(View{b.p + pc * b.rs + (jc + full) * b.cs, b.rs, b.cs}, kc, nc - full,
                   b_pack.data());
       }
       for (int64_t ic = 0; ic < m; ic += spec.mc) {
         const int64_t mc = std::min(spec.mc, m - ic);
-        PackA<MR>(View{a.p + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, a_pack.data());
+        const float* a_block = a.p + ic * a.rs + pc * a.cs;
+        // Rows from `packed_from` on are read from a_pack (all of them without direct_a).
+        int64_t packed_from = 0;
+        if (direct_a) {
+          const int64_t tail = mc % MR;
+          packed_from = tail == 0 || tail == 4 || tail == 8 ? mc : mc - tail;
+        }
+        if (packed_from < mc) {
+          PackA<MR>(View{a_block + packed_from * a.rs, a.rs, a.cs}, mc - packed_from, kc,
+                    a_pack.data());
+        }
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const bool in_place = jr < full;
           const float* bp = in_place ? b_block + jr : b_panels + (jr - full) * kc;
           const int64_t ldb = in_place ? b.rs : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t mr = std::min(MR, mc - ir);
-            MicroKernel fn = spec.fn;
+            const bool direct = ir < packed_from;
+            MicroKernel fn = direct ? spec.direct : spec.fn;
             if (mr <= 4 && spec.fn4 != nullptr) {
-              fn = spec.fn4;
+              fn = direct ? spec.direct4 : spec.fn4;
             } else if (mr <= 8 && spec.fn8 != nullptr) {
-              fn = spec.fn8;
+              fn = direct ? spec.direct8 : spec.fn8;
             }
-            fn(kc, a_pack.data() + ir * kc, bp, ldb, c + (ic + ir) * ldc + jc + jr, ldc, mr,
-               std::min(NR, nc - jr), pc > 0);
+            const float* ap =
+                direct ? a_block + ir * a.rs : a_pack.data() + (ir - packed_from) * kc;
+            fn(kc, ap, a.rs, bp, ldb, c + (ic + ir) * ldc + jc + jr, ldc, mr, std::min(NR, nc - jr),
+               pc > 0);
           }
         }
       }
@@ -481,20 +547,43 @@ void SgemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, SgemmPackedB*
 }
 
 bool SgemmPrepacked(int64_t m, const float* a, int64_t lda, const SgemmPackedB& b, float* c,
-                    int64_t ldc) {
+                    int64_t ldc, ThreadPool* pool) {
   const KernelSpec& spec = ActiveSpec();
   const int64_t n = b.n, k = b.k;
-  // The products SerialGemm gives to a path that reads B unpacked are declined.
-  if (b.kernel != static_cast<const void*>(&spec) || m <= kSkinnyRows || n == 0 || k == 0 ||
-      m * n * k <= 16 * 16 * 16) {
+  // Tiny products, and a few rows for a kernel without 4- and 8-row tiles, take SerialGemm's
+  // paths that read B unpacked: declined. With the AVX-512 kernel a few rows (a late layer's
+  // pixels, memory-bound on its weights) stream the packed panels in order, which reads
+  // memory about twice as fast as the skinny path's row-major B.
+  if (b.kernel != static_cast<const void*>(&spec) || (m <= kSkinnyRows && spec.fn4 == nullptr) ||
+      n == 0 || k == 0 || m * n * k <= 16 * 16 * 16) {
     return false;
   }
   const View va{a, lda, 1}, vb{nullptr, n, 1};
-  if (spec.mr == 12) {
-    BlockedGemm<12, 32>(spec, va, vb, m, n, k, c, ldc, b.data.data());
-  } else {
-    BlockedGemm<kMR, kNR>(spec, va, vb, m, n, k, c, ldc, b.data.data());
+  auto run = [&](int64_t col0, int64_t cols, int64_t packed_n) {
+    if (spec.mr == 12) {
+      BlockedGemm<12, 32>(spec, va, vb, m, cols, k, c + col0, ldc, b.data.data(), packed_n, col0);
+    } else {
+      BlockedGemm<kMR, kNR>(spec, va, vb, m, cols, k, c + col0, ldc, b.data.data(), packed_n, col0);
+    }
+  };
+  const int threads = pool == nullptr ? 1 : pool->NumThreads();
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t panels = (n + spec.nr - 1) / spec.nr;
+  if (threads <= 1 || flops < 4e6 || n > kNC || panels < 2) {
+    run(0, n, 0);
+    return true;
   }
+  // Columns split in whole panels over the pool (one block of columns: n <= kNC).
+  const int64_t shards = std::min<int64_t>(threads, panels);
+  const int64_t per = (panels + shards - 1) / shards * spec.nr;
+  ParallelFor(pool, shards, static_cast<int64_t>(flops / static_cast<double>(shards)),
+              [&](int64_t s0, int64_t s1) {
+                for (int64_t s = s0; s < s1; ++s) {
+                  const int64_t col0 = s * per;
+                  if (col0 < n) run(col0, std::min(per, n - col0), n);
+                }
+              });
   return true;
 }
 

@@ -30,11 +30,12 @@ struct SgemmPackedB {
 };
 void SgemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, SgemmPackedB* out);
 
-// C[m,n] = A[m,k] * B on one thread, B as packed by SgemmPackB (A and C row-major). Returns
-// false, touching nothing, when the product takes a path that reads B unpacked (a few rows,
-// tiny sizes) or B was packed for another micro-kernel: the caller then calls Sgemm.
+// C[m,n] = A[m,k] * B, B as packed by SgemmPackB (A and C row-major); with a `pool`, large
+// products split their columns over it (null: one thread). Returns false, touching nothing,
+// when the product takes a path that reads B unpacked (tiny sizes; a few rows without the
+// AVX-512 kernel) or B was packed for another micro-kernel: the caller then calls Sgemm.
 bool SgemmPrepacked(int64_t m, const float* a, int64_t lda, const SgemmPackedB& b, float* c,
-                    int64_t ldc);
+                    int64_t ldc, ThreadPool* pool = nullptr);
 
 // The micro-kernel in use: "avx512f", "avx2-fma" or "generic".
 const char* SgemmKernelName();
