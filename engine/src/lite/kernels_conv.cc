@@ -447,10 +447,11 @@ Status EvalConvI8(NodeState* node) {
       const int m = node->n * node->oh * node->ow;
       const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;
       const int groups = p.nb / p.nr;
-      if (node->threads > 1 && blocks < 2 * node->threads && (groups > 1 || m > 4)) {
-        // Few pixels (a 6x6 or 3x3 image): split the output channels by groups of the packed
-        // weights as well, and the pixels only into as many 4-row tiles as needed for about two
-        // tasks per thread. Each output is the same sum either way.
+      if (node->threads > 1 && blocks < 4 * node->threads && (groups > 1 || m > 4)) {
+        // Few pixels (a 14x14, 6x6 or 3x3 image, where 64-pixel blocks split unevenly or not at
+        // all): split the output channels by groups of the packed weights as well, and the
+        // pixels only into as many 4-row-aligned chunks as needed for about two tasks per
+        // thread. Each output is the same sum either way.
         const int rchunks =
             std::min((m + 3) / 4, std::max(1, (2 * node->threads + groups - 1) / groups));
         const int units = rchunks * groups;
