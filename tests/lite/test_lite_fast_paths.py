@@ -42,11 +42,21 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             lambda: k.DepthwiseConv2D(3, dilation_rate=2, padding="valid", bias_initializer=init),
         ),
         "dw_c16_5x5": ((8, 8, 16), lambda: k.DepthwiseConv2D(5, padding="same", bias_initializer=init)),
+        # Three output rows on two threads: the rows' channels are split in 32-channel parts.
+        "dw_c72_3x3_rows3": ((3, 3, 72), lambda: k.DepthwiseConv2D(3, padding="same", bias_initializer=init)),
+        "dw_c48_5x5_s2_rows3": (
+            (6, 6, 48),
+            lambda: k.DepthwiseConv2D(5, strides=2, padding="same", bias_initializer=init),
+        ),
         "dw_dm2": ((6, 7, 5), lambda: k.DepthwiseConv2D(3, depth_multiplier=2, padding="same", bias_initializer=init)),
         "pw_c16_to_24": ((7, 9, 16), lambda: k.Conv2D(24, 1, bias_initializer=init)),
         "pw_c8_to_8_relu": ((11, 5, 8), lambda: k.Conv2D(8, 1, activation="relu", bias_initializer=init)),
         "pw_c6_to_40": ((5, 6, 6), lambda: k.Conv2D(40, 1, bias_initializer=init)),
         "pw_c32_to_56": ((9, 9, 32), lambda: k.Conv2D(56, 1, bias_initializer=init)),
+        # Few pixels, many channels: two threads split the output channels (int8: groups of
+        # the packed weights, with 4-row tiles on 6x6; float: 16-column panels on 3x3).
+        "pw_c24_to_144_6x6": ((6, 6, 24), lambda: k.Conv2D(144, 1, bias_initializer=init)),
+        "pw_c112_to_200_3x3": ((3, 3, 112), lambda: k.Conv2D(200, 1, bias_initializer=init)),
         "conv3x3_c3_to_16_s2": ((13, 11, 3), lambda: k.Conv2D(16, 3, strides=2, padding="same", bias_initializer=init)),
         "conv3x3_c12_to_24": ((7, 8, 12), lambda: k.Conv2D(24, 3, padding="same", bias_initializer=init)),
         # A classifier's softmax (int8: per-difference tables; float: split rows) and a global

@@ -43,6 +43,15 @@ void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x, const int
                           int32_t in_zp, const DepthwiseRequant& q, int oy, int8_t* y);
 void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x, const float* w,
                            const float* bias, float lo, float hi, int oy, float* y);
+// The two rows above for the channels [c0, c1) only (y indexed as there), so that threads can
+// split a few rows' channels: c0 a multiple of 32, c1 one too or g.c. Each channel's outputs are
+// the same as the whole row's.
+void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry& g, const int8_t* x, const int32_t* w32,
+                                  int32_t in_zp, const DepthwiseRequant& q, int oy, int c0, int c1,
+                                  int8_t* y);
+void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry& g, const float* x, const float* w,
+                                   const float* bias, float lo, float hi, int oy, int c0, int c1,
+                                   float* y);
 
 }  // namespace lite
 }  // namespace ember

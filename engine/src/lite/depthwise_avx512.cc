@@ -169,9 +169,15 @@ EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t*
 
 bool DepthwiseAvx512Usable(const DepthwiseGeometry& g) { return g.kh * g.kw <= kMaxTaps; }
 
-EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x,
-                                            const int32_t* w32, int32_t in_zp,
-                                            const DepthwiseRequant& q, int oy, int8_t* y) {
+void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x, const int32_t* w32,
+                          int32_t in_zp, const DepthwiseRequant& q, int oy, int8_t* y) {
+  DepthwiseRowI8Avx512Channels(g, x, w32, in_zp, q, oy, 0, g.c, y);
+}
+
+EMBER_VNNI_TARGET void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry& g, const int8_t* x,
+                                                    const int32_t* w32, int32_t in_zp,
+                                                    const DepthwiseRequant& q, int oy, int c0,
+                                                    int c1, int8_t* y) {
   // The taps of this row's rows inside the image, as offsets from column ix0 = 0.
   size_t row_off[kMaxTaps];
   int row_tap[kMaxTaps];
@@ -198,13 +204,13 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const in
   auto blocks = [&](auto n, auto f) {
     constexpr int N = decltype(n)::value;
     constexpr bool kFast = decltype(f)::value;
-    int c = 0;
-    for (; c + 16 <= g.c; c += 16) {
+    int c = c0;
+    for (; c + 16 <= c1; c += 16) {
       RowBlock<true, N, kFast>(g, x, w32, in_zp, q, oy, c, 0xFFFF, row_off, row_tap, row_n,
                                zp_bytes, y);
     }
-    if (c < g.c) {
-      RowBlock<false, N, kFast>(g, x, w32, in_zp, q, oy, c, Mask(g.c - c), row_off, row_tap, row_n,
+    if (c < c1) {
+      RowBlock<false, N, kFast>(g, x, w32, in_zp, q, oy, c, Mask(c1 - c), row_off, row_tap, row_n,
                                 zp_bytes, y);
     }
   };
@@ -441,14 +447,19 @@ EMBER_VNNI_TARGET inline void Row3x3F32Pair(const DepthwiseGeometry& g, const fl
 
 }  // namespace
 
-EMBER_VNNI_TARGET void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x,
-                                             const float* w, const float* bias, float lo, float hi,
-                                             int oy, float* y) {
+void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x, const float* w,
+                           const float* bias, float lo, float hi, int oy, float* y) {
+  DepthwiseRowF32Avx512Channels(g, x, w, bias, lo, hi, oy, 0, g.c, y);
+}
+
+EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry& g, const float* x,
+                                                     const float* w, const float* bias, float lo,
+                                                     float hi, int oy, int c0, int c1, float* y) {
   if (g.kh == 3 && g.kw == 3) {
-    int c = 0;
-    for (; c + 32 <= g.c; c += 32) Row3x3F32Pair(g, x, w, bias, lo, hi, oy, c, y);
-    for (; c + 16 <= g.c; c += 16) Row3x3F32<true>(g, x, w, bias, lo, hi, oy, c, 0xFFFF, y);
-    if (c < g.c) Row3x3F32<false>(g, x, w, bias, lo, hi, oy, c, Mask(g.c - c), y);
+    int c = c0;
+    for (; c + 32 <= c1; c += 32) Row3x3F32Pair(g, x, w, bias, lo, hi, oy, c, y);
+    for (; c + 16 <= c1; c += 16) Row3x3F32<true>(g, x, w, bias, lo, hi, oy, c, 0xFFFF, y);
+    if (c < c1) Row3x3F32<false>(g, x, w, bias, lo, hi, oy, c, Mask(c1 - c), y);
     return;
   }
   size_t x_off[kMaxTaps];
@@ -457,8 +468,8 @@ EMBER_VNNI_TARGET void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const f
   for (int ox = 0; ox < g.ow; ++ox) {
     const int n = ValidTaps(g, oy, ox, x_off, tap);
     float* yo = y + static_cast<size_t>(ox) * g.c;
-    for (int c = 0; c < g.c; c += 16) {
-      const __mmask16 m = Mask(g.c - c);
+    for (int c = c0; c < c1; c += 16) {
+      const __mmask16 m = Mask(c1 - c);
       __m512 acc = _mm512_setzero_ps();
       for (int t = 0; t < n; ++t) {
         const __m512 xv = _mm512_maskz_loadu_ps(m, x + x_off[t] + c);
@@ -478,6 +489,10 @@ void DepthwiseRowI8Avx512(const DepthwiseGeometry&, const int8_t*, const int32_t
                           const DepthwiseRequant&, int, int8_t*) {}
 void DepthwiseRowF32Avx512(const DepthwiseGeometry&, const float*, const float*, const float*,
                            float, float, int, float*) {}
+void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry&, const int8_t*, const int32_t*, int32_t,
+                                  const DepthwiseRequant&, int, int, int, int8_t*) {}
+void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry&, const float*, const float*,
+                                   const float*, float, float, int, int, int, float*) {}
 
 #endif
 

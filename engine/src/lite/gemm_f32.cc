@@ -72,9 +72,9 @@ void PanelGeneric(const float* x, int m, int x_stride, const PackedF32& w, int j
   }
 }
 
-void GemmGeneric(const float* x, int m, int x_stride, const PackedF32& w, float lo, float hi,
-                 float* y) {
-  for (int j = 0; j < w.panels; ++j) PanelGeneric(x, m, x_stride, w, j, lo, hi, y);
+void GemmGeneric(const float* x, int m, int x_stride, const PackedF32& w, int j0, int j1, float lo,
+                 float hi, float* y) {
+  for (int j = j0; j < j1; ++j) PanelGeneric(x, m, x_stride, w, j, lo, hi, y);
 }
 
 #ifdef EMBER_F32_X86
@@ -137,15 +137,15 @@ EMBER_AVX512_TARGET inline void Avx512HalfPanel(const float* x, int x_stride, co
   }
 }
 
-// MR rows (all present) across every panel, two panels at a time (more when MR is small).
+// MR rows (all present) across panels [j0, j1), two panels at a time (more when MR is small).
 template <int MR>
-EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const PackedF32& w,
-                                           float lo, float hi, float* y) {
-  int j = 0;
+EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const PackedF32& w, int j0,
+                                           int j1, float lo, float hi, float* y) {
+  int j = j0;
   // A last panel of at most 8 columns runs on 8-lane vectors (twice the FMAs per cycle where a
   // 16-lane FMA takes two 8-lane halves' slots).
-  const bool half = w.n - 16 * (w.panels - 1) <= 8;
-  const int panels = half ? w.panels - 1 : w.panels;
+  const bool half = j1 == w.panels && w.n - 16 * (w.panels - 1) <= 8;
+  const int panels = half ? j1 - 1 : j1;
   // Few rows: more panels per pass, so enough independent sums hide the FMA latency.
   if (MR <= 2) {
     for (; j + 8 <= panels; j += 8) Avx512Block<MR, 8>(x, x_stride, w, j, lo, hi, y, MR);
@@ -157,12 +157,12 @@ EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const P
   if (half) Avx512HalfPanel<MR>(x, x_stride, w, lo, hi, y);
 }
 
-EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const PackedF32& w,
-                                    float lo, float hi, float* y) {
+EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const PackedF32& w, int j0,
+                                    int j1, float lo, float hi, float* y) {
   constexpr int kMR = 8;
   int r = 0;
   for (; r + kMR <= m; r += kMR) {
-    Avx512Rows<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, w, lo, hi,
+    Avx512Rows<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, w, j0, j1, lo, hi,
                     y + static_cast<size_t>(r) * w.n);
   }
   // The last rows with a block of their own height, not a full one's redundant sums.
@@ -170,25 +170,25 @@ EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const P
   float* yb = y + static_cast<size_t>(r) * w.n;
   switch (m - r) {
     case 7:
-      Avx512Rows<7>(xb, x_stride, w, lo, hi, yb);
+      Avx512Rows<7>(xb, x_stride, w, j0, j1, lo, hi, yb);
       break;
     case 6:
-      Avx512Rows<6>(xb, x_stride, w, lo, hi, yb);
+      Avx512Rows<6>(xb, x_stride, w, j0, j1, lo, hi, yb);
       break;
     case 5:
-      Avx512Rows<5>(xb, x_stride, w, lo, hi, yb);
+      Avx512Rows<5>(xb, x_stride, w, j0, j1, lo, hi, yb);
       break;
     case 4:
-      Avx512Rows<4>(xb, x_stride, w, lo, hi, yb);
+      Avx512Rows<4>(xb, x_stride, w, j0, j1, lo, hi, yb);
       break;
     case 3:
-      Avx512Rows<3>(xb, x_stride, w, lo, hi, yb);
+      Avx512Rows<3>(xb, x_stride, w, j0, j1, lo, hi, yb);
       break;
     case 2:
-      Avx512Rows<2>(xb, x_stride, w, lo, hi, yb);
+      Avx512Rows<2>(xb, x_stride, w, j0, j1, lo, hi, yb);
       break;
     case 1:
-      Avx512Rows<1>(xb, x_stride, w, lo, hi, yb);
+      Avx512Rows<1>(xb, x_stride, w, j0, j1, lo, hi, yb);
       break;
     default:
       break;
@@ -226,14 +226,14 @@ EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const Pack
   }
 }
 
-EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const PackedF32& w, float lo,
-                                float hi, float* y) {
+EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const PackedF32& w, int j0,
+                                int j1, float lo, float hi, float* y) {
   constexpr int kMR = 6;
   for (int r = 0; r < m; r += kMR) {
     const int rows = std::min(kMR, m - r);
     const float* xb = x + static_cast<size_t>(r) * x_stride;
     float* yb = y + static_cast<size_t>(r) * w.n;
-    for (int j = 0; j < w.panels; ++j) {
+    for (int j = j0; j < j1; ++j) {
       // The last rows with a block of their own height, not a full one's redundant sums.
       switch (rows) {
         case 1:
@@ -324,18 +324,23 @@ const char* GemmF32KernelName() {
 
 void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, float hi,
              float* y) {
-  if (m <= 0 || w.n <= 0) return;
+  GemmF32Panels(x, m, x_stride, w, 0, w.panels, lo, hi, y);
+}
+
+void GemmF32Panels(const float* x, int m, int x_stride, const PackedF32& w, int j0, int j1,
+                   float lo, float hi, float* y) {
+  if (m <= 0 || w.n <= 0 || j0 >= j1) return;
   switch (ActiveIsa()) {
 #ifdef EMBER_F32_X86
     case F32Isa::kAvx512:
-      GemmAvx512(x, m, x_stride, w, lo, hi, y);
+      GemmAvx512(x, m, x_stride, w, j0, j1, lo, hi, y);
       return;
     case F32Isa::kAvx2:
-      GemmAvx2(x, m, x_stride, w, lo, hi, y);
+      GemmAvx2(x, m, x_stride, w, j0, j1, lo, hi, y);
       return;
 #endif
     default:
-      GemmGeneric(x, m, x_stride, w, lo, hi, y);
+      GemmGeneric(x, m, x_stride, w, j0, j1, lo, hi, y);
   }
 }
 

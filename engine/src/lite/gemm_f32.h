@@ -27,6 +27,10 @@ const char* GemmF32KernelName();
 
 // y[r * n + c] = clamp(bias[c] + sum_p x[r * x_stride + p] * w[c][p], lo, hi) for r < m.
 void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, float hi, float* y);
+// GemmF32 for the columns of panels [j0, j1) only (y indexed as there): each output is the
+// same sum in the same order, so threads can split the columns of a GEMM with few rows.
+void GemmF32Panels(const float* x, int m, int x_stride, const PackedF32& w, int j0, int j1,
+                   float lo, float hi, float* y);
 
 // One row: y[c] = clamp(bias[c] + sum_p x[p] * w[c][p], lo, hi) for the columns of panels
 // [j0, j1) (c < n). Several panels share each pass over x, so the accumulators of 128 columns

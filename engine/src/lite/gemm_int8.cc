@@ -618,8 +618,8 @@ EMBER_VNNI_TARGET inline void StoreRow64(const PackedWeights& p, const int32_t* 
 // overlaps the requantizing instructions with the multiply-adds.
 template <bool kPlain, bool kHigh, bool kSeg>
 EMBER_VNNI_TARGET int PipelinedRows4x4(const uint8_t* x, int m, int x_stride, const Segments& sg,
-                                       const PackedWeights& p, int8_t* y, int y_stride) {
-  const int groups = p.nb / 4;
+                                       const PackedWeights& p, int g0, int g1, int8_t* y,
+                                       int y_stride) {
   alignas(64) __m512i pend[4][4];
   int pend_left = 0, pend_valid = 0;
   const int32_t* pend_rq = nullptr;
@@ -629,7 +629,7 @@ EMBER_VNNI_TARGET int PipelinedRows4x4(const uint8_t* x, int m, int x_stride, co
   const int step = std::max(1, p.k4 / 4);
   int r = 0;
   for (; r + 4 <= m; r += 4) {
-    for (int g = 0; g < groups; ++g) {
+    for (int g = g0; g < g1; ++g) {
       const int32_t* rq = p.rq.data() + g * 4 * kRequantWords;
       __m512i c00 = _mm512_loadu_si512(rq), c01 = _mm512_loadu_si512(rq + kRequantWords);
       __m512i c02 = _mm512_loadu_si512(rq + 2 * kRequantWords);
@@ -706,23 +706,23 @@ EMBER_VNNI_TARGET int PipelinedRows4x4(const uint8_t* x, int m, int x_stride, co
   return r;
 }
 
+// Groups [g0, g1) of NR blocks each.
 template <int NR, bool kPlain, bool kHigh, bool kSeg>
 EMBER_VNNI_TARGET void FusedRows(const uint8_t* x, int m, int x_stride, const Segments& sg,
-                                 const PackedWeights& p, int8_t* y, int y_stride) {
-  const int groups = p.nb / NR;
+                                 const PackedWeights& p, int g0, int g1, int8_t* y, int y_stride) {
   int r = 0;
   // Short k loops (k < 64) have too few multiply-adds to hide a tile's requantization in.
   if (NR == 4 && p.k4 >= 16) {
-    r = PipelinedRows4x4<kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+    r = PipelinedRows4x4<kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
   }
   for (; r + 4 <= m; r += 4) {
-    for (int g = 0; g < groups; ++g) {
+    for (int g = g0; g < g1; ++g) {
       FusedTile<4, NR, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, p,
                                             g, y + static_cast<size_t>(r) * y_stride, y_stride);
     }
   }
   for (; r < m; ++r) {
-    for (int g = 0; g < groups; ++g) {
+    for (int g = g0; g < g1; ++g) {
       FusedTile<1, NR, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, p,
                                             g, y + static_cast<size_t>(r) * y_stride, y_stride);
     }
@@ -731,16 +731,17 @@ EMBER_VNNI_TARGET void FusedRows(const uint8_t* x, int m, int x_stride, const Se
 
 template <bool kPlain, bool kHigh, bool kSeg>
 EMBER_VNNI_TARGET void FusedRowsAnyNr(const uint8_t* x, int m, int x_stride, const Segments& sg,
-                                      const PackedWeights& p, int8_t* y, int y_stride) {
+                                      const PackedWeights& p, int g0, int g1, int8_t* y,
+                                      int y_stride) {
   switch (p.nr) {
     case 8:
-      return FusedRows<8, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+      return FusedRows<8, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     case 4:
-      return FusedRows<4, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+      return FusedRows<4, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     case 2:
-      return FusedRows<2, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+      return FusedRows<2, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     default:
-      return FusedRows<1, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+      return FusedRows<1, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
   }
 }
 
@@ -748,28 +749,39 @@ EMBER_VNNI_TARGET void FusedRowsAnyNr(const uint8_t* x, int m, int x_stride, con
 
 void ConvGemmVnniSegments(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
                           const PackedWeights& p, int8_t* y, int y_stride) {
+  ConvGemmVnniSegmentsGroups(x, m, x_stride, seg_off, nseg, p, 0, p.nb / p.nr, y, y_stride);
+}
+
+void ConvGemmVnniSegmentsGroups(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off,
+                                int nseg, const PackedWeights& p, int g0, int g1, int8_t* y,
+                                int y_stride) {
   const Segments sg{seg_off, nseg, p.k4 / nseg};
   if (nseg == 1 && seg_off[0] == 0) {
     if (p.rq_plain && p.rq_high) {
-      FusedRowsAnyNr<true, true, false>(x, m, x_stride, sg, p, y, y_stride);
+      FusedRowsAnyNr<true, true, false>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     } else if (p.rq_plain) {
-      FusedRowsAnyNr<true, false, false>(x, m, x_stride, sg, p, y, y_stride);
+      FusedRowsAnyNr<true, false, false>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     } else {
-      FusedRowsAnyNr<false, false, false>(x, m, x_stride, sg, p, y, y_stride);
+      FusedRowsAnyNr<false, false, false>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     }
   } else if (p.rq_plain && p.rq_high) {
-    FusedRowsAnyNr<true, true, true>(x, m, x_stride, sg, p, y, y_stride);
+    FusedRowsAnyNr<true, true, true>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
   } else if (p.rq_plain) {
-    FusedRowsAnyNr<true, false, true>(x, m, x_stride, sg, p, y, y_stride);
+    FusedRowsAnyNr<true, false, true>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
   } else {
-    FusedRowsAnyNr<false, false, true>(x, m, x_stride, sg, p, y, y_stride);
+    FusedRowsAnyNr<false, false, true>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
   }
 }
 
 void ConvGemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int8_t* y,
                   int y_stride) {
+  ConvGemmVnniGroups(x, m, x_stride, p, 0, p.nb / p.nr, y, y_stride);
+}
+
+void ConvGemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0,
+                        int g1, int8_t* y, int y_stride) {
   const ptrdiff_t off = 0;
-  ConvGemmVnniSegments(x, m, x_stride, &off, 1, p, y, y_stride);
+  ConvGemmVnniSegmentsGroups(x, m, x_stride, &off, 1, p, g0, g1, y, y_stride);
 }
 
 void GemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0, int g1,
@@ -802,6 +814,9 @@ void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out) {
 }
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}
 void ConvGemmVnni(const uint8_t*, int, int, const PackedWeights&, int8_t*, int) {}
+void ConvGemmVnniGroups(const uint8_t*, int, int, const PackedWeights&, int, int, int8_t*, int) {}
+void ConvGemmVnniSegmentsGroups(const uint8_t*, int, int, const ptrdiff_t*, int,
+                                const PackedWeights&, int, int, int8_t*, int) {}
 void ConvGemmVnniSegments(const uint8_t*, int, int, const ptrdiff_t*, int, const PackedWeights&,
                           int8_t*, int) {}
 void GemmVnniGroups(const uint8_t*, int, int, const PackedWeights&, int, int, int32_t*, int) {}

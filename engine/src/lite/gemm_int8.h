@@ -40,6 +40,13 @@ void ConvGemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p,
 // x + r * x_stride + seg_off[s] (a convolution's filter rows read in place from a padded input).
 void ConvGemmVnniSegments(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
                           const PackedWeights& p, int8_t* y, int y_stride);
+// The two above for the column groups [g0, g1) only (group g: channels 16 * p.nr * g onwards),
+// so that threads can split the output channels of a GEMM with few rows; y is indexed as above.
+void ConvGemmVnniGroups(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int g0,
+                        int g1, int8_t* y, int y_stride);
+void ConvGemmVnniSegmentsGroups(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off,
+                                int nseg, const PackedWeights& p, int g0, int g1, int8_t* y,
+                                int y_stride);
 
 bool HasVnni();
 // out[i] = x[i] ^ 0x80 for i < n: int8 activations as the unsigned bytes GemmVnni reads. Only

@@ -383,8 +383,21 @@ Status EvalConvF32(NodeState* node) {
   if (node->direct_1x1) {
     // Blocks of pixels: rows of the GEMM are independent, so any split gives the same values.
     const int m = node->n * node->oh * node->ow;
-    const int tasks =
-        TaskCount(*node, (m + kPixelAlign - 1) / kPixelAlign, kPixelAlign * node->ic * node->oc);
+    const int blocks = static_cast<int>((m + kPixelAlign - 1) / kPixelAlign);
+    if (node->threads > 1 && blocks < 2 * node->threads && w.panels >= 4) {
+      // Few pixels (a 3x3 image is 8 rows + 1): split the output channels, two 16-column
+      // panels per unit, every task taking all the rows.
+      const int units = (w.panels + 1) / 2;
+      const int tasks = TaskCount(*node, units, int64_t{32} * node->ic * m);
+      RunTasks(*node, tasks, [&](int task, int) {
+        int64_t j0, j1;
+        ChunkRange(w.panels, tasks, task, 2, &j0, &j1);
+        GemmF32Panels(x, m, node->ic, w, static_cast<int>(j0), static_cast<int>(j1), node->f_min,
+                      node->f_max, y);
+      });
+      return Status::OK();
+    }
+    const int tasks = TaskCount(*node, blocks, kPixelAlign * node->ic * node->oc);
     RunTasks(*node, tasks, [&](int task, int) {
       int64_t r0, r1;
       ChunkRange(m, tasks, task, kPixelAlign, &r0, &r1);
@@ -433,6 +446,35 @@ Status EvalConvI8(NodeState* node) {
     if (node->direct_1x1) {
       const int m = node->n * node->oh * node->ow;
       const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;
+      const int groups = p.nb / p.nr;
+      if (node->threads > 1 && blocks < 4 * node->threads && (groups > 1 || m > 4)) {
+        // Few pixels (a 14x14, 6x6 or 3x3 image, where 64-pixel blocks split unevenly or not at
+        // all): split the output channels by groups of the packed weights as well, and the
+        // pixels only into as many 4-row-aligned chunks as needed for about two tasks per
+        // thread. Each output is the same sum either way.
+        const int rchunks =
+            std::min((m + 3) / 4, std::max(1, (2 * node->threads + groups - 1) / groups));
+        const int units = rchunks * groups;
+        const int tasks =
+            TaskCount(*node, units, int64_t{16} * p.nr * node->ic * ((m + rchunks - 1) / rchunks));
+        RunTasks(*node, tasks, [&](int task, int) {
+          int64_t u0, u1;
+          ChunkRange(units, tasks, task, 1, &u0, &u1);
+          while (u0 < u1) {
+            const int rc = static_cast<int>(u0 / groups), g0 = static_cast<int>(u0 % groups);
+            const int g1 = static_cast<int>(std::min<int64_t>(groups, g0 + (u1 - u0)));
+            int64_t r0, r1;
+            ChunkRange(m, rchunks, rc, 4, &r0, &r1);
+            if (r0 < r1) {
+              ConvGemmVnniGroups(xu + static_cast<size_t>(r0) * node->ic, static_cast<int>(r1 - r0),
+                                 node->ic, p, g0, g1, y + static_cast<size_t>(r0) * node->oc,
+                                 node->oc);
+            }
+            u0 += g1 - g0;
+          }
+        });
+        return Status::OK();
+      }
       const int tasks = TaskCount(*node, blocks, int64_t{kConvRowBlock} * node->ic * node->oc);
       RunTasks(*node, tasks, [&](int task, int) {
         int64_t b0, b1;
@@ -718,6 +760,15 @@ DepthwiseGeometry Geometry(const NodeState& node) {
   return g;
 }
 
+// The AVX-512 depthwise rows split a few output rows' channels too (3 rows on 2 threads would
+// split 2:1): `parts` 32-channel-aligned parts per row, 1 when the rows divide evenly.
+int DepthwiseChannelParts(const NodeState& node, int rows, int channels) {
+  if (!node.vnni || node.threads <= 1 || rows % node.threads == 0 || rows >= 4 * node.threads) {
+    return 1;
+  }
+  return std::max(1, std::min(node.threads, (channels + 31) / 32));
+}
+
 // Depth multiplier 1: whole output rows, vectorised across channels.
 Status EvalDepthwiseRowsF32(NodeState* node) {
   const DepthwiseGeometry g = Geometry(*node);
@@ -728,6 +779,25 @@ Status EvalDepthwiseRowsF32(NodeState* node) {
   const size_t in_image = static_cast<size_t>(g.ih) * g.iw * g.c;
   const size_t out_row = static_cast<size_t>(g.ow) * g.c;
   const int rows = node->n * g.oh;
+  const int parts = DepthwiseChannelParts(*node, rows, g.c);
+  if (parts > 1) {
+    const int units = rows * parts;
+    const int tasks = TaskCount(*node, units, static_cast<int64_t>(out_row) / parts * g.kh * g.kw);
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t u0, u1;
+      ChunkRange(units, tasks, task, 1, &u0, &u1);
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t r = u / parts;
+        const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
+        int64_t c0, c1;
+        ChunkRange(g.c, parts, static_cast<int>(u % parts), 32, &c0, &c1);
+        DepthwiseRowF32Avx512Channels(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy,
+                                      static_cast<int>(c0), static_cast<int>(c1),
+                                      y + static_cast<size_t>(r) * out_row);
+      }
+    });
+    return Status::OK();
+  }
   const int tasks = TaskCount(*node, rows, static_cast<int64_t>(out_row) * g.kh * g.kw);
   RunTasks(*node, tasks, [&](int task, int) {
     int64_t r0, r1;
@@ -763,6 +833,26 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     q.act_min = node->act_min;
     q.act_max = node->act_max;
     const int32_t* w32 = node->scratch32.data();  // widened weights, read-only
+    const int parts = DepthwiseChannelParts(*node, rows, g.c);
+    if (parts > 1) {
+      const int units = rows * parts;
+      const int utasks =
+          TaskCount(*node, units, static_cast<int64_t>(g.ow) * g.c / parts * g.kh * g.kw);
+      RunTasks(*node, utasks, [&](int task, int) {
+        int64_t u0, u1;
+        ChunkRange(units, utasks, task, 1, &u0, &u1);
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t r = u / parts;
+          const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
+          int64_t c0, c1;
+          ChunkRange(g.c, parts, static_cast<int>(u % parts), 32, &c0, &c1);
+          DepthwiseRowI8Avx512Channels(g, x + bi * in_image, w32, node->in_zp, q, oy,
+                                       static_cast<int>(c0), static_cast<int>(c1),
+                                       y + static_cast<size_t>(r) * g.ow * g.c);
+        }
+      });
+      return Status::OK();
+    }
     RunTasks(*node, tasks, [&](int task, int) {
       int64_t r0, r1;
       ChunkRange(rows, tasks, task, 1, &r0, &r1);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -60,6 +61,12 @@ void CheckGemmF32(int m, int n, int k) {
   PackWeightsF32(w.data(), b.data(), n, k, &p);
   std::vector<float> y(static_cast<size_t>(m) * n + 16, 7.f);
   GemmF32(x.data(), m, k + 3, p, -0.5f, 2.f, y.data());
+  // Two panels at a time (threads splitting the columns): the same bytes.
+  std::vector<float> y2(y.size(), 7.f);
+  for (int j = 0; j < p.panels; j += 2) {
+    GemmF32Panels(x.data(), m, k + 3, p, j, std::min(p.panels, j + 2), -0.5f, 2.f, y2.data());
+  }
+  EXPECT_EQ(std::memcmp(y.data(), y2.data(), sizeof(float) * y.size()), 0);
   for (int r = 0; r < m; ++r) {
     for (int c = 0; c < n; ++c) {
       double acc = b[static_cast<size_t>(c)];
@@ -203,6 +210,12 @@ TEST(ConvGemmVnni, MatchesScalar) {
           std::vector<int8_t> out(static_cast<size_t>(m) * n + 16, 99);
           if (nseg == 1) {
             ConvGemmVnni(x.data(), m, x_stride, p, out.data(), n);
+            // One column group at a time (threads splitting the channels): the same bytes.
+            std::vector<int8_t> by_group(out.size(), 99);
+            for (int g = 0; g < p.nb / p.nr; ++g) {
+              ConvGemmVnniGroups(x.data(), m, x_stride, p, g, g + 1, by_group.data(), n);
+            }
+            EXPECT_TRUE(by_group == out);
           } else {
             ConvGemmVnniSegments(x.data(), m, x_stride, off.data(), nseg, p, out.data(), n);
           }
@@ -391,6 +404,17 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
       DepthwiseRowF32(g, xf.data(), wf.data(), bf.data(), -1.f, 1.f, oy, yf.data());
       DepthwiseRowF32Avx512(g, xf.data(), wf.data(), bf.data(), -1.f, 1.f, oy, yf_fast.data());
       for (size_t i = 0; i < yf.size(); ++i) EXPECT_NEAR(yf_fast[i], yf[i], 1e-5);
+      // Split into 32-channel-aligned parts (threads splitting a few rows): the same bytes.
+      std::vector<int8_t> parts(fast.size(), 0);
+      std::vector<float> parts_f(yf.size(), 0.f);
+      for (int c0 = 0; c0 < g.c; c0 += 32) {
+        const int c1 = std::min(g.c, c0 + 32);
+        DepthwiseRowI8Avx512Channels(g, x.data(), w32.data(), -7, q, oy, c0, c1, parts.data());
+        DepthwiseRowF32Avx512Channels(g, xf.data(), wf.data(), bf.data(), -1.f, 1.f, oy, c0, c1,
+                                      parts_f.data());
+      }
+      EXPECT_TRUE(parts == fast);
+      EXPECT_EQ(std::memcmp(parts_f.data(), yf_fast.data(), sizeof(float) * yf.size()), 0);
     }
   }
 }
