@@ -44,6 +44,11 @@ class Tensor {
   Tensor() = default;  // uninitialized: dtype kInvalid, no buffer
   // Allocates zero-filled storage for shape.num_elements() elements.
   Tensor(DataType dtype, const TensorShape& shape);
+  // Allocates storage as the constructor does but leaves its contents unspecified (no
+  // zero-fill), for a caller that writes every element before anything reads it (a kernel's
+  // output). raw_data() is null when the allocation fails. Every dtype ember stores in the
+  // buffer is trivially constructible; any other (none today) is zero-filled as before.
+  static Tensor Uninitialized(DataType dtype, const TensorShape& shape);
 
   // Called once with (data, arg) when the last tensor sharing an external buffer lets go of
   // it, on whichever thread that happens (an executor worker, say).

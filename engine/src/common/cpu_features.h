@@ -37,7 +37,7 @@ struct X86Words {
   unsigned xcr0 = 0;  // which register state the OS saves (XGETBV), when OSXSAVE is set
 };
 
-inline X86Words ReadX86Words() {
+inline X86Words ReadX86WordsUncached() {
   X86Words w;
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid(1, &a, &b, &c, &d) == 0) return w;
@@ -54,25 +54,33 @@ inline X86Words ReadX86Words() {
   return w;
 }
 
+// The words, read once per process: CPUID traps to the hypervisor in a VM, so a check made per
+// kernel call would cost microseconds each time. (EMBER_CPU_ISA is applied by each check, not
+// here, through IsaCap.)
+inline const X86Words& ReadX86Words() {
+  static const X86Words words = ReadX86WordsUncached();
+  return words;
+}
+
 inline bool Bit(unsigned word, int bit) { return (word & (1u << bit)) != 0; }
 
 // FMA, AVX and AVX2, with the OS saving XMM and YMM state.
 inline bool HasAvx2Fma() {
-  const X86Words w = ReadX86Words();
+  const X86Words& w = ReadX86Words();
   return IsaCap() >= 1 && Bit(w.leaf1_ecx, 12) && Bit(w.leaf1_ecx, 27) && Bit(w.leaf1_ecx, 28) &&
          (w.xcr0 & 0x6u) == 0x6u && Bit(w.leaf7_ebx, 5);
 }
 
 // AVX-512 F, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
 inline bool HasAvx512F() {
-  const X86Words w = ReadX86Words();
+  const X86Words& w = ReadX86Words();
   return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u && Bit(w.leaf7_ebx, 16);
 }
 
 // AVX-512 F, BW, DQ and VL (every AVX-512 CPU since Skylake-SP) and FMA, with the OS saving
 // XMM, YMM, opmask and both halves of the ZMM state.
 inline bool HasAvx512Skx() {
-  const X86Words w = ReadX86Words();
+  const X86Words& w = ReadX86Words();
   return IsaCap() >= 2 && Bit(w.leaf1_ecx, 12) && Bit(w.leaf1_ecx, 27) &&
          (w.xcr0 & 0xE6u) == 0xE6u && Bit(w.leaf7_ebx, 16) && Bit(w.leaf7_ebx, 17) &&
          Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ebx, 31);
@@ -80,7 +88,7 @@ inline bool HasAvx512Skx() {
 
 // AVX-512 F, BW, VL and VNNI, with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
 inline bool HasAvx512Vnni() {
-  const X86Words w = ReadX86Words();
+  const X86Words& w = ReadX86Words();
   return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u &&
          Bit(w.leaf7_ebx, 16) && Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ebx, 31) &&
          Bit(w.leaf7_ecx, 11);

@@ -157,7 +157,15 @@ class OpKernelContext {
 
   // Allocates output i with the op's output dtype, in the memory of the kernel's device (host
   // memory on the CPU); returns a pointer valid until the kernel returns.
-  Status allocate_output(int i, const TensorShape& shape, Tensor** out);
+  // The host buffer is zero-filled.
+  Status allocate_output(int i, const TensorShape& shape, Tensor** out) {
+    return AllocateOutput(i, shape, /*zero=*/true, out);
+  }
+  // Same, but a host buffer's contents are left unspecified (Tensor::Uninitialized): only for a
+  // kernel that writes every element of the output on every path that returns OK.
+  Status allocate_output_uninitialized(int i, const TensorShape& shape, Tensor** out) {
+    return AllocateOutput(i, shape, /*zero=*/false, out);
+  }
   // Sets output i to an existing tensor (sharing its buffer, e.g. Identity / Reshape).
   void set_output(int i, const Tensor& t);
   Tensor* mutable_output(int i) { return &outputs_[static_cast<size_t>(i)]; }
@@ -176,6 +184,8 @@ class OpKernelContext {
   const Status& status() const { return status_; }
 
  private:
+  Status AllocateOutput(int i, const TensorShape& shape, bool zero, Tensor** out);
+
   Params params_;
   std::vector<Tensor> outputs_;
   Status status_;

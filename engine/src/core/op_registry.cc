@@ -254,7 +254,7 @@ Status KernelRegistry::CreateKernel(const NodeDef& node, const std::string& devi
   return Status::OK();
 }
 
-Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor** out) {
+Status OpKernelContext::AllocateOutput(int i, const TensorShape& shape, bool zero, Tensor** out) {
   if (i < 0 || i >= num_outputs()) {
     return errors::Internal("Node '" + node().name + "' allocated output " + std::to_string(i) +
                             " but has " + std::to_string(num_outputs()) + " outputs");
@@ -279,7 +279,8 @@ Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor*
     *out = &outputs_[static_cast<size_t>(i)];
     return Status::OK();
   }
-  Tensor t(expected_output_dtype(i), shape);
+  Tensor t = zero ? Tensor(expected_output_dtype(i), shape)
+                  : Tensor::Uninitialized(expected_output_dtype(i), shape);
   if (t.raw_data() == nullptr) {
     return errors::ResourceExhausted("OOM allocating output of shape " + shape.DebugString() +
                                      " for node '" + node().name + "'");

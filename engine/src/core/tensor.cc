@@ -1,21 +1,39 @@
 #include "ember/tensor.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <sstream>
+
+#include "core/tensor_debug.h"
 
 namespace ember {
 
 namespace {
 constexpr size_t kAlignment = 64;
 
-std::shared_ptr<unsigned char> AllocateAligned(size_t bytes) {
+// Poisoning of Tensor::Uninitialized buffers (see core/tensor_debug.h): set from
+// EMBER_POISON_UNINITIALIZED=1 at start-up, or by tests.
+std::atomic<bool>& PoisonFlag() {
+  static std::atomic<bool> flag{[] {
+    const char* v = std::getenv("EMBER_POISON_UNINITIALIZED");
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  }()};
+  return flag;
+}
+
+// `zero`: zero-fill the buffer; otherwise its contents are left as they are (or poisoned).
+std::shared_ptr<unsigned char> AllocateAligned(size_t bytes, bool zero = true) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (p == nullptr) return nullptr;
-  std::memset(p, 0, rounded);
+  if (zero) {
+    std::memset(p, 0, rounded);
+  } else if (PoisonFlag().load(std::memory_order_relaxed)) {
+    std::memset(p, 0xFF, rounded);  // NaN as float and double, -1 as an integer
+  }
   return std::shared_ptr<unsigned char>(static_cast<unsigned char*>(p),
                                         [](unsigned char* q) { std::free(q); });
 }
@@ -73,6 +91,21 @@ StatusOr<TensorShape> TensorShape::FromDims(const std::vector<int64_t>& dims) {
 Tensor::Tensor(DataType dtype, const TensorShape& shape) : dtype_(dtype), shape_(shape) {
   buffer_ = AllocateAligned(TotalBytes());
 }
+
+Tensor Tensor::Uninitialized(DataType dtype, const TensorShape& shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  // Types with no fixed element size (string, resource) hold no elements in the buffer; the
+  // rest are plain numbers, so leaving them unwritten constructs nothing.
+  t.buffer_ = AllocateAligned(t.TotalBytes(), /*zero=*/DataTypeSize(dtype) == 0);
+  return t;
+}
+
+void SetPoisonUninitializedTensors(bool poison) {
+  PoisonFlag().store(poison, std::memory_order_relaxed);
+}
+bool PoisonUninitializedTensors() { return PoisonFlag().load(std::memory_order_relaxed); }
 
 Tensor Tensor::FromExternal(DataType dtype, const TensorShape& shape, void* data, ReleaseFn release,
                             void* arg) {

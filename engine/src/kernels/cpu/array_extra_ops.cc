@@ -335,7 +335,8 @@ class PadOp : public OpKernel {
       od[d] = id[d] + b + a;
     }
     Tensor* out = nullptr;
-    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(od), &out));
+    // Not zero-filled: ConstantPad and the MirrorPad loop write every element.
+    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output_uninitialized(0, TensorShape(od), &out));
     const int64_t total = out->NumElements();
     if (total == 0) return;
     const size_t elem = DataTypeSize(in.dtype());

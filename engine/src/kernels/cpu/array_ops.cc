@@ -86,7 +86,7 @@ class TransposeOp : public OpKernel {
       strides.push_back(in_strides[static_cast<size_t>(p)]);
     }
     Tensor* out = nullptr;
-    s = ctx->allocate_output(0, TensorShape(out_dims), &out);
+    s = ctx->allocate_output_uninitialized(0, TensorShape(out_dims), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;

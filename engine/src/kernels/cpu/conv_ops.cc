@@ -218,7 +218,7 @@ class Conv2DOp : public ConvBase {
     const Tensor& f = Filter(ctx);
     const int64_t oc = f.dim_size(3);
     Tensor* out = nullptr;
-    Status s = ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, oc}), &out);
+    Status s = ctx->allocate_output_uninitialized(0, TensorShape({g.n, g.oh, g.ow, oc}), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;
@@ -365,7 +365,7 @@ class DepthwiseConvOp : public ConvBase {
     const int64_t mult = f.dim_size(3);
     const int64_t oc = g.c * mult;
     Tensor* out = nullptr;
-    Status s = ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, oc}), &out);
+    Status s = ctx->allocate_output_uninitialized(0, TensorShape({g.n, g.oh, g.ow, oc}), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;
@@ -430,7 +430,7 @@ class FusedMatMulOp : public OpKernel {
     }
     const int64_t m = a.dim_size(0);
     Tensor* out = nullptr;
-    Status s = ctx->allocate_output(0, TensorShape({m, n}), &out);
+    Status s = ctx->allocate_output_uninitialized(0, TensorShape({m, n}), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;

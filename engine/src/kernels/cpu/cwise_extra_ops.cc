@@ -114,7 +114,7 @@ class Unary : public OpKernel {
       return;
     }
     Tensor* out = nullptr;
-    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out));
+    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output_uninitialized(0, x.shape(), &out));
     const float alpha = alpha_;
     DispatchSet<kSet>(dtype_, [&](auto tag) {
       using T = decltype(tag);
@@ -178,7 +178,7 @@ class Binary : public OpKernel {
                                                  " vs. " + b.shape().DebugString()));
       return;
     }
-    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(dims), &out));
+    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output_uninitialized(0, TensorShape(dims), &out));
     bool error = false;
     DispatchSet<kSet>(dtype_, [&](auto tag) {
       using T = decltype(tag);

@@ -150,7 +150,7 @@ class BinaryOp : public OpKernel {
       return;
     }
     Tensor* out = nullptr;
-    Status s = ctx->allocate_output(0, TensorShape(out_dims), &out);
+    Status s = ctx->allocate_output_uninitialized(0, TensorShape(out_dims), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;
@@ -183,7 +183,7 @@ class UnaryOp : public OpKernel {
       return;
     }
     Tensor* out = nullptr;
-    Status s = ctx->allocate_output(0, x.shape(), &out);
+    Status s = ctx->allocate_output_uninitialized(0, x.shape(), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;

@@ -79,7 +79,7 @@ class MatMulOp : public OpKernel {
       return;
     }
     Tensor* out = nullptr;
-    Status s = ctx->allocate_output(0, TensorShape({m, n}), &out);
+    Status s = ctx->allocate_output_uninitialized(0, TensorShape({m, n}), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;
@@ -151,7 +151,7 @@ class BatchMatMulOp : public OpKernel {
     od.push_back(m);
     od.push_back(n);
     Tensor* out = nullptr;
-    Status s = ctx->allocate_output(0, TensorShape(od), &out);
+    Status s = ctx->allocate_output_uninitialized(0, TensorShape(od), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;

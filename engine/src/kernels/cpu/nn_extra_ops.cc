@@ -105,7 +105,7 @@ class FusedBatchNormOp : public OpKernel {
       add[k] = offset[k] - mean[k] * mul[k];
     }
     Tensor* y = nullptr;
-    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
+    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output_uninitialized(0, x.shape(), &y));
     float* yd = y->data<float>();
     if (!nchw_) {
       for (int64_t r = 0; r < rows; ++r) {

@@ -28,8 +28,9 @@ void RegisterKernel(const char* op) {
       op, "CPU", [](OpKernelConstruction* c) { return std::unique_ptr<OpKernel>(new K(c)); });
 }
 
+// Output 0, not zero-filled: BiasAdd, Softmax and the pools each write every element of it.
 bool AllocOrFail(OpKernelContext* ctx, const TensorShape& shape, Tensor** out) {
-  Status s = ctx->allocate_output(0, shape, out);
+  Status s = ctx->allocate_output_uninitialized(0, shape, out);
   if (!s.ok()) ctx->SetStatus(s);
   return s.ok();
 }

@@ -62,7 +62,7 @@ class ReductionOp : public OpKernel {
       }
     }
     Tensor* out = nullptr;
-    s = ctx->allocate_output(0, TensorShape(out_dims), &out);
+    s = ctx->allocate_output_uninitialized(0, TensorShape(out_dims), &out);
     if (!s.ok()) {
       ctx->SetStatus(s);
       return;
