@@ -200,8 +200,8 @@ class Binary : public OpKernel {
 
 template <bool kToBool, Set set, typename Fn>
 void RegBinary(const char* op, Fn fn) {
-  const bool fixed = set == Set::kBool;
-  auto in = [fixed](const char* name) {
+  constexpr bool fixed = set == Set::kBool;
+  auto in = [](const char* name) {
     return fixed ? FixedArg(name, DataType::kBool) : TypedArg(name, "T");
   };
   RegisterOp(op, {in("x"), in("y")},
