@@ -138,7 +138,7 @@ class DirectSession : public Session {
     }
     std::vector<Tensor> results;
     EMBER_RETURN_IF_ERROR(
-        RunStep(ex, run_options, pool, intra_pool_.get(), feeds, &results, metadata));
+        RunStep(ex, run_options, pool, intra_pool_.get(), feeds, &results, metadata, true));
     if (outputs != nullptr) {
       outputs->clear();
       for (const std::string& name : output_names) {
@@ -207,7 +207,9 @@ class DirectSession : public Session {
       EMBER_RETURN_IF_ERROR(SelectPool(callable->run_options.inter_op_thread_pool, &inter));
     }
     ThreadPool* intra = pools.intra_op_threadpool ? pools.intra_op_threadpool : intra_pool_.get();
-    return RunStep(ex, callable->run_options, inter, intra, feed_tensors, fetch_tensors, metadata);
+    const bool own_pool = pools.inter_op_threadpool == nullptr;
+    return RunStep(ex, callable->run_options, inter, intra, feed_tensors, fetch_tensors, metadata,
+                   own_pool);
   }
 
   Status ReleaseCallable(CallableHandle handle) override {
@@ -450,7 +452,7 @@ class DirectSession : public Session {
 
   Status RunStep(const Executor& ex, const RunOptions& run_options, ThreadPool* inter,
                  ThreadPool* intra, const std::vector<Tensor>& feeds, std::vector<Tensor>* fetches,
-                 RunMetadata* metadata) {
+                 RunMetadata* metadata, bool own_pool) {
     has_run_.store(true);
     StepCancellation cancellation;
     {
@@ -464,6 +466,7 @@ class DirectSession : public Session {
     args.intra_op_pool = intra;
     args.cancellation = &cancellation;
     args.allow_tf32 = options_.allow_tf32;
+    args.caller_runs_first_root = own_pool;
     int64_t timeout = run_options.timeout_in_ms > 0 ? run_options.timeout_in_ms
                                                     : options_.operation_timeout_in_ms;
     if (timeout > 0)

@@ -451,10 +451,12 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
       }
     }
   } else {
-    // Without a deadline the caller runs the first root (and the chain it starts) itself:
+    // Without a deadline, on the session's own pool, the caller runs the first root (and the
+    // chain it starts) itself:
     // a step of one chain then neither queues a closure nor wakes a worker, whose wake-up
     // latency made its time vary several-fold from run to run.
-    const bool inline_first = !HasDeadline(args.deadline) && !roots_.empty();
+    const bool inline_first =
+        args.caller_runs_first_root && !HasDeadline(args.deadline) && !roots_.empty();
     for (size_t i = inline_first ? 1 : 0; i < roots_.size(); ++i) {
       const int r = roots_[i];
       args.inter_op_pool->Schedule([this, step, r] { ProcessLoop(step, r); });

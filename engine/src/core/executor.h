@@ -78,6 +78,10 @@ class Executor {
     // Zero: no deadline. On expiry the step is cancelled with DEADLINE_EXCEEDED.
     std::chrono::steady_clock::time_point deadline{};
     bool allow_tf32 = false;  // SessionOptions::allow_tf32, for device kernels
+    // The session's own inter-op pool: the caller may run the first root's chain itself. A pool
+    // the caller passed (RunCallable's ThreadPoolOptions) gets every root, as TensorFlow
+    // schedules them on it.
+    bool caller_runs_first_root = false;
   };
   // `feeds` in the executor's feed order; fills `fetches` in fetch order.
   Status Run(const RunArgs& args, const std::vector<Tensor>& feeds,
