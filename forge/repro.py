@@ -149,10 +149,9 @@ def published_problem(cell_dir: Path, wheels: bool) -> str | None:
         return f"{cell_dir} holds no readable manifest"
     if data.result is not manifest.Result.PASSED:
         return f"its result is {data.result.value!r}"
-    record = data.extra.get("wheel")
+    record = data.extra.get("wheel")  # built or refused when the wheel steps ran, absent otherwise
     built_wheel = isinstance(record, Mapping) and record.get("status") == "built"
-    refused = isinstance(record, Mapping) and record.get("status") != "built"
-    if wheels and not (built_wheel or refused):
+    if wheels and not isinstance(record, Mapping):
         return "it was built without the wheel steps"
     if built_wheel and not wheels:
         return "it holds a wheel and this repro builds none (pass --wheels)"

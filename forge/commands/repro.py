@@ -34,8 +34,8 @@ def run_repro(
             return
     scopes = [(backend_for(cfg, i.target).backend, i.target) for i in items]
     host.ensure_tools("repro", env=cfg.environment(), log_path=cfg.cache / "host-tools.log", scopes=scopes)
+    published_first = bool(cli.get("published_first"))  # invoke release: dist/ was just built or reused
     for item in items:
-        published_first = bool(cli.get("published_first"))  # invoke release: dist/ was just built or reused
         result = repro.repro_cell(item, data, backend_for(cfg, item.target), progress, published_first)
         for comp in result.comparisons:
             style = "green" if comp.outcome is repro.Outcome.IDENTICAL else "red"

@@ -21,22 +21,12 @@ from forge.build import BuildResult, build_cell
 from forge.config import Config
 from forge.log import Progress
 from forge.matrix import Request
-from forge.verify import SuiteResult
 
 
 class WheelCell(NamedTuple):
     dist: Path
     data: dict[str, Any]
     result: BuildResult
-
-    @property
-    def wheel(self) -> dict[str, Any]:
-        """The manifest's wheel record."""
-        entry: dict[str, Any] = self.data["wheel"]
-        return entry
-
-    def suite(self, name: str) -> SuiteResult:
-        return {s.name: s for s in self.result.suites}[name]
 
 
 def build_wheel_cell(factory: pytest.TempPathFactory, target: str, python: str) -> WheelCell:
