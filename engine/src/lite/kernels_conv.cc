@@ -769,6 +769,26 @@ int DepthwiseChannelParts(const NodeState& node, int rows, int channels) {
   return std::max(1, std::min(node.threads, (channels + 31) / 32));
 }
 
+// Runs row(r, bi, oy, c0, c1) for every output row r (image bi, row oy) and each of its `parts`
+// channel ranges [c0, c1) (DepthwiseChannelParts), the (row, part) units spread over the tasks.
+template <typename RowFn>
+void RunDepthwiseChannelParts(const NodeState& node, const DepthwiseGeometry& g, int rows,
+                              int parts, RowFn row) {
+  const int units = rows * parts;
+  const int tasks = TaskCount(node, units, static_cast<int64_t>(g.ow) * g.c / parts * g.kh * g.kw);
+  RunTasks(node, tasks, [&](int task, int) {
+    int64_t u0, u1;
+    ChunkRange(units, tasks, task, 1, &u0, &u1);
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t r = u / parts;
+      int64_t c0, c1;
+      ChunkRange(g.c, parts, static_cast<int>(u % parts), 32, &c0, &c1);
+      row(r, static_cast<int>(r / g.oh), static_cast<int>(r % g.oh), static_cast<int>(c0),
+          static_cast<int>(c1));
+    }
+  });
+}
+
 // Depth multiplier 1: whole output rows, vectorised across channels.
 Status EvalDepthwiseRowsF32(NodeState* node) {
   const DepthwiseGeometry g = Geometry(*node);
@@ -781,20 +801,9 @@ Status EvalDepthwiseRowsF32(NodeState* node) {
   const int rows = node->n * g.oh;
   const int parts = DepthwiseChannelParts(*node, rows, g.c);
   if (parts > 1) {
-    const int units = rows * parts;
-    const int tasks = TaskCount(*node, units, static_cast<int64_t>(out_row) / parts * g.kh * g.kw);
-    RunTasks(*node, tasks, [&](int task, int) {
-      int64_t u0, u1;
-      ChunkRange(units, tasks, task, 1, &u0, &u1);
-      for (int64_t u = u0; u < u1; ++u) {
-        const int64_t r = u / parts;
-        const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
-        int64_t c0, c1;
-        ChunkRange(g.c, parts, static_cast<int>(u % parts), 32, &c0, &c1);
-        DepthwiseRowF32Avx512Channels(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy,
-                                      static_cast<int>(c0), static_cast<int>(c1),
-                                      y + static_cast<size_t>(r) * out_row);
-      }
+    RunDepthwiseChannelParts(*node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1) {
+      DepthwiseRowF32Avx512Channels(g, x + bi * in_image, w, b, node->f_min, node->f_max, oy, c0,
+                                    c1, y + static_cast<size_t>(r) * out_row);
     });
     return Status::OK();
   }
@@ -835,22 +844,11 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     const int32_t* w32 = node->scratch32.data();  // widened weights, read-only
     const int parts = DepthwiseChannelParts(*node, rows, g.c);
     if (parts > 1) {
-      const int units = rows * parts;
-      const int utasks =
-          TaskCount(*node, units, static_cast<int64_t>(g.ow) * g.c / parts * g.kh * g.kw);
-      RunTasks(*node, utasks, [&](int task, int) {
-        int64_t u0, u1;
-        ChunkRange(units, utasks, task, 1, &u0, &u1);
-        for (int64_t u = u0; u < u1; ++u) {
-          const int64_t r = u / parts;
-          const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
-          int64_t c0, c1;
-          ChunkRange(g.c, parts, static_cast<int>(u % parts), 32, &c0, &c1);
-          DepthwiseRowI8Avx512Channels(g, x + bi * in_image, w32, node->in_zp, q, oy,
-                                       static_cast<int>(c0), static_cast<int>(c1),
-                                       y + static_cast<size_t>(r) * g.ow * g.c);
-        }
-      });
+      RunDepthwiseChannelParts(
+          *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1) {
+            DepthwiseRowI8Avx512Channels(g, x + bi * in_image, w32, node->in_zp, q, oy, c0, c1,
+                                         y + static_cast<size_t>(r) * g.ow * g.c);
+          });
       return Status::OK();
     }
     RunTasks(*node, tasks, [&](int task, int) {
