@@ -181,6 +181,9 @@ def test_args(cache: PurePosixPath, cell: Cell, jobs: int) -> list[str]:
     return [*startup_args(cache, cell), "test", *_options(cache, cell, jobs), "--build_tests_only", *TEST_TARGETS]
 
 
+TEST_STEP = "bazel-test"  # the engine's own tests; every other command makes the installed tree
+
+
 def commands(
     cell: Cell, source: PurePosixPath, prefix: PurePosixPath, cache: PurePosixPath, jobs: int
 ) -> list[Command]:
@@ -210,7 +213,7 @@ def commands(
             install,
         ),
         Command(
-            "bazel-test",
+            TEST_STEP,
             "run the engine's own tests (engine/tests) with bazel test",
             tuple(test_args(cache, cell, jobs)),
         ),

@@ -50,6 +50,7 @@ from forge.verify import SuiteResult, SuiteStatus, check_result, parse_ctest
 
 SOURCE_SUBDIRS = manifest.SOURCE_SUBDIRS
 source_subdirs = bazel.source_subdirs
+NOT_VERIFIED = "not verified: repro's second build, its bytes compared with the verified first build's"
 INSTALLED_FILES = "installed-files"  # the verify result that dist/<cell>/install matches its manifest
 
 
@@ -157,6 +158,7 @@ def plan_cell(cell: Cell, target: Target, cfg: Config, ws: Workspace, backend: s
         ccache=cfg.ccache and ccache_found,
         debug_info=cfg.debug_info,
         wheels=cfg.wheels,
+        verify=cfg.verify,
     )
     return plan_build(cell, target, ws, backend, opts)
 
@@ -394,7 +396,7 @@ def _build_locked(
     logs.mkdir(parents=True)
     manifest.recover(cfg.dist, cell.id)
     manifest.check_dist(cfg.dist, cell.id)  # a dist/ that cannot take the result fails before any step
-    reference = ensure_reference(request, cell, data, cfg, progress)
+    reference = ensure_reference(request, cell, data, cfg, progress) if cfg.verify else None
     if cfg.backend == "local":
         cross.ensure_target_tools(cell, target, cfg.environment(), logs / "host-tools.log", cfg.install_tools)
     backend_made = make_backend(cfg.backend, cfg.update_locks, cfg.keep_container, cfg.environment(), cfg.lock_dir)
@@ -443,10 +445,10 @@ def _build_locked(
                 suites += run_step(step, backend, logs, view, target)
         built_wheel = None
         if planned_wheel.builds and cfg.wheels:
-            built_wheel = wheel.collect(backend, ws, cfg.cache / cell.id / "wheel-out")
+            built_wheel = wheel.collect(backend, ws, cfg.cache / cell.id / "wheel-out", tested=cfg.verify)
             built_wheel.entry["wheelhouse_lock_sha256"] = wheelhouse_lock
             suites += built_wheel.suites
-        if cell.target not in cross.REFERENCE_TARGETS:
+        if cell.target not in cross.REFERENCE_TARGETS and cfg.verify:
             with progress.step("parity", f"compare {cell.id} with the native build"):
                 view = host_view(backend, ws, host_ws)
                 suites += cross.parity_checks(target, Path(view.prefix), suites, reference, Path(view.verify_build))
@@ -461,6 +463,8 @@ def _build_locked(
             recorded.extra.update(backend.facts())
             assert recorded.verify is not None
             recorded.verify.update(mode=cross.verify_mode(target), reference=reference[0].name if reference else None)
+            if not cfg.verify:
+                recorded.verify.update(mode=NOT_VERIFIED)
             recorded.extra.update(provenance.manifest_extras(commit, plan, backend))
             if built_wheel is not None or planned_wheel.refusal is not None:
                 recorded.extra["wheel"] = built_wheel.entry if built_wheel else planned_wheel.as_dict()

@@ -56,6 +56,11 @@ class Config:
     wheels: bool = False
     """Also build, verify and NumPy-grid-test ember's Python wheel in each cell that has one
     (`--wheels`, FORGE_WHEELS=1); off by default: it adds minutes per cell (forge/wheel.py)."""
+    verify: bool = True
+    """Run the cell's checks: verify/'s suites, the engine's own tests, the wheel's tests and NumPy
+    grid, the cross cells' parity with their native reference. False only for repro's second build,
+    which builds what repro compares (the installed tree, the package, the wheel) and nothing else:
+    when its bytes equal the verified first build's, that verification holds for them too."""
     docker_hosts: tuple[str, ...] = ()
     """The engines a matrix's docker cells are spread over, one cell each at a time (FORGE_DOCKER_HOSTS)."""
 

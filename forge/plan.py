@@ -48,6 +48,10 @@ class BuildOptions:
     extra_cmake_args: tuple[str, ...] = field(default=())
     debug_info: bool = False
     """Also build with -g into a second directory, for the cell's separate .debug files (forge/debuginfo.py)."""
+    verify: bool = True
+    """False: only the steps that make what repro compares (Config.verify): no verify/, engine tests,
+    wheel tests or NumPy grid. The engine is configured exactly as when verifying (its tests are
+    built, not run), so the installed tree cannot depend on this switch."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,7 @@ def plan_build(cell: Cell, target: Target, ws: Workspace, backend: str, opts: Bu
         *image_steps(cell, backend),
         Step("prepare", StepKind.PREPARE, f"prepare the {backend} backend for {cell.id}"),
         *(bazel_steps(cell, ws, opts, env) if cell.bazel else cmake_steps(cell, target, ws, opts, env)),
-        *verify_steps(cell, target, ws, opts),
+        *(verify_steps(cell, target, ws, opts) if opts.verify else ()),
         *wheel_steps(cell, target, ws, opts, env, backend),
         Step("record", StepKind.RECORD, f"write dist/{cell.id}/ (installed tree, manifest.json, logs) atomically"),
     ]
@@ -225,7 +229,7 @@ def cmake_steps(
         Step("install", StepKind.COMMAND, "install into the staging prefix", install, ws.source, env),
         *cuda_arch_steps(cell, ws, env),
         *debug_info_steps(cell, target, ws, opts, env),
-        *engine_test_steps(target, ws, opts, env),
+        *(engine_test_steps(target, ws, opts, env) if opts.verify else ()),
     ]
 
 
@@ -261,6 +265,7 @@ def bazel_steps(cell: Cell, ws: Workspace, opts: BuildOptions, env: tuple[tuple[
     return [
         Step(c.name, StepKind.COMMAND, c.description, c.argv, ws.source, env)
         for c in bazel.commands(cell, ws.source, ws.prefix, cache, opts.jobs)
+        if opts.verify or c.name != bazel.TEST_STEP
     ]
 
 
@@ -315,6 +320,9 @@ def debug_info_steps(
             env,
         ),
     ]
+
+
+WHEEL_CHECKS = ("wheel-verify", "wheel-grid")  # the wheel steps that test the wheel; the others make it
 
 
 def wheel_steps(
@@ -390,7 +398,7 @@ def wheel_steps(
             f"target's ({planned.cross.triple})",
             f"for the target's Python under {planned.cross.emulator[0]}",
         )
-    return [
+    steps = [
         Step(
             "wheel-clean",
             StepKind.COMMAND,
@@ -443,6 +451,7 @@ def wheel_steps(
             tool_env,
         ),
     ]
+    return steps if opts.verify else [s for s in steps if s.name not in WHEEL_CHECKS]
 
 
 def cross_wheel_steps(

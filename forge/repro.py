@@ -69,6 +69,9 @@ class Variation:
     container_user: str = "forge"
     clock: str = ""  # a libfaketime offset ("+397d"), or "" for the real clock
     published: bool = False  # the build already in dist/<cell-id>/ (`invoke build`'s), not one made here
+    checks: bool = True
+    """False (b): build only what is compared (installed tree, package, wheel), none of the cell's
+    checks and no .debug files (Config.verify): b's bytes equal to a's are as verified as a's."""
 
     def describe(self) -> str:
         if self.published:
@@ -82,10 +85,11 @@ class Variation:
             f"USER={self.user}, hostname {self.hostname}, -j{self.jobs}, "
             f"env {'reversed' if self.reverse_env else 'as is'}, ccache {'on' if self.ccache else 'off'}, "
             f"container build dir {self.container_build}, container user {self.container_user}, "
-            f"clock {'shifted ' + self.clock if self.clock else 'real'}"
+            f"clock {'shifted ' + self.clock if self.clock else 'real'}" + ("" if self.checks else f", {UNCHECKED}")
         )
 
 
+UNCHECKED = "only what is compared built (no verify suites, engine or wheel tests, NumPy grid, .debug files)"
 SAME_MACHINE = "kernel, CPU model and filesystem: both builds run on the same machine"
 STATIC_CLOCK = "wall clock of statically linked programs (zig): libfaketime reaches dynamically linked ones only"
 BAZEL_CLOCK = (
@@ -126,7 +130,7 @@ def default_variations(first: Path, second: Path, jobs: int, ccache: bool) -> tu
     a = Variation("a", first, 0o022, "UTC", "C.UTF-8", "forge", "forge-a", max(1, jobs // 2), False, ccache)
     b = Variation(
         "b", second, 0o077, "Pacific/Kiritimati", "fr_FR.UTF-8", "reprob", "forge-b-host",
-        jobs if jobs > 1 else 2, True, False, "/build/variant-b/deeper", "forge-b", CLOCK_SHIFT,
+        jobs if jobs > 1 else 2, True, False, "/build/variant-b/deeper", "forge-b", CLOCK_SHIFT, checks=False,
     )  # fmt: skip
     return a, b
 
@@ -186,6 +190,8 @@ def varied_config(cfg: Config, v: Variation) -> Config:
         jobs=v.jobs,
         ccache=v.ccache,
         env=varied_env(cfg.environment(), v),
+        verify=v.checks,
+        debug_info=cfg.debug_info and v.checks,
     )
 
 

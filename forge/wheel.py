@@ -548,19 +548,22 @@ class WheelOutcome:
     wheel: Path | None
 
 
-def collect(backend: Backend, ws: Workspace, scratch: Path) -> WheelOutcome:
-    """Read what the wheel steps wrote (copied out to `scratch`) into manifest data and suites."""
+def collect(backend: Backend, ws: Workspace, scratch: Path, tested: bool = True) -> WheelOutcome:
+    """Read what the wheel steps wrote (copied out to `scratch`) into manifest data and suites;
+    `tested` False: the build ran without wheel-verify and wheel-grid (Config.verify), so no suites."""
     shutil.rmtree(scratch, ignore_errors=True)
     backend.copy_out(wheel_root(ws) / "out", scratch)
     try:
         info = json.loads((scratch / "wheel.json").read_text())
-        verify = json.loads((scratch / "verify.json").read_text())
-        grid = json.loads((scratch / "grid.json").read_text())
+        verify = json.loads((scratch / "verify.json").read_text()) if tested else None
+        grid = json.loads((scratch / "grid.json").read_text()) if tested else None
     except (OSError, ValueError) as exc:
         raise StepFailedError(f"the wheel steps left no readable results in {scratch}: {exc}") from None
     wheel = scratch / "wheel" / str(info["file"])
     if manifest.sha256_file(wheel) != info["sha256"]:
         raise StepFailedError(f"{wheel.name} changed between the cell and the host (sha256 differs)")
+    if verify is None or grid is None:
+        return WheelOutcome({"status": WheelStatus.BUILT.value, **info, "tested": False}, [], wheel)
     suites = [verify_suite(verify), grid_suite(grid.get("rows") or [])]
     entry = {"status": WheelStatus.BUILT.value, **info, "verify": verify, "grid": grid}
     return WheelOutcome(entry, suites, wheel)

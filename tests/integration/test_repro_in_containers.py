@@ -71,6 +71,16 @@ def test_clean_tiny_cell_is_identical_across_container_variations(tiny_repo: Pat
     described = " ".join(str(v) for v in report["variations"])  # type: ignore[union-attr]
     assert "container user forge-b" in described and "clock shifted +397d" in described
     assert not any("uid" in str(n) for n in report["not_varied"])  # type: ignore[union-attr]
+    # b built what is compared and nothing else: a's verify suites cover its identical bytes
+    cache = tiny_repo / ".cache" / "forge" / "repro"
+    a, b = (
+        json.loads((d / "manifest.json").read_text())
+        for d in (cache / "a" / "dist" / CELL, cache / "variant-b" / "deeper" / "dist" / CELL)
+    )
+    steps_a, steps_b = ({s["name"] for s in m["steps"]} for m in (a, b))
+    assert {"verify-build", "verify-run"} <= steps_a and a["verify"]["suites"]
+    assert not {"verify-configure", "verify-build", "verify-run"} & steps_b and not b["verify"]["suites"]
+    assert b["verify"]["mode"].startswith("not verified") and repro.UNCHECKED in described
 
 
 def test_planted_leaks_show_each_container_variation(tiny_repo: Path) -> None:

@@ -85,10 +85,20 @@ def test_a_matrix_file_pins_bazel(tmp_path: Path, data: tuple[Toolchains, Suppor
     assert isinstance(request, Request) and resolve(request, *data).cell.id == BAZEL_CELL
 
 
-def _plan(cell_id: str, data: tuple[Toolchains, Supported]) -> list[tuple[str, StepKind, tuple[str, ...]]]:
+def _plan(
+    cell_id: str, data: tuple[Toolchains, Supported], verify: bool = True
+) -> list[tuple[str, StepKind, tuple[str, ...]]]:
     cell = resolve(request_for_cell_id(cell_id), *data).cell
-    plan = plan_build(cell, data[0].targets[cell.target], CONTAINER_WORKSPACE, "docker", BuildOptions(1700000000))
+    opts = BuildOptions(1700000000, verify=verify)
+    plan = plan_build(cell, data[0].targets[cell.target], CONTAINER_WORKSPACE, "docker", opts)
     return [(s.name, s.kind, s.argv) for s in plan.steps]
+
+
+def test_an_unchecked_bazel_build_leaves_out_bazel_test_and_verify(data: tuple[Toolchains, Supported]) -> None:
+    """repro's second build of a Bazel cell: bazel build and install exactly as checked, no tests."""
+    bare, full = _plan(BAZEL_CELL, data, verify=False), _plan(BAZEL_CELL, data)
+    assert [name for name, _, _ in bare] == ["image", "prepare", "bazel-build", "install", "record"]
+    assert bare[2:4] == full[2:4]
 
 
 def test_a_bazel_cell_plans_bazel_then_cmakes_verify(data: tuple[Toolchains, Supported]) -> None:

@@ -106,3 +106,35 @@ def test_the_image_is_the_docker_plans_first_step(toolchains: Toolchains) -> Non
     local = plan_build(cell("host"), toolchains.targets["host"], ws, "local", OPTS)
     assert all(s.kind is not StepKind.IMAGE for s in local.steps)  # the host's toolchain: no image
     assert [s.name for s in docker.steps[1:]] == [s.name for s in local.steps]
+
+
+def test_an_unchecked_build_makes_the_same_tree_and_runs_no_checks(toolchains: Toolchains) -> None:
+    """repro's second build (Config.verify False): every step that makes the installed tree, the
+    package or the wheel, configured exactly as a verifying build; no check and no -g build."""
+    full = BuildOptions(source_date_epoch=1700000000, wheels=True, debug_info=True)
+    bare = BuildOptions(source_date_epoch=1700000000, wheels=True, verify=False)
+    checks = {
+        "engine-tests",
+        "verify-configure",
+        "verify-build",
+        "emulator",
+        "verify-run",
+        "wheel-verify",
+        "wheel-grid",
+    }
+    for target in ("host", "linux-x86_64", "linux-aarch64", "macos-arm64"):
+        made = {
+            s.name: s
+            for s in plan_build(cell(target), toolchains.targets[target], CONTAINER_WORKSPACE, "docker", full).steps
+        }
+        kept = {
+            s.name: s
+            for s in plan_build(cell(target), toolchains.targets[target], CONTAINER_WORKSPACE, "docker", bare).steps
+        }
+        assert checks & set(made) and not checks & set(kept), target
+        assert not any(name.startswith("debuginfo-") for name in kept), target
+        assert set(kept) == set(made) - checks - {n for n in made if n.startswith("debuginfo-")}, target
+        for name, step in kept.items():  # the steps that remain are the verifying build's, argument for argument
+            assert step == made[name], (target, name)
+        if target in ("linux-x86_64", "linux-aarch64"):  # the wheel is compared, so it is built
+            assert {"wheel-build", "wheel-repair"} <= set(kept), target

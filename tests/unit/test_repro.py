@@ -140,6 +140,13 @@ def test_a_variation_reaches_the_backends_through_config_not_the_process_environ
     assert env["FORGE_FAKETIME"] == b.clock and env["FORGE_UMASK"] == "077"
     assert list(env) == sorted(env, reverse=True), "the second build sees its environment in reverse order"
     assert (vcfg.cache, vcfg.jobs, vcfg.ccache, vcfg.force) == (b.root, b.jobs, False, True)
+    # b builds what is compared and nothing else; a (published afterwards) keeps every check and its .debug files
+    assert (cfg.verify, cfg.debug_info) == (True, True) and (vcfg.verify, vcfg.debug_info) == (False, False)
+    a = repro.default_variations(tmp_path / "a", tmp_path / "b", 2, True)[0]
+    assert (repro.varied_config(cfg, a).verify, repro.varied_config(cfg, a).debug_info) == (True, True)
+    assert repro.UNCHECKED in b.describe() and repro.UNCHECKED not in a.describe()
+    published_b = repro.published_variations(tmp_path / "a", tmp_path / "b", 2, True)[1]
+    assert not published_b.checks and repro.varied_config(cfg, published_b).verify is False
     assert cfg.env == {"PATH": "/usr/bin", "LC_TIME": "de_DE.UTF-8", "FORGE_FAKETIME": "+1d"}, "cfg itself is unchanged"
     backend = make_backend("local", env=env)
     assert isinstance(backend, LocalBackend) and backend._base_env == env
