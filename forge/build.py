@@ -91,12 +91,17 @@ def make_backend(
 
 _OPEN_BACKENDS: set[Backend] = set()
 _OPEN_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # set by close_open_backends(stop=True) until allow_backends()
 
 
 @contextlib.contextmanager
 def tracked(backend: Backend) -> Iterator[Backend]:
-    """Use `backend` (closing it at the end), known to `close_open_backends` meanwhile."""
+    """Use `backend` (closing it at the end), known to `close_open_backends` meanwhile. After a
+    close_open_backends(stop=True) no backend starts: the build is interrupted instead."""
     with _OPEN_LOCK:
+        if _STOPPING.is_set():
+            backend.close()
+            raise BuildInterrupted("interrupted", "the run was stopping when this cell's backend started")
         _OPEN_BACKENDS.add(backend)
     try:
         with backend:
@@ -106,17 +111,26 @@ def tracked(backend: Backend) -> Iterator[Backend]:
             _OPEN_BACKENDS.discard(backend)
 
 
-def close_open_backends() -> int:
+def close_open_backends(stop: bool = False) -> int:
     """Close every backend a build is using (Ctrl-C during parallel cells); returns how many.
 
     Removing a cell's container ends the step running in it, so its worker thread finishes
     instead of building on after the user asked to stop. Backends' close() is safe to call twice.
+    With `stop`, a backend that starts afterwards (a worker that was just taking its next cell)
+    is refused until allow_backends().
     """
     with _OPEN_LOCK:
+        if stop:
+            _STOPPING.set()
         backends = list(_OPEN_BACKENDS)
     for backend in backends:
         backend.close()
     return len(backends)
+
+
+def allow_backends() -> None:
+    """Backends may start again (the interrupted run has ended)."""
+    _STOPPING.clear()
 
 
 def resolve_for(request: Request, data: Data, cfg: Config) -> Resolution:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import signal
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -318,3 +321,45 @@ def test_output_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
     ]
     with pytest.raises(ConfigError, match="--verbose cannot be combined"):
         _run(matrix, {"verbose": True, "quiet": True})
+
+
+class SlowlyRemovedBackend(BlockingBackend):
+    """Its step ends at once when close() starts, while removing the container takes a while (as
+    `docker rm -f` does): the worker it frees is free before the next backend is closed."""
+
+    def close(self) -> None:
+        self.closed.set()
+        time.sleep(0.5)
+
+
+def test_sigterm_during_parallel_cells_starts_no_further_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM (CI cancelling the job) reaches the main thread while two cells build: their
+    containers are removed, and the workers this frees take none of the cells still queued."""
+    fake = FakeCells(tmp_path, monkeypatch)
+    running = threading.Barrier(2, timeout=30)
+    backends = {t: SlowlyRemovedBackend() for t in ("linux-aarch64", "linux-x86_64")}
+    started: list[str] = []
+
+    def cell(request: Request, cell: Any, data: Data, cfg: Config, progress: Progress, start: float) -> Any:
+        started.append(request.target)
+        with build.tracked(backends.get(request.target) or BlockingBackend()) as backend:
+            assert isinstance(backend, BlockingBackend)
+            running.wait()
+            if request.target == "linux-aarch64":
+                os.kill(os.getpid(), signal.SIGTERM)  # as `docker stop`/CI sends it to forge
+            assert backend.closed.wait(timeout=30), "the running cell's backend was never closed"
+            raise StepFailedError("removed", "its container was removed")
+
+    monkeypatch.setattr(build, "_build_locked", cell)
+    previous = cli._terminate_as_interrupt()  # forge's SIGTERM handler, as `guard` installs it
+    try:
+        cfg, data = fake.setup({"backend": "docker", "cells": 2})
+        requests = [Request.make(t, {}) for t in ("linux-aarch64", "linux-x86_64", "linux-armv7", "macos-arm64")]
+        with pytest.raises(KeyboardInterrupt):
+            build_cmd.build_all(requests, data, cfg, Progress(Console(file=io.StringIO()), live=False), lambda e: None)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert sorted(started) == ["linux-aarch64", "linux-x86_64"], started
+    assert all(b.closed.is_set() for b in backends.values()) and build.close_open_backends() == 0
+    with build.tracked(BlockingBackend()):  # the next run's backends start again
+        pass
