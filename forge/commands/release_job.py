@@ -10,7 +10,9 @@ It runs what a release engineer runs, in order, timing each stage:
    lies there, and the provenance bundle holds one statement per scheduled cell.
 
 It ends with each stage's wall time and the machine's load (a release on a shared machine is slow
-for reasons of its own). On 2 cores the whole matrix with repro takes hours: run it nightly on a
+for reasons of its own), then each cell's recorded cost (its build from the manifest, its repro's
+second build from the report) and their sum: a run that resumes an interrupted one reuses the cells
+that run finished, and the sum still covers the whole matrix. On 2 cores the whole matrix with repro takes hours: run it nightly on a
 bigger runner, or spread it with FORGE_DOCKER_HOSTS.
 """
 
@@ -21,9 +23,11 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from forge import __version__, manifest, provenance
+from forge import __version__, manifest, provenance, repro
 from forge import cli as forge_cli
 from forge.commands import release as release_cmd
 from forge.commands import report as report_cmd
@@ -101,7 +105,64 @@ def run_release_job(
     finally:
         rows = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in stages)
         say(f"release job: {rows}; wall {time.monotonic() - start:.0f} s; load {_load()}")
+        # the cells' own records: what the whole matrix cost, also the part earlier runs built
+        for line in cost_lines(cell_costs(cfg.dist, [str(e["id"]) for e in entries if e["status"] == "scheduled"])):
+            say(f"release job: {line}")
     say(f"release job: {scheduled} cells released and checked in {cfg.dist / 'release' / version}")
+
+
+@dataclass(frozen=True)
+class CellCost:
+    """What one cell cost, as its records say: its build (the manifest's steps) and its repro's
+    second build (the report's); None where the record is missing or unreadable."""
+
+    cell_id: str
+    build_s: float | None
+    repro_s: float | None
+
+    @property
+    def total_s(self) -> float:
+        return (self.build_s or 0.0) + (self.repro_s or 0.0)
+
+
+def cell_costs(dist: Path, cell_ids: list[str]) -> list[CellCost]:
+    """Each cell's recorded cost in dist/: the whole matrix's, also when a run reused cells that an
+    earlier, interrupted run built (a release job resumed on a shared machine)."""
+    costs = []
+    for cell_id in cell_ids:
+        data = manifest.read_manifest(dist / cell_id)
+        build_s = sum(float(step.get("seconds") or 0.0) for step in data.steps) if data is not None else None
+        report = _read_json(dist / cell_id / repro.REPORT_JSON)
+        seconds = report.get("build_seconds") if report is not None else None
+        repro_s = float(seconds[-1]) if isinstance(seconds, list) and seconds else None  # the second build
+        costs.append(CellCost(cell_id, build_s, repro_s))
+    return costs
+
+
+def cost_lines(costs: list[CellCost]) -> list[str]:
+    """One line per cell and the sum: the figure a release job reports beside its wall time."""
+
+    def seconds(value: float | None) -> str:
+        return "no record" if value is None else f"{value:.0f} s"
+
+    lines = [f"  {c.cell_id}: build {seconds(c.build_s)}, repro second build {seconds(c.repro_s)}" for c in costs]
+    builds = sum(c.build_s or 0.0 for c in costs)
+    repros = sum(c.repro_s or 0.0 for c in costs)
+    missing = sum(c.build_s is None or c.repro_s is None for c in costs)
+    total = builds + repros
+    lines.append(
+        f"recorded cost of {len(costs)} cells: builds {builds:.0f} s + repro second builds {repros:.0f} s = "
+        f"{total:.0f} s ({total / 3600:.1f} h)" + (f"; {missing} cells lack a record" if missing else "")
+    )
+    return lines
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def long_tests(repo: Path) -> None:
