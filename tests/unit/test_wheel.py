@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import re
+import shutil
 import zipfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pytest
 from packaging.specifiers import SpecifierSet
@@ -466,3 +469,36 @@ def test_the_metadata_plugin_gives_version_and_numpy_range(monkeypatch: pytest.M
     cmake = re.search(r"project\(ember VERSION (\S+)", (REPO / "engine/CMakeLists.txt").read_text())
     module = re.search(r'"__version__"\) = "([^"]+)"', (REPO / "engine/python/src/module.cc").read_text())
     assert cmake is not None and module is not None and cmake.group(1) == module.group(1) == plugin.VERSION
+
+
+class _CopyingBackend:
+    """copy_out from a directory standing in for the container's wheel steps' output."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+
+    def copy_out(self, src: PurePosixPath, dst: Path) -> None:
+        assert src == wheel.wheel_root(CONTAINER_WORKSPACE) / "out"
+        shutil.copytree(self.out, dst)
+
+
+def test_an_untested_wheel_is_collected_from_its_build_alone(tmp_path: Path) -> None:
+    """repro's second build runs no wheel-verify or wheel-grid: collect takes wheel.json only, and
+    a verifying build still fails without their results."""
+    out = tmp_path / "out"
+    (out / "wheel").mkdir(parents=True)
+    whl = out / "wheel" / "ember-0.1.0-cp311-cp311-manylinux_2_34_x86_64.whl"
+    whl.write_bytes(b"wheel bytes")
+    info = {"file": whl.name, "sha256": hashlib.sha256(b"wheel bytes").hexdigest()}
+    (out / "wheel.json").write_text(json.dumps(info))
+    backend: Any = _CopyingBackend(out)
+    bare = wheel.collect(backend, CONTAINER_WORKSPACE, tmp_path / "s1", tested=False)
+    assert bare.suites == [] and bare.entry == {"status": "built", **info, "tested": False}
+    assert bare.wheel is not None and bare.wheel.read_bytes() == b"wheel bytes"
+    with pytest.raises(StepFailedError, match="no readable results"):
+        wheel.collect(backend, CONTAINER_WORKSPACE, tmp_path / "s2")
+    (out / "verify.json").write_text(json.dumps({"status": "passed", "counts": {"passed": 3}, "numpy": "2.4"}))
+    (out / "grid.json").write_text(json.dumps({"rows": [{"numpy": "2.4", "verdict": "works as claimed"}]}))
+    tested = wheel.collect(backend, CONTAINER_WORKSPACE, tmp_path / "s3")
+    assert [s.status for s in tested.suites] == [SuiteStatus.PASSED, SuiteStatus.PASSED]
+    assert "tested" not in tested.entry and tested.entry["verify"]["status"] == "passed"
