@@ -124,6 +124,14 @@ def test_build_container_has_no_network_readonly_source_and_no_root(
         assert code != 0 and "Read-only file system" in out, out
 
 
+def _runs_sleep(client: Any, session: int) -> bool:
+    """Whether the session's build container is running the child's `sleep 600` step."""
+    for container in client.containers.list(filters={"label": f"{SESSION_LABEL}={session}"}):
+        if any("sleep" in " ".join(row) for row in container.top().get("Processes") or []):
+            return True
+    return False
+
+
 def forge_objects(client: Any, session: int) -> list[str]:
     label = f"{SESSION_LABEL}={session}"
     containers = [c.name for c in client.containers.list(all=True, filters={"label": label})]
@@ -175,6 +183,12 @@ def test_interrupted_build_leaves_no_container_or_volume(client: Any, interrupte
             break
     assert seen and seen[-1].startswith("container ready"), "".join(seen)[-3000:]
     assert any(name.startswith("forge-linux-x86_64") for name in forge_objects(client, interrupted_build.pid))
+    # Ctrl-C while the step runs: "ready" is printed before run() starts its command, and a loaded
+    # machine can deliver the signal in between (a KeyboardInterrupt outside the step, not this test)
+    deadline = time.monotonic() + 120
+    while not _runs_sleep(client, interrupted_build.pid):
+        assert time.monotonic() < deadline, "the container's `sleep 600` never started"
+        time.sleep(0.2)
     interrupted_build.send_signal(signal.SIGINT)
     output, _ = interrupted_build.communicate(timeout=120)
     assert "BuildInterrupted" in output, output[-3000:]
