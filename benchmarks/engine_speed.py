@@ -162,6 +162,18 @@ def peak_rss_kib() -> int:
     return -1
 
 
+def invoke_times(interp: Any, repeat: int, warmup: int = 5) -> list[float]:
+    """Seconds taken by each of `repeat` LiteRT `interp.invoke()` calls, after `warmup` untimed ones."""
+    for _ in range(warmup):
+        interp.invoke()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        interp.invoke()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
 def litert_worker(model: str, threads: int, resolver: str, repeat: int) -> None:
     """Child mode: times one model under LiteRT and prints JSON (median us per invoke)."""
     from ai_edge_litert import interpreter as litert  # type: ignore[import-untyped,unused-ignore]
@@ -178,13 +190,7 @@ def litert_worker(model: str, threads: int, resolver: str, repeat: int) -> None:
             interp.set_tensor(d["index"], rng.uniform(-1, 1, d["shape"]).astype(np.float32))
         else:
             interp.set_tensor(d["index"], rng.integers(-128, 128, d["shape"]).astype(d["dtype"]))
-    for _ in range(5):
-        interp.invoke()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        interp.invoke()
-        times.append(time.perf_counter() - t0)
+    times = invoke_times(interp, repeat)
     median = float(np.median(times)) * 1e6
     print(json.dumps({"median_us": median, "min_us": min(times) * 1e6, "peak_rss_kib": peak_rss_kib()}))
 

@@ -21,13 +21,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
+from engine_speed import invoke_times  # the same timing loop as the whole-model figures
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = Path.home() / ".cache" / "ember-bench" / "mobilenet_v2_035_96_int8.tflite"
@@ -137,14 +137,7 @@ def litert_worker(threads: int, repeat: int, paths: list[str]) -> None:
         rng = np.random.default_rng(0)
         for d in interp.get_input_details():
             interp.set_tensor(d["index"], rng.integers(-128, 128, d["shape"]).astype(d["dtype"]))
-        for _ in range(5):
-            interp.invoke()
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            interp.invoke()
-            times.append(time.perf_counter() - t0)
-        medians.append(float(np.median(times)) * 1e6)
+        medians.append(float(np.median(invoke_times(interp, repeat))) * 1e6)
     print(json.dumps(medians))
 
 

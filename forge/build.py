@@ -133,6 +133,11 @@ def allow_backends() -> None:
     _STOPPING.clear()
 
 
+def stopping() -> bool:
+    """True from close_open_backends(stop=True) until allow_backends(): the run is being stopped."""
+    return _STOPPING.is_set()
+
+
 def resolve_for(request: Request, data: Data, cfg: Config) -> Resolution:
     """Local builds use the host toolchain, so they resolve pinned to the host's facts."""
     host = probe_host_facts() if cfg.backend == "local" else None

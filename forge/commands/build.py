@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -15,7 +14,7 @@ from rich.console import Console
 
 from forge import cli as forge_cli
 from forge import host
-from forge.build import BuildResult, allow_backends, build_cell, close_open_backends, verify_dist
+from forge.build import BuildResult, allow_backends, build_cell, close_open_backends, stopping, verify_dist
 from forge.config import Config, Data, backend_for
 from forge.engines import EnginePool
 from forge.errors import BuildInterrupted, ConfigError, ForgeError, StepFailedError, VerifyFailedError
@@ -152,10 +151,9 @@ def build_all(
     (cells not started yet are cancelled; running ones end through their backends' cleanup).
     """
     engines = EnginePool(cfg.docker_hosts)  # FORGE_DOCKER_HOSTS: each docker cell leases an engine
-    stopping = threading.Event()
 
     def one(request: Request) -> BuildResult:
-        if stopping.is_set():  # a worker freed by the interrupt takes no further cell
+        if stopping():  # a worker freed by the interrupt takes no further cell
             raise BuildInterrupted("interrupted", f"{request.describe()} was not started")
         cell_cfg = backend_for(cfg, request.target)
         try:
@@ -175,13 +173,12 @@ def build_all(
     try:
         futures = [pool.submit(one, request) for request in requests]
         return [future.result() for future in futures]
-    except BaseException:  # Ctrl-C, SIGTERM, a configuration error: stop the cells still running
-        # in this order: no cell starts (the workers the closing frees would take the next ones),
-        # then the running ones end with their containers
-        stopping.set()
+    except BaseException:  # Ctrl-C, SIGTERM, a configuration error: stop the cells still running.
+        # close_open_backends(stop=True) marks the run as stopping before it ends the running cells'
+        # containers, so a worker those frees takes no further cell (one() checks stopping())
+        close_open_backends(stop=True)
         for future in futures:
             future.cancel()
-        close_open_backends(stop=True)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
