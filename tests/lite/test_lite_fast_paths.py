@@ -2,7 +2,8 @@
 
 Small models made here with TensorFlow's converter hit each path: depthwise rows (odd channel
 counts, strides, dilation, channel tails of 8 and of other sizes), 1x1 convolutions as a direct
-GEMM (input depth a multiple of 4 or not, 8-channel output tails), im2col convolutions, a
+GEMM (input depth a multiple of 4 or not, 8-channel output tails), convolutions reading their
+filter rows in place from a padded input, im2col (dilated) convolutions, a
 1001-class softmax and a global average pool (MEAN). Each runs through `ember-lite-run` with
 EMBER_CPU_ISA capped at generic, avx2 and avx512 (the AVX-512 VNNI / AVX2 / portable dispatch)
 and by LiteRT with OpResolverType.BUILTIN_REF: int8 outputs equal element for element, float
@@ -59,6 +60,16 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         "pw_c112_to_200_3x3": ((3, 3, 112), lambda: k.Conv2D(200, 1, bias_initializer=init)),
         "conv3x3_c3_to_16_s2": ((13, 11, 3), lambda: k.Conv2D(16, 3, strides=2, padding="same", bias_initializer=init)),
         "conv3x3_c12_to_24": ((7, 8, 12), lambda: k.Conv2D(24, 3, padding="same", bias_initializer=init)),
+        # Filter rows read in place from a padded copy of the input (float and int8): a tall
+        # filter, unequal strides and no padding; a dilated filter takes im2col instead.
+        "conv5x3_c4_to_20_s2x1_valid": (
+            (11, 9, 4),
+            lambda: k.Conv2D(20, (5, 3), strides=(2, 1), padding="valid", bias_initializer=init),
+        ),
+        "conv3x3_c8_to_16_dil2": (
+            (10, 10, 8),
+            lambda: k.Conv2D(16, 3, dilation_rate=2, padding="same", bias_initializer=init),
+        ),
         # A classifier's softmax (int8: per-difference tables; float: split rows) and a global
         # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
         "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),

@@ -39,6 +39,7 @@ void PackWeightsF32(const float* w, const float* bias, int n, int k, PackedF32* 
   out->n = n;
   out->k = k;
   out->panels = (n + 15) / 16;
+  out->padded_h = out->padded_w = 0;
   out->data.assign(static_cast<size_t>(out->panels) * 16 * k, 0.0f);
   out->bias.assign(static_cast<size_t>(out->panels) * 16, 0.0f);
   for (int c = 0; c < n; ++c) {
@@ -54,49 +55,64 @@ namespace {
 
 std::atomic<int> forced_isa{static_cast<int>(F32Isa::kAuto)};
 
+// Where a row's k values lie: `n` runs of `len` floats, run s at the row's start + off[s]. A
+// plain row is one run at 0 of length k.
+struct Segs {
+  const ptrdiff_t* off;
+  int n, len;
+};
+constexpr ptrdiff_t kNoOffset[1] = {0};
+inline Segs Plain(const PackedF32& w) { return Segs{kNoOffset, 1, w.k}; }
+
 // Portable: one row x one panel at a time.
-void PanelGeneric(const float* x, int m, int x_stride, const PackedF32& w, int j, float lo,
-                  float hi, float* y) {
+void PanelGeneric(const float* x, int m, int x_stride, const Segs& sg, const PackedF32& w, int j,
+                  float lo, float hi, float* y) {
   const int cols = std::min(16, w.n - 16 * j);
   const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
   for (int r = 0; r < m; ++r) {
     float acc[16] = {};
-    const float* xr = x + static_cast<size_t>(r) * x_stride;
-    for (int p = 0; p < w.k; ++p) {
-      const float xv = xr[p];
-      const float* wv = wp + static_cast<size_t>(p) * 16;
-      for (int l = 0; l < 16; ++l) acc[l] += xv * wv[l];
+    const float* wv = wp;
+    for (int s = 0; s < sg.n; ++s) {
+      const float* xr = x + static_cast<size_t>(r) * x_stride + sg.off[s];
+      for (int t = 0; t < sg.len; ++t, wv += 16) {
+        const float xv = xr[t];
+        for (int l = 0; l < 16; ++l) acc[l] += xv * wv[l];
+      }
     }
     float* yr = y + static_cast<size_t>(r) * w.n + 16 * j;
     for (int l = 0; l < cols; ++l) yr[l] = std::min(hi, std::max(lo, acc[l] + w.bias[16 * j + l]));
   }
 }
 
-void GemmGeneric(const float* x, int m, int x_stride, const PackedF32& w, int j0, int j1, float lo,
-                 float hi, float* y) {
-  for (int j = j0; j < j1; ++j) PanelGeneric(x, m, x_stride, w, j, lo, hi, y);
+void GemmGeneric(const float* x, int m, int x_stride, const Segs& sg, const PackedF32& w, int j0,
+                 int j1, float lo, float hi, float* y) {
+  for (int j = j0; j < j1; ++j) PanelGeneric(x, m, x_stride, sg, w, j, lo, hi, y);
 }
 
 #ifdef EMBER_F32_X86
 
 // MR rows x NP panels with AVX-512: MR * NP accumulators.
 template <int MR, int NP>
-EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const PackedF32& w, int j,
-                                            float lo, float hi, float* y, int rows) {
+EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const Segs& sg,
+                                            const PackedF32& w, int j, float lo, float hi, float* y,
+                                            int rows) {
   __m512 acc[MR][NP];
   for (int i = 0; i < MR; ++i)
     for (int q = 0; q < NP; ++q) acc[i][q] = _mm512_setzero_ps();
   const size_t panel = static_cast<size_t>(w.k) * 16;
   const float* wp = w.data.data() + static_cast<size_t>(j) * panel;
-  const float* xr[MR];
-  for (int i = 0; i < MR; ++i) xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride;
-  for (int p = 0; p < w.k; ++p) {
-    __m512 b[NP];
-    for (int q = 0; q < NP; ++q)
-      b[q] = _mm512_loadu_ps(wp + q * panel + static_cast<size_t>(p) * 16);
-    for (int i = 0; i < MR; ++i) {
-      const __m512 a = _mm512_set1_ps(xr[i][p]);
-      for (int q = 0; q < NP; ++q) acc[i][q] = _mm512_fmadd_ps(a, b[q], acc[i][q]);
+  const float* wv = wp;
+  for (int s = 0; s < sg.n; ++s) {
+    const float* xr[MR];
+    for (int i = 0; i < MR; ++i)
+      xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride + sg.off[s];
+    for (int p = 0; p < sg.len; ++p, wv += 16) {
+      __m512 b[NP];
+      for (int q = 0; q < NP; ++q) b[q] = _mm512_loadu_ps(wv + q * panel);
+      for (int i = 0; i < MR; ++i) {
+        const __m512 a = _mm512_set1_ps(xr[i][p]);
+        for (int q = 0; q < NP; ++q) acc[i][q] = _mm512_fmadd_ps(a, b[q], acc[i][q]);
+      }
     }
   }
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
@@ -115,17 +131,21 @@ EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const 
 
 // MR rows (all present) x the first 8 columns of the last panel (the only ones it has).
 template <int MR>
-EMBER_AVX512_TARGET inline void Avx512HalfPanel(const float* x, int x_stride, const PackedF32& w,
-                                                float lo, float hi, float* y) {
+EMBER_AVX512_TARGET inline void Avx512HalfPanel(const float* x, int x_stride, const Segs& sg,
+                                                const PackedF32& w, float lo, float hi, float* y) {
   const int j = w.panels - 1, c0 = 16 * j, cols = w.n - c0;
   const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
   __m256 acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
-  for (int p = 0; p < w.k; ++p) {
-    const __m256 b = _mm256_loadu_ps(wp + static_cast<size_t>(p) * 16);
-    for (int i = 0; i < MR; ++i) {
-      acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(x + static_cast<size_t>(i) * x_stride + p), b,
-                               acc[i]);
+  const float* wv = wp;
+  for (int s = 0; s < sg.n; ++s) {
+    const float* xs = x + sg.off[s];
+    for (int p = 0; p < sg.len; ++p, wv += 16) {
+      const __m256 b = _mm256_loadu_ps(wv);
+      for (int i = 0; i < MR; ++i) {
+        acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(xs + static_cast<size_t>(i) * x_stride + p), b,
+                                 acc[i]);
+      }
     }
   }
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
@@ -139,8 +159,9 @@ EMBER_AVX512_TARGET inline void Avx512HalfPanel(const float* x, int x_stride, co
 
 // MR rows (all present) across panels [j0, j1), two panels at a time (more when MR is small).
 template <int MR>
-EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const PackedF32& w, int j0,
-                                           int j1, float lo, float hi, float* y) {
+EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const Segs& sg,
+                                           const PackedF32& w, int j0, int j1, float lo, float hi,
+                                           float* y) {
   int j = j0;
   // A last panel of at most 8 columns runs on 8-lane vectors (twice the FMAs per cycle where a
   // 16-lane FMA takes two 8-lane halves' slots).
@@ -148,21 +169,22 @@ EMBER_AVX512_TARGET inline void Avx512Rows(const float* x, int x_stride, const P
   const int panels = half ? j1 - 1 : j1;
   // Few rows: more panels per pass, so enough independent sums hide the FMA latency.
   if (MR <= 2) {
-    for (; j + 8 <= panels; j += 8) Avx512Block<MR, 8>(x, x_stride, w, j, lo, hi, y, MR);
+    for (; j + 8 <= panels; j += 8) Avx512Block<MR, 8>(x, x_stride, sg, w, j, lo, hi, y, MR);
   } else if (MR <= 4) {
-    for (; j + 4 <= panels; j += 4) Avx512Block<MR, 4>(x, x_stride, w, j, lo, hi, y, MR);
+    for (; j + 4 <= panels; j += 4) Avx512Block<MR, 4>(x, x_stride, sg, w, j, lo, hi, y, MR);
   }
-  for (; j + 2 <= panels; j += 2) Avx512Block<MR, 2>(x, x_stride, w, j, lo, hi, y, MR);
-  if (j < panels) Avx512Block<MR, 1>(x, x_stride, w, j, lo, hi, y, MR);
-  if (half) Avx512HalfPanel<MR>(x, x_stride, w, lo, hi, y);
+  for (; j + 2 <= panels; j += 2) Avx512Block<MR, 2>(x, x_stride, sg, w, j, lo, hi, y, MR);
+  if (j < panels) Avx512Block<MR, 1>(x, x_stride, sg, w, j, lo, hi, y, MR);
+  if (half) Avx512HalfPanel<MR>(x, x_stride, sg, w, lo, hi, y);
 }
 
-EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const PackedF32& w, int j0,
-                                    int j1, float lo, float hi, float* y) {
+EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const Segs& sg,
+                                    const PackedF32& w, int j0, int j1, float lo, float hi,
+                                    float* y) {
   constexpr int kMR = 8;
   int r = 0;
   for (; r + kMR <= m; r += kMR) {
-    Avx512Rows<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, w, j0, j1, lo, hi,
+    Avx512Rows<kMR>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, w, j0, j1, lo, hi,
                     y + static_cast<size_t>(r) * w.n);
   }
   // The last rows with a block of their own height, not a full one's redundant sums.
@@ -170,25 +192,25 @@ EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const P
   float* yb = y + static_cast<size_t>(r) * w.n;
   switch (m - r) {
     case 7:
-      Avx512Rows<7>(xb, x_stride, w, j0, j1, lo, hi, yb);
+      Avx512Rows<7>(xb, x_stride, sg, w, j0, j1, lo, hi, yb);
       break;
     case 6:
-      Avx512Rows<6>(xb, x_stride, w, j0, j1, lo, hi, yb);
+      Avx512Rows<6>(xb, x_stride, sg, w, j0, j1, lo, hi, yb);
       break;
     case 5:
-      Avx512Rows<5>(xb, x_stride, w, j0, j1, lo, hi, yb);
+      Avx512Rows<5>(xb, x_stride, sg, w, j0, j1, lo, hi, yb);
       break;
     case 4:
-      Avx512Rows<4>(xb, x_stride, w, j0, j1, lo, hi, yb);
+      Avx512Rows<4>(xb, x_stride, sg, w, j0, j1, lo, hi, yb);
       break;
     case 3:
-      Avx512Rows<3>(xb, x_stride, w, j0, j1, lo, hi, yb);
+      Avx512Rows<3>(xb, x_stride, sg, w, j0, j1, lo, hi, yb);
       break;
     case 2:
-      Avx512Rows<2>(xb, x_stride, w, j0, j1, lo, hi, yb);
+      Avx512Rows<2>(xb, x_stride, sg, w, j0, j1, lo, hi, yb);
       break;
     case 1:
-      Avx512Rows<1>(xb, x_stride, w, j0, j1, lo, hi, yb);
+      Avx512Rows<1>(xb, x_stride, sg, w, j0, j1, lo, hi, yb);
       break;
     default:
       break;
@@ -196,20 +218,25 @@ EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const P
 }
 
 template <int MR>
-EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const PackedF32& w, int j,
-                                        float lo, float hi, float* y, int rows) {
+EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const Segs& sg,
+                                        const PackedF32& w, int j, float lo, float hi, float* y,
+                                        int rows) {
   __m256 acc[MR][2];
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
-  const float* xr[MR];
-  for (int i = 0; i < MR; ++i) xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride;
-  for (int p = 0; p < w.k; ++p) {
-    const __m256 b0 = _mm256_loadu_ps(wp + static_cast<size_t>(p) * 16);
-    const __m256 b1 = _mm256_loadu_ps(wp + static_cast<size_t>(p) * 16 + 8);
-    for (int i = 0; i < MR; ++i) {
-      const __m256 a = _mm256_broadcast_ss(xr[i] + p);
-      acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
-      acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+  const float* wv = wp;
+  for (int s = 0; s < sg.n; ++s) {
+    const float* xr[MR];
+    for (int i = 0; i < MR; ++i)
+      xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride + sg.off[s];
+    for (int p = 0; p < sg.len; ++p, wv += 16) {
+      const __m256 b0 = _mm256_loadu_ps(wv);
+      const __m256 b1 = _mm256_loadu_ps(wv + 8);
+      for (int i = 0; i < MR; ++i) {
+        const __m256 a = _mm256_broadcast_ss(xr[i] + p);
+        acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+      }
     }
   }
   const int c0 = 16 * j;
@@ -226,8 +253,8 @@ EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const Pack
   }
 }
 
-EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const PackedF32& w, int j0,
-                                int j1, float lo, float hi, float* y) {
+EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const Segs& sg,
+                                const PackedF32& w, int j0, int j1, float lo, float hi, float* y) {
   constexpr int kMR = 6;
   for (int r = 0; r < m; r += kMR) {
     const int rows = std::min(kMR, m - r);
@@ -237,22 +264,22 @@ EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const Packe
       // The last rows with a block of their own height, not a full one's redundant sums.
       switch (rows) {
         case 1:
-          Avx2Block<1>(xb, x_stride, w, j, lo, hi, yb, rows);
+          Avx2Block<1>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         case 2:
-          Avx2Block<2>(xb, x_stride, w, j, lo, hi, yb, rows);
+          Avx2Block<2>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         case 3:
-          Avx2Block<3>(xb, x_stride, w, j, lo, hi, yb, rows);
+          Avx2Block<3>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         case 4:
-          Avx2Block<4>(xb, x_stride, w, j, lo, hi, yb, rows);
+          Avx2Block<4>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         case 5:
-          Avx2Block<5>(xb, x_stride, w, j, lo, hi, yb, rows);
+          Avx2Block<5>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         default:
-          Avx2Block<kMR>(xb, x_stride, w, j, lo, hi, yb, rows);
+          Avx2Block<kMR>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
       }
     }
   }
@@ -262,7 +289,7 @@ EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const Packe
 template <int NP>
 EMBER_AVX512_TARGET inline void Avx512MatVecPanels(const float* x, const PackedF32& w, int j,
                                                    float lo, float hi, float* y) {
-  Avx512Block<1, NP>(x, 0, w, j, lo, hi, y, 1);
+  Avx512Block<1, NP>(x, 0, Plain(w), w, j, lo, hi, y, 1);
 }
 
 EMBER_AVX512_TARGET void MatVecAvx512(const float* x, const PackedF32& w, int j0, int j1, float lo,
@@ -275,7 +302,7 @@ EMBER_AVX512_TARGET void MatVecAvx512(const float* x, const PackedF32& w, int j0
 
 EMBER_AVX2_TARGET void MatVecAvx2(const float* x, const PackedF32& w, int j0, int j1, float lo,
                                   float hi, float* y) {
-  for (int j = j0; j < j1; ++j) Avx2Block<1>(x, 0, w, j, lo, hi, y, 1);
+  for (int j = j0; j < j1; ++j) Avx2Block<1>(x, 0, Plain(w), w, j, lo, hi, y, 1);
 }
 
 #endif  // EMBER_F32_X86
@@ -327,21 +354,35 @@ void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, 
   GemmF32Panels(x, m, x_stride, w, 0, w.panels, lo, hi, y);
 }
 
-void GemmF32Panels(const float* x, int m, int x_stride, const PackedF32& w, int j0, int j1,
-                   float lo, float hi, float* y) {
+namespace {
+
+void Gemm(const float* x, int m, int x_stride, const Segs& sg, const PackedF32& w, int j0, int j1,
+          float lo, float hi, float* y) {
   if (m <= 0 || w.n <= 0 || j0 >= j1) return;
   switch (ActiveIsa()) {
 #ifdef EMBER_F32_X86
     case F32Isa::kAvx512:
-      GemmAvx512(x, m, x_stride, w, j0, j1, lo, hi, y);
+      GemmAvx512(x, m, x_stride, sg, w, j0, j1, lo, hi, y);
       return;
     case F32Isa::kAvx2:
-      GemmAvx2(x, m, x_stride, w, j0, j1, lo, hi, y);
+      GemmAvx2(x, m, x_stride, sg, w, j0, j1, lo, hi, y);
       return;
 #endif
     default:
-      GemmGeneric(x, m, x_stride, w, j0, j1, lo, hi, y);
+      GemmGeneric(x, m, x_stride, sg, w, j0, j1, lo, hi, y);
   }
+}
+
+}  // namespace
+
+void GemmF32Panels(const float* x, int m, int x_stride, const PackedF32& w, int j0, int j1,
+                   float lo, float hi, float* y) {
+  Gemm(x, m, x_stride, Plain(w), w, j0, j1, lo, hi, y);
+}
+
+void GemmF32Segments(const float* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
+                     const PackedF32& w, float lo, float hi, float* y) {
+  Gemm(x, m, x_stride, Segs{seg_off, nseg, w.k / nseg}, w, 0, w.panels, lo, hi, y);
 }
 
 void MatVecF32(const float* x, const PackedF32& w, int j0, int j1, float lo, float hi, float* y) {
@@ -356,7 +397,7 @@ void MatVecF32(const float* x, const PackedF32& w, int j0, int j1, float lo, flo
       return;
 #endif
     default:
-      for (int j = j0; j < j1; ++j) PanelGeneric(x, 1, 0, w, j, lo, hi, y);
+      for (int j = j0; j < j1; ++j) PanelGeneric(x, 1, 0, Plain(w), w, j, lo, hi, y);
   }
 }
 

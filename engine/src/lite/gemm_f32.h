@@ -3,6 +3,7 @@
 #ifndef EMBER_SRC_LITE_GEMM_F32_H_
 #define EMBER_SRC_LITE_GEMM_F32_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct PackedF32 {
   int n = 0, k = 0, panels = 0;
   std::vector<float> data;
   std::vector<float> bias;  // n values padded to panels * 16 (zeros when the op has none)
+  // CONV_2D reading its filter rows in place (no im2col): a [padded_h, padded_w] copy of the
+  // input whose border holds zeros; 0 when unused.
+  int padded_h = 0, padded_w = 0;
 };
 
 void PackWeightsF32(const float* w, const float* bias, int n, int k, PackedF32* out);
@@ -31,6 +35,11 @@ void GemmF32(const float* x, int m, int x_stride, const PackedF32& w, float lo, 
 // same sum in the same order, so threads can split the columns of a GEMM with few rows.
 void GemmF32Panels(const float* x, int m, int x_stride, const PackedF32& w, int j0, int j1,
                    float lo, float hi, float* y);
+// GemmF32 where row r's k values are `nseg` runs of w.k / nseg floats, run s at
+// x + r * x_stride + seg_off[s] (a convolution's filter rows read in place from a padded input).
+// The sum runs over the runs in order, so it equals GemmF32 over their concatenation.
+void GemmF32Segments(const float* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
+                     const PackedF32& w, float lo, float hi, float* y);
 
 // One row: y[c] = clamp(bias[c] + sum_p x[p] * w[c][p], lo, hi) for the columns of panels
 // [j0, j1) (c < n). Several panels share each pass over x, so the accumulators of 128 columns

@@ -374,7 +374,8 @@ void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value
   }
 }
 
-constexpr int64_t kPixelAlign = 8;  // a multiple of every float GEMM's row tile but AVX2's 6
+constexpr int64_t kPixelAlign = 8;   // a multiple of every float GEMM's row tile but AVX2's 6
+constexpr int kMaxInPlaceRows = 16;  // filter height limit of the in-place (no im2col) paths
 
 Status EvalConvF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
@@ -410,6 +411,36 @@ Status EvalConvF32(NodeState* node) {
   const int k = node->kh * node->kw * node->ic;
   const int rows = node->n * node->oh;
   const int tasks = TaskCount(*node, rows, static_cast<int64_t>(node->ow) * k * node->oc);
+  if (w.padded_h > 0) {
+    // Filter rows in place: the input is copied into the padded image, whose border of zeros
+    // was written once in Prepare; each filter row is kw * ic contiguous floats there.
+    const OpOptions& o = node->op->options;
+    const size_t row = static_cast<size_t>(node->iw) * node->ic;
+    const size_t prow = static_cast<size_t>(w.padded_w) * node->ic;
+    float* img = node->scratchf.data();
+    for (int b = 0; b < node->n; ++b) {
+      for (int iy = 0; iy < node->ih; ++iy) {
+        std::memcpy(img + (static_cast<size_t>(b) * w.padded_h + iy + node->pad_h) * prow +
+                        static_cast<size_t>(node->pad_w) * node->ic,
+                    x + (static_cast<size_t>(b) * node->ih + iy) * row, sizeof(float) * row);
+      }
+    }
+    ptrdiff_t seg[kMaxInPlaceRows];
+    for (int ky = 0; ky < node->kh; ++ky) seg[ky] = static_cast<ptrdiff_t>(ky) * prow;
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t r0, r1;
+      ChunkRange(rows, tasks, task, 1, &r0, &r1);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
+        const float* base =
+            img +
+            (static_cast<size_t>(bi) * w.padded_h + static_cast<size_t>(oy) * o.stride_h) * prow;
+        GemmF32Segments(base, node->ow, o.stride_w * node->ic, seg, node->kh, w, node->f_min,
+                        node->f_max, y + static_cast<size_t>(r) * node->ow * node->oc);
+      }
+    });
+    return Status::OK();
+  }
   RunTasks(*node, tasks, [&](int task, int thread) {
     float* cols = node->scratchf.data() + static_cast<size_t>(thread) * node->scratch_slice;
     int64_t r0, r1;
@@ -424,8 +455,7 @@ Status EvalConvF32(NodeState* node) {
   return Status::OK();
 }
 
-constexpr int kConvRowBlock = 64;    // output pixels per GEMM call on the direct 1x1 path
-constexpr int kMaxInPlaceRows = 16;  // filter height limit of the in-place (no im2col) path
+constexpr int kConvRowBlock = 64;  // output pixels per GEMM call on the direct 1x1 path
 
 Status EvalConvI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
@@ -628,7 +658,17 @@ Status PrepareConv2D(NodeState* node) {
     PackWeightsF32(reinterpret_cast<const float*>(w.data),
                    b != nullptr ? reinterpret_cast<const float*>(b->data) : nullptr, node->oc, k,
                    &node->packed_f32);
-    if (!node->direct_1x1) {
+    PackedF32& p = node->packed_f32;
+    if (!node->direct_1x1 && o.dilation_h == 1 && o.dilation_w == 1 &&
+        node->kh <= kMaxInPlaceRows) {
+      // Undilated filters: the GEMM reads each filter row (kw * ic contiguous floats) from a
+      // zero-bordered copy of the input, no im2col (as the int8 path below).
+      p.padded_h = std::max(node->ih + node->pad_h, (node->oh - 1) * o.stride_h + node->kh);
+      p.padded_w = std::max(node->iw + node->pad_w, (node->ow - 1) * o.stride_w + node->kw);
+      node->scratch_slice = 0;
+      node->scratchf.assign(static_cast<size_t>(node->n) * p.padded_h * p.padded_w * node->ic + 16,
+                            0.0f);
+    } else if (!node->direct_1x1) {
       node->scratch_slice = (static_cast<size_t>(node->ow) * k + 15) / 16 * 16;
       node->scratchf.assign(node->scratch_slice * static_cast<size_t>(node->threads), 0.0f);
     }

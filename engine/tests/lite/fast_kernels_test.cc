@@ -80,6 +80,30 @@ void CheckGemmF32(int m, int n, int k) {
   for (size_t i = static_cast<size_t>(m) * n; i < y.size(); ++i) EXPECT_EQ(y[i], 7.f);
 }
 
+// GemmF32Segments (rows read as `nseg` runs of `len` floats spread over a wider image) gives the
+// same bytes as GemmF32 over those runs gathered into contiguous rows.
+void CheckGemmF32Segments(int m, int n, int nseg, int len) {
+  const int k = nseg * len, x_stride = 2 * len + 1, gap = m * x_stride + 5;
+  const std::vector<float> img = RandomFloats(static_cast<size_t>(nseg) * gap + 16, 8);
+  const std::vector<float> w = RandomFloats(static_cast<size_t>(n) * k, 9);
+  const std::vector<float> b = RandomFloats(static_cast<size_t>(n), 10);
+  PackedF32 p;
+  PackWeightsF32(w.data(), b.data(), n, k, &p);
+  std::vector<ptrdiff_t> off(static_cast<size_t>(nseg));
+  std::vector<float> rows(static_cast<size_t>(m) * k);
+  for (int s = 0; s < nseg; ++s) {
+    off[static_cast<size_t>(s)] = static_cast<ptrdiff_t>(s) * gap;
+    for (int r = 0; r < m; ++r)
+      std::memcpy(&rows[static_cast<size_t>(r) * k + static_cast<size_t>(s) * len],
+                  &img[static_cast<size_t>(s) * gap + static_cast<size_t>(r) * x_stride],
+                  sizeof(float) * len);
+  }
+  std::vector<float> y(static_cast<size_t>(m) * n + 16, 7.f), y2(y.size(), 7.f);
+  GemmF32(rows.data(), m, k, p, -0.5f, 2.f, y.data());
+  GemmF32Segments(img.data(), m, x_stride, off.data(), nseg, p, -0.5f, 2.f, y2.data());
+  EXPECT_EQ(std::memcmp(y.data(), y2.data(), sizeof(float) * y.size()), 0);
+}
+
 // MatVecF32 over panels [j0, j1) of an n x k matrix; outputs outside those panels untouched.
 void CheckMatVecF32(int n, int k, int j0, int j1) {
   const std::vector<float> x = RandomFloats(static_cast<size_t>(k), 4);
@@ -123,6 +147,16 @@ TEST(GemmF32, EachIsaMatchesDoubleReference) {
                              {8, 33, 64},  {3, 5, 9},    {13, 70, 20}, {36, 48, 24},
                              {9, 130, 16}, {12, 70, 10}, {10, 300, 7}};
     for (const auto& s : shapes) CheckGemmF32(s[0], s[1], s[2]);
+  }
+  GemmF32ForceIsaForTesting(F32Isa::kAuto);
+}
+
+TEST(GemmF32Segments, EachIsaMatchesGatheredRows) {
+  for (F32Isa isa : {F32Isa::kAvx512, F32Isa::kAvx2, F32Isa::kGeneric}) {
+    GemmF32ForceIsaForTesting(isa);
+    const int shapes[][4] = {{7, 16, 3, 9}, {13, 70, 2, 5},  {8, 8, 3, 12},
+                             {1, 33, 4, 3}, {17, 24, 1, 27}, {48, 16, 3, 9}};
+    for (const auto& s : shapes) CheckGemmF32Segments(s[0], s[1], s[2], s[3]);
   }
   GemmF32ForceIsaForTesting(F32Isa::kAuto);
 }
