@@ -294,3 +294,31 @@ def test_keras_model_signatures_as_litert(tmp_path: Path) -> None:
         assert got.keys() == want.keys()
         for name in want:
             _same(got[name], want[name], f"keras {name}")
+
+
+@pytest.mark.parametrize("name", ["small_cnn", "small_cnn_int8"])
+def test_preserve_all_tensors_keeps_every_intermediate_as_litert(name: str) -> None:
+    """experimental_preserve_all_tensors: after invoke every tensor holds the value LiteRT's has
+    (by default intermediates share memory once dead, as in LiteRT, so they are not compared)."""
+    litert = _litert()
+    path = str(LITE / f"{name}.tflite")
+    ours = ember.lite.Interpreter(model_path=path, experimental_preserve_all_tensors=True)
+    ref = litert.Interpreter(
+        model_path=path,
+        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,
+        experimental_preserve_all_tensors=True,
+    )
+    inputs = _inputs(name)
+    _run(ref, inputs)
+    _run(ours, inputs)
+    compared = 0
+    for detail in ref.get_tensor_details():
+        index = detail["index"]
+        try:
+            want = ref.get_tensor(index)
+        except ValueError:  # LiteRT holds no data for this tensor
+            continue
+        _same(ours.get_tensor(index), want, f"{name} tensor {index} ({detail['name']})")
+        compared += 1
+    ends = len(ref.get_input_details()) + len(ref.get_output_details())
+    assert compared >= ends + 2, f"compared {compared} tensors: the intermediates were left out"

@@ -45,7 +45,11 @@ class _Session:
 
 class _Interpreter:
     def __init__(
-        self, model_path: str | None = None, model_content: bytes | None = None, num_threads: int = -1
+        self,
+        model_path: str | None = None,
+        model_content: bytes | None = None,
+        num_threads: int = -1,
+        preserve_all_tensors: bool = False,
     ) -> None: ...
     def allocate_tensors(self) -> None: ...
     def invoke(self) -> None: ...

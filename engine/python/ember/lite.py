@@ -148,7 +148,10 @@ class Interpreter(_Interpreter):
 
     ``num_threads`` is the number of threads (the calling one included) that CONV_2D,
     DEPTHWISE_CONV_2D and FULLY_CONNECTED split their work over; None or -1 (the default) runs
-    one thread, as LiteRT does. Outputs do not depend on it. The experimental arguments are
+    one thread, as LiteRT does. Outputs do not depend on it. As in LiteRT, intermediate
+    tensors share memory once their values are no longer needed, so after ``invoke`` only
+    inputs, outputs and constants are sure to hold their values, unless
+    ``experimental_preserve_all_tensors`` is true. The other experimental arguments are
     accepted for compatibility. Each invoke releases the GIL.
     """
 
@@ -167,7 +170,7 @@ class Interpreter(_Interpreter):
         threads = _check_num_threads(num_threads)
         path = os.fspath(model_path) if model_path is not None else None
         content = bytes(model_content) if model_content is not None else None
-        super().__init__(path, content, threads)
+        super().__init__(path, content, threads, bool(experimental_preserve_all_tensors))
         self._path = path
         self._content = content
         self._flat: _FlatModel | None = None

@@ -78,7 +78,7 @@ std::string LiteNameOfDescr(PyArray_Descr* d) {
 class PyInterpreter {
  public:
   PyInterpreter(std::optional<std::string> model_path, std::optional<nb::bytes> model_content,
-                int num_threads) {
+                int num_threads, bool preserve_all_tensors) {
     if (model_path.has_value() == model_content.has_value()) {
       Raise(PyExc_ValueError, "Exactly one of model_path and model_content must be given");
     }
@@ -101,6 +101,7 @@ class PyInterpreter {
     model_ = *model;
     lite::InterpreterOptions options;
     options.num_threads = num_threads;
+    options.preserve_all_tensors = preserve_all_tensors;
     auto interp = lite::Interpreter::Create(model_, options);
     if (!interp.ok()) Raise(PyExc_ValueError, interp.status().ToString());
     interp_ = std::move(*interp);
@@ -250,8 +251,9 @@ class PyInterpreter {
 void RegisterLite(nb::module_& m) {
   using namespace nb::literals;
   nb::class_<PyInterpreter>(m, "_Interpreter")
-      .def(nb::init<std::optional<std::string>, std::optional<nb::bytes>, int>(),
-           "model_path"_a = nb::none(), "model_content"_a = nb::none(), "num_threads"_a = -1)
+      .def(nb::init<std::optional<std::string>, std::optional<nb::bytes>, int, bool>(),
+           "model_path"_a = nb::none(), "model_content"_a = nb::none(), "num_threads"_a = -1,
+           "preserve_all_tensors"_a = false)
       .def("allocate_tensors", &PyInterpreter::AllocateTensors)
       .def("invoke", &PyInterpreter::Invoke)
       .def("_inputs", &PyInterpreter::Inputs)

@@ -282,9 +282,27 @@ Status Interpreter::AllocateTensors() {
                                      "') is never written");
     }
   }
-  // One arena, every run-time tensor at a 64-byte aligned offset.
-  size_t total = 0;
-  std::vector<size_t> offset(nt, 0);
+  // One arena, every run-time tensor at a 64-byte aligned offset. A tensor is live from the
+  // operator that writes it to the last one that reads it; graph inputs and outputs for the
+  // whole Invoke (and after it). Tensors whose lives do not overlap share memory, so the
+  // activations a network passes along stay in the caches (preserve_all_tensors: none share).
+  const int nops = static_cast<int>(g.operators.size());
+  std::vector<int> first(nt, 0), last(nt, -1);
+  for (size_t i = 0; i < nt; ++i) {
+    if (writer[i] >= 0) first[i] = last[i] = writer[i];
+  }
+  for (size_t oi = 0; oi < g.operators.size(); ++oi) {
+    for (int32_t in : g.operators[oi].inputs) {
+      if (in >= 0) last[static_cast<size_t>(in)] = static_cast<int>(oi);
+    }
+  }
+  for (int32_t i : g.inputs) {
+    first[static_cast<size_t>(i)] = 0;
+    last[static_cast<size_t>(i)] = nops;
+  }
+  for (int32_t o : g.outputs) last[static_cast<size_t>(o)] = nops;
+  std::vector<size_t> order;
+  std::vector<size_t> aligned(nt, 0);
   for (size_t i = 0; i < nt; ++i) {
     const TensorDef& t = g.tensors[i];
     if (writer[i] == -2) continue;
@@ -294,14 +312,48 @@ Status Interpreter::AllocateTensors() {
                                    TensorTypeName(t.type) + ", which ember lite cannot hold");
     }
     const size_t bytes = t.num_elements * elem;
-    if (bytes > options_.max_arena_bytes || total > options_.max_arena_bytes - bytes) {
+    if (bytes > options_.max_arena_bytes) {
       return errors::ResourceExhausted("activations need more than " +
                                        std::to_string(options_.max_arena_bytes) +
                                        " bytes (InterpreterOptions::max_arena_bytes)");
     }
-    offset[i] = total;
     bytes_[i] = bytes;
-    total += (bytes + 63) / 64 * 64;
+    aligned[i] = (bytes + 63) / 64 * 64;
+    order.push_back(i);
+  }
+  // Largest first, each at the lowest offset clear of the tensors already placed whose lives
+  // overlap its own (TFLite's arena planner does the same greedy placement).
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return aligned[a] > aligned[b]; });
+  size_t total = 0;
+  std::vector<size_t> offset(nt, 0);
+  std::vector<size_t> placed;
+  std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of overlapping placed tensors
+  for (size_t i : order) {
+    size_t at = 0;
+    if (options_.preserve_all_tensors) {
+      at = total;
+    } else {
+      busy.clear();
+      for (size_t j : placed) {
+        if (first[j] <= last[i] && first[i] <= last[j]) {
+          busy.emplace_back(offset[j], offset[j] + aligned[j]);
+        }
+      }
+      std::sort(busy.begin(), busy.end());
+      for (const auto& b : busy) {
+        if (b.first >= at + aligned[i]) break;  // the gap before this one fits
+        at = std::max(at, b.second);
+      }
+    }
+    if (aligned[i] > options_.max_arena_bytes || at > options_.max_arena_bytes - aligned[i]) {
+      return errors::ResourceExhausted("activations need more than " +
+                                       std::to_string(options_.max_arena_bytes) +
+                                       " bytes (InterpreterOptions::max_arena_bytes)");
+    }
+    offset[i] = at;
+    total = std::max(total, at + aligned[i]);
+    placed.push_back(i);
   }
   std::free(arena_);
   arena_ = static_cast<uint8_t*>(std::calloc(total + 64, 1));

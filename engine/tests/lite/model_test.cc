@@ -234,3 +234,70 @@ TEST(LiteModel, LoadOfFourMegabyteModelIsZeroCopy) {
 }
 
 EMBER_TEST_MAIN
+
+namespace {
+
+const float kStep[16] = {1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4, -5, -6, -7, -8};
+
+// x[1,16] -> ADD(c) -> t1 -> ADD(c) -> t2 ... -> t6 = y: six float ADDs in a chain.
+SubGraphDef AddChain() {
+  SubGraphDef g;
+  g.tensors.push_back(MakeTensor("x", TensorType::kFloat32, {1, 16}));
+  g.tensors.push_back(MakeTensor("c", TensorType::kFloat32, {1, 16}, kStep, sizeof(kStep)));
+  for (int i = 1; i <= 6; ++i) {
+    g.tensors.push_back(MakeTensor("t" + std::to_string(i), TensorType::kFloat32, {1, 16}));
+    OperatorDef op;
+    op.op = BuiltinOp::kAdd;
+    op.inputs = {i == 1 ? 0 : i, 1};
+    op.outputs = {i + 1};
+    g.operators.push_back(op);
+  }
+  g.inputs = {0};
+  g.outputs = {7};
+  return g;
+}
+
+bool Overlap(const TensorView& a, const TensorView& b) {
+  return a.data < b.data + b.bytes && b.data < a.data + a.bytes;
+}
+
+}  // namespace
+
+TEST(LiteArena, TensorsShareMemoryOnlyWhenTheirLivesDoNotOverlap) {
+  const std::vector<uint8_t> bytes = Write(AddChain());
+  auto model = Model::FromBuffer(bytes.data(), bytes.size());
+  ASSERT_TRUE(model.ok());
+  for (bool preserve : {false, true}) {
+    InterpreterOptions options;
+    options.preserve_all_tensors = preserve;
+    auto created = Interpreter::Create(*model, options);
+    ASSERT_TRUE(created.ok());
+    Interpreter& interp = **created;
+    ASSERT_TRUE(interp.AllocateTensors().ok());
+    // An operator's inputs and outputs never share memory, nor the graph's input and output.
+    for (const OperatorDef& op : (*model)->graph().operators) {
+      for (int32_t in : op.inputs) {
+        EXPECT_FALSE(Overlap(interp.tensor(in), interp.tensor(op.outputs[0])));
+      }
+    }
+    EXPECT_FALSE(Overlap(interp.input(0), interp.output(0)));
+    // Without preserve_all_tensors, t1 and t3 (dead once t2, t4 are written) share memory.
+    EXPECT_EQ(interp.tensor(2).data == interp.tensor(4).data, !preserve);
+    for (int i = 2; i <= 7 && preserve; ++i) {
+      for (int j = i + 1; j <= 7; ++j) EXPECT_FALSE(Overlap(interp.tensor(i), interp.tensor(j)));
+    }
+    float* x = interp.input(0).as<float>();
+    for (int e = 0; e < 16; ++e) x[e] = static_cast<float>(100 * e);
+    for (int round = 0; round < 2; ++round) {  // the input keeps its values: a second run agrees
+      ASSERT_TRUE(interp.Invoke().ok());
+      const float* y = interp.output(0).as<float>();
+      for (int e = 0; e < 16; ++e) EXPECT_EQ(y[e], static_cast<float>(100 * e) + 6 * kStep[e]);
+    }
+    if (preserve) {  // every intermediate holds its value after Invoke
+      for (int i = 1; i <= 6; ++i) {
+        const float* t = interp.tensor(i + 1).as<float>();
+        for (int e = 0; e < 16; ++e) EXPECT_EQ(t[e], static_cast<float>(100 * e) + i * kStep[e]);
+      }
+    }
+  }
+}

@@ -228,7 +228,9 @@ StatusOr<std::unique_ptr<LiteGraph>> QuantizeInt8(const LiteGraph& float_graph,
   if (!bytes.ok()) return bytes.status();
   auto model = lite::Model::FromBytes(std::move(*bytes));
   if (!model.ok()) return model.status();
-  auto interp = lite::Interpreter::Create(*model);
+  lite::InterpreterOptions options;
+  options.preserve_all_tensors = true;  // every intermediate's range is read after Invoke
+  auto interp = lite::Interpreter::Create(*model, options);
   if (!interp.ok()) return interp.status();
   lite::Interpreter& in = **interp;
   EMBER_RETURN_IF_ERROR(in.AllocateTensors());

@@ -48,6 +48,11 @@ struct InterpreterOptions {
   // same order whichever thread computes it).
   int num_threads = -1;
   static constexpr int kMaxThreads = 256;
+  // Every tensor keeps memory of its own, so intermediate values can be read after Invoke
+  // (calibration, debugging), as LiteRT's experimental_preserve_all_tensors. By default
+  // tensors whose lives do not overlap share memory: after Invoke only the graph's inputs and
+  // outputs (and constants) are sure to hold their values.
+  bool preserve_all_tensors = false;
 };
 
 class ThreadPool;
