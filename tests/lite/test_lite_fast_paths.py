@@ -160,3 +160,26 @@ def test_fast_paths_match_litert_on_every_isa(
         # Every kernel split over two threads: the same bytes.
         split = _ember(ember_install, model, x, isa, tmp_path, threads=2)
         assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
+
+
+def test_float_softmax_extremes_match_litert_on_every_isa(ember_install: Path, model_dir: Path, tmp_path: Path) -> None:
+    """The float softmax's own exponential (vectorized, not std::exp) over a classifier row of
+    logits spread wide, with masked (-inf), huge negative and repeated maximal entries, and over
+    a row of equal values; each ISA within the agreement tolerance, two threads byte for byte."""
+    model = _convert("softmax_1001", False, model_dir)
+    rng = np.random.default_rng(11)
+    wide = rng.uniform(-120.0, 30.0, size=(1, 1, 1, 1001)).astype(np.float32)
+    wide[0, 0, 0, ::97] = -np.inf
+    wide[0, 0, 0, 5::89] = -1e30
+    wide[0, 0, 0, [3, 500]] = 30.0
+    flat = np.full((1, 1, 1, 1001), 7.25, dtype=np.float32)
+    for case, x in enumerate((wide, flat)):
+        ref = _reference(model, x)
+        assert np.isfinite(ref).all() and ref.sum() == pytest.approx(1.0, abs=1e-4)
+        for isa in ISAS:
+            work = tmp_path / f"{isa}_{case}"
+            work.mkdir()
+            ours = _ember(ember_install, model, x, isa, work)
+            np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-7, err_msg=f"EMBER_CPU_ISA={isa}")
+            split = _ember(ember_install, model, x, isa, work, threads=2)
+            assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
