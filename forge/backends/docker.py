@@ -156,10 +156,18 @@ def remove_stale(
     removed: list[str] = []
     for container in client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner}"}):
         pid = _abandoned(container.labels, owner, alive)
-        if pid is not None:
+        if pid is None:
+            continue
+        try:
             container.remove(force=True)
-            removed.append(container.name)
-            log(f"forge: removed container {container.name}, left by forge session {pid} (no longer running)")
+        except docker.errors.NotFound:  # another cell of this run, or another forge, removed it first
+            continue
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409:  # "removal ... is already in progress": another remover has it
+                continue
+            raise
+        removed.append(container.name)
+        log(f"forge: removed container {container.name}, left by forge session {pid} (no longer running)")
     for volume in client.volumes.list(filters={"label": f"{OWNER_LABEL}={owner}"}):
         pid = _abandoned(volume.attrs.get("Labels"), owner, alive)
         if pid is None:

@@ -320,6 +320,35 @@ def test_only_this_instances_abandoned_containers_are_removed_and_named() -> Non
     ]
 
 
+def test_a_stale_container_another_cell_is_removing_is_left_to_it() -> None:
+    """Two cells of one matrix start at once and find the same abandoned container: the one that
+    loses the race (409 "removal already in progress", or 404 once it is gone) moves on."""
+    import docker.errors
+
+    engine = FakeEngine()
+    mine = docker_backend.owner_id({}, {"ID": "E1", "Name": "eng"}, "a" * 32)
+    labels = {docker_backend.SESSION_LABEL: "999999", docker_backend.OWNER_LABEL: mine}
+    racing = engine._create_container("img", [], "racing", labels)
+    gone = engine._create_container("img", [], "gone", labels)
+    broken = engine._create_container("img", [], "broken", labels)
+    response = SimpleNamespace(status_code=409, reason="Conflict", url="u")
+    racing.remove = lambda force=False: (_ for _ in ()).throw(
+        docker.errors.APIError("conflict", response=response, explanation="removal is already in progress")
+    )
+    gone.remove = lambda force=False: (_ for _ in ()).throw(docker.errors.NotFound("no such container"))
+    said: list[str] = []
+    removed = docker_backend.remove_stale(engine, alive=lambda pid: False, owner=mine, log=said.append)
+    assert removed == ["broken"] and said == [
+        "forge: removed container broken, left by forge session 999999 (no longer running)"
+    ]
+    # any other engine error is still raised
+    response500 = SimpleNamespace(status_code=500, reason="Server Error", url="u")
+    broken.remove = lambda force=False: (_ for _ in ()).throw(docker.errors.APIError("boom", response=response500))
+    engine.containers_by_name["broken"] = broken
+    with pytest.raises(docker.errors.APIError, match="500 Server Error"):
+        docker_backend.remove_stale(engine, alive=lambda pid: False, owner=mine, log=said.append)
+
+
 def test_instance_id_is_made_once_and_kept(tmp_path: Path) -> None:
     first = docker_backend.instance_id(tmp_path / "c" / "instance-id")
     assert len(first) == 32 and docker_backend.instance_id(tmp_path / "c" / "instance-id") == first
