@@ -100,8 +100,7 @@ EMBER_AVX512_TARGET inline void Avx512Block(const float* x, int x_stride, const 
   for (int i = 0; i < MR; ++i)
     for (int q = 0; q < NP; ++q) acc[i][q] = _mm512_setzero_ps();
   const size_t panel = static_cast<size_t>(w.k) * 16;
-  const float* wp = w.data.data() + static_cast<size_t>(j) * panel;
-  const float* wv = wp;
+  const float* wv = w.data.data() + static_cast<size_t>(j) * panel;
   for (int s = 0; s < sg.n; ++s) {
     const float* xr[MR];
     for (int i = 0; i < MR; ++i)
@@ -134,10 +133,9 @@ template <int MR>
 EMBER_AVX512_TARGET inline void Avx512HalfPanel(const float* x, int x_stride, const Segs& sg,
                                                 const PackedF32& w, float lo, float hi, float* y) {
   const int j = w.panels - 1, c0 = 16 * j, cols = w.n - c0;
-  const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
+  const float* wv = w.data.data() + static_cast<size_t>(j) * w.k * 16;
   __m256 acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
-  const float* wv = wp;
   for (int s = 0; s < sg.n; ++s) {
     const float* xs = x + sg.off[s];
     for (int p = 0; p < sg.len; ++p, wv += 16) {
@@ -223,8 +221,7 @@ EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const Segs
                                         int rows) {
   __m256 acc[MR][2];
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-  const float* wp = w.data.data() + static_cast<size_t>(j) * w.k * 16;
-  const float* wv = wp;
+  const float* wv = w.data.data() + static_cast<size_t>(j) * w.k * 16;
   for (int s = 0; s < sg.n; ++s) {
     const float* xr[MR];
     for (int i = 0; i < MR; ++i)
