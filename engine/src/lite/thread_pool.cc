@@ -26,7 +26,9 @@ inline void CpuRelax() {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+ThreadPool::ThreadPool(int num_threads)
+    : num_threads_(std::max(1, num_threads)),
+      slots_(std::make_unique<Slot[]>(static_cast<size_t>(num_threads_))) {
   workers_.reserve(static_cast<size_t>(num_threads_ - 1));
   for (int t = 1; t < num_threads_; ++t) workers_.emplace_back([this, t] { WorkerLoop(t); });
 }
@@ -41,19 +43,27 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread) {
-  for (;;) {
-    uint64_t v = claim_.load(std::memory_order_acquire);
-    do {
-      if (static_cast<uint32_t>(v >> 32) != generation ||
-          static_cast<int>(static_cast<uint32_t>(v)) >= tasks) {
-        return;
-      }
-    } while (!claim_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel,
+  // The thread's own range first, then whatever the others have not claimed yet.
+  for (int k = 0; k < num_threads_; ++k) {
+    const int owner = (thread + k) % num_threads_;
+    std::atomic<uint64_t>& next = slots_[owner].next;
+    const int end = RangeBegin(tasks, owner + 1);
+    for (;;) {
+      uint64_t v = next.load(std::memory_order_acquire);
+      do {
+        if (static_cast<uint32_t>(v >> 32) != generation ||
+            static_cast<int>(static_cast<uint32_t>(v)) >= end) {
+          break;
+        }
+      } while (!next.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel,
                                            std::memory_order_acquire));
-    fn(ctx, static_cast<int>(static_cast<uint32_t>(v)), thread);
-    if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks && thread != 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_.notify_one();
+      if (static_cast<uint32_t>(v >> 32) != generation) return;  // a newer job: this one is done
+      if (static_cast<int>(static_cast<uint32_t>(v)) >= end) break;
+      fn(ctx, static_cast<int>(static_cast<uint32_t>(v)), thread);
+      if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks && thread != 0) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_.notify_one();
+      }
     }
   }
 }
@@ -97,7 +107,11 @@ void ThreadPool::Run(int tasks, TaskFn fn, void* ctx) {
     ctx_ = ctx;
     tasks_ = tasks;
     finished_.store(0, std::memory_order_relaxed);
-    claim_.store(static_cast<uint64_t>(generation) << 32, std::memory_order_release);
+    for (int t = 0; t < num_threads_; ++t) {
+      slots_[t].next.store(
+          static_cast<uint64_t>(generation) << 32 | static_cast<uint32_t>(RangeBegin(tasks, t)),
+          std::memory_order_release);
+    }
     generation_.store(generation, std::memory_order_release);
   }
   wake_.notify_all();

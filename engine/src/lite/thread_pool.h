@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,10 +29,12 @@ class ThreadPool {
 
   // Runs fn(ctx, task, thread) for every task in [0, tasks) and returns when all have run.
   // `thread` (< num_threads; 0 is the caller) names the thread running the task, so a task may
-  // use that thread's scratch. Tasks are claimed in order by whichever thread is free: a kernel
-  // must not let a result depend on which thread ran it. The caller waits only for tasks that
-  // a worker has started: a worker that the OS has not scheduled yet holds nothing up (on a
-  // loaded machine the caller may run every task). Allocates nothing. Not reentrant.
+  // use that thread's scratch. Each thread first runs its own contiguous share of the tasks
+  // (thread t: the t-th of num_threads near-equal ranges), then claims what is left of the
+  // others' shares: a kernel must not let a result depend on which thread ran it. The caller waits
+  // only for tasks that a worker has started: a worker that the OS has not scheduled yet holds
+  // nothing up (on a loaded machine the caller may run every task). Allocates nothing. Not
+  // reentrant.
   using TaskFn = void (*)(void* ctx, int task, int thread);
   void Run(int tasks, TaskFn fn, void* ctx);
   // The same for a callable f(task, thread).
@@ -56,9 +59,19 @@ class ThreadPool {
   TaskFn fn_ = nullptr;
   void* ctx_ = nullptr;
   int tasks_ = 0;
-  // generation << 32 | next task. A task is claimed by a compare-exchange that also checks the
-  // generation, so a worker that copied an older job never claims (or runs) a newer job's task.
-  std::atomic<uint64_t> claim_{0};
+  // Thread t's own tasks are [RangeBegin(tasks, t), RangeBegin(tasks, t + 1)): the same part of
+  // every operator's output (rows, pixels) each time, so an operator mostly reads what the same
+  // core wrote, not lines another core holds. Each slot's `next` is generation << 32 | its next
+  // task. A task is claimed by a compare-exchange that also checks the generation, so a worker
+  // that copied an older job never claims (or runs) a newer job's task; a thread done with its
+  // range claims from the others'.
+  int RangeBegin(int tasks, int t) const {
+    return static_cast<int>(static_cast<int64_t>(tasks) * t / num_threads_);
+  }
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> next{0};
+  };
+  std::unique_ptr<Slot[]> slots_;
   std::atomic<int> finished_{0};         // tasks of the current job that have run
   std::atomic<uint32_t> generation_{0};  // polled by spinning workers
 };

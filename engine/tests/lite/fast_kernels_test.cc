@@ -4,6 +4,8 @@
 // the VNNI input offset, same-shape int8 ADD, and the fused AVX-512 depthwise rows against the
 // portable rows.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ember/lite/quant.h"
@@ -30,6 +33,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include "lite/requant_avx512.h"
+#include "lite/thread_pool.h"
 #define EMBER_TEST_X86 1
 #endif
 
@@ -450,6 +454,54 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
       EXPECT_TRUE(parts == fast);
       EXPECT_EQ(std::memcmp(parts_f.data(), yf_fast.data(), sizeof(float) * yf.size()), 0);
     }
+  }
+}
+
+// Every task of every job runs exactly once, on a thread index below num_threads, before Run
+// returns; and each thread starts with its own share: the caller (thread 0) runs the first task.
+TEST(LiteThreadPool, EachTaskOnceAndEachThreadItsOwnShareFirst) {
+  for (int threads : {2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int tasks = 1; tasks <= 13; ++tasks) {
+      for (int job = 0; job < 30; ++job) {
+        std::vector<std::atomic<int>> runs(static_cast<size_t>(tasks));
+        std::atomic<int> bad_thread{0};
+        auto body = [&](int task, int thread) {
+          if (thread < 0 || thread >= threads) bad_thread.fetch_add(1);
+          runs[static_cast<size_t>(task)].fetch_add(1);
+        };
+        pool.Run(tasks, body);
+        for (int t = 0; t < tasks; ++t) EXPECT_EQ(runs[static_cast<size_t>(t)].load(), 1);
+        EXPECT_EQ(bad_thread.load(), 0);
+      }
+    }
+  }
+  // Two threads, 8 tasks: the caller's share is 0-3 and the worker's 4-7. Task 0 waits until the
+  // worker has claimed a task, and every other task waits until task 0 has started, so neither
+  // thread can run through the other's share first, whatever the machine's load: the caller
+  // must take task 0 and the worker task 4. (Claimed by whichever thread is free, the worker's
+  // first task was 0 or 1.)
+  ThreadPool pool(2);
+  const auto wait_for = [](const std::atomic<bool>& flag) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!flag.load() && std::chrono::steady_clock::now() < limit) std::this_thread::yield();
+  };
+  for (int job = 0; job < 20; ++job) {
+    std::atomic<int> task0_thread{-1}, worker_first{-1};
+    std::atomic<bool> task0_started{false}, worker_claimed{false};
+    auto body = [&](int task, int thread) {
+      if (thread == 1 && !worker_claimed.exchange(true)) worker_first.store(task);
+      if (task == 0) {
+        task0_thread.store(thread);
+        task0_started.store(true);
+        wait_for(worker_claimed);
+      } else {
+        wait_for(task0_started);
+      }
+    };
+    pool.Run(8, body);
+    EXPECT_EQ(task0_thread.load(), 0);
+    EXPECT_EQ(worker_first.load(), 4);
   }
 }
 
