@@ -23,6 +23,7 @@
 #include "lite/gemm_f32.h"
 #include "lite/gemm_int8.h"
 #include "lite/loop_isa.h"
+#include "lite/thread_pool.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12 reports false "used uninitialized" inside its own avx512fintrin.h when the inlined
@@ -33,7 +34,6 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include "lite/requant_avx512.h"
-#include "lite/thread_pool.h"
 #define EMBER_TEST_X86 1
 #endif
 
