@@ -42,8 +42,9 @@ ThreadPool::~ThreadPool() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread) {
+int ThreadPool::Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread) {
   // The thread's own range first, then whatever the others have not claimed yet.
+  int ran = 0;
   for (int k = 0; k < num_threads_; ++k) {
     const int owner = (thread + k) % num_threads_;
     std::atomic<uint64_t>& next = slots_[owner].next;
@@ -57,39 +58,43 @@ void ThreadPool::Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int 
         }
       } while (!next.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel,
                                            std::memory_order_acquire));
-      if (static_cast<uint32_t>(v >> 32) != generation) return;  // a newer job: this one is done
+      if (static_cast<uint32_t>(v >> 32) != generation)
+        return ran;  // a newer job: this one is done
       if (static_cast<int>(static_cast<uint32_t>(v)) >= end) break;
       fn(ctx, static_cast<int>(static_cast<uint32_t>(v)), thread);
-      if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks && thread != 0) {
-        std::lock_guard<std::mutex> lock(mu_);
-        done_.notify_one();
-      }
+      ++ran;
     }
   }
+  return ran;
 }
 
 void ThreadPool::WorkerLoop(int thread) {
   uint32_t seen = 0;
   for (;;) {
-    bool ready = false;
-    for (int i = 0; i < kSpinIterations && !ready; ++i) {
-      ready = generation_.load(std::memory_order_acquire) != seen;
-      if (!ready) CpuRelax();
+    uint32_t generation = seen;
+    for (int i = 0; i < kSpinIterations && generation == seen; ++i) {
+      generation = generation_.load(std::memory_order_acquire);
+      if (generation == seen) CpuRelax();
     }
-    uint32_t generation;
-    TaskFn fn;
-    void* ctx;
-    int tasks;
-    {
+    if (generation == seen) {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!ready) wake_.wait(lock, [&] { return stop_ || job_generation_ != seen; });
+      sleepers_.fetch_add(1);
+      wake_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
+      sleepers_.fetch_sub(1);
       if (stop_) return;
-      generation = seen = job_generation_;
-      fn = fn_;
-      ctx = ctx_;
-      tasks = tasks_;
+      generation = generation_.load(std::memory_order_acquire);
     }
-    Work(generation, fn, ctx, tasks, thread);
+    seen = generation;
+    // Read after the generation: at least that job's values. Values of a newer job come with
+    // that job's slots (written before them), where this generation claims nothing.
+    const TaskFn fn = job_fn_.load(std::memory_order_acquire);
+    void* const ctx = job_ctx_.load(std::memory_order_acquire);
+    const int tasks = job_tasks_.load(std::memory_order_acquire);
+    const int ran = Work(generation, fn, ctx, tasks, thread);
+    if (ran > 0 && finished_.fetch_add(ran, std::memory_order_acq_rel) + ran == tasks) {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.notify_one();
+    }
   }
 }
 
@@ -99,23 +104,24 @@ void ThreadPool::Run(int tasks, TaskFn fn, void* ctx) {
     for (int t = 0; t < tasks; ++t) fn(ctx, t, 0);
     return;
   }
-  uint32_t generation;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    generation = ++job_generation_;
-    fn_ = fn;
-    ctx_ = ctx;
-    tasks_ = tasks;
-    finished_.store(0, std::memory_order_relaxed);
-    for (int t = 0; t < num_threads_; ++t) {
-      slots_[t].next.store(
-          static_cast<uint64_t>(generation) << 32 | static_cast<uint32_t>(RangeBegin(tasks, t)),
-          std::memory_order_release);
-    }
-    generation_.store(generation, std::memory_order_release);
+  // One caller at a time (not reentrant): only Run writes the job.
+  const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  for (int t = 0; t < num_threads_; ++t) {
+    slots_[t].next.store(
+        static_cast<uint64_t>(generation) << 32 | static_cast<uint32_t>(RangeBegin(tasks, t)),
+        std::memory_order_relaxed);
   }
-  wake_.notify_all();
-  Work(generation, fn, ctx, tasks, 0);
+  finished_.store(0, std::memory_order_relaxed);
+  job_fn_.store(fn, std::memory_order_release);
+  job_ctx_.store(ctx, std::memory_order_release);
+  job_tasks_.store(tasks, std::memory_order_release);
+  generation_.store(generation);  // seq_cst, as the sleepers_ load after it: no lost wake-up
+  if (sleepers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    wake_.notify_all();
+  }
+  const int ran = Work(generation, fn, ctx, tasks, 0);
+  if (finished_.fetch_add(ran, std::memory_order_acq_rel) + ran == tasks) return;
   for (int i = 0; i < kSpinIterations; ++i) {
     if (finished_.load(std::memory_order_acquire) == tasks) return;
     CpuRelax();

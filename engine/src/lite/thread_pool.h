@@ -45,20 +45,23 @@ class ThreadPool {
   }
 
  private:
-  void Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread);
+  // Runs the tasks of job `generation` that this thread claims; returns how many.
+  int Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread);
   void WorkerLoop(int thread);
 
   const int num_threads_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
-  std::condition_variable wake_;  // a new job (or stop)
+  std::condition_variable wake_;  // a new job (or stop), for workers that stopped spinning
   std::condition_variable done_;  // the current job's last task finished
-  // The current job, guarded by mu_: workers copy it under the lock.
-  bool stop_ = false;
-  uint32_t job_generation_ = 0;
-  TaskFn fn_ = nullptr;
-  void* ctx_ = nullptr;
-  int tasks_ = 0;
+  bool stop_ = false;             // guarded by mu_
+  std::atomic<int> sleepers_{0};  // workers waiting on wake_ (Run notifies only if any)
+  // The current job: Run writes it, then its generation; a spinning worker that sees the new
+  // generation reads the job without a lock.
+  alignas(64) std::atomic<uint32_t> generation_{0};
+  std::atomic<TaskFn> job_fn_{nullptr};
+  std::atomic<void*> job_ctx_{nullptr};
+  std::atomic<int> job_tasks_{0};
   // Thread t's own tasks are [RangeBegin(tasks, t), RangeBegin(tasks, t + 1)): the same part of
   // every operator's output (rows, pixels) each time, so an operator mostly reads what the same
   // core wrote, not lines another core holds. Each slot's `next` is generation << 32 | its next
@@ -72,8 +75,9 @@ class ThreadPool {
     std::atomic<uint64_t> next{0};
   };
   std::unique_ptr<Slot[]> slots_;
-  std::atomic<int> finished_{0};         // tasks of the current job that have run
-  std::atomic<uint32_t> generation_{0};  // polled by spinning workers
+  // Tasks of the current job that have run: each thread adds its count once it has claimed all
+  // it can, so the caller waits only for tasks that a worker has started.
+  alignas(64) std::atomic<int> finished_{0};
 };
 
 // [begin, end) of chunk `i` of `n` near-equal chunks of [0, total), each boundary a multiple
