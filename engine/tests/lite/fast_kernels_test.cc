@@ -457,8 +457,9 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
   }
 }
 
-// Every task of every job runs exactly once, on a thread index below num_threads, before Run
-// returns; and each thread starts with its own share: the caller (thread 0) runs the first task.
+// Every task of every job (some after the workers went to sleep) runs exactly once, on a thread
+// index below num_threads, before Run returns; and each thread starts with its own share: the
+// caller (thread 0) runs the first task.
 TEST(LiteThreadPool, EachTaskOnceAndEachThreadItsOwnShareFirst) {
   for (int threads : {2, 3, 4}) {
     ThreadPool pool(threads);
@@ -470,6 +471,8 @@ TEST(LiteThreadPool, EachTaskOnceAndEachThreadItsOwnShareFirst) {
           if (thread < 0 || thread >= threads) bad_thread.fetch_add(1);
           runs[static_cast<size_t>(task)].fetch_add(1);
         };
+        // Now and then a pause longer than a worker spins: the job must wake a sleeping worker.
+        if (job % 10 == 9) std::this_thread::sleep_for(std::chrono::microseconds(500));
         pool.Run(tasks, body);
         for (int t = 0; t < tasks; ++t) EXPECT_EQ(runs[static_cast<size_t>(t)].load(), 1);
         EXPECT_EQ(bad_thread.load(), 0);
