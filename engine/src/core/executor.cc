@@ -199,7 +199,12 @@ Status Executor::Create(std::shared_ptr<const Graph> graph, const Signature& sig
                   nullptr, &copies));
   }
   for (size_t i = 0; i < ex->nodes_.size(); ++i) {
-    if (ex->nodes_[i].num_pending == 0) ex->roots_.push_back(static_cast<int>(i));
+    if (ex->nodes_[i].num_pending != 0) continue;
+    ex->roots_.push_back(static_cast<int>(i));
+    const ExecNode& en = ex->nodes_[i];
+    const bool host_const =
+        en.node != nullptr && en.node->def.op == "Const" && en.output_space == nullptr;
+    (host_const ? ex->const_roots_ : ex->other_roots_).push_back(static_cast<int>(i));
   }
   ex->slot_owner_.clear();
   ex->graph_ = std::move(graph);
@@ -433,9 +438,9 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
   step->slots.resize(static_cast<size_t>(num_slots_));
   step->pending.reset(new std::atomic<int>[nodes_.size()]);
   for (size_t i = 0; i < nodes_.size(); ++i) step->pending[i].store(nodes_[i].num_pending);
-  step->outstanding.store(static_cast<int64_t>(roots_.size()));
-  if (roots_.empty()) step->done = true;
   if (args.inter_op_pool == nullptr) {
+    step->outstanding.store(static_cast<int64_t>(roots_.size()));
+    if (roots_.empty()) step->done = true;
     // Inline: an explicit ready queue keeps the stack flat on deep graphs.
     std::deque<int> ready(roots_.begin(), roots_.end());
     while (!ready.empty() && !step->failed.load()) {
@@ -451,17 +456,32 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
       }
     }
   } else {
-    // Without a deadline, on the session's own pool, the caller runs the first root (and the
-    // chain it starts) itself:
+    // The Const roots first, here: the nodes they make ready join the other roots.
+    std::vector<int> start(other_roots_);
+    for (int r : const_roots_) {
+      Status s = RunNode(step.get(), r);
+      if (!s.ok()) {
+        step->Fail(s);
+        start.clear();
+        break;
+      }
+      for (int c : nodes_[static_cast<size_t>(r)].consumers) {
+        if (step->pending[static_cast<size_t>(c)].fetch_sub(1) == 1) start.push_back(c);
+      }
+    }
+    step->outstanding.store(static_cast<int64_t>(start.size()));
+    if (start.empty()) step->Finish();
+    // Without a deadline, on the session's own pool, the caller runs the first of them (and
+    // the chain it starts) itself:
     // a step of one chain then neither queues a closure nor wakes a worker, whose wake-up
     // latency made its time vary several-fold from run to run.
     const bool inline_first =
-        args.caller_runs_first_root && !HasDeadline(args.deadline) && !roots_.empty();
-    for (size_t i = inline_first ? 1 : 0; i < roots_.size(); ++i) {
-      const int r = roots_[i];
+        args.caller_runs_first_root && !HasDeadline(args.deadline) && !start.empty();
+    for (size_t i = inline_first ? 1 : 0; i < start.size(); ++i) {
+      const int r = start[i];
       args.inter_op_pool->Schedule([this, step, r] { ProcessLoop(step, r); });
     }
-    if (inline_first) ProcessLoop(step, roots_[0]);
+    if (inline_first) ProcessLoop(step, start[0]);
     // Help rather than sleep: while the step is not done, run queued closures (its roots,
     // and the branches they fan out to) here. A chain of cheap nodes then costs what it
     // costs inline, plus the scheduling; only the step's last leg is waited for.

@@ -132,6 +132,11 @@ class Executor {
   std::shared_ptr<const Graph> graph_;
   std::vector<ExecNode> nodes_;
   std::vector<int> roots_;
+  // The roots that are host Const nodes (hundreds in a model's GraphDef): on a pool, the
+  // caller runs them itself before it starts the step's chains, instead of queueing a
+  // closure, and perhaps waking a worker, for each.
+  std::vector<int> const_roots_;
+  std::vector<int> other_roots_;
   int num_slots_ = 0;
   std::vector<DataType> feed_types_;
   std::vector<std::string> feed_names_;

@@ -9,6 +9,7 @@
 
 #include "core/graph.h"
 #include "core/op_kernel.h"
+#include "core/thread_pool.h"
 #include "ember/cc/client_session.h"
 #include "ember/cc/ops.h"
 #include "ember_test.h"
@@ -168,6 +169,33 @@ TEST(Session, DeepGraphInlineAndPooled) {
     ASSERT_OK(session.Run({x}, &out));
     EXPECT_EQ(out[0].data<float>()[0], 5000.0f);
   }
+}
+
+TEST(Executor, ConstRootsRunOnTheCallerNotThePool) {
+  // A chain of 200 Adds, each with its own Const operand: 201 Const roots. On a pool the
+  // caller runs them itself; only the one node they make ready is queued (each Const was a
+  // closure on the pool, and perhaps a worker's wake-up, before).
+  Scope root = Scope::NewRootScope();
+  Output x = Const(root, 0.0f);
+  for (int i = 0; i < 200; ++i) x = Add(root, x, Const(root, 0.5f));
+  GraphDef g;
+  ASSERT_OK(root.ToGraphDef(&g));
+  auto session = NewSession(SessionOptions());
+  ASSERT_OK(session->Create(g));
+  CallableOptions copts;
+  copts.fetch = {x.name()};
+  Session::CallableHandle handle;
+  ASSERT_OK(session->MakeCallable(copts, &handle));
+  ThreadPool pool("test_inter_op", 2);
+  ThreadPoolOptions pools;
+  pools.inter_op_threadpool = &pool;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<Tensor> out;
+    ASSERT_OK(session->RunCallable(handle, {}, &out, nullptr, pools));
+    ASSERT_TRUE(out.size() == 1u);
+    EXPECT_EQ(out[0].data<float>()[0], 100.0f);
+  }
+  EXPECT_EQ(pool.NumScheduled(), 3);
 }
 
 EMBER_TEST_MAIN
