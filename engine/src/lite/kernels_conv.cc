@@ -44,36 +44,11 @@ EMBER_LOOP_BODY void DotRows(const int8_t* rows, int nrows, const int8_t* x, int
   for (; r < nrows; ++r) out[r] = DotInt8(rows + static_cast<size_t>(r) * k, x, k);
 }
 
-void DotRowsGeneric(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out) {
-  DotRows(rows, nrows, x, k, out);
-}
-
-#ifdef EMBER_LOOP_X86
-EMBER_LOOP_AVX512 void DotRowsAvx512(const int8_t* rows, int nrows, const int8_t* x, int k,
-                                     int32_t* out) {
-  DotRows(rows, nrows, x, k, out);
-}
-
-EMBER_LOOP_AVX2 void DotRowsAvx2(const int8_t* rows, int nrows, const int8_t* x, int k,
-                                 int32_t* out) {
-  DotRows(rows, nrows, x, k, out);
-}
-#endif
-
 }  // namespace
 
-void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out) {
-  switch (ActiveLoopIsa()) {
-#ifdef EMBER_LOOP_X86
-    case LoopIsa::kAvx512:
-      return DotRowsAvx512(rows, nrows, x, k, out);
-    case LoopIsa::kAvx2:
-      return DotRowsAvx2(rows, nrows, x, k, out);
-#endif
-    default:
-      return DotRowsGeneric(rows, nrows, x, k, out);
-  }
-}
+EMBER_LOOP_FUNCTION(void, DotRowsInt8,
+                    (const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out),
+                    (rows, nrows, x, k, out), DotRows)
 
 namespace {
 

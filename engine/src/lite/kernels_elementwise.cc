@@ -89,37 +89,11 @@ EMBER_LOOP_BODY void SameF32(bool add, const float* a, const float* b, size_t n,
   }
 }
 
-void SameF32Generic(bool add, const float* a, const float* b, size_t n, float lo, float hi,
-                    float* y) {
-  SameF32(add, a, b, n, lo, hi, y);
-}
-
-#ifdef EMBER_LOOP_X86
-EMBER_LOOP_AVX512 void SameF32Avx512(bool add, const float* a, const float* b, size_t n, float lo,
-                                     float hi, float* y) {
-  SameF32(add, a, b, n, lo, hi, y);
-}
-
-EMBER_LOOP_AVX2 void SameF32Avx2(bool add, const float* a, const float* b, size_t n, float lo,
-                                 float hi, float* y) {
-  SameF32(add, a, b, n, lo, hi, y);
-}
-#endif
-
 // y = clamp(a + b) (add) or clamp(a * b) over n elements of same-shape inputs.
-void SameShapeF32(bool add, const float* a, const float* b, size_t n, float lo, float hi,
-                  float* y) {
-  switch (ActiveLoopIsa()) {
-#ifdef EMBER_LOOP_X86
-    case LoopIsa::kAvx512:
-      return SameF32Avx512(add, a, b, n, lo, hi, y);
-    case LoopIsa::kAvx2:
-      return SameF32Avx2(add, a, b, n, lo, hi, y);
-#endif
-    default:
-      return SameF32Generic(add, a, b, n, lo, hi, y);
-  }
-}
+EMBER_LOOP_FUNCTION(void, SameShapeF32,
+                    (bool add, const float* a, const float* b, size_t n, float lo, float hi,
+                     float* y),
+                    (add, a, b, n, lo, hi, y), SameF32)
 
 Status EvalAddMulF32(NodeState* node) {
   const float* a = node->t.In<float>(0);

@@ -162,27 +162,8 @@ EMBER_LOOP_BODY void ExpRowBody(const float* x, float mx, float beta, int64_t n,
   for (int64_t c = 0; c < n; ++c) y[c] = ExpF((x[c] - mx) * beta);
 }
 
-#ifdef EMBER_LOOP_X86
-EMBER_LOOP_AVX512 void ExpRowAvx512(const float* x, float mx, float beta, int64_t n, float* y) {
-  ExpRowBody(x, mx, beta, n, y);
-}
-EMBER_LOOP_AVX2 void ExpRowAvx2(const float* x, float mx, float beta, int64_t n, float* y) {
-  ExpRowBody(x, mx, beta, n, y);
-}
-#endif
-
-void ExpRow(const float* x, float mx, float beta, int64_t n, float* y) {
-  switch (ActiveLoopIsa()) {
-#ifdef EMBER_LOOP_X86
-    case LoopIsa::kAvx512:
-      return ExpRowAvx512(x, mx, beta, n, y);
-    case LoopIsa::kAvx2:
-      return ExpRowAvx2(x, mx, beta, n, y);
-#endif
-    default:
-      return ExpRowBody(x, mx, beta, n, y);
-  }
-}
+EMBER_LOOP_FUNCTION(void, ExpRow, (const float* x, float mx, float beta, int64_t n, float* y),
+                    (x, mx, beta, n, y), ExpRowBody)
 
 // sum of x[0, n) in eight interleaved partial sums added up at the end: a fixed order (every
 // thread count gives the same value) that vectorizes, where one serial chain waited on each add.

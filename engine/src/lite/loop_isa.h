@@ -38,6 +38,29 @@
 #define EMBER_LOOP_BODY inline
 #endif
 
+// Defines `RET NAME PARAMS`, which runs the always-inline BODY ARGS compiled for the active
+// LoopIsa: two wrappers with internal linkage (NAME##Avx512, NAME##Avx2) and the dispatcher. Use
+// inside namespace ember::lite. For example:
+//   EMBER_LOOP_FUNCTION(void, ExpRow, (const float* x, int64_t n, float* y), (x, n, y), ExpRowBody)
+#ifdef EMBER_LOOP_X86
+#define EMBER_LOOP_FUNCTION(RET, NAME, PARAMS, ARGS, BODY)               \
+  static EMBER_LOOP_AVX512 RET NAME##Avx512 PARAMS { return BODY ARGS; } \
+  static EMBER_LOOP_AVX2 RET NAME##Avx2 PARAMS { return BODY ARGS; }     \
+  RET NAME PARAMS {                                                      \
+    switch (ActiveLoopIsa()) {                                           \
+      case LoopIsa::kAvx512:                                             \
+        return NAME##Avx512 ARGS;                                        \
+      case LoopIsa::kAvx2:                                               \
+        return NAME##Avx2 ARGS;                                          \
+      default:                                                           \
+        return BODY ARGS;                                                \
+    }                                                                    \
+  }
+#else
+#define EMBER_LOOP_FUNCTION(RET, NAME, PARAMS, ARGS, BODY) \
+  RET NAME PARAMS { return BODY ARGS; }
+#endif
+
 namespace ember {
 namespace lite {
 
