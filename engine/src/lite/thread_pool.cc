@@ -49,20 +49,20 @@ int ThreadPool::Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int t
     const int owner = (thread + k) % num_threads_;
     std::atomic<uint64_t>& next = slots_[owner].next;
     const int end = RangeBegin(tasks, owner + 1);
+    uint64_t v = next.load(std::memory_order_acquire);
     for (;;) {
-      uint64_t v = next.load(std::memory_order_acquire);
-      do {
-        if (static_cast<uint32_t>(v >> 32) != generation ||
-            static_cast<int>(static_cast<uint32_t>(v)) >= end) {
-          break;
-        }
-      } while (!next.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel,
-                                           std::memory_order_acquire));
       if (static_cast<uint32_t>(v >> 32) != generation)
         return ran;  // a newer job: this one is done
-      if (static_cast<int>(static_cast<uint32_t>(v)) >= end) break;
-      fn(ctx, static_cast<int>(static_cast<uint32_t>(v)), thread);
+      const int task = static_cast<int>(static_cast<uint32_t>(v));
+      if (task >= end) break;
+      // On failure v holds the slot's current value: look at it again.
+      if (!next.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        continue;
+      }
+      fn(ctx, task, thread);
       ++ran;
+      v = next.load(std::memory_order_acquire);
     }
   }
   return ran;
