@@ -36,6 +36,12 @@ struct Registrar {
   }
 };
 
+// Set by EMBER_NOT_RUN: why the running test could not check anything on this machine.
+inline std::string& NotRunReason() {
+  static std::string why;
+  return why;
+}
+
 inline void Fail(const char* file, int line, const std::string& what) {
   std::fprintf(stderr, "%s:%d: FAILED: %s\n", file, line, what.c_str());
   ++Failures();
@@ -70,15 +76,19 @@ std::string Describe(const char* ea, const char* eb, const A& a, const B& b) {
 }
 
 inline int RunAll(int argc, char** argv) {
-  int passed = 0, failed = 0;
+  int passed = 0, failed = 0, not_run = 0;
   for (const TestCase& t : Registry()) {
     std::string full = std::string(t.suite) + "." + t.name;
     bool selected = argc <= 1;
     for (int i = 1; i < argc; ++i) selected = selected || full.find(argv[i]) != std::string::npos;
     if (!selected) continue;
     int before = Failures();
+    NotRunReason().clear();
     t.fn();
-    if (Failures() == before) {
+    if (Failures() == before && !NotRunReason().empty()) {
+      ++not_run;
+      std::printf("[NOT RUN] %s: %s\n", full.c_str(), NotRunReason().c_str());
+    } else if (Failures() == before) {
       ++passed;
       std::printf("[ OK ] %s\n", full.c_str());
     } else {
@@ -86,7 +96,7 @@ inline int RunAll(int argc, char** argv) {
       std::printf("[FAIL] %s\n", full.c_str());
     }
   }
-  std::printf("%d passed, %d failed\n", passed, failed);
+  std::printf("%d passed, %d failed, %d not run\n", passed, failed, not_run);
   return failed == 0 && passed > 0 ? 0 : 1;
 }
 
@@ -137,6 +147,14 @@ inline int RunAll(int argc, char** argv) {
       ::ember_test::Fail(__FILE__, __LINE__, #s " -> " + _st.ToString()); \
       return;                                                             \
     }                                                                     \
+  } while (0)
+
+// Ends the test as not run (neither passed nor failed), printing why: for a check this machine
+// cannot make (a CPU feature it lacks). What the test checked before it still counts.
+#define EMBER_NOT_RUN(why)                \
+  do {                                    \
+    ::ember_test::NotRunReason() = (why); \
+    return;                               \
   } while (0)
 
 #define EMBER_TEST_MAIN \

@@ -5,8 +5,8 @@ counts, strides, dilation, channel tails of 8 and of other sizes), 1x1 convoluti
 GEMM (input depth a multiple of 4 or not, 8-channel output tails), convolutions reading their
 filter rows in place from a padded input, im2col (dilated) convolutions, a
 1001-class softmax and a global average pool (MEAN). Each runs through `ember-lite-run` with
-EMBER_CPU_ISA capped at generic, avx2 and avx512 (the AVX-512 VNNI / AVX2 / portable dispatch)
-and by LiteRT with OpResolverType.BUILTIN_REF: int8 outputs equal element for element, float
+EMBER_CPU_ISA capped at generic, avx2 and avx512 and at amx (no cap: the AMX tiles / AVX-512 VNNI /
+AVX2 / portable dispatch), and by LiteRT with OpResolverType.BUILTIN_REF: int8 outputs equal element for element, float
 within the agreement tolerance; and again on two threads with every kernel split, byte for byte.
 """
 
@@ -26,7 +26,8 @@ tf = pytest.importorskip("tensorflow", reason="the models are made with TensorFl
 
 pytestmark = pytest.mark.integration
 
-ISAS = ["generic", "avx2", "avx512"]
+# amx: no cap (AMX's tiles where the CPU has them, else the best of the others); avx512: VNNI.
+ISAS = ["generic", "avx2", "avx512", "amx"]
 
 
 def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
@@ -60,6 +61,14 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         "pw_c112_to_200_3x3": ((3, 3, 112), lambda: k.Conv2D(200, 1, bias_initializer=init)),
         "conv3x3_c3_to_16_s2": ((13, 11, 3), lambda: k.Conv2D(16, 3, strides=2, padding="same", bias_initializer=init)),
         "conv3x3_c12_to_24": ((7, 8, 12), lambda: k.Conv2D(24, 3, padding="same", bias_initializer=init)),
+        # Output rows of 16 pixels or more whose filter rows are 32-64 bytes long or split into
+        # such chunks: AMX's tiles (int8, where the CPU has them), with a last row tile that
+        # overlaps the one before it (20 and 17 pixels) and a 16-channel block left over (40).
+        "conv3x3_c32_to_40_w20": ((18, 20, 32), lambda: k.Conv2D(40, 3, padding="same", bias_initializer=init)),
+        "conv3x3_c16_to_32_s2_w17": (
+            (34, 34, 16),
+            lambda: k.Conv2D(32, 3, strides=2, padding="same", bias_initializer=init),
+        ),
         # Filter rows read in place from a padded copy of the input (float and int8): a tall
         # filter, unequal strides and no padding; a dilated filter takes im2col instead.
         "conv5x3_c4_to_20_s2x1_valid": (

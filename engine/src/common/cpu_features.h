@@ -16,15 +16,17 @@
 namespace ember {
 namespace cpu {
 
-// EMBER_CPU_ISA=generic|avx2|avx512 (read once per process) caps what the checks below report,
-// so tests and benchmarks can run every kernel path on one machine. Unset: no cap.
+// EMBER_CPU_ISA=generic|avx2|avx512|amx (read once per process) caps what the checks below
+// report, so tests and benchmarks can run every kernel path on one machine (avx512: AVX-512 and
+// VNNI, but not AMX's tiles). Unset: no cap.
 inline int IsaCap() {
   static const int cap = [] {
     const char* v = std::getenv("EMBER_CPU_ISA");
-    if (v == nullptr || *v == '\0') return 2;
+    if (v == nullptr || *v == '\0') return 3;
     if (std::strcmp(v, "generic") == 0) return 0;
     if (std::strcmp(v, "avx2") == 0) return 1;
-    return 2;
+    if (std::strcmp(v, "avx512") == 0) return 2;
+    return 3;
   }();
   return cap;
 }
@@ -34,6 +36,7 @@ struct X86Words {
   unsigned leaf1_ecx = 0;
   unsigned leaf7_ebx = 0;
   unsigned leaf7_ecx = 0;
+  unsigned leaf7_edx = 0;
   unsigned xcr0 = 0;  // which register state the OS saves (XGETBV), when OSXSAVE is set
 };
 
@@ -50,6 +53,7 @@ inline X86Words ReadX86WordsUncached() {
   if (__get_cpuid_count(7, 0, &a, &b, &c, &d) != 0) {
     w.leaf7_ebx = b;
     w.leaf7_ecx = c;
+    w.leaf7_edx = d;
   }
   return w;
 }
@@ -92,6 +96,15 @@ inline bool HasAvx512Vnni() {
   return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u &&
          Bit(w.leaf7_ebx, 16) && Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ebx, 31) &&
          Bit(w.leaf7_ecx, 11);
+}
+
+// AMX-TILE and AMX-INT8 (Sapphire Rapids and later), AVX-512 VNNI beside them, and XCR0's tile
+// bits (17 XTILECFG, 18 XTILEDATA). Linux also wants each process to ask for the tile state
+// before its first tile instruction (arch_prctl ARCH_REQ_XCOMP_PERM): the caller does that.
+inline bool HasAmxInt8() {
+  const X86Words& w = ReadX86Words();
+  return IsaCap() >= 3 && HasAvx512Vnni() && (w.xcr0 & 0x60000u) == 0x60000u &&
+         Bit(w.leaf7_edx, 24) && Bit(w.leaf7_edx, 25);
 }
 
 // The ISA tiers that lite's kernels come in, ordered: each tier's kernels run on every CPU of a

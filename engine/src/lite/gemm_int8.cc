@@ -23,6 +23,14 @@
 #include "common/cpu_features.h"
 #include "lite/requant_avx512.h"
 #define EMBER_LITE_X86 1
+// AMX tiles through inline assembly (the assembler must know the instructions: binutils 2.36,
+// which comes with GCC 11 in the distributions forge builds on, and clang 12's own).
+#if defined(__linux__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
+#include <sys/syscall.h>
+#include <unistd.h>
+#define EMBER_LITE_AMX 1
+#endif
 #endif
 
 namespace ember {
@@ -35,6 +43,28 @@ bool HasVnni() {
 #else
   return false;
 #endif
+}
+
+bool HasAmxInt8() {
+#ifdef EMBER_LITE_AMX
+  // Linux hands out the 8 KiB tile state only to a process that asked for it (once, for all
+  // its threads): ARCH_REQ_XCOMP_PERM (0x1023) for XFEATURE_XTILEDATA (18).
+  static const bool has = cpu::HasAmxInt8() && syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  return has;
+#else
+  return false;
+#endif
+}
+
+int AmxChunkBytes(int run_bytes) {
+  for (int c = 64; c >= 32; c -= 4) {
+    if (run_bytes % c == 0) return c;
+  }
+  return 0;
+}
+
+bool ConvGemmUsesAmx(int m, int run_k4) {
+  return HasAmxInt8() && m >= 16 && AmxChunkBytes(4 * run_k4) > 0;
 }
 
 void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out) {
@@ -748,6 +778,157 @@ EMBER_VNNI_TARGET void FusedRowsAnyNr(const uint8_t* x, int m, int x_stride, con
   }
 }
 
+#ifdef EMBER_LITE_AMX
+
+// ldtilecfg's 64-byte operand (palette 1): bytes per row and rows of each tile register.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// The tile instructions, with "memory" clobbers: GCC's own macros name none, so the compiler
+// could move plain loads and stores of the same buffers across them.
+#define EMBER_TILE_LOAD(t, base, stride)                                                  \
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"(static_cast<const void*>(base)), \
+                   "r"(static_cast<long>(stride))                                         \
+                   : "memory")
+#define EMBER_TILE_STORE(t, base, stride)                                               \
+  __asm__ volatile("tilestored %%tmm" #t ", (%0,%1,1)" ::"r"(static_cast<void*>(base)), \
+                   "r"(static_cast<long>(stride))                                       \
+                   : "memory")
+// C (tile c) += A (tile a, unsigned bytes) . B (tile b, signed bytes, 4 per int32 lane)
+#define EMBER_TILE_DPBUSD(c, a, b) __asm__ volatile("tdpbusd %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::)
+#define EMBER_TILE_ZERO(t) __asm__ volatile("tilezero %%tmm" #t ::)
+
+// Requantizes one 16 x 16 tile of sums (rows at `sums`, 16 int32 each) into y's rows [r0, r0 +
+// 16), channels of block b.
+template <bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET inline void AmxStoreTile(const PackedWeights& p, const int32_t* sums, int r0,
+                                           int b, int8_t* y, int y_stride) {
+  const int c0 = b * 16;
+  const int32_t* rq = p.rq.data() + static_cast<size_t>(b) * kRequantWords;
+  const __m512i bias = RqVec(rq, kRqBias);
+  int8_t* yo = y + static_cast<size_t>(r0) * y_stride + c0;
+  if (c0 + 16 <= p.n) {
+    for (int i = 0; i < 16; ++i, yo += y_stride) {
+      const __m512i a = _mm512_add_epi32(_mm512_load_si512(sums + 16 * i), bias);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yo), FusedBytes<kPlain, kHigh>(p, rq, a));
+    }
+  } else {
+    const __mmask16 keep = static_cast<__mmask16>((1u << (p.n - c0)) - 1u);
+    for (int i = 0; i < 16; ++i, yo += y_stride) {
+      const __m512i a = _mm512_add_epi32(_mm512_load_si512(sums + 16 * i), bias);
+      _mm_mask_storeu_epi8(yo, keep, FusedBytes<kPlain, kHigh>(p, rq, a));
+    }
+  }
+}
+
+// MT (1 or 2) 16-row tiles of x, at rows r[0] (and r[1]), against NT (1 or 2) 16-channel blocks
+// b[0] (and b[1]): C tiles 0-3 (row tile i, block j in tile 2 i + j), A tiles 4-5, B tiles 6-7.
+// Each K step is one `chunk` of a run: A reads chunk bytes of 16 rows (stride x_stride), B
+// chunk / 4 rows of the packed weights (4 bytes x 16 lanes each, stride nr * 64).
+template <int MT, int NT, bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET void AmxTiles(const uint8_t* x, int x_stride, const Segments& sg, int chunk,
+                                const PackedWeights& p, const int* r, const int* b, int8_t* y,
+                                int y_stride, int32_t* sums) {
+  EMBER_TILE_ZERO(0);
+  if (NT == 2) EMBER_TILE_ZERO(1);
+  if (MT == 2) EMBER_TILE_ZERO(2);
+  if (MT == 2 && NT == 2) EMBER_TILE_ZERO(3);
+  const size_t wstride = static_cast<size_t>(p.nr) * 64;
+  const int8_t* w[2];
+  for (int j = 0; j < NT; ++j) {
+    w[j] = p.data.data() + static_cast<size_t>(b[j] / p.nr) * p.k4 * wstride +
+           static_cast<size_t>(b[j] % p.nr) * 64;
+  }
+  const int per = chunk / 4;  // 4-byte groups of k per step
+  const int8_t* w0 = w[0];
+  const int8_t* w1 = w[NT - 1];
+  for (int s = 0; s < sg.n; ++s) {
+    const uint8_t* x0 = x + static_cast<size_t>(r[0]) * x_stride + sg.off[s];
+    const uint8_t* x1 = x + static_cast<size_t>(r[MT - 1]) * x_stride + sg.off[s];
+    for (int k4 = 0; k4 < sg.k4; k4 += per) {
+      EMBER_TILE_LOAD(4, x0 + 4 * k4, x_stride);
+      EMBER_TILE_LOAD(6, w0, wstride);
+      EMBER_TILE_DPBUSD(0, 4, 6);
+      if (NT == 2) {
+        EMBER_TILE_LOAD(7, w1, wstride);
+        EMBER_TILE_DPBUSD(1, 4, 7);
+      }
+      if (MT == 2) {
+        EMBER_TILE_LOAD(5, x1 + 4 * k4, x_stride);
+        EMBER_TILE_DPBUSD(2, 5, 6);
+        if (NT == 2) EMBER_TILE_DPBUSD(3, 5, 7);
+      }
+      w0 += per * wstride;
+      w1 += per * wstride;
+    }
+  }
+  EMBER_TILE_STORE(0, sums, 64);
+  if (NT == 2) EMBER_TILE_STORE(1, sums + 256, 64);
+  if (MT == 2) EMBER_TILE_STORE(2, sums + 512, 64);
+  if (MT == 2 && NT == 2) EMBER_TILE_STORE(3, sums + 768, 64);
+  for (int i = 0; i < MT; ++i) {
+    for (int j = 0; j < NT; ++j) {
+      AmxStoreTile<kPlain, kHigh>(p, sums + (2 * i + j) * 256, r[i], b[j], y, y_stride);
+    }
+  }
+}
+
+// FusedRows with AMX's tiles, for m >= 16 rows and runs of k that split into chunks of 32 to 64
+// bytes (ConvGemmUsesAmx). Row tiles start every 16 rows; the last one ends at row m, overlapping
+// the one before it where m is not a multiple of 16 (its rows get the same bytes twice).
+template <bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET void AmxRows(const uint8_t* x, int m, int x_stride, const Segments& sg,
+                               const PackedWeights& p, int g0, int g1, int8_t* y, int y_stride) {
+  const int chunk = AmxChunkBytes(4 * sg.k4);
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) {
+    const bool a = t == 4 || t == 5, bt = t >= 6;
+    cfg.rows[t] = static_cast<uint8_t>(bt ? chunk / 4 : 16);
+    cfg.colsb[t] = static_cast<uint16_t>(a ? chunk : 64);
+  }
+  // ldtilecfg (with the tilerelease that pairs with it) costs ~170 ns here, as much as a small
+  // layer's whole GEMM: load the configuration only when the thread's current one (sttilecfg,
+  // ~11 ns) differs, and leave the tiles configured afterwards. Anything else that configures
+  // them in this thread (another library's AMX code) is seen by the comparison.
+  TileConfig current;
+  __asm__ volatile("sttilecfg %0" : "=m"(current)::"memory");
+  if (std::memcmp(&current, &cfg, sizeof(cfg)) != 0) {
+    __asm__ volatile("ldtilecfg %0" ::"m"(cfg) : "memory");
+  }
+  alignas(64) int32_t sums[4 * 256];
+  const int b_begin = g0 * p.nr, b_end = std::min(g1 * p.nr, (p.n + 15) / 16);
+  const int row_tiles = (m + 15) / 16;
+  for (int t = 0; t < row_tiles; t += 2) {
+    const int r[2] = {std::min(16 * t, m - 16), std::min(16 * (t + 1), m - 16)};
+    const bool two_rows = t + 1 < row_tiles;
+    for (int bb = b_begin; bb < b_end; bb += 2) {
+      const int b[2] = {bb, bb + 1};
+      const bool two_blocks = bb + 1 < b_end;
+      if (two_rows && two_blocks) {
+        AmxTiles<2, 2, kPlain, kHigh>(x, x_stride, sg, chunk, p, r, b, y, y_stride, sums);
+      } else if (two_rows) {
+        AmxTiles<2, 1, kPlain, kHigh>(x, x_stride, sg, chunk, p, r, b, y, y_stride, sums);
+      } else if (two_blocks) {
+        AmxTiles<1, 2, kPlain, kHigh>(x, x_stride, sg, chunk, p, r, b, y, y_stride, sums);
+      } else {
+        AmxTiles<1, 1, kPlain, kHigh>(x, x_stride, sg, chunk, p, r, b, y, y_stride, sums);
+      }
+    }
+  }
+}
+
+#undef EMBER_TILE_LOAD
+#undef EMBER_TILE_STORE
+#undef EMBER_TILE_DPBUSD
+#undef EMBER_TILE_ZERO
+
+#endif  // EMBER_LITE_AMX
+
 }  // namespace
 
 void ConvGemmVnniSegments(const uint8_t* x, int m, int x_stride, const ptrdiff_t* seg_off, int nseg,
@@ -759,6 +940,18 @@ void ConvGemmVnniSegmentsGroups(const uint8_t* x, int m, int x_stride, const ptr
                                 int nseg, const PackedWeights& p, int g0, int g1, int8_t* y,
                                 int y_stride) {
   const Segments sg{seg_off, nseg, p.k4 / nseg};
+#ifdef EMBER_LITE_AMX
+  if (ConvGemmUsesAmx(m, sg.k4)) {
+    if (p.rq_plain && p.rq_high) {
+      AmxRows<true, true>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
+    } else if (p.rq_plain) {
+      AmxRows<true, false>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
+    } else {
+      AmxRows<false, false>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
+    }
+    return;
+  }
+#endif
   if (nseg == 1 && seg_off[0] == 0) {
     if (p.rq_plain && p.rq_high) {
       FusedRowsAnyNr<true, true, false>(x, m, x_stride, sg, p, g0, g1, y, y_stride);

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/aligned_vector.h"
+
 namespace ember {
 namespace lite {
 
@@ -13,7 +15,7 @@ namespace lite {
 // [ceil(k/4)][nr][16 lanes][4 bytes]; zero padded to nb = a multiple of nr blocks.
 struct PackedWeights {
   int n = 0, k = 0, k4 = 0, nb = 0, nr = 1;
-  std::vector<int8_t> data;
+  AlignedVector<int8_t> data;  // 64-byte aligned: AMX loads 64-byte rows of it
   // Requantization fused into the GEMM (ConvGemmVnni), made once by PrepareFusedRequant: per
   // 16-channel block kRequantWords int32 words of per-lane constants, and layer-wide flags.
   std::vector<int32_t> rq;
@@ -49,6 +51,15 @@ void ConvGemmVnniSegmentsGroups(const uint8_t* x, int m, int x_stride, const ptr
                                 int y_stride);
 
 bool HasVnni();
+// AMX-INT8 tiles (and AVX-512 VNNI beside them), granted by the OS to this process; not under
+// EMBER_CPU_ISA=avx512 or below.
+bool HasAmxInt8();
+// The chunk of k that one AMX step multiplies for a run of `run_bytes` bytes: the largest multiple
+// of 4 from 32 to 64 that divides it, or 0 where none does.
+int AmxChunkBytes(int run_bytes);
+// Whether the ConvGemmVnni* functions compute m rows whose runs hold run_k4 4-byte groups of k
+// each with AMX's tiles (else with VNNI): the same bytes either way.
+bool ConvGemmUsesAmx(int m, int run_k4);
 // out[i] = x[i] ^ 0x80 for i < n: int8 activations as the unsigned bytes GemmVnni reads. Only
 // for CPUs where HasVnni().
 void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/aligned_vector.h"
 #include "ember/lite/interpreter.h"
 #include "ember/lite/schema.h"
 #include "ember/status.h"
@@ -61,13 +62,13 @@ struct Interpreter::NodeState {
   std::vector<float> scratchf;   // float im2col: `threads` slices of scratch_slice values
   // Convolutions: state sized in Prepare, so Invoke allocates nothing. Scratch that a task
   // writes has one slice per thread (slice t at t * the stride below).
-  PackedF32 packed_f32;            // float CONV_2D weights in 16-channel panels
-  std::vector<int32_t> scratch32;  // int8 accumulators (int8 SOFTMAX: its exp table)
-  std::vector<uint8_t> scratchu8;  // int8 activations offset by 128 (VNNI), then im2col slices
-  size_t scratch_slice = 0;        // per-thread slice of scratchf / scratchu8 (im2col)
-  size_t acc_slice = 0;            // per-thread slice of scratch32 (accumulators)
-  size_t im2col_base = 0;          // where the im2col slices of scratchu8 start
-  bool direct_1x1 = false;         // 1x1, stride 1: the input rows are the GEMM's rows
+  PackedF32 packed_f32;              // float CONV_2D weights in 16-channel panels
+  std::vector<int32_t> scratch32;    // int8 accumulators (int8 SOFTMAX: its exp table)
+  AlignedVector<uint8_t> scratchu8;  // int8 activations offset by 128 (VNNI), then im2col slices
+  size_t scratch_slice = 0;          // per-thread slice of scratchf / scratchu8 (im2col)
+  size_t acc_slice = 0;              // per-thread slice of scratch32 (accumulators)
+  size_t im2col_base = 0;            // where the im2col slices of scratchu8 start
+  bool direct_1x1 = false;           // 1x1, stride 1: the input rows are the GEMM's rows
   // Geometry (NHWC): batches, in_h, in_w, in_c, out_h, out_w, out_c, filter_h, filter_w.
   int n = 1, ih = 0, iw = 0, ic = 0, oh = 0, ow = 0, oc = 0, kh = 1, kw = 1;
   int pad_h = 0, pad_w = 0;

@@ -4,6 +4,7 @@
 // the VNNI input offset, same-shape int8 ADD, and the fused AVX-512 depthwise rows against the
 // portable rows.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -222,8 +223,13 @@ TEST(ConvGemmVnni, MatchesScalar) {
     for (int lo : {-128, -20}) {
       const int hi = lo == -128 ? 127 : 100;
       for (int n : {8, 24, 56, 64, 128, 200}) {
-        for (int nseg : {1, 3}) {
-          const int k = nseg == 1 ? 66 : 72, m = 9;
+        // (m, nseg, k): 9 rows take VNNI; 37 and 64 rows with runs of 128 (one 64-byte chunk
+        // twice) and 32 bytes take AMX's tiles where the CPU has them (37: a last row tile
+        // that overlaps the one before it), 66 and 72 bytes (no 32-64 byte chunk) VNNI again.
+        for (const auto& shape : {std::array<int, 3>{9, 1, 66}, std::array<int, 3>{9, 3, 72},
+                                  std::array<int, 3>{37, 1, 128}, std::array<int, 3>{64, 3, 96},
+                                  std::array<int, 3>{37, 3, 72}}) {
+          const int m = shape[0], nseg = shape[1], k = shape[2];
           const int blocks = (n + 15) / 16;
           int nr = std::min(4, blocks);
           if (nr == 3) nr = 4;
@@ -276,6 +282,26 @@ TEST(ConvGemmVnni, MatchesScalar) {
       }
     }
   }
+}
+
+// The AMX path of the tests above runs only where the CPU has AMX-INT8 (and EMBER_CPU_ISA does
+// not cap it): say so when it did not.
+TEST(ConvGemmAmx, TakesTheShapesItShould) {
+  EXPECT_EQ(AmxChunkBytes(192), 64);  // a 3x3 filter row of 64 channels: 3 chunks of 64
+  EXPECT_EQ(AmxChunkBytes(96), 48);
+  EXPECT_EQ(AmxChunkBytes(32), 32);
+  EXPECT_EQ(AmxChunkBytes(24), 0);  // too short to pay for a tile load: VNNI
+  EXPECT_EQ(AmxChunkBytes(68), 0);
+  if (!HasAmxInt8()) {
+    EXPECT_FALSE(ConvGemmUsesAmx(64, 16));
+    EMBER_NOT_RUN(
+        "no AMX-INT8 here (CPU, OS or EMBER_CPU_ISA), so ConvGemmVnni's tests ran its VNNI path "
+        "only");
+  }
+  EXPECT_TRUE(ConvGemmUsesAmx(37, 32));
+  EXPECT_TRUE(ConvGemmUsesAmx(16, 8));
+  EXPECT_FALSE(ConvGemmUsesAmx(15, 16));  // fewer rows than a tile
+  EXPECT_FALSE(ConvGemmUsesAmx(64, 6));
 }
 
 TEST(OffsetPixels3To4, SpreadsAndFlipsEveryPixel) {
