@@ -60,8 +60,11 @@ def cpu_features() -> str:
                 break
     except OSError:
         return platform.machine()
-    wanted = ["avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16"]
-    return " ".join(f for f in wanted if f in flags) or platform.machine()
+    wanted = ["avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8"]
+    found = " ".join(f for f in wanted if f in flags) or platform.machine()
+    cap = os.environ.get("EMBER_CPU_ISA")
+    # ember's int8 conv GEMM takes AMX's tiles where amx_int8 is listed, unless capped.
+    return found + (f" (ember capped by EMBER_CPU_ISA={cap})" if cap else "")
 
 
 # ---- models -------------------------------------------------------------------------------
