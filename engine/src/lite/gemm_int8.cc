@@ -871,6 +871,26 @@ EMBER_VNNI_TARGET void AmxTiles(const uint8_t* x, int x_stride, const Segments& 
   if (NT == 2) EMBER_TILE_STORE(1, sums + 256, 64);
   if (MT == 2) EMBER_TILE_STORE(2, sums + 512, 64);
   if (MT == 2 && NT == 2) EMBER_TILE_STORE(3, sums + 768, 64);
+  if (NT == 2 && b[1] * 16 + 16 <= p.n) {
+    // Two full blocks side by side: each row's 32 channels narrowed together (PackBytes64, as
+    // FusedTile does), one 32-byte store instead of two conversions and 16-byte stores.
+    const int32_t* rq0 = p.rq.data() + static_cast<size_t>(b[0]) * kRequantWords;
+    const int32_t* rq1 = rq0 + kRequantWords;
+    const __m512i bias0 = RqVec(rq0, kRqBias), bias1 = RqVec(rq1, kRqBias);
+    for (int i = 0; i < MT; ++i) {
+      const int32_t* s0 = sums + 2 * i * 256;
+      int8_t* yo = y + static_cast<size_t>(r[i]) * y_stride + b[0] * 16;
+      for (int row = 0; row < 16; ++row, yo += y_stride) {
+        const __m512i d0 = FusedDwords<kPlain, kHigh>(
+            p, rq0, _mm512_add_epi32(_mm512_load_si512(s0 + 16 * row), bias0));
+        const __m512i d1 = FusedDwords<kPlain, kHigh>(
+            p, rq1, _mm512_add_epi32(_mm512_load_si512(s0 + 256 + 16 * row), bias1));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(yo),
+                            _mm512_castsi512_si256(PackBytes64(p, d0, d1, d0, d1)));
+      }
+    }
+    return;
+  }
   for (int i = 0; i < MT; ++i) {
     for (int j = 0; j < NT; ++j) {
       AmxStoreTile<kPlain, kHigh>(p, sums + (2 * i + j) * 256, r[i], b[j], y, y_stride);
