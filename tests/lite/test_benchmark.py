@@ -84,6 +84,34 @@ def test_threads(ember_install: Path) -> None:
     assert proc.stdout.splitlines()[0].endswith("outputs (4 threads)"), proc.stdout
 
 
+def test_profile_lists_every_operator_costliest_first(ember_install: Path) -> None:
+    """--profile: one line per operator of the model (its index, type and output), mean times
+    in descending order, shares that sum to 100%; the JSON form carries the same entries."""
+    model = str(LITE / "small_cnn_int8.tflite")
+    proc = bench(ember_install, "--model", model, "--repeat", "5", "--profile")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    operators = int(re.search(r": ([0-9]+) operators", lines[0]).group(1))  # type: ignore[union-attr]
+    assert lines[3] == "per operator, mean of 5 more invokes (costliest first):", proc.stdout
+    rows = [
+        re.fullmatch(rf" *{NUMBER} us +{NUMBER}%  operator ([0-9]+) \(([A-Z_0-9]+)\) -> \[.*\] \w+", x)
+        for x in lines[4:]
+    ]
+    assert len(rows) == operators and all(rows), lines[4:]
+    means = [float(r.group(1)) for r in rows if r]
+    shares = [float(r.group(2)) for r in rows if r]
+    assert means == sorted(means, reverse=True) and all(m > 0 for m in means)
+    assert sum(shares) == pytest.approx(100.0, abs=0.1 * len(shares))
+    assert sorted(int(r.group(3)) for r in rows if r) == list(range(operators))  # each operator once
+    proc = bench(ember_install, "--model", model, "--repeat", "5", "--profile", "--json")
+    assert proc.returncode == 0, proc.stderr
+    profile = json.loads(proc.stdout)["profile"]
+    assert len(profile) == operators and all(p["calls"] == 5 and p["mean_us"] > 0 for p in profile)
+    assert sum(p["share"] for p in profile) == pytest.approx(1.0, abs=1e-3)
+    graph = Path(__file__).resolve().parents[2] / "engine" / "testdata" / "graphs" / "elementwise" / "model.pb"
+    assert_one_error_line(bench(ember_install, "--model", str(graph), "--profile"), "--profile", ".tflite")
+
+
 @pytest.mark.parametrize("cut", ["truncated", "garbage", "empty"])
 def test_corrupt_model_is_one_clear_error(ember_install: Path, tmp_path: Path, cut: str) -> None:
     data = (LITE / "small_cnn_int8.tflite").read_bytes()

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -399,8 +400,39 @@ Status Interpreter::Invoke() {
   if (!allocated_) {
     return errors::FailedPrecondition("Invoke called before a successful AllocateTensors");
   }
-  for (auto& node : nodes_) EMBER_RETURN_IF_ERROR(node->eval(node.get()));
+  if (!profiling_) {
+    for (auto& node : nodes_) EMBER_RETURN_IF_ERROR(node->eval(node.get()));
+    return Status::OK();
+  }
+  if (op_times_.size() != nodes_.size()) {
+    op_times_.assign(nodes_.size(), OperatorTime());
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const NodeState& n = *nodes_[i];
+      std::string label = n.what;
+      if (!n.t.out.empty()) {
+        label += " -> [";
+        for (size_t d = 0; d < n.t.out[0]->shape.size(); ++d) {
+          label += (d ? ", " : "") + std::to_string(n.t.out[0]->shape[d]);
+        }
+        label += "] " + TensorTypeName(n.t.out[0]->type);
+      }
+      op_times_[i].label = std::move(label);
+    }
+  }
+  using Clock = std::chrono::steady_clock;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Clock::time_point start = Clock::now();
+    EMBER_RETURN_IF_ERROR(nodes_[i]->eval(nodes_[i].get()));
+    op_times_[i].total_us +=
+        std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    ++op_times_[i].calls;
+  }
   return Status::OK();
+}
+
+void Interpreter::EnableProfiling(bool on) {
+  profiling_ = on;
+  op_times_.clear();
 }
 
 int Interpreter::num_threads() const { return pool_->num_threads(); }

@@ -4,7 +4,8 @@
 // or one GraphDef (.pb/.json) through a Session (bench_graph.cc), fed like ember-run.
 //
 //   ember-benchmark [--json] [--min-time SECONDS]
-//   ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] [--threads N] [--json]
+//   ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] [--threads N] [--profile]
+//                   [--json]
 //   ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... --fetch NAME...
 //                   [--repeat N] [--warmup N] [--threads N] [--no-optimize] [--json]
 //   ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] [--feed KEY=FILE.npy]...
@@ -13,6 +14,7 @@
 // Each kernel figure is the best of repeated runs lasting at least --min-time (default 1 s).
 // A model is loaded once (load_us: Model::FromFile), its inputs filled with a fixed pattern,
 // then run --warmup times untimed and --repeat times timed (median/mean/min us per Invoke).
+// --profile (.tflite): then --repeat more invokes timing each operator, listed costliest first.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -232,7 +234,7 @@ int Usage() {
   std::fprintf(stderr,
                "usage: ember-benchmark [--json] [--min-time SECONDS]\n"
                "       ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] "
-               "[--threads N] [--json]\n"
+               "[--threads N] [--profile] [--json]\n"
                "       ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] "
                "[--feed KEY=FILE.npy]... [--repeat N] [--warmup N] [--threads N] [--json]\n"
                "       ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... "
@@ -278,8 +280,34 @@ std::string JsonEscape(const std::string& text) {
   return out;
 }
 
-int BenchModel(const std::string& path, int warmup, int repeat, int threads, bool json) {
-  auto r = ember::lite::BenchmarkTflite(path, warmup, repeat, threads);
+// --profile: each operator's mean time per invoke, the costliest first, and its share of the
+// operators' sum.
+void PrintProfile(const std::vector<ember::lite::Interpreter::OperatorTime>& ops, bool json) {
+  std::vector<size_t> order(ops.size());
+  double sum = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    order[i] = i;
+    sum += ops[i].total_us;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ops[a].total_us > ops[b].total_us; });
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    const auto& op = ops[order[rank]];
+    const double mean = op.calls > 0 ? op.total_us / static_cast<double>(op.calls) : 0.0;
+    const double share = sum > 0 ? 100.0 * op.total_us / sum : 0.0;
+    if (json) {
+      std::printf("%s{\"label\": \"%s\", \"calls\": %lld, \"mean_us\": %.3f, \"share\": %.4f}",
+                  rank ? ", " : "", JsonEscape(op.label).c_str(), static_cast<long long>(op.calls),
+                  mean, share / 100.0);
+    } else {
+      std::printf("%10.3f us %5.1f%%  %s\n", mean, share, op.label.c_str());
+    }
+  }
+}
+
+int BenchModel(const std::string& path, int warmup, int repeat, int threads, bool json,
+               bool profile) {
+  auto r = ember::lite::BenchmarkTflite(path, warmup, repeat, threads, profile);
   if (!r.ok()) {
     // lite's loader names the file itself; other failures (allocate, invoke) may not.
     const std::string& m = r.status().message();
@@ -290,9 +318,15 @@ int BenchModel(const std::string& path, int warmup, int repeat, int threads, boo
         "{\"model\": \"%s\", \"threads\": %d, \"operators\": %zu, \"load_us\": %.3f, "
         "\"prepare_us\": %.3f, \"warmup\": %d, \"repeat\": %d, \"invoke_median_us\": %.3f, "
         "\"invoke_mean_us\": %.3f, \"invoke_min_us\": %.3f, \"invoke_max_us\": %.3f, "
-        "\"peak_rss_kib\": %ld}\n",
+        "\"peak_rss_kib\": %ld",
         JsonEscape(path).c_str(), r->threads, r->operators, r->load_us, r->prepare_us, r->warmup,
         r->repeat, r->median_us, r->mean_us, r->min_us, r->max_us, PeakRssKib());
+    if (profile) {
+      std::printf(", \"profile\": [");
+      PrintProfile(r->profile, true);
+      std::printf("]");
+    }
+    std::printf("}\n");
     return 0;
   }
   const std::string threads_text =
@@ -304,6 +338,10 @@ int BenchModel(const std::string& path, int warmup, int repeat, int threads, boo
       "invoke_median_us %.3f invoke_mean_us %.3f invoke_min_us %.3f invoke_max_us %.3f "
       "(warmup %d, repeat %d)\n",
       r->median_us, r->mean_us, r->min_us, r->max_us, r->warmup, r->repeat);
+  if (profile) {
+    std::printf("per operator, mean of %d more invokes (costliest first):\n", r->repeat);
+    PrintProfile(r->profile, false);
+  }
   return 0;
 }
 #endif
@@ -348,7 +386,7 @@ int BenchGraph(const ember::bench::GraphBenchArgs& args, bool json) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool json = false;
+  bool json = false, profile = false;
   double min_time = 1.0;
   std::string model;
   int repeat = 50, warmup = 3, threads = 1;
@@ -363,6 +401,8 @@ int main(int argc, char** argv) {
       signature_given = true;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--profile") {  // .tflite models: per-operator times
+      profile = true;
     } else if (a == "--no-optimize") {  // GraphDefs: run the nodes as written
       graph_args.optimize = false;
     } else if (a == "--min-time" && has_value) {
@@ -390,6 +430,10 @@ int main(int argc, char** argv) {
     } else {
       return Usage();
     }
+  }
+  if (profile && (model.empty() || ember::IsSavedModelDirectory(model) ||
+                  ember::bench::IsGraphDefPath(model))) {
+    return Error("--profile times the operators of a .tflite model (--model FILE.tflite)");
   }
   if (!model.empty() && ember::IsSavedModelDirectory(model)) {
     if (repeat < 1) return Error("--repeat must be at least 1");
@@ -420,7 +464,7 @@ int main(int argc, char** argv) {
   if (!model.empty()) {
 #ifdef EMBER_BENCH_HAS_LITE
     if (repeat < 1) return Error("--repeat must be at least 1");
-    return BenchModel(model, warmup, repeat, threads, json);
+    return BenchModel(model, warmup, repeat, threads, json, profile);
 #else
     return Error(
         "--model needs libember_lite, which this build of ember-benchmark lacks "

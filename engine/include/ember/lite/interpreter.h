@@ -80,6 +80,17 @@ class Interpreter {
   // Threads that Invoke uses (num_threads resolved: -1 and 0 give 1).
   int num_threads() const;
 
+  // Per-operator wall time of the Invoke calls made while profiling is on (ember-benchmark
+  // --profile), one entry per operator in execution order. EnableProfiling (either way) clears
+  // the counts; with it off Invoke reads no clock.
+  struct OperatorTime {
+    std::string label;  // "operator 3 (CONV_2D) -> [1, 48, 48, 16] int8"
+    int64_t calls = 0;
+    double total_us = 0;
+  };
+  void EnableProfiling(bool on);
+  const std::vector<OperatorTime>& operator_times() const { return op_times_; }
+
   struct NodeState;
 
  private:
@@ -93,6 +104,8 @@ class Interpreter {
   std::vector<std::unique_ptr<NodeState>> nodes_;
   std::unique_ptr<ThreadPool> pool_;
   bool allocated_ = false;
+  bool profiling_ = false;
+  std::vector<OperatorTime> op_times_;
 };
 
 }  // namespace lite

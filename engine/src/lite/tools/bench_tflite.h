@@ -34,6 +34,9 @@ struct TfliteTiming {
   size_t inputs = 0;
   size_t outputs = 0;
   size_t operators = 0;
+  // With `profile`: each operator's time over `repeat` more invokes, made after the timed ones
+  // (so that the clock reads around each operator do not count in the figures above).
+  std::vector<Interpreter::OperatorTime> profile;
 };
 
 // Fills every input with a fixed pattern (the same on every run and host), so that timings
@@ -76,7 +79,7 @@ inline Status FillInputsWithPattern(Interpreter* in) {
 // Loads `path`, allocates, fills the inputs, runs `warmup` untimed and `repeat` timed invokes
 // with InterpreterOptions::num_threads = `num_threads`.
 inline StatusOr<TfliteTiming> BenchmarkTflite(const std::string& path, int warmup, int repeat,
-                                              int num_threads = 1) {
+                                              int num_threads = 1, bool profile = false) {
   if (repeat < 1) return errors::InvalidArgument("--repeat must be at least 1");
   if (warmup < 0) return errors::InvalidArgument("--warmup must not be negative");
   using Clock = std::chrono::steady_clock;
@@ -118,6 +121,12 @@ inline StatusOr<TfliteTiming> BenchmarkTflite(const std::string& path, int warmu
   r.mean_us = total / static_cast<double>(n);
   r.min_us = each.front();
   r.max_us = each.back();
+  if (profile) {
+    in.EnableProfiling(true);
+    for (int i = 0; i < repeat; ++i) EMBER_RETURN_IF_ERROR(in.Invoke());
+    r.profile = in.operator_times();
+    in.EnableProfiling(false);
+  }
   return r;
 }
 
