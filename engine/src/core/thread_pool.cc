@@ -121,7 +121,7 @@ void ThreadPool::ParallelFor(int64_t total, int64_t cost_per_unit,
   state->total = total;
   state->shard = (total + num_shards - 1) / num_shards;
   state->num_shards = (total + state->shard - 1) / state->shard;
-  int helpers = static_cast<int>(std::min<int64_t>(NumThreads(), state->num_shards - 1));
+  int helpers = static_cast<int>(std::min<int64_t>(NumThreads() - 1, state->num_shards - 1));
   for (int i = 0; i < helpers; ++i) {
     Schedule([state] {
       while (state->RunOne()) {

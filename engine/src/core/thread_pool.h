@@ -23,9 +23,11 @@ class ThreadPool {
   bool TryRunOne();
   // Number of closures ever scheduled (tests check a custom pool was used).
   int64_t NumScheduled() const;
-  // Runs fn(begin, end) over [0, total) split into shards, using the pool and the
-  // calling thread; returns when all shards are done. Runs inline when total is small
-  // relative to cost_per_unit or the pool has one thread.
+  // Runs fn(begin, end) over [0, total) split into shards, on the calling thread and
+  // NumThreads() - 1 of the pool's workers (NumThreads() threads in all: a pool sized to the
+  // cores does not put one thread more on them, which a preempted shard would make everyone
+  // wait for); returns when all shards are done. Runs inline when total is small relative to
+  // cost_per_unit or the pool has one thread.
   void ParallelFor(int64_t total, int64_t cost_per_unit,
                    const std::function<void(int64_t, int64_t)>& fn);
 
