@@ -51,12 +51,39 @@ struct SessionOptions {
 };
 
 struct RunOptions {
+  // TensorFlow's levels. Every level above NO_TRACE times each node the step runs into
+  // RunMetadata::step_stats; ember reads no hardware counters, so HARDWARE_TRACE and
+  // FULL_TRACE record what SOFTWARE_TRACE does.
+  enum TraceLevel { NO_TRACE = 0, SOFTWARE_TRACE = 1, HARDWARE_TRACE = 2, FULL_TRACE = 3 };
+  TraceLevel trace_level = NO_TRACE;
   int64_t timeout_in_ms = 0;     // 0: the session's operation_timeout_in_ms
   int inter_op_thread_pool = 0;  // index into the session's pools; -1: inline
 };
 
+// One node's run in a traced step, as TensorFlow's NodeExecStats.
+struct NodeExecStats {
+  std::string node_name;
+  std::string op;                  // what TensorFlow writes into its timeline label
+  int64_t all_start_micros = 0;    // wall clock, since the epoch
+  int64_t all_start_nanos = 0;     // the same instant, in nanoseconds
+  int64_t all_end_rel_micros = 0;  // duration, relative to the start
+  int64_t all_end_rel_nanos = 0;
+  int64_t thread_id = 0;  // the thread that ran it (a hash of its id)
+};
+
+struct DeviceStepStats {
+  std::string device;
+  std::vector<NodeExecStats> node_stats;  // ordered by start
+};
+
+struct StepStats {
+  std::vector<DeviceStepStats> dev_stats;
+};
+
 struct RunMetadata {
   int64_t step_id = 0;
+  // A traced run's nodes (RunOptions::trace_level); empty after an untraced run.
+  StepStats step_stats;
 };
 
 // Caller-owned pools for one RunCallable (TensorFlow's thread::ThreadPoolOptions).

@@ -472,7 +472,12 @@ class DirectSession : public Session {
     if (timeout > 0)
       args.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
     int64_t step_id = next_step_id_.fetch_add(1);
-    if (metadata != nullptr) metadata->step_id = step_id;
+    if (metadata != nullptr) {
+      metadata->step_id = step_id;
+      metadata->step_stats.dev_stats.clear();
+      // A traced run without a RunMetadata has nowhere to put its stats: it just runs.
+      if (run_options.trace_level > RunOptions::NO_TRACE) args.trace = &metadata->step_stats;
+    }
     Status s = ex.Run(args, feeds, fetches);
     {
       std::lock_guard<std::mutex> lock(steps_mu_);

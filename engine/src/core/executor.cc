@@ -6,6 +6,7 @@
 #include <exception>
 #include <map>
 #include <new>
+#include <thread>
 #include <unordered_map>
 
 namespace ember {
@@ -293,8 +294,18 @@ bool Executor::CanComputeFrom(const std::string& fetch, const std::vector<bool>&
   return true;
 }
 
+// One exec node's run in a traced step. Each node runs once per step, so the thread that
+// runs it writes its slot without a lock; the step's end (a happens-before edge through
+// `outstanding` / `done`) publishes the slots to the caller.
+struct NodeTime {
+  int64_t start_ns = 0;  // wall clock since the epoch; 0: the node did not run
+  int64_t duration_ns = 0;
+  int64_t thread_id = 0;
+};
+
 struct Executor::Step {
   const std::vector<Tensor>* feeds = nullptr;
+  std::vector<NodeTime> times;  // per exec node, when traced; else empty
   RunArgs args;
   StepCancellation own_cancellation;
   StepCancellation* cancellation = nullptr;
@@ -343,6 +354,58 @@ struct Executor::Step {
 
 Status Executor::RunNode(Step* step, int id) const {
   if (step->CheckCancelled()) return step->cancellation->reason();
+  if (step->args.trace == nullptr) return ComputeNode(step, id);
+  return TraceNode(step, id);
+}
+
+Status Executor::TraceNode(Step* step, int id) const {
+  // The wall clock for both ends, as TensorFlow's: a consumer's start then never precedes
+  // its producer's end.
+  const auto start = std::chrono::system_clock::now();
+  Status s = ComputeNode(step, id);
+  const auto end = std::chrono::system_clock::now();
+  NodeTime& t = step->times[static_cast<size_t>(id)];
+  t.start_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
+  t.duration_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
+  t.thread_id = static_cast<int64_t>(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  return s;
+}
+
+void Executor::CollectTrace(const Step& step, StepStats* out) const {
+  std::vector<int> ran;
+  for (size_t i = 0; i < step.times.size(); ++i) {
+    if (step.times[i].start_ns != 0) ran.push_back(static_cast<int>(i));
+  }
+  std::stable_sort(ran.begin(), ran.end(), [&](int a, int b) {
+    return step.times[static_cast<size_t>(a)].start_ns <
+           step.times[static_cast<size_t>(b)].start_ns;
+  });
+  out->dev_stats.clear();
+  std::map<const Device*, size_t> dev_index;  // devices in the order their first node started
+  for (int id : ran) {
+    const ExecNode& en = nodes_[static_cast<size_t>(id)];
+    const NodeTime& t = step.times[static_cast<size_t>(id)];
+    auto it = dev_index.find(en.device);
+    if (it == dev_index.end()) {
+      it = dev_index.emplace(en.device, out->dev_stats.size()).first;
+      out->dev_stats.emplace_back();
+      out->dev_stats.back().device =
+          en.device != nullptr ? en.device->name() : "/job:localhost/replica:0/task:0/device:CPU:0";
+    }
+    NodeExecStats ns;
+    ns.node_name = en.node->name();
+    ns.op = en.node->def.op;
+    ns.all_start_nanos = t.start_ns;
+    ns.all_start_micros = t.start_ns / 1000;
+    ns.all_end_rel_nanos = t.duration_ns;
+    ns.all_end_rel_micros = t.duration_ns / 1000;
+    ns.thread_id = t.thread_id;
+    out->dev_stats[it->second].node_stats.push_back(std::move(ns));
+  }
+}
+
+Status Executor::ComputeNode(Step* step, int id) const {
   const ExecNode& en = nodes_[static_cast<size_t>(id)];
   OpKernelContext::Params p;
   p.node = &en.node->def;
@@ -436,6 +499,7 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
   step->args = args;
   step->cancellation = args.cancellation != nullptr ? args.cancellation : &step->own_cancellation;
   step->slots.resize(static_cast<size_t>(num_slots_));
+  if (args.trace != nullptr) step->times.resize(nodes_.size());
   step->pending.reset(new std::atomic<int>[nodes_.size()]);
   for (size_t i = 0; i < nodes_.size(); ++i) step->pending[i].store(nodes_[i].num_pending);
   if (args.inter_op_pool == nullptr) {
@@ -509,6 +573,8 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
                         "Error on " + d->name() + " after the step's kernels ran: " + s.message()));
     }
   }
+  // Every node of the step has returned (`done`, or the inline loop ended): the slots are final.
+  if (args.trace != nullptr) CollectTrace(*step, args.trace);
   // A cancelled step reports why it was cancelled (deadline, Close), not a kernel's reaction.
   if (step->cancellation->cancelled()) return step->cancellation->reason();
   {

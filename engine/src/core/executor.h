@@ -23,6 +23,7 @@
 #include "core/op_kernel.h"
 #include "core/resource_mgr.h"
 #include "core/thread_pool.h"
+#include "ember/session.h"
 
 namespace ember {
 
@@ -82,6 +83,9 @@ class Executor {
     // the caller passed (RunCallable's ThreadPoolOptions) gets every root, as TensorFlow
     // schedules them on it.
     bool caller_runs_first_root = false;
+    // Non-null: the step times each node it runs and fills this when it ends, failed or not
+    // (RunOptions::trace_level). Null: the step reads no clock.
+    StepStats* trace = nullptr;
   };
   // `feeds` in the executor's feed order; fills `fetches` in fetch order.
   Status Run(const RunArgs& args, const std::vector<Tensor>& feeds,
@@ -115,7 +119,14 @@ class Executor {
 
   void Process(const std::shared_ptr<Step>& step, int id) const;
   void ProcessLoop(const std::shared_ptr<Step>& step, int id) const;
+  // Runs exec node `id`, timing it when the step is traced.
   Status RunNode(Step* step, int id) const;
+  // The kernel call itself, with its inputs and outputs.
+  Status ComputeNode(Step* step, int id) const;
+  // Writes exec node `id`'s time slot around ComputeNode.
+  Status TraceNode(Step* step, int id) const;
+  // The traced step's slots as step stats: the nodes that ran, by start, grouped by device.
+  void CollectTrace(const Step& step, StepStats* out) const;
   // The memory space of a device: null for host memory.
   static Device* MemorySpace(Device* d) { return d == nullptr || d->host_memory() ? nullptr : d; }
   // An exec node that copies `src` (in memory space `from`) to memory space `to`; one per

@@ -1,6 +1,7 @@
 // Engine-internal session/executor/graph tests (the spec-level suite is verify/session/).
 #include "ember/session.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +33,13 @@ NodeDef FloatConst(const std::string& name, std::vector<float> v) {
   value.kind = AttrValue::Kind::kTensor;
   value.tensor = Tensor::From<float>(TensorShape({static_cast<int64_t>(v.size())}), v);
   return MakeNode(name, "Const", {}, {{"value", value}, {"dtype", TypeAttr(DT_FLOAT)}});
+}
+// A float argument of a test op's OpDef.
+ArgDef FloatArg(const std::string& name) {
+  ArgDef a;
+  a.name = name;
+  a.type = DataType::kFloat;
+  return a;
 }
 }  // namespace
 
@@ -106,10 +114,7 @@ class BarrierKernel : public OpKernel {
 OpDef BarrierDef() {
   OpDef d;
   d.name = "TestBarrier";
-  ArgDef out;
-  out.name = "out";
-  out.type = DataType::kFloat;
-  d.outputs = {out};
+  d.outputs = {FloatArg("out")};
   return d;
 }
 EMBER_REGISTER_OP(BarrierDef());
@@ -196,6 +201,137 @@ TEST(Executor, ConstRootsRunOnTheCallerNotThePool) {
     EXPECT_EQ(out[0].data<float>()[0], 100.0f);
   }
   EXPECT_EQ(pool.NumScheduled(), 3);
+}
+
+namespace {
+// Forwards its input after sleeping 3 ms: a node whose time a trace must show.
+constexpr int64_t kSleepMicros = 3000;
+class SleepKernel : public OpKernel {
+ public:
+  explicit SleepKernel(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* ctx) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(kSleepMicros));
+    ctx->set_output(0, ctx->input(0));
+  }
+};
+OpDef SleepDef() {
+  OpDef d;
+  d.name = "TestSleep";
+  d.inputs = {FloatArg("x")};
+  d.outputs = {FloatArg("y")};
+  return d;
+}
+EMBER_REGISTER_OP(SleepDef());
+EMBER_REGISTER_KERNEL("TestSleep", "CPU",
+                      [](OpKernelConstruction* c) { return std::make_unique<SleepKernel>(c); });
+
+int64_t WallMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+// The nodes of a step's stats, across devices, by name.
+std::map<std::string, NodeExecStats> TracedNodes(const RunMetadata& md) {
+  std::map<std::string, NodeExecStats> nodes;
+  for (const DeviceStepStats& dev : md.step_stats.dev_stats) {
+    EXPECT_FALSE(dev.device.empty());
+    for (size_t i = 0; i < dev.node_stats.size(); ++i) {
+      const NodeExecStats& ns = dev.node_stats[i];
+      if (i > 0) EXPECT_TRUE(dev.node_stats[i - 1].all_start_nanos <= ns.all_start_nanos);
+      EXPECT_TRUE(nodes.emplace(ns.node_name, ns).second);  // once per step
+    }
+  }
+  return nodes;
+}
+// x (fed) -> slow (3 ms) -> after (fetched); c -> pruned, which nothing fetches.
+GraphDef TraceGraph() {
+  GraphDef g;
+  g.node = {MakeNode("x", "Placeholder", {}, {{"dtype", TypeAttr(DT_FLOAT)}}),
+            MakeNode("slow", "TestSleep", {"x"}),
+            MakeNode("after", "Neg", {"slow"}, {{"T", TypeAttr(DT_FLOAT)}}),
+            FloatConst("c", {1}),
+            MakeNode("pruned", "Neg", {"c"}, {{"T", TypeAttr(DT_FLOAT)}}),
+            MakeNode("bad", "Placeholder", {}, {{"dtype", TypeAttr(DT_FLOAT)}}),
+            MakeNode("after_bad", "Neg", {"bad"}, {{"T", TypeAttr(DT_FLOAT)}})};
+  return g;
+}
+}  // namespace
+
+TEST(Session, TraceLevelTimesEachNodeTheStepRuns) {
+  for (int threads : {-1, 2}) {
+    SessionOptions opts;
+    opts.inter_op_parallelism_threads = threads;
+    auto session = NewSession(opts);
+    ASSERT_OK(session->Create(TraceGraph()));
+    RunOptions traced;
+    traced.trace_level = RunOptions::FULL_TRACE;
+    RunMetadata md;
+    std::vector<Tensor> out;
+    const int64_t before = WallMicros();
+    ASSERT_OK(session->Run(traced, {{"x", Tensor::From<float>(TensorShape({1}), {2})}}, {"after:0"},
+                           {}, &out, &md));
+    const int64_t after = WallMicros();
+    EXPECT_EQ(out[0].data<float>()[0], -2.0f);
+    std::map<std::string, NodeExecStats> nodes = TracedNodes(md);
+    EXPECT_EQ(nodes.size(), 2u);  // not the fed x, nor the pruned branch
+    EXPECT_EQ(nodes.count("x"), 0u);
+    EXPECT_EQ(nodes.count("pruned"), 0u);
+    ASSERT_TRUE(nodes.count("slow") == 1 && nodes.count("after") == 1);
+    const NodeExecStats& slow = nodes["slow"];
+    const NodeExecStats& neg = nodes["after"];
+    EXPECT_EQ(slow.op, std::string("TestSleep"));
+    EXPECT_EQ(neg.op, std::string("Neg"));
+    EXPECT_TRUE(slow.all_end_rel_micros >= kSleepMicros);
+    EXPECT_EQ(slow.all_end_rel_micros, slow.all_end_rel_nanos / 1000);
+    EXPECT_EQ(slow.all_start_micros, slow.all_start_nanos / 1000);
+    EXPECT_TRUE(slow.all_start_micros >= before);
+    EXPECT_TRUE(slow.all_start_micros + slow.all_end_rel_micros <= after);
+    EXPECT_TRUE(neg.all_start_nanos >= slow.all_start_nanos + slow.all_end_rel_nanos);
+
+    // The same metadata, untraced: its stats are cleared.
+    ASSERT_OK(session->Run(RunOptions(), {{"x", Tensor::From<float>(TensorShape({1}), {2})}},
+                           {"after:0"}, {}, &out, &md));
+    EXPECT_TRUE(md.step_stats.dev_stats.empty());
+    // Traced without metadata: it just runs.
+    ASSERT_OK(session->Run(traced, {{"x", Tensor::From<float>(TensorShape({1}), {2})}}, {"after:0"},
+                           {}, &out, nullptr));
+
+    // A failing step lists the node that failed (an unfed placeholder), not its consumer.
+    Status s = session->Run(traced, {}, {"after_bad:0"}, {}, &out, &md);
+    EXPECT_FALSE(s.ok());
+    nodes = TracedNodes(md);
+    EXPECT_EQ(nodes.count("bad"), 1u);
+    EXPECT_EQ(nodes.count("after_bad"), 0u);
+  }
+}
+
+TEST(Session, RunCallableTracesWithItsRunOptions) {
+  auto session = NewSession(SessionOptions());
+  ASSERT_OK(session->Create(TraceGraph()));
+  CallableOptions copts;
+  copts.feed = {"x"};
+  copts.fetch = {"after:0"};
+  copts.run_options.trace_level = RunOptions::SOFTWARE_TRACE;
+  Session::CallableHandle traced;
+  ASSERT_OK(session->MakeCallable(copts, &traced));
+  copts.run_options.trace_level = RunOptions::NO_TRACE;
+  Session::CallableHandle untraced;
+  ASSERT_OK(session->MakeCallable(copts, &untraced));
+  const std::vector<Tensor> feed = {Tensor::From<float>(TensorShape({1}), {2})};
+  RunMetadata md;
+  std::vector<Tensor> out;
+  ASSERT_OK(session->RunCallable(traced, feed, &out, &md));
+  std::map<std::string, NodeExecStats> nodes = TracedNodes(md);
+  EXPECT_EQ(nodes.size(), 2u);
+  EXPECT_TRUE(nodes["slow"].all_end_rel_micros >= kSleepMicros);
+  ThreadPool pool("test_inter_op", 2);
+  ThreadPoolOptions pools;
+  pools.inter_op_threadpool = &pool;
+  md = RunMetadata();
+  ASSERT_OK(session->RunCallable(traced, feed, &out, &md, pools));
+  EXPECT_EQ(TracedNodes(md).size(), 2u);
+  ASSERT_OK(session->RunCallable(untraced, feed, &out, &md));
+  EXPECT_TRUE(md.step_stats.dev_stats.empty());
 }
 
 EMBER_TEST_MAIN
