@@ -1,6 +1,7 @@
 // ember-benchmark --model for GraphDefs (.pb or .json): loads the graph (load_us: read and parse,
 // then Session::Create), runs --warmup untimed and --repeat timed Session::Run calls with the
-// given feeds and fetches, and reports median/mean/min/max microseconds per Run.
+// given feeds and fetches, and reports median/mean/min/max microseconds per Run. --profile then
+// runs --repeat more times traced (RunOptions::trace_level) and sums each node's time.
 //
 // Feeds are given like ember-run's (--feed NAME=FILE.npy). A Placeholder that is not fed but
 // has a fully known shape is filled with a fixed pattern (floats in [-1, 1), integers 0, bools
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -53,6 +55,28 @@ bool PatternFor(const NodeDef& node, Tensor* out) {
   }  // other dtypes stay zero-filled
   *out = t;
   return true;
+}
+
+// `runs` traced runs: each node's time summed into `out`, in the order the first run ran them.
+Status ProfileRuns(Session* session, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                   const std::vector<std::string>& fetches, int runs,
+                   std::vector<NodeProfile>* out) {
+  RunOptions traced;
+  traced.trace_level = RunOptions::SOFTWARE_TRACE;
+  std::map<std::string, size_t> index;
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < runs; ++i) {
+    RunMetadata metadata;
+    EMBER_RETURN_IF_ERROR(session->Run(traced, feeds, fetches, {}, &outputs, &metadata));
+    for (const DeviceStepStats& dev : metadata.step_stats.dev_stats) {
+      for (const NodeExecStats& ns : dev.node_stats) {
+        auto it = index.emplace(ns.node_name, out->size()).first;
+        if (it->second == out->size()) out->push_back({ns.node_name, ns.op, 0});
+        (*out)[it->second].total_us += static_cast<double>(ns.all_end_rel_nanos) / 1000.0;
+      }
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -112,6 +136,10 @@ StatusOr<GraphBenchResult> BenchmarkGraph(const GraphBenchArgs& args) {
   r.mean_us = sum / static_cast<double>(times.size());
   r.min_us = times.front();
   r.max_us = times.back();
+  if (args.profile) {
+    EMBER_RETURN_IF_ERROR(ProfileRuns(session.get(), feeds, args.fetches, args.repeat, &r.profile));
+    r.profile_runs = args.repeat;
+  }
   r.feeds = feeds.size();
   r.fetches = args.fetches.size();
   return r;

@@ -20,6 +20,13 @@ struct GraphBenchArgs {
   int repeat = 50;
   int threads = 1;       // intra-op threads; 1 runs inline on the calling thread
   bool optimize = true;  // SessionOptions::optimize_graph (--no-optimize turns it off)
+  bool profile = false;  // --profile: then `repeat` more runs, traced (RunOptions::trace_level)
+};
+
+// One node's time in the traced runs (--profile).
+struct NodeProfile {
+  std::string name, op;
+  double total_us = 0;  // summed over the traced runs
 };
 
 struct GraphBenchResult {
@@ -28,6 +35,8 @@ struct GraphBenchResult {
   double load_us = 0;         // read + parse + Session::Create
   double first_run_us = 0;    // includes building the executor
   double median_us = 0, mean_us = 0, min_us = 0, max_us = 0;
+  std::vector<NodeProfile> profile;  // every node the traced runs ran, in first-run order
+  int profile_runs = 0;
 };
 
 // True for the GraphDef suffixes ember-run reads (.pb, .json, .graphdef).

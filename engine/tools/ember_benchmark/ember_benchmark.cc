@@ -7,7 +7,7 @@
 //   ember-benchmark --model FILE.tflite [--repeat N] [--warmup N] [--threads N] [--profile]
 //                   [--json]
 //   ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... --fetch NAME...
-//                   [--repeat N] [--warmup N] [--threads N] [--no-optimize] [--json]
+//                   [--repeat N] [--warmup N] [--threads N] [--no-optimize] [--profile] [--json]
 //   ember-benchmark --model SAVEDMODEL_DIR [--signature KEY] [--feed KEY=FILE.npy]...
 //                   [--repeat N] [--warmup N] [--threads N] [--json]
 //
@@ -15,12 +15,15 @@
 // A model is loaded once (load_us: Model::FromFile), its inputs filled with a fixed pattern,
 // then run --warmup times untimed and --repeat times timed (median/mean/min us per Invoke).
 // --profile (.tflite): then --repeat more invokes timing each operator, listed costliest first.
+// --profile (GraphDef): then --repeat more runs traced (RunOptions::trace_level), each node's
+// mean time and each op's (its nodes' sum), costliest first.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -239,7 +242,7 @@ int Usage() {
                "[--feed KEY=FILE.npy]... [--repeat N] [--warmup N] [--threads N] [--json]\n"
                "       ember-benchmark --model FILE.pb|FILE.json [--feed NAME=FILE.npy]... "
                "--fetch NAME... [--repeat N] [--warmup N] [--threads N] [--no-optimize] "
-               "[--json]\n");
+               "[--profile] [--json]\n");
   return 2;
 }
 
@@ -262,7 +265,7 @@ long PeakRssKib() {
   return kib;
 }
 
-#ifdef EMBER_BENCH_HAS_LITE
+// A JSON string's contents: quotes and backslashes escaped, control characters as \uXXXX.
 std::string JsonEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -280,6 +283,7 @@ std::string JsonEscape(const std::string& text) {
   return out;
 }
 
+#ifdef EMBER_BENCH_HAS_LITE
 // --profile: each operator's mean time per invoke, the costliest first, and its share of the
 // operators' sum.
 void PrintProfile(const std::vector<ember::lite::Interpreter::OperatorTime>& ops, bool json) {
@@ -346,13 +350,57 @@ int BenchModel(const std::string& path, int warmup, int repeat, int threads, boo
 }
 #endif
 
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+// --profile for a GraphDef: each op's nodes' time per run and each node's, the costliest
+// first, with their shares of the nodes' sum (the same total in both tables).
+void PrintGraphProfile(const ember::bench::GraphBenchResult& r, bool json) {
+  const std::vector<ember::bench::NodeProfile>& nodes = r.profile;
+  const double runs = r.profile_runs > 0 ? r.profile_runs : 1;
+  double sum = 0;
+  std::map<std::string, std::pair<double, int>> by_op;  // op -> (total us, nodes)
+  for (const auto& n : nodes) {
+    sum += n.total_us;
+    auto& op = by_op[n.op];
+    op.first += n.total_us;
+    ++op.second;
   }
-  return out + "\"";
+  std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::vector<size_t> order(nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return nodes[a].total_us > nodes[b].total_us; });
+  auto share = [&](double total) { return sum > 0 ? total / sum : 0.0; };
+  if (json) {
+    std::printf(", \"profile_runs\": %d, \"profile_ops\": [", r.profile_runs);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      std::printf("%s{\"op\": \"%s\", \"nodes\": %d, \"mean_us\": %.3f, \"share\": %.6f}",
+                  i ? ", " : "", JsonEscape(ops[i].first).c_str(), ops[i].second.second,
+                  ops[i].second.first / runs, share(ops[i].second.first));
+    }
+    std::printf("], \"profile\": [");
+    for (size_t i = 0; i < order.size(); ++i) {
+      const auto& n = nodes[order[i]];
+      std::printf(
+          "%s{\"name\": \"%s\", \"op\": \"%s\", \"label\": \"%s\", \"mean_us\": %.3f, "
+          "\"share\": %.6f}",
+          i ? ", " : "", JsonEscape(n.name).c_str(), JsonEscape(n.op).c_str(),
+          JsonEscape(n.name + " (" + n.op + ")").c_str(), n.total_us / runs, share(n.total_us));
+    }
+    std::printf("]");
+    return;
+  }
+  std::printf("per op, its nodes' time per run, traced over %d more runs (costliest first):\n",
+              r.profile_runs);
+  for (const auto& op : ops) {
+    std::printf("%10.3f us %5.1f%%  %s (%d nodes)\n", op.second.first / runs,
+                100.0 * share(op.second.first), op.first.c_str(), op.second.second);
+  }
+  std::printf("per node, mean of those runs (costliest first):\n");
+  for (size_t i : order) {
+    std::printf("%10.3f us %5.1f%%  %s (%s)\n", nodes[i].total_us / runs,
+                100.0 * share(nodes[i].total_us), nodes[i].name.c_str(), nodes[i].op.c_str());
+  }
 }
 
 int BenchGraph(const ember::bench::GraphBenchArgs& args, bool json) {
@@ -363,13 +411,15 @@ int BenchGraph(const ember::bench::GraphBenchArgs& args, bool json) {
   }
   if (json) {
     std::printf(
-        "{\"model\": %s, \"format\": \"graphdef\", \"threads\": %d, \"nodes\": %zu, "
+        "{\"model\": \"%s\", \"format\": \"graphdef\", \"threads\": %d, \"nodes\": %zu, "
         "\"feeds\": %zu, \"synthesized_feeds\": %d, \"load_us\": %.3f, \"first_run_us\": %.3f, "
         "\"warmup\": %d, \"repeat\": %d, \"run_median_us\": %.3f, \"run_mean_us\": %.3f, "
-        "\"run_min_us\": %.3f, \"run_max_us\": %.3f, \"peak_rss_kib\": %ld, \"optimize\": %s}\n",
-        JsonString(args.path).c_str(), args.threads, r->nodes, r->feeds, r->synthesized_feeds,
+        "\"run_min_us\": %.3f, \"run_max_us\": %.3f, \"peak_rss_kib\": %ld, \"optimize\": %s",
+        JsonEscape(args.path).c_str(), args.threads, r->nodes, r->feeds, r->synthesized_feeds,
         r->load_us, r->first_run_us, args.warmup, args.repeat, r->median_us, r->mean_us, r->min_us,
         r->max_us, PeakRssKib(), args.optimize ? "true" : "false");
+    if (args.profile) PrintGraphProfile(*r, true);
+    std::printf("}\n");
     return 0;
   }
   std::printf("graph %s: %zu nodes, %zu feeds (%d synthesized), %zu fetches, %d thread(s)\n",
@@ -380,6 +430,7 @@ int BenchGraph(const ember::bench::GraphBenchArgs& args, bool json) {
       "run_median_us %.3f run_mean_us %.3f run_min_us %.3f run_max_us %.3f "
       "(warmup %d, repeat %d)\n",
       r->median_us, r->mean_us, r->min_us, r->max_us, args.warmup, args.repeat);
+  if (args.profile) PrintGraphProfile(*r, false);
   return 0;
 }
 
@@ -401,7 +452,7 @@ int main(int argc, char** argv) {
       signature_given = true;
     } else if (a == "--json") {
       json = true;
-    } else if (a == "--profile") {  // .tflite models: per-operator times
+    } else if (a == "--profile") {  // .tflite: per-operator times; GraphDefs: per-node times
       profile = true;
     } else if (a == "--no-optimize") {  // GraphDefs: run the nodes as written
       graph_args.optimize = false;
@@ -431,9 +482,15 @@ int main(int argc, char** argv) {
       return Usage();
     }
   }
-  if (profile && (model.empty() || ember::IsSavedModelDirectory(model) ||
-                  ember::bench::IsGraphDefPath(model))) {
-    return Error("--profile times the operators of a .tflite model (--model FILE.tflite)");
+  if (profile && model.empty()) {
+    return Error(
+        "--profile times a model's operators or nodes: give --model FILE.tflite or "
+        "--model FILE.pb --fetch NAME");
+  }
+  if (profile && ember::IsSavedModelDirectory(model)) {
+    return Error(
+        "--profile does not time a SavedModel: profile its graph as a GraphDef "
+        "(--model FILE.pb --fetch NAME)");
   }
   if (!model.empty() && ember::IsSavedModelDirectory(model)) {
     if (repeat < 1) return Error("--repeat must be at least 1");
@@ -456,6 +513,7 @@ int main(int argc, char** argv) {
     graph_args.repeat = repeat;
     graph_args.warmup = warmup;
     graph_args.threads = threads;
+    graph_args.profile = profile;
     return BenchGraph(graph_args, json);
   }
   if (!graph_args.feeds.empty() || !graph_args.fetches.empty()) {
