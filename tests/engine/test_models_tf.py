@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 TESTDATA = REPO / "engine" / "testdata"
 HAVE_TF = importlib.util.find_spec("tensorflow") is not None
 REASON = (
-    "tensorflow is not importable: install the `models` extra (pip install -e '.[models]') "
+    "tensorflow is not importable: install the test extra (pip install -e '.[test]') "
     "to run the ResNet50/EfficientNetB0/DenseNet121 agreement tests"
 )
 if not HAVE_TF:
