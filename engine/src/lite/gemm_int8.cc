@@ -513,6 +513,52 @@ EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i FusedDwords(cons
   return r;
 }
 
+// One block's requantization constants (FusedDwords's), loaded once for several rows.
+struct FusedBlock {
+  __m512i left, mult, mult_odd, add_even, add_odd, total_even, total_odd, neg_even, neg_odd;
+};
+
+template <bool kPlain>
+EMBER_VNNI_TARGET inline __attribute__((always_inline)) FusedBlock LoadFusedBlock(
+    const int32_t* rq) {
+  FusedBlock k;
+  k.left = kPlain ? _mm512_setzero_si512() : RqVec(rq, kRqLeft);
+  k.mult = RqVec(rq, kRqMult);
+  k.mult_odd = RqVec(rq, kRqMultOdd);
+  k.add_even = RqVec(rq, kRqAddEven);
+  k.add_odd = RqVec(rq, kRqAddOdd);
+  k.total_even = RqVec(rq, kRqTotalEven);
+  k.total_odd = RqVec(rq, kRqTotalOdd);
+  k.neg_even = RqVec(rq, kRqNegEven);
+  k.neg_odd = RqVec(rq, kRqNegOdd);
+  return k;
+}
+
+// FusedDwords from a loaded block, without out_zp (the caller adds it where not folded).
+template <bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(const FusedBlock& k,
+                                                                                __m512i a) {
+  if (!kPlain) a = _mm512_sllv_epi32(a, k.left);
+  const __m512i b31 = _mm512_set1_epi64(1LL << 31);
+  __m512i pe = _mm512_mul_epi32(a, k.mult);
+  __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), k.mult_odd);
+  if (!kPlain) {
+    const __m512i cap = _mm512_set1_epi64((1LL << 62) - (1LL << 31));
+    pe = _mm512_min_epi64(pe, cap);
+    po = _mm512_min_epi64(po, cap);
+  }
+  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, k.neg_even);
+  const __mmask8 no = _mm512_cmplt_epi64_mask(po, k.neg_odd);
+  pe = _mm512_mask_sub_epi64(_mm512_add_epi64(pe, k.add_even), ne, _mm512_add_epi64(pe, k.add_even),
+                             b31);
+  po = _mm512_mask_sub_epi64(_mm512_add_epi64(po, k.add_odd), no, _mm512_add_epi64(po, k.add_odd),
+                             b31);
+  pe = _mm512_srav_epi64(pe, k.total_even);
+  po = _mm512_srav_epi64(po, k.total_odd);
+  if (!kHigh) po = _mm512_slli_epi64(po, 32);
+  return _mm512_mask_blend_epi32(0xAAAA, pe, po);
+}
+
 // The int8 bytes of FusedDwords.
 template <bool kPlain, bool kHigh>
 EMBER_VNNI_TARGET inline __m128i FusedBytes(const PackedWeights& p, const int32_t* rq, __m512i a) {
@@ -580,22 +626,40 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Se
     }
   }
   if (NR == 2 || NR == 4) {
-    // Up to 64 channels per row narrowed together; blocks past n are not requantized (their
+    // Up to 64 channels per row narrowed together, block by block: one block's constants
+    // in registers for all MR rows, and the layer's flags read once (p is not re-read after
+    // the int8 stores, which may alias anything). Blocks past n are not requantized (their
     // bytes, never stored, repeat block 0's).
     const int valid = std::min(p.n - b0 * 16, NR * 16);
     const int32_t* rq = p.rq.data() + b0 * kRequantWords;
+    const bool add_zp = !p.rq_zp_folded, clamp = p.rq_clamp;
+    const __m512i zp = _mm512_set1_epi32(p.out_zp);
+    const __m512i lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
+    const __m512i hi = _mm512_set1_epi8(static_cast<char>(p.act_max));
+    __m512i r[MR][4];
+#pragma GCC unroll 4
+    for (int j = 0; j < NR; ++j) {
+      if (j > 0 && 16 * j >= valid) {
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i) r[i][j] = r[i][0];
+        continue;
+      }
+      const FusedBlock k = LoadFusedBlock<kPlain>(rq + j * kRequantWords);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        r[i][j] = ApplyFusedBlock<kPlain, kHigh>(k, c[i][j]);
+        if (add_zp) r[i][j] = _mm512_add_epi32(r[i][j], zp);
+      }
+    }
     const __mmask64 keep = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
+    const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      const __m512i r0 = FusedDwords<kPlain, kHigh>(p, rq, c[i][0]);
-      const __m512i r1 =
-          valid > 16 ? FusedDwords<kPlain, kHigh>(p, rq + kRequantWords, c[i][1]) : r0;
-      __m512i r2 = r0, r3 = r1;
-      if (NR == 4) {
-        if (valid > 32) r2 = FusedDwords<kPlain, kHigh>(p, rq + 2 * kRequantWords, c[i][2 % NR]);
-        if (valid > 48) r3 = FusedDwords<kPlain, kHigh>(p, rq + 3 * kRequantWords, c[i][3 % NR]);
-      }
-      const __m512i bytes = PackBytes64(p, r0, r1, r2, r3);
+      const __m512i r2 = NR == 4 ? r[i][2 % NR] : r[i][0], r3 = NR == 4 ? r[i][3 % NR] : r[i][1];
+      __m512i bytes =
+          _mm512_packs_epi16(_mm512_packs_epi32(r[i][0], r[i][1 % NR]), _mm512_packs_epi32(r2, r3));
+      bytes = _mm512_permutexvar_epi32(perm, bytes);
+      if (clamp) bytes = _mm512_min_epi8(_mm512_max_epi8(bytes, lo), hi);
       int8_t* yo = y + static_cast<size_t>(i) * y_stride + b0 * 16;
       if (valid == NR * 16) {
         if (NR == 4) {
@@ -609,24 +673,26 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Se
     }
     return;
   }
+  const bool add_zp = !p.rq_zp_folded, clamp = p.rq_clamp;
+  const __m512i zp = _mm512_set1_epi32(p.out_zp);
+  const __m128i lo = _mm_set1_epi8(static_cast<char>(p.act_min));
+  const __m128i hi = _mm_set1_epi8(static_cast<char>(p.act_max));
+  const int n = p.n;
+  const int32_t* rq0 = p.rq.data();
 #pragma GCC unroll 8
   for (int j = 0; j < NR; ++j) {
     const int c0 = (b0 + j) * 16;
-    if (c0 >= p.n) break;
-    const int32_t* rq = p.rq.data() + (b0 + j) * kRequantWords;
-    if (c0 + 16 <= p.n) {
+    if (c0 >= n) break;
+    const FusedBlock k = LoadFusedBlock<kPlain>(rq0 + (b0 + j) * kRequantWords);
+    const __mmask16 m = c0 + 16 <= n ? static_cast<__mmask16>(0xFFFF)
+                                     : static_cast<__mmask16>((1u << (n - c0)) - 1u);
 #pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + static_cast<size_t>(i) * y_stride + c0),
-                         FusedBytes<kPlain, kHigh>(p, rq, c[i][j]));
-      }
-    } else {
-      const __mmask16 m = static_cast<__mmask16>((1u << (p.n - c0)) - 1u);
-#pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) {
-        _mm_mask_storeu_epi8(y + static_cast<size_t>(i) * y_stride + c0, m,
-                             FusedBytes<kPlain, kHigh>(p, rq, c[i][j]));
-      }
+    for (int i = 0; i < MR; ++i) {
+      __m512i v = ApplyFusedBlock<kPlain, kHigh>(k, c[i][j]);
+      if (add_zp) v = _mm512_add_epi32(v, zp);
+      __m128i bytes = _mm512_cvtsepi32_epi8(v);
+      if (clamp) bytes = _mm_min_epi8(_mm_max_epi8(bytes, lo), hi);
+      _mm_mask_storeu_epi8(y + static_cast<size_t>(i) * y_stride + c0, m, bytes);
     }
   }
 }
