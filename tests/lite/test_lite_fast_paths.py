@@ -43,6 +43,12 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             (12, 12, 40),
             lambda: k.DepthwiseConv2D(3, dilation_rate=2, padding="valid", bias_initializer=init),
         ),
+        # 3x3 without padding, stride 2 and an odd width: the VNNI row buffer's columns and
+        # its last 16-channel block of 1 channel (33).
+        "dw_c33_3x3_s2_valid": (
+            (9, 10, 33),
+            lambda: k.DepthwiseConv2D(3, strides=2, padding="valid", bias_initializer=init),
+        ),
         "dw_c16_5x5": ((8, 8, 16), lambda: k.DepthwiseConv2D(5, padding="same", bias_initializer=init)),
         # Three output rows on two threads: the rows' channels are split in 32-channel parts.
         "dw_c72_3x3_rows3": ((3, 3, 72), lambda: k.DepthwiseConv2D(3, padding="same", bias_initializer=init)),

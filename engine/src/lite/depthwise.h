@@ -5,7 +5,11 @@
 #ifndef EMBER_SRC_LITE_DEPTHWISE_H_
 #define EMBER_SRC_LITE_DEPTHWISE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
+
+#include "common/aligned_vector.h"
 
 namespace ember {
 namespace lite {
@@ -52,6 +56,28 @@ void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry& g, const int8_t* x, c
 void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry& g, const float* x, const float* w,
                                    const float* bias, float lo, float hi, int oy, int c0, int c1,
                                    float* y);
+
+// 3x3 filters without dilation (depth multiplier 1) on CPUs where HasVnni(): each filter
+// column's three taps are one VPDPBUSD (unsigned by signed bytes, 4 per 32-bit lane) over a row
+// buffer whose 4-byte groups hold the three input rows' bytes of one pixel and channel, offset
+// by 128; taps in the padding read the input zero point there, which the bias cancels. Exact
+// integers, so the reference kernel's outputs. Made once by PackDepthwise3x3Vnni.
+struct Depthwise3x3Vnni {
+  AlignedVector<int8_t> w;    // [c / 16 blocks][kx 0..2][16 lanes][ky 0..2, then 0]
+  std::vector<int32_t> bias;  // [c rounded up to 16]: bias - (in_zp + 128) * sum of the 9 weights
+};
+
+bool Depthwise3x3VnniUsable(const DepthwiseGeometry& g);
+// w: [3, 3, c] int8 (TFLite's [1, 3, 3, c] filter); bias: c values (null: none).
+void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t in_zp,
+                          Depthwise3x3Vnni* out);
+// Bytes of 64-byte aligned scratch that one DepthwiseRowI8Vnni3x3 call needs.
+size_t Depthwise3x3VnniScratch(const DepthwiseGeometry& g);
+// DepthwiseRowI8Avx512Channels's outputs (channels [c0, c1), c0 a multiple of 16) for a
+// filter packed by PackDepthwise3x3Vnni; q.bias is not read (p.bias holds it).
+void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const int8_t* x, const Depthwise3x3Vnni& p,
+                           int32_t in_zp, const DepthwiseRequant& q, int oy, int c0, int c1,
+                           uint8_t* scratch, int8_t* y);
 
 }  // namespace lite
 }  // namespace ember

@@ -18,6 +18,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <cstring>
 #include <type_traits>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -227,6 +228,140 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry& g, 
     counts(std::true_type());
   } else {
     counts(std::false_type());
+  }
+}
+
+bool Depthwise3x3VnniUsable(const DepthwiseGeometry& g) {
+  return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1;
+}
+
+void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t in_zp,
+                          Depthwise3x3Vnni* out) {
+  const int blocks = (c + 15) / 16;
+  out->w.assign(static_cast<size_t>(blocks) * 3 * 64, 0);
+  out->bias.assign(static_cast<size_t>(blocks) * 16, 0);
+  for (int ch = 0; ch < c; ++ch) {
+    const int b = ch / 16, lane = ch % 16;
+    uint32_t sum = 0;
+    for (int ky = 0; ky < 3; ++ky) {
+      for (int kx = 0; kx < 3; ++kx) {
+        const int8_t v = w[static_cast<size_t>(ky * 3 + kx) * c + ch];
+        out->w[(static_cast<size_t>(b) * 3 + kx) * 64 + lane * 4 + ky] = v;
+        sum += static_cast<uint32_t>(static_cast<int32_t>(v));
+      }
+    }
+    // Wrapping int32 arithmetic, as the reference's sums.
+    const uint32_t b0 = bias != nullptr ? static_cast<uint32_t>(bias[ch]) : 0u;
+    out->bias[static_cast<size_t>(ch)] =
+        static_cast<int32_t>(b0 - static_cast<uint32_t>(in_zp + 128) * sum);
+  }
+}
+
+size_t Depthwise3x3VnniScratch(const DepthwiseGeometry& g) {
+  const size_t blocks = static_cast<size_t>((g.c + 15) / 16);
+  const size_t cols = static_cast<size_t>((g.ow - 1) * g.stride_w + 3);
+  return blocks * 16 + 64 + cols * blocks * 64;  // the zero point bytes, then the row buffer
+}
+
+namespace {
+
+template <bool Full, bool kFast>
+EMBER_VNNI_TARGET inline void Vnni3x3Block(const DepthwiseGeometry& g, const Depthwise3x3Vnni& p,
+                                           const DepthwiseRequant& q, int block, int c, __mmask16 m,
+                                           const uint8_t* buf, size_t col_stride, int8_t* y) {
+  const int8_t* wb = p.w.data() + static_cast<size_t>(block) * 192;
+  const __m512i w0 = _mm512_loadu_si512(wb), w1 = _mm512_loadu_si512(wb + 64);
+  const __m512i w2 = _mm512_loadu_si512(wb + 128);
+  const __m512i bias = _mm512_loadu_si512(p.bias.data() + c);
+  const avx512::DoubleRounding k = avx512::MakeDoubleRounding(
+      _mm512_maskz_loadu_epi32(m, q.mult + c), _mm512_maskz_loadu_epi32(m, q.shift + c));
+  const __m512i zp_out = _mm512_set1_epi32(q.out_zp);
+  const __m512i lo = _mm512_set1_epi32(q.act_min), hi = _mm512_set1_epi32(q.act_max);
+  const size_t step = static_cast<size_t>(g.stride_w) * col_stride;
+  for (int ox = 0; ox < g.ow; ++ox) {
+    const uint8_t* s = buf + static_cast<size_t>(ox) * step;
+    __m512i acc = _mm512_dpbusd_epi32(bias, _mm512_load_si512(s), w0);
+    acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + col_stride), w1);
+    acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + 2 * col_stride), w2);
+    const __m512i v = _mm512_add_epi32(avx512::ApplyDoubleRounding<kFast>(k, acc), zp_out);
+    const __m128i bytes = kFast
+                              ? _mm512_cvtsepi32_epi8(v)
+                              : _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi));
+    int8_t* yo = y + static_cast<size_t>(ox) * g.c + c;
+    if (Full) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yo), bytes);
+    } else {
+      _mm_mask_storeu_epi8(yo, m, bytes);
+    }
+  }
+}
+
+}  // namespace
+
+EMBER_VNNI_TARGET void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const int8_t* x,
+                                             const Depthwise3x3Vnni& p, int32_t in_zp,
+                                             const DepthwiseRequant& q, int oy, int c0, int c1,
+                                             uint8_t* scratch, int8_t* y) {
+  const int cb0 = c0 / 16, cb1 = (c1 + 15) / 16, nb = cb1 - cb0;
+  const size_t zp_bytes = static_cast<size_t>((g.c + 15) / 16 * 16 + 64) / 64 * 64;
+  int8_t* zp = reinterpret_cast<int8_t*>(scratch);
+  std::memset(zp, static_cast<uint8_t>(static_cast<int8_t>(in_zp)), zp_bytes);
+  uint8_t* buf = scratch + zp_bytes;
+  const size_t col_stride = static_cast<size_t>(nb) * 64;
+  // The row buffer: column j is input column j - pad_w; each 16-channel block a vector of
+  // 4-byte groups (rows oy * stride - pad_h + 0, 1, 2; then 0), offset by 128.
+  const int8_t* rows[3];
+  for (int ky = 0; ky < 3; ++ky) {
+    const int iy = oy * g.stride_h - g.pad_h + ky;
+    rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c : nullptr;
+  }
+  const __m512i flip = _mm512_set1_epi32(0x00808080);
+  const __mmask16 tail = Mask(c1 - (cb1 - 1) * 16);
+  const int cols = (g.ow - 1) * g.stride_w + 3;
+  for (int j = 0; j < cols; ++j) {
+    const int ix = j - g.pad_w;
+    const bool inside = ix >= 0 && ix < g.iw;
+    const int8_t* src[3];
+    for (int ky = 0; ky < 3; ++ky) {
+      src[ky] = inside && rows[ky] != nullptr ? rows[ky] + static_cast<size_t>(ix) * g.c : zp;
+    }
+    uint8_t* bj = buf + static_cast<size_t>(j) * col_stride;
+    for (int b = 0; b < nb; ++b) {
+      const int c = (cb0 + b) * 16;
+      const __m128i zv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zp));
+      __m128i r0, r1, r2;
+      if (b + 1 < nb || tail == 0xFFFF) {
+        r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + c));
+        r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + c));
+        r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + c));
+      } else {
+        r0 = _mm_mask_loadu_epi8(zv, tail, src[0] + c);
+        r1 = _mm_mask_loadu_epi8(zv, tail, src[1] + c);
+        r2 = _mm_mask_loadu_epi8(zv, tail, src[2] + c);
+      }
+      const __m512i v = _mm512_ternarylogic_epi32(
+          _mm512_cvtepu8_epi32(r0), _mm512_slli_epi32(_mm512_cvtepu8_epi32(r1), 8),
+          _mm512_slli_epi32(_mm512_cvtepu8_epi32(r2), 16), 0xFE);
+      _mm512_store_si512(bj + static_cast<size_t>(b) * 64, _mm512_xor_si512(v, flip));
+    }
+  }
+  int slow = 0;
+  for (int c = c0; c < c1; ++c) slow |= (q.shift[c] > 0) | (q.mult[c] == INT32_MIN);
+  const bool fast = q.act_min == -128 && q.act_max == 127 && slow == 0;
+  for (int b = 0; b < nb; ++b) {
+    const int c = (cb0 + b) * 16;
+    const uint8_t* bb = buf + static_cast<size_t>(b) * 64;
+    const bool full = c + 16 <= c1;
+    const __mmask16 m = Mask(c1 - c);
+    if (full && fast) {
+      Vnni3x3Block<true, true>(g, p, q, cb0 + b, c, m, bb, col_stride, y);
+    } else if (full) {
+      Vnni3x3Block<true, false>(g, p, q, cb0 + b, c, m, bb, col_stride, y);
+    } else if (fast) {
+      Vnni3x3Block<false, true>(g, p, q, cb0 + b, c, m, bb, col_stride, y);
+    } else {
+      Vnni3x3Block<false, false>(g, p, q, cb0 + b, c, m, bb, col_stride, y);
+    }
   }
 }
 
@@ -484,6 +619,11 @@ EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry& g,
 
 #else
 
+bool Depthwise3x3VnniUsable(const DepthwiseGeometry&) { return false; }
+void PackDepthwise3x3Vnni(const int8_t*, const int32_t*, int, int32_t, Depthwise3x3Vnni*) {}
+size_t Depthwise3x3VnniScratch(const DepthwiseGeometry&) { return 0; }
+void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry&, const int8_t*, const Depthwise3x3Vnni&,
+                           int32_t, const DepthwiseRequant&, int, int, int, uint8_t*, int8_t*) {}
 bool DepthwiseAvx512Usable(const DepthwiseGeometry&) { return false; }
 void DepthwiseRowI8Avx512(const DepthwiseGeometry&, const int8_t*, const int32_t*, int32_t,
                           const DepthwiseRequant&, int, int8_t*) {}

@@ -11,6 +11,7 @@
 #include "ember/lite/interpreter.h"
 #include "ember/lite/schema.h"
 #include "ember/status.h"
+#include "lite/depthwise.h"
 #include "lite/gemm_f32.h"
 #include "lite/gemm_int8.h"
 #include "lite/thread_pool.h"
@@ -69,6 +70,9 @@ struct Interpreter::NodeState {
   size_t acc_slice = 0;              // per-thread slice of scratch32 (accumulators)
   size_t im2col_base = 0;            // where the im2col slices of scratchu8 start
   bool direct_1x1 = false;           // 1x1, stride 1: the input rows are the GEMM's rows
+  // int8 3x3 DEPTHWISE_CONV_2D with VNNI: packed filter, and rows built in scratchu8 slices.
+  bool dw3_vnni = false;
+  Depthwise3x3Vnni dw3;
   // Geometry (NHWC): batches, in_h, in_w, in_c, out_h, out_w, out_c, filter_h, filter_w.
   int n = 1, ih = 0, iw = 0, ic = 0, oh = 0, ow = 0, oc = 0, kh = 1, kw = 1;
   int pad_h = 0, pad_w = 0;

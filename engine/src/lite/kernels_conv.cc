@@ -3,6 +3,7 @@
 // computed as dot(w, x) - zp_in * sum(w), which is the same integer.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "ember/lite/quant.h"
 #include "lite/depthwise.h"
@@ -784,22 +785,27 @@ int DepthwiseChannelParts(const NodeState& node, int rows, int channels) {
   return std::max(1, std::min(node.threads, (channels + 31) / 32));
 }
 
-// Runs row(r, bi, oy, c0, c1) for every output row r (image bi, row oy) and each of its `parts`
-// channel ranges [c0, c1) (DepthwiseChannelParts), the (row, part) units spread over the tasks.
+// Runs row(r, bi, oy, c0, c1[, thread]) for every output row r (image bi, row oy) and each of its
+// `parts` channel ranges [c0, c1) (DepthwiseChannelParts), the (row, part) units spread over the
+// tasks; `thread` (when row takes it) indexes per-thread scratch.
 template <typename RowFn>
 void RunDepthwiseChannelParts(const NodeState& node, const DepthwiseGeometry& g, int rows,
                               int parts, RowFn row) {
   const int units = rows * parts;
   const int tasks = TaskCount(node, units, static_cast<int64_t>(g.ow) * g.c / parts * g.kh * g.kw);
-  RunTasks(node, tasks, [&](int task, int) {
+  RunTasks(node, tasks, [&](int task, int thread) {
     int64_t u0, u1;
     ChunkRange(units, tasks, task, 1, &u0, &u1);
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t r = u / parts;
       int64_t c0, c1;
       ChunkRange(g.c, parts, static_cast<int>(u % parts), 32, &c0, &c1);
-      row(r, static_cast<int>(r / g.oh), static_cast<int>(r % g.oh), static_cast<int>(c0),
-          static_cast<int>(c1));
+      const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
+      if constexpr (std::is_invocable_v<RowFn, int64_t, int, int, int, int, int>) {
+        row(r, bi, oy, static_cast<int>(c0), static_cast<int>(c1), thread);
+      } else {
+        row(r, bi, oy, static_cast<int>(c0), static_cast<int>(c1));
+      }
     }
   });
 }
@@ -858,6 +864,16 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     q.act_max = node->act_max;
     const int32_t* w32 = node->scratch32.data();  // widened weights, read-only
     const int parts = DepthwiseChannelParts(*node, rows, g.c);
+    if (node->dw3_vnni) {
+      RunDepthwiseChannelParts(
+          *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1, int thread) {
+            DepthwiseRowI8Vnni3x3(
+                g, x + bi * in_image, node->dw3, node->in_zp, q, oy, c0, c1,
+                node->scratchu8.data() + static_cast<size_t>(thread) * node->scratch_slice,
+                y + static_cast<size_t>(r) * g.ow * g.c);
+          });
+      return Status::OK();
+    }
     if (parts > 1) {
       RunDepthwiseChannelParts(
           *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1) {
@@ -955,6 +971,16 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
   if (!node->vnni) {
     node->acc_slice = static_cast<size_t>(node->ow) * node->oc;
     node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads), 0);
+    return Status::OK();
+  }
+  const DepthwiseGeometry g = Geometry(*node);
+  if (Depthwise3x3VnniUsable(g) && node->in_zp >= -128 && node->in_zp <= 127) {
+    // 3x3 without dilation: VPDPBUSD over rows of 4-byte groups (depthwise.h).
+    node->dw3_vnni = true;
+    PackDepthwise3x3Vnni(reinterpret_cast<const int8_t*>(w.data), node->bias.data(), node->oc,
+                         node->in_zp, &node->dw3);
+    node->scratch_slice = (Depthwise3x3VnniScratch(g) + 63) / 64 * 64;
+    node->scratchu8.assign(node->scratch_slice * static_cast<size_t>(node->threads), 0);
     return Status::OK();
   }
   // The AVX-512 row reads int32 weights, [taps][channels rounded up to 16].
