@@ -445,15 +445,16 @@ Status EvalConvI8(NodeState* node) {
     const int stride = p.k4 * 4;
     const size_t in_bytes = node->t.in[0]->num_elements;
     uint8_t* xu = node->scratchu8.data();
-    if (p.padded_h == 0) {
+    const int m = node->n * node->oh * node->ow;
+    const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;
+    const int groups = p.nb / p.nr;
+    const bool few_rows = node->threads > 1 && blocks < 4 * node->threads && (groups > 1 || m > 4);
+    if (p.padded_h == 0 && !(node->direct_1x1 && !few_rows)) {
       // Offset the whole input by 128 once; im2col then copies unsigned bytes.
       OffsetToUnsigned(x, in_bytes, xu);
     }
     if (node->direct_1x1) {
-      const int m = node->n * node->oh * node->ow;
-      const int blocks = (m + kConvRowBlock - 1) / kConvRowBlock;
-      const int groups = p.nb / p.nr;
-      if (node->threads > 1 && blocks < 4 * node->threads && (groups > 1 || m > 4)) {
+      if (few_rows) {
         // Few pixels (a 14x14, 6x6 or 3x3 image, where 64-pixel blocks split unevenly or not at
         // all): split the output channels by groups of the packed weights as well, and the
         // pixels only into as many 4-row-aligned chunks as needed for about two tasks per
@@ -488,8 +489,11 @@ Status EvalConvI8(NodeState* node) {
         for (int64_t b = b0; b < b1; ++b) {
           const int r = static_cast<int>(b) * kConvRowBlock;
           const int rows = std::min(kConvRowBlock, m - r);
-          ConvGemmVnni(xu + static_cast<size_t>(r) * node->ic, rows, node->ic, p,
-                       y + static_cast<size_t>(r) * node->oc, node->oc);
+          // Each block offsets its own rows by 128 (in the task, so threads share the pass,
+          // and the GEMM reads them back from L1).
+          const size_t at = static_cast<size_t>(r) * node->ic;
+          OffsetToUnsigned(x + at, static_cast<size_t>(rows) * node->ic, xu + at);
+          ConvGemmVnni(xu + at, rows, node->ic, p, y + static_cast<size_t>(r) * node->oc, node->oc);
         }
       });
       return Status::OK();
