@@ -85,6 +85,9 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             (10, 10, 8),
             lambda: k.Conv2D(16, 3, dilation_rate=2, padding="same", bias_initializer=init),
         ),
+        # A residual ADD (two same-shape int8 inputs of different scales; 300 values: a
+        # masked last vector) behind the 1x1 conv that feeds it.
+        "add_residual_c12": ((5, 5, 12), lambda: lambda t: k.Add()([t, k.Conv2D(12, 1, bias_initializer=init)(t)])),
         # A classifier's softmax (int8: per-difference tables; float: split rows) and a global
         # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
         "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),

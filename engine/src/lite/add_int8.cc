@@ -1,6 +1,8 @@
 // AVX-512 int8 ADD (see add_int8.h): the same integer steps as the scalar kernel, lane by lane,
 // with the double-rounding requantization doing MultiplyByQuantizedMultiplierSmallerThanOne (a
-// shift <= 0 leaves only the rounding right shift), its constants made once per call.
+// shift <= 0 leaves only the rounding right shift), its constants made once per call. Its
+// plain form: QuantizeMultiplierSmallerThanOne's multipliers lie in [2^30, 2^31), never
+// INT32_MIN, and the shifts are <= 0 (the caller checks both), so no left shift or cap.
 #include "lite/add_int8.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -38,10 +40,10 @@ EMBER_VNNI_TARGET void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, c
     const __m512i xa = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
     const __m512i xb = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
     const __m512i ra =
-        avx512::ApplyDoubleRounding(k1, _mm512_sll_epi32(_mm512_sub_epi32(xa, zp1), left));
+        avx512::ApplyDoubleRounding<true>(k1, _mm512_sll_epi32(_mm512_sub_epi32(xa, zp1), left));
     const __m512i rb =
-        avx512::ApplyDoubleRounding(k2, _mm512_sll_epi32(_mm512_sub_epi32(xb, zp2), left));
-    __m512i v = avx512::ApplyDoubleRounding(ko, _mm512_add_epi32(ra, rb));
+        avx512::ApplyDoubleRounding<true>(k2, _mm512_sll_epi32(_mm512_sub_epi32(xb, zp2), left));
+    __m512i v = avx512::ApplyDoubleRounding<true>(ko, _mm512_add_epi32(ra, rb));
     v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zpo), lo), hi);
     _mm512_mask_cvtepi32_storeu_epi8(y + i, m, v);
   }

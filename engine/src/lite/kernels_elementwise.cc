@@ -1,5 +1,6 @@
 // ADD, MUL (with broadcasting), RELU, RELU6, QUANTIZE, DEQUANTIZE, RESHAPE, CONCATENATION.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -237,7 +238,10 @@ Status PrepareAddMul(NodeState* node) {
       return errors::InvalidArgument(node->what + ": output scale is too small for the inputs");
     }
     node->eval = EvalAddI8;
-    node->vnni = HasVnni() && node->in_shape6 == node->in2_shape6;
+    // AddI8Avx512's plain requantization: no INT32_MIN multiplier (only a negative scale,
+    // which a hostile model could hold, gives one); the shifts are <= 0 (checked above).
+    node->vnni = HasVnni() && node->in_shape6 == node->in2_shape6 && node->m1 != INT32_MIN &&
+                 node->m2 != INT32_MIN && node->multiplier != INT32_MIN;
   } else {
     const double real = static_cast<double>(sa) * static_cast<double>(sb) / static_cast<double>(so);
     QuantizeMultiplier(real, &node->multiplier, &node->shift);
