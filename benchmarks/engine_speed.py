@@ -17,6 +17,8 @@ OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for this command only (see matmul
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
@@ -86,7 +88,16 @@ def _convert(model: Any, int8: bool, shape: tuple[int, ...]) -> bytes:
         conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         conv.inference_input_type = tf.int8
         conv.inference_output_type = tf.int8
-    data: bytes = conv.convert()
+    # Keras's export prints each model's signature ("Saved artifact at ...", one "Captures"
+    # line per weight: thousands for MobileNetV2) to stdout: kept out of the report, and shown
+    # only when the conversion fails.
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            data: bytes = conv.convert()
+    except Exception:
+        sys.stderr.write(printed.getvalue())
+        raise
     return data
 
 
@@ -303,7 +314,7 @@ def graph_rows(tool: Path, graphs: dict[str, Path], threads: list[int], repeat: 
     return rows
 
 
-def model_rows(tool: Path, models: dict[str, Path], threads: list[int], repeat: int) -> list[Row]:
+def model_rows(tool: Path, models: dict[str, Path], threads: list[int], repeat: int, rounds: int = 3) -> list[Row]:
     """ember lite (num_threads t) vs LiteRT+XNNPACK (num_threads t) per model and thread count;
     beside each count above the first, each side's speed-up over its own first count."""
     rows: list[Row] = []
@@ -311,10 +322,11 @@ def model_rows(tool: Path, models: dict[str, Path], threads: list[int], repeat: 
         reps = repeat if name.startswith("mobilenet") else max(repeat // 2, 20)
         first: Row | None = None
         for t in threads:
-            # Alternate ember / reference twice; keep each side's best median.
+            # Alternate ember / reference `rounds` times; keep each side's best median (a
+            # shared machine slows both sides in bursts: each side's best is its quiet figure).
             e_best, x_best, b_best = float("inf"), float("inf"), float("inf")
             e_rss = x_rss = 0.0
-            for _ in range(2):
+            for _ in range(rounds):
                 e, _, e_rss = ember_model(tool, path, t, reps)
                 x, _, x_rss = litert_model(path, t, "xnnpack", reps)
                 e_best, x_best = min(e_best, e), min(x_best, x)
@@ -492,6 +504,9 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2", help="thread counts for model figures")
     parser.add_argument("--min-time", type=float, default=0.5, help="seconds per kernel figure")
     parser.add_argument("--repeat", type=int, default=100, help="invokes per model timing")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="ember / LiteRT alternations per model figure (each side's best)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write every figure here")
     parser.add_argument("--skip-models", action="store_true")
     parser.add_argument("--skip-kernels", action="store_true")
@@ -521,7 +536,7 @@ def main() -> None:
         rows += graph_rows(tool, graphs, threads, args.repeat)
     if not args.skip_models:
         models = {k: v for k, v in make_models(args.cache).items() if wanted(k)}
-        rows += model_rows(tool, models, threads, args.repeat)
+        rows += model_rows(tool, models, threads, args.repeat, max(1, args.rounds))
     end_load = os.getloadavg()
     print(f"load average at the end: {end_load[0]:.2f} {end_load[1]:.2f} {end_load[2]:.2f}")
     if args.json:
