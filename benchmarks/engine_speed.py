@@ -10,7 +10,9 @@ MobileNetV2 and KerasHub BERT fixtures (engine/testdata/graphs) and ResNet50 at 
 into --cache by engine/testdata/gen_models.py.
 Ratios are reference time / ember time: >= 1.0x means ember is at least as fast. Models are
 generated once (random weights; a representative dataset for int8) into --cache. Each ember and
-LiteRT model timing runs in its own child process, so its peak RSS is that figure's memory.
+LiteRT model timing runs in its own child process, so its peak RSS is that figure's memory;
+a child of t threads is pinned to the first t CPUs this process may use, the same CPUs for
+both sides of a figure (the CPUs of a shared machine need not be equally fast).
 OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for this command only (see matmul_vs_numpy.py).
 """
 
@@ -159,9 +161,39 @@ def make_models(cache: Path) -> dict[str, Path]:
 # ---- child processes: one model timing each, peak RSS beside it ---------------------------
 
 
-def run_child(argv: list[str]) -> dict[str, Any]:
-    """Runs argv and parses the JSON object on the last line of its stdout."""
-    proc = subprocess.run(argv, capture_output=True, text=True)
+def child_cpus(threads: int) -> set[int] | None:
+    """The first `threads` CPUs this process may run on, for a timed child of that many threads;
+    None where the OS has no affinity call.
+
+    Both sides of a figure run on the same CPUs: the CPUs of a shared machine need not be equal
+    (measured on this 2-vCPU VM: one ran the int8 depthwise layer 28% slower than the other,
+    alone or beside it), and an unpinned single-threaded child lands on either, so a t1 ratio
+    could compare two CPUs."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    return set(sorted(os.sched_getaffinity(0))[: max(1, threads)])
+
+
+def run_pinned(argv: list[str], threads: int | None) -> subprocess.CompletedProcess[str]:
+    """subprocess.run with the child on child_cpus(threads) (inherited from this thread's affinity,
+    set around the spawn and restored; no preexec_fn in a process that may hold other threads)."""
+    cpus = child_cpus(threads) if threads is not None else None
+    if cpus is None:
+        return subprocess.run(argv, capture_output=True, text=True)
+    saved = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.sched_setaffinity(0, saved)
+    out, err = proc.communicate()
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def run_child(argv: list[str], threads: int | None = None) -> dict[str, Any]:
+    """Runs argv (on child_cpus(threads) when given) and parses the JSON object on the last line
+    of its stdout."""
+    proc = run_pinned(argv, threads)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -212,7 +244,7 @@ def litert_worker(model: str, threads: int, resolver: str, repeat: int) -> None:
 def ember_model(tool: Path, model: Path, threads: int, repeat: int) -> tuple[float, float, float]:
     """ember-benchmark --model with --threads (the lite interpreter's num_threads)."""
     argv = [str(tool), "--model", str(model), "--repeat", str(repeat), "--warmup", "5", "--json"]
-    r = run_child([*argv, "--threads", str(threads)])
+    r = run_child([*argv, "--threads", str(threads)], threads)
     if r.get("threads") != threads:
         sys.exit(f"{tool} ran {model.name} with {r.get('threads')} threads, not {threads}")
     return float(r["invoke_median_us"]), float(r["invoke_min_us"]), r.get("peak_rss_kib", -1) / 1024
@@ -220,7 +252,7 @@ def ember_model(tool: Path, model: Path, threads: int, repeat: int) -> tuple[flo
 
 def litert_model(model: Path, threads: int, resolver: str, repeat: int) -> tuple[float, float, float]:
     argv = [sys.executable, __file__, "--litert-worker", str(model), str(threads), resolver, str(repeat)]
-    r = run_child(argv)
+    r = run_child(argv, threads)
     return float(r["median_us"]), float(r["min_us"]), r["peak_rss_kib"] / 1024
 
 
@@ -260,12 +292,12 @@ def ember_graph(tool: Path, folder: Path, threads: int, repeat: int, optimize: b
     for name in manifest["fetches"]:
         argv += ["--fetch", name]
     argv += ["--threads", str(threads), "--json"] + ([] if optimize else ["--no-optimize"])
-    r = run_child(argv)
+    r = run_child(argv, threads)
     return float(r["run_median_us"]), r.get("peak_rss_kib", -1) / 1024
 
 
 def tf_graph(folder: Path, threads: int, repeat: int) -> tuple[float, float]:
-    r = run_child([sys.executable, __file__, "--tf-graph-worker", str(folder), str(threads), str(repeat)])
+    r = run_child([sys.executable, __file__, "--tf-graph-worker", str(folder), str(threads), str(repeat)], threads)
     return float(r["median_us"]), r["peak_rss_kib"] / 1024
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
-from engine_speed import invoke_times  # the same timing loop as the whole-model figures
+from engine_speed import invoke_times, run_pinned  # the whole-model figures' timing loop and CPUs
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = Path.home() / ".cache" / "ember-bench" / "mobilenet_v2_035_96_int8.tflite"
@@ -143,7 +142,7 @@ def litert_worker(threads: int, repeat: int, paths: list[str]) -> None:
 
 def litert_times(threads: int, repeat: int, paths: list[str]) -> list[float]:
     argv = [sys.executable, __file__, "--litert-worker", str(threads), str(repeat), *paths]
-    proc = subprocess.run(argv, capture_output=True, text=True)
+    proc = run_pinned(argv, threads)
     if proc.returncode != 0:
         sys.exit(f"LiteRT worker failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     result: list[float] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -152,7 +151,7 @@ def litert_times(threads: int, repeat: int, paths: list[str]) -> list[float]:
 
 def ember_time(tool: Path, path: str, threads: int, repeat: int) -> float:
     argv = [str(tool), "--model", path, "--repeat", str(repeat), "--warmup", "5", "--threads", str(threads), "--json"]
-    proc = subprocess.run(argv, capture_output=True, text=True)
+    proc = run_pinned(argv, threads)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     r = json.loads(proc.stdout.strip().splitlines()[-1])
