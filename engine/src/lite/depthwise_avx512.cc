@@ -16,6 +16,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstring>
@@ -260,10 +261,30 @@ void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t i
 size_t Depthwise3x3VnniScratch(const DepthwiseGeometry& g) {
   const size_t blocks = static_cast<size_t>((g.c + 15) / 16);
   const size_t cols = static_cast<size_t>((g.ow - 1) * g.stride_w + 3);
-  return blocks * 16 + 64 + cols * blocks * 64;  // the zero point bytes, then the row buffer
+  return blocks * 16 + 64 + cols * 64;  // the zero point bytes, then one block's row buffer
 }
 
 namespace {
+
+// 16 channels' 4-byte groups: the bytes at a0, a1, a2 (lanes outside m: zv's), then 0; each
+// byte offset by 128 (flip).
+EMBER_VNNI_TARGET inline __m512i Group3(const int8_t* a0, const int8_t* a1, const int8_t* a2,
+                                        bool full, __mmask16 m, __m128i zv, __m512i flip) {
+  __m128i r0, r1, r2;
+  if (full) {
+    r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a0));
+    r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a1));
+    r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a2));
+  } else {
+    r0 = _mm_mask_loadu_epi8(zv, m, a0);
+    r1 = _mm_mask_loadu_epi8(zv, m, a1);
+    r2 = _mm_mask_loadu_epi8(zv, m, a2);
+  }
+  const __m512i v = _mm512_ternarylogic_epi32(
+      _mm512_cvtepu8_epi32(r0), _mm512_slli_epi32(_mm512_cvtepu8_epi32(r1), 8),
+      _mm512_slli_epi32(_mm512_cvtepu8_epi32(r2), 16), 0xFE);
+  return _mm512_xor_si512(v, flip);
+}
 
 template <bool Full, bool kFast>
 EMBER_VNNI_TARGET inline void Vnni3x3Block(const DepthwiseGeometry& g, const Depthwise3x3Vnni& p,
@@ -302,65 +323,56 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const i
                                              const Depthwise3x3Vnni& p, int32_t in_zp,
                                              const DepthwiseRequant& q, int oy, int c0, int c1,
                                              uint8_t* scratch, int8_t* y) {
-  const int cb0 = c0 / 16, cb1 = (c1 + 15) / 16, nb = cb1 - cb0;
+  const int cb0 = c0 / 16, cb1 = (c1 + 15) / 16;
   const size_t zp_bytes = static_cast<size_t>((g.c + 15) / 16 * 16 + 64) / 64 * 64;
   int8_t* zp = reinterpret_cast<int8_t*>(scratch);
   std::memset(zp, static_cast<uint8_t>(static_cast<int8_t>(in_zp)), zp_bytes);
   uint8_t* buf = scratch + zp_bytes;
-  const size_t col_stride = static_cast<size_t>(nb) * 64;
-  // The row buffer: column j is input column j - pad_w; each 16-channel block a vector of
-  // 4-byte groups (rows oy * stride - pad_h + 0, 1, 2; then 0), offset by 128.
+  // One 16-channel block at a time: its row buffer (column j is input column j - pad_w; each
+  // a vector of 4-byte groups: rows oy * stride - pad_h + 0, 1, 2, then 0; offset by 128) is
+  // built and then read while in L1 (a whole row's buffer, all blocks, is 22 KiB for
+  // 56x56x96 at stride 1, and was written out of L1 before its first read).
   const int8_t* rows[3];
   for (int ky = 0; ky < 3; ++ky) {
     const int iy = oy * g.stride_h - g.pad_h + ky;
     rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c : nullptr;
   }
   const __m512i flip = _mm512_set1_epi32(0x00808080);
-  const __mmask16 tail = Mask(c1 - (cb1 - 1) * 16);
+  const __m128i zv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zp));
   const int cols = (g.ow - 1) * g.stride_w + 3;
-  for (int j = 0; j < cols; ++j) {
-    const int ix = j - g.pad_w;
-    const bool inside = ix >= 0 && ix < g.iw;
-    const int8_t* src[3];
-    for (int ky = 0; ky < 3; ++ky) {
-      src[ky] = inside && rows[ky] != nullptr ? rows[ky] + static_cast<size_t>(ix) * g.c : zp;
-    }
-    uint8_t* bj = buf + static_cast<size_t>(j) * col_stride;
-    for (int b = 0; b < nb; ++b) {
-      const int c = (cb0 + b) * 16;
-      const __m128i zv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zp));
-      __m128i r0, r1, r2;
-      if (b + 1 < nb || tail == 0xFFFF) {
-        r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + c));
-        r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + c));
-        r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + c));
-      } else {
-        r0 = _mm_mask_loadu_epi8(zv, tail, src[0] + c);
-        r1 = _mm_mask_loadu_epi8(zv, tail, src[1] + c);
-        r2 = _mm_mask_loadu_epi8(zv, tail, src[2] + c);
-      }
-      const __m512i v = _mm512_ternarylogic_epi32(
-          _mm512_cvtepu8_epi32(r0), _mm512_slli_epi32(_mm512_cvtepu8_epi32(r1), 8),
-          _mm512_slli_epi32(_mm512_cvtepu8_epi32(r2), 16), 0xFE);
-      _mm512_store_si512(bj + static_cast<size_t>(b) * 64, _mm512_xor_si512(v, flip));
-    }
-  }
+  // Columns [j0, j1) lie inside the image.
+  const int j0 = std::min(cols, std::max(0, g.pad_w));
+  const int j1 = std::max(j0, std::min(cols, g.iw + g.pad_w));
   int slow = 0;
   for (int c = c0; c < c1; ++c) slow |= (q.shift[c] > 0) | (q.mult[c] == INT32_MIN);
   const bool fast = q.act_min == -128 && q.act_max == 127 && slow == 0;
-  for (int b = 0; b < nb; ++b) {
-    const int c = (cb0 + b) * 16;
-    const uint8_t* bb = buf + static_cast<size_t>(b) * 64;
+  for (int b = cb0; b < cb1; ++b) {
+    const int c = b * 16;
     const bool full = c + 16 <= c1;
     const __mmask16 m = Mask(c1 - c);
+    // Rows in the padding read the zero point bytes, at the same channel offset.
+    const int8_t* src[3];
+    for (int ky = 0; ky < 3; ++ky) src[ky] = rows[ky] != nullptr ? rows[ky] + c : zp + c;
+    const size_t step[3] = {rows[0] != nullptr ? static_cast<size_t>(g.c) : 0,
+                            rows[1] != nullptr ? static_cast<size_t>(g.c) : 0,
+                            rows[2] != nullptr ? static_cast<size_t>(g.c) : 0};
+    const __m512i pad = Group3(zp + c, zp + c, zp + c, full, m, zv, flip);
+    for (int j = 0; j < j0; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
+    for (int j = j0; j < j1; ++j) {
+      const size_t ix = static_cast<size_t>(j - g.pad_w);
+      _mm512_store_si512(buf + static_cast<size_t>(j) * 64,
+                         Group3(src[0] + ix * step[0], src[1] + ix * step[1], src[2] + ix * step[2],
+                                full, m, zv, flip));
+    }
+    for (int j = j1; j < cols; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
     if (full && fast) {
-      Vnni3x3Block<true, true>(g, p, q, cb0 + b, c, m, bb, col_stride, y);
+      Vnni3x3Block<true, true>(g, p, q, b, c, m, buf, 64, y);
     } else if (full) {
-      Vnni3x3Block<true, false>(g, p, q, cb0 + b, c, m, bb, col_stride, y);
+      Vnni3x3Block<true, false>(g, p, q, b, c, m, buf, 64, y);
     } else if (fast) {
-      Vnni3x3Block<false, true>(g, p, q, cb0 + b, c, m, bb, col_stride, y);
+      Vnni3x3Block<false, true>(g, p, q, b, c, m, buf, 64, y);
     } else {
-      Vnni3x3Block<false, false>(g, p, q, cb0 + b, c, m, bb, col_stride, y);
+      Vnni3x3Block<false, false>(g, p, q, b, c, m, buf, 64, y);
     }
   }
 }
