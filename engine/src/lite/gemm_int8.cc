@@ -481,39 +481,8 @@ EMBER_VNNI_TARGET inline __m512i RqVec(const int32_t* rq, int i) {
   return _mm512_loadu_si512(rq + i * 16);
 }
 
-// Requantized int32 values (out_zp included) of one vector of sums (bias included) of block
-// `rq`. kHigh: every lane has e >= 1, so the odd lanes' shift is 32 less (kRqTotalOdd holds
-// 31 + e - 32) and leaves their results in the high halves, where the blend takes them.
-// Always inlined: GCC otherwise calls it from the larger tiles (FusedTile<4, 4>), a call per
-// 16 outputs with the vector passed through memory, ~30% of a 1x1 conv with few input channels.
-template <bool kPlain, bool kHigh>
-EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i FusedDwords(const PackedWeights& p,
-                                                                            const int32_t* rq,
-                                                                            __m512i a) {
-  if (!kPlain) a = _mm512_sllv_epi32(a, RqVec(rq, kRqLeft));
-  const __m512i cap = _mm512_set1_epi64((1LL << 62) - (1LL << 31));
-  const __m512i b31 = _mm512_set1_epi64(1LL << 31);
-  __m512i pe = _mm512_mul_epi32(a, RqVec(rq, kRqMult));
-  __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), RqVec(rq, kRqMultOdd));
-  if (!kPlain) {
-    pe = _mm512_min_epi64(pe, cap);
-    po = _mm512_min_epi64(po, cap);
-  }
-  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, RqVec(rq, kRqNegEven));
-  const __mmask8 no = _mm512_cmplt_epi64_mask(po, RqVec(rq, kRqNegOdd));
-  pe = _mm512_add_epi64(pe, RqVec(rq, kRqAddEven));
-  po = _mm512_add_epi64(po, RqVec(rq, kRqAddOdd));
-  pe = _mm512_mask_sub_epi64(pe, ne, pe, b31);
-  po = _mm512_mask_sub_epi64(po, no, po, b31);
-  pe = _mm512_srav_epi64(pe, RqVec(rq, kRqTotalEven));
-  po = _mm512_srav_epi64(po, RqVec(rq, kRqTotalOdd));
-  if (!kHigh) po = _mm512_slli_epi64(po, 32);
-  __m512i r = _mm512_mask_blend_epi32(0xAAAA, pe, po);
-  if (!p.rq_zp_folded) r = _mm512_add_epi32(r, _mm512_set1_epi32(p.out_zp));
-  return r;
-}
-
-// One block's requantization constants (FusedDwords's), loaded once for several rows.
+// One 16-channel block's requantization constants (PackedWeights::rq), loaded once for the
+// rows that share them.
 struct FusedBlock {
   __m512i left, mult, mult_odd, add_even, add_odd, total_even, total_odd, neg_even, neg_odd;
 };
@@ -534,7 +503,12 @@ EMBER_VNNI_TARGET inline __attribute__((always_inline)) FusedBlock LoadFusedBloc
   return k;
 }
 
-// FusedDwords from a loaded block, without out_zp (the caller adds it where not folded).
+// Requantized int32 values of one vector of sums (bias included) of block k, out_zp not added
+// (the caller adds it where PrepareFusedRequant did not fold it). kHigh: every lane has e >= 1,
+// so the odd lanes' shift is 32 less (kRqTotalOdd holds 31 + e - 32) and leaves their results
+// in the high halves, where the blend takes them. Always inlined: GCC otherwise calls it from
+// the larger tiles (FusedTile<4, 4>), a call per 16 outputs with the vector passed through
+// memory, ~30% of a 1x1 conv with few input channels.
 template <bool kPlain, bool kHigh>
 EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(const FusedBlock& k,
                                                                                 __m512i a) {
@@ -549,14 +523,23 @@ EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(
   }
   const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, k.neg_even);
   const __mmask8 no = _mm512_cmplt_epi64_mask(po, k.neg_odd);
-  pe = _mm512_mask_sub_epi64(_mm512_add_epi64(pe, k.add_even), ne, _mm512_add_epi64(pe, k.add_even),
-                             b31);
-  po = _mm512_mask_sub_epi64(_mm512_add_epi64(po, k.add_odd), no, _mm512_add_epi64(po, k.add_odd),
-                             b31);
+  pe = _mm512_add_epi64(pe, k.add_even);
+  po = _mm512_add_epi64(po, k.add_odd);
+  pe = _mm512_mask_sub_epi64(pe, ne, pe, b31);
+  po = _mm512_mask_sub_epi64(po, no, po, b31);
   pe = _mm512_srav_epi64(pe, k.total_even);
   po = _mm512_srav_epi64(po, k.total_odd);
   if (!kHigh) po = _mm512_slli_epi64(po, 32);
   return _mm512_mask_blend_epi32(0xAAAA, pe, po);
+}
+
+// ApplyFusedBlock for one vector of block `rq`, out_zp included.
+template <bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i FusedDwords(const PackedWeights& p,
+                                                                            const int32_t* rq,
+                                                                            __m512i a) {
+  const __m512i r = ApplyFusedBlock<kPlain, kHigh>(LoadFusedBlock<kPlain>(rq), a);
+  return p.rq_zp_folded ? r : _mm512_add_epi32(r, _mm512_set1_epi32(p.out_zp));
 }
 
 // The int8 bytes of FusedDwords.
@@ -570,18 +553,23 @@ EMBER_VNNI_TARGET inline __m128i FusedBytes(const PackedWeights& p, const int32_
 }
 
 // 64 int8 outputs from four vectors of int32 results (channels 0-15, ..., 48-63): saturating
-// packs (to int8 as the reference's clamp to [-128, 127]), then the activation clamp in bytes.
-EMBER_VNNI_TARGET inline __m512i PackBytes64(const PackedWeights& p, __m512i r0, __m512i r1,
-                                             __m512i r2, __m512i r3) {
+// packs (to int8 as the reference's clamp to [-128, 127]), then, when `clamp`, the activation
+// clamp to [lo, hi] in bytes.
+EMBER_VNNI_TARGET inline __m512i PackBytes64(bool clamp, __m512i lo, __m512i hi, __m512i r0,
+                                             __m512i r1, __m512i r2, __m512i r3) {
   // packs work within 128-bit lanes: dword 4 L + q of the result holds r_q[4 L .. 4 L + 3].
   const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
   __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(r0, r1), _mm512_packs_epi32(r2, r3));
   b = _mm512_permutexvar_epi32(perm, b);
-  if (p.rq_clamp) {
-    b = _mm512_min_epi8(_mm512_max_epi8(b, _mm512_set1_epi8(static_cast<char>(p.act_min))),
-                        _mm512_set1_epi8(static_cast<char>(p.act_max)));
-  }
+  if (clamp) b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
   return b;
+}
+
+// PackBytes64 with the layer's activation range.
+EMBER_VNNI_TARGET inline __m512i PackBytes64(const PackedWeights& p, __m512i r0, __m512i r1,
+                                             __m512i r2, __m512i r3) {
+  return PackBytes64(p.rq_clamp, _mm512_set1_epi8(static_cast<char>(p.act_min)),
+                     _mm512_set1_epi8(static_cast<char>(p.act_max)), r0, r1, r2, r3);
 }
 
 // MR rows x the NR blocks of group g, requantized into y.
@@ -652,14 +640,10 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Se
       }
     }
     const __mmask64 keep = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
-    const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const __m512i r2 = NR == 4 ? r[i][2 % NR] : r[i][0], r3 = NR == 4 ? r[i][3 % NR] : r[i][1];
-      __m512i bytes =
-          _mm512_packs_epi16(_mm512_packs_epi32(r[i][0], r[i][1 % NR]), _mm512_packs_epi32(r2, r3));
-      bytes = _mm512_permutexvar_epi32(perm, bytes);
-      if (clamp) bytes = _mm512_min_epi8(_mm512_max_epi8(bytes, lo), hi);
+      const __m512i bytes = PackBytes64(clamp, lo, hi, r[i][0], r[i][1 % NR], r2, r3);
       int8_t* yo = y + static_cast<size_t>(i) * y_stride + b0 * 16;
       if (valid == NR * 16) {
         if (NR == 4) {
