@@ -58,6 +58,31 @@ inline __mmask16 Mask(int left) {
   return static_cast<__mmask16>(left >= 16 ? 0xFFFF : (1u << left) - 1u);
 }
 
+// One output's 16 channels (those in m) requantized and stored at yo: out_zp added, clamped to
+// [lo, hi]. kFast: no left shifts or INT32_MIN multipliers, and the whole int8 range as
+// activation range, where a saturating narrowing gives the clamp's bytes.
+template <bool Full, bool kFast>
+EMBER_VNNI_TARGET inline void StoreRequantized(const avx512::DoubleRounding& k, __m512i acc,
+                                               __m512i zp_out, __m512i lo, __m512i hi, __mmask16 m,
+                                               int8_t* yo) {
+  const __m512i v = _mm512_add_epi32(avx512::ApplyDoubleRounding<kFast>(k, acc), zp_out);
+  const __m128i bytes = kFast ? _mm512_cvtsepi32_epi8(v)
+                              : _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi));
+  if (Full) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(yo), bytes);
+  } else {
+    _mm_mask_storeu_epi8(yo, m, bytes);
+  }
+}
+
+// Whether channels [c0, c1) take StoreRequantized's kFast form. Branch-free, so that it
+// vectorises: it runs for every row.
+inline bool FastRequant(const DepthwiseRequant& q, int c0, int c1) {
+  int slow = 0;
+  for (int c = c0; c < c1; ++c) slow |= (q.shift[c] > 0) | (q.mult[c] == INT32_MIN);
+  return q.act_min == -128 && q.act_max == 127 && slow == 0;
+}
+
 // Sum over the taps of w * x for 16 channels; x at x + x_off[t], weights of tap tap[t].
 // `Full`: all 16 channels exist (plain loads); else the lanes in `m`.
 template <bool Full>
@@ -152,18 +177,7 @@ EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t*
       const int n = ValidTaps(g, oy, ox, x_off, tap);
       acc = _mm512_add_epi32(TapSum<Full>(x + c, x_off, tap, n, w, cpad, m, zp_in), bias);
     }
-    // kFast: no left shifts or INT32_MIN multipliers, and the whole int8 range as activation
-    // range, where a saturating narrowing gives the clamp's bytes.
-    const __m512i v = _mm512_add_epi32(avx512::ApplyDoubleRounding<kFast>(k, acc), zp_out);
-    const __m128i bytes = kFast
-                              ? _mm512_cvtsepi32_epi8(v)
-                              : _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi));
-    int8_t* yo = y + static_cast<size_t>(ox) * g.c + c;
-    if (Full) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(yo), bytes);
-    } else {
-      _mm_mask_storeu_epi8(yo, m, bytes);
-    }
+    StoreRequantized<Full, kFast>(k, acc, zp_out, lo, hi, m, y + static_cast<size_t>(ox) * g.c + c);
   }
 }
 
@@ -198,10 +212,7 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry& g, 
   int8_t zp_row[16];
   for (int8_t& b : zp_row) b = static_cast<int8_t>(in_zp);
   const int8_t* zp_bytes = in_zp >= -128 && in_zp <= 127 ? zp_row : nullptr;
-  // Branch-free, so that it vectorises: it runs for every row.
-  int slow = 0;
-  for (int c = 0; c < g.c; ++c) slow |= (q.shift[c] > 0) | (q.mult[c] == INT32_MIN);
-  const bool fast = q.act_min == -128 && q.act_max == 127 && slow == 0;
+  const bool fast = FastRequant(q, 0, g.c);
   // Fixed tap counts for 3x3 filters (N, with the weights in registers); 0: any count.
   auto blocks = [&](auto n, auto f) {
     constexpr int N = decltype(n)::value;
@@ -304,16 +315,7 @@ EMBER_VNNI_TARGET inline void Vnni3x3Block(const DepthwiseGeometry& g, const Dep
     __m512i acc = _mm512_dpbusd_epi32(bias, _mm512_load_si512(s), w0);
     acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + col_stride), w1);
     acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + 2 * col_stride), w2);
-    const __m512i v = _mm512_add_epi32(avx512::ApplyDoubleRounding<kFast>(k, acc), zp_out);
-    const __m128i bytes = kFast
-                              ? _mm512_cvtsepi32_epi8(v)
-                              : _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi));
-    int8_t* yo = y + static_cast<size_t>(ox) * g.c + c;
-    if (Full) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(yo), bytes);
-    } else {
-      _mm_mask_storeu_epi8(yo, m, bytes);
-    }
+    StoreRequantized<Full, kFast>(k, acc, zp_out, lo, hi, m, y + static_cast<size_t>(ox) * g.c + c);
   }
 }
 
@@ -343,9 +345,7 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const i
   // Columns [j0, j1) lie inside the image.
   const int j0 = std::min(cols, std::max(0, g.pad_w));
   const int j1 = std::max(j0, std::min(cols, g.iw + g.pad_w));
-  int slow = 0;
-  for (int c = c0; c < c1; ++c) slow |= (q.shift[c] > 0) | (q.mult[c] == INT32_MIN);
-  const bool fast = q.act_min == -128 && q.act_max == 127 && slow == 0;
+  const bool fast = FastRequant(q, c0, c1);
   for (int b = cb0; b < cb1; ++b) {
     const int c = b * 16;
     const bool full = c + 16 <= c1;
