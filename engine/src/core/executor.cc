@@ -9,6 +9,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "ember/session.h"
+
 namespace ember {
 
 namespace {

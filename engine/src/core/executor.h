@@ -23,9 +23,10 @@
 #include "core/op_kernel.h"
 #include "core/resource_mgr.h"
 #include "core/thread_pool.h"
-#include "ember/session.h"
 
 namespace ember {
+
+struct StepStats;  // ember/session.h: the trace a step fills when RunOptions asks for one
 
 // Cancellation shared by a step and whoever may cancel it (timeouts, Session::Close).
 class StepCancellation {

@@ -88,11 +88,6 @@ void QuantizeMultiplier(double real, int32_t* multiplier, int* shift) {
     *shift = 0;
     return;
   }
-  if (real == 0.0) {
-    *multiplier = 0;
-    *shift = 0;
-    return;
-  }
   const double q = std::frexp(real, shift);
   int64_t q_fixed = static_cast<int64_t>(std::round(q * static_cast<double>(1LL << 31)));
   if (q_fixed == (1LL << 31)) {
