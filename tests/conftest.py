@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -22,6 +23,20 @@ INSTALL = REPO / ".cache" / "test-install"
 # time with -g. The cells the tests build leave that out unless a test asks for it
 # (test_docker_build's host cell and test_upgrade_gcc do): it would double every build's cost in CI.
 os.environ.setdefault("FORGE_DEBUG_INFO", "0")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Take Ctrl-C back when the tests were started with SIGINT ignored.
+
+    A shell without job control starts its background jobs (`cmd &` in a script, `nohup`) with
+    SIGINT ignored, and every child inherits that: the tests that deliver a Ctrl-C to forge (in
+    this process or in an `invoke build` child) would then fail, "DID NOT RAISE
+    KeyboardInterrupt", for a reason of the launcher's. They test forge's handling of Ctrl-C,
+    so they get Python's own handler; a child started from here then starts with SIGINT at its
+    default (exec resets handled signals, only ignored ones stay ignored).
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _run(argv: list[str], cwd: Path) -> None:
