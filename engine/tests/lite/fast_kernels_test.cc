@@ -42,6 +42,10 @@ using namespace ember::lite;
 
 namespace {
 
+// Why an AVX-512 kernel test checks nothing here (the kernel does not run on this machine).
+constexpr const char* kNoVnni =
+    "no AVX-512 VNNI here (CPU, OS or EMBER_CPU_ISA): the AVX-512 kernel it compares does not run";
+
 std::vector<float> RandomFloats(size_t n, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> d(-1.f, 1.f);
@@ -167,7 +171,7 @@ TEST(GemmF32Segments, EachIsaMatchesGatheredRows) {
 }
 
 TEST(RequantizeRowsVnni, MatchesScalarOnTails) {
-  if (!HasVnni()) return;  // nothing to compare on this CPU
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   std::mt19937 gen(5);
   std::uniform_int_distribution<int32_t> acc_d(-200000, 200000);
   // Multipliers below one only (every shift <= 0: the plain path) or up to 1.5; the whole int8
@@ -213,7 +217,7 @@ TEST(RequantizeRowsVnni, MatchesScalarOnTails) {
 // (every e >= 1; some e = 0; left shifts; e > 23, where out_zp is not folded into the rounding),
 // clamped and full int8 ranges, filter rows read in place (runs of k at offsets).
 TEST(ConvGemmVnni, MatchesScalar) {
-  if (!HasVnni()) return;  // nothing to compare on this CPU
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   std::mt19937 gen(11);
   std::uniform_int_distribution<int> byte_d(0, 255), w_d(-127, 127);
   std::uniform_int_distribution<int32_t> bias_d(-300000, 300000);
@@ -305,7 +309,7 @@ TEST(ConvGemmAmx, TakesTheShapesItShould) {
 }
 
 TEST(OffsetPixels3To4, SpreadsAndFlipsEveryPixel) {
-  if (!HasVnni()) return;
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   std::mt19937 gen(3);
   std::uniform_int_distribution<int> d(-128, 127);
   for (size_t pixels : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{96}}) {
@@ -333,7 +337,7 @@ EMBER_VNNI_TARGET void RequantLanes16(const int32_t* x, const int32_t* m, const 
 
 TEST(RequantLanes, DoubleRoundingMatchesScalarOverInt32) {
 #ifdef EMBER_TEST_X86
-  if (!HasVnni()) return;
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   // Every int32 edge (INT32_MIN * INT32_MIN saturates, ties of both roundings) plus random
   // values, multipliers and shifts, including shifts past either end of the usual range.
   std::mt19937 gen(21);
@@ -358,7 +362,7 @@ TEST(RequantLanes, DoubleRoundingMatchesScalarOverInt32) {
 }
 
 TEST(OffsetToUnsigned, FlipsTheSignBitOfEveryByte) {
-  if (!HasVnni()) return;
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{200}}) {
     const std::vector<int8_t> x = RandomInt8(n, 17);
     std::vector<uint8_t> out(n + 3, 7);
@@ -369,7 +373,7 @@ TEST(OffsetToUnsigned, FlipsTheSignBitOfEveryByte) {
 }
 
 TEST(AddI8Avx512, MatchesScalarAdd) {
-  if (!HasVnni()) return;
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   std::mt19937 gen(31);
   std::uniform_real_distribution<double> scale(0.002, 0.2);
   for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{47}, size_t{300}}) {
@@ -415,7 +419,7 @@ TEST(LoopIsa, FollowsEmberCpuIsa) {
 }
 
 TEST(DepthwiseAvx512, MatchesPortableRows) {
-  if (!HasVnni()) return;
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   struct Case {
     int ih, iw, c, kh, kw, s, d;
   };
