@@ -1,9 +1,11 @@
-// AVX-512 int8 ADD (see add_int8.h): the same integer steps as the scalar kernel, lane by lane,
-// with the double-rounding requantization doing MultiplyByQuantizedMultiplierSmallerThanOne (a
-// shift <= 0 leaves only the rounding right shift), its constants made once per call. Its
-// plain form: QuantizeMultiplierSmallerThanOne's multipliers lie in [2^30, 2^31), never
-// INT32_MIN, and the shifts are <= 0 (the caller checks both), so no left shift or cap.
+// AVX-512 int8 ADD (see add_int8.h): the same integers as the scalar kernel, lane by lane.
+// The sum's requantization is the double-rounding one in 64-bit lanes (plain form: the caller
+// checks that no multiplier is INT32_MIN and that the shifts are <= 0, so no left shift or cap).
+// Each input's stage stays in 32-bit lanes (InputStage below): its value is d * 2^20 with d =
+// x - zp in [-255, 255], so the 64-bit product splits into two 32-bit ones.
 #include "lite/add_int8.h"
+
+#include <algorithm>
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12 reports false "(may be) used uninitialized" inside its own avx512fintrin.h (the
@@ -22,14 +24,46 @@ namespace lite {
 
 #ifdef EMBER_ADD_X86
 
+// MultiplyByQuantizedMultiplierSmallerThanOne(d * 2^20, m, -e) for d in [-255, 255], in 32-bit
+// lanes. With p = d * m * 2^20 the double rounding is floor((p + 2^30 + 2^(30+e) - 2^31 [p < 0])
+// / 2^(31+e)) for e >= 1 (requant_avx512.h; [p < -2^30] is [p < 0] here, |p| >= 2^50 when d and
+// m are nonzero, as QuantizeMultiplier's |m| >= 2^30), floor((p + 2^30) / 2^31) for e = 0. Split
+// m = mh * 2^11 + ml (0 <= ml < 2^11): p = d * mh * 2^31 + d * ml * 2^20, and the floor by 2^31
+// takes d * mh whole, so the numerator's integer part is h = d * mh + floor((d * ml + 2^10) / 2^11)
+// + 2^(e-1) - [d * mh < 0] (e >= 1), and the result h >> e. |d * mh| < 2^28, |d * ml| < 2^19: no
+// lane overflows.
+struct InputStage {
+  __m512i zp, mh, ml, round;  // round: 2^(e-1), or 0 when e = 0
+  __m128i e;
+  bool sign;  // e >= 1: subtract [d * mh < 0]
+};
+
+EMBER_VNNI_TARGET inline InputStage MakeInputStage(int32_t zp, int32_t m, int shift) {
+  const int e = std::min(-shift, 31);
+  InputStage k;
+  k.zp = _mm512_set1_epi32(zp);
+  k.mh = _mm512_set1_epi32(m >> 11);  // arithmetic: m = mh * 2^11 + ml for either sign
+  k.ml = _mm512_set1_epi32(m & 2047);
+  k.round = _mm512_set1_epi32(e >= 1 ? 1 << (e - 1) : 0);
+  k.e = _mm_cvtsi32_si128(e);
+  k.sign = e >= 1;
+  return k;
+}
+
+EMBER_VNNI_TARGET inline __m512i ApplyInputStage(const InputStage& k, __m512i x) {
+  const __m512i d = _mm512_sub_epi32(x, k.zp);
+  const __m512i high = _mm512_mullo_epi32(d, k.mh);
+  const __m512i low = _mm512_srai_epi32(
+      _mm512_add_epi32(_mm512_mullo_epi32(d, k.ml), _mm512_set1_epi32(1 << 10)), 11);
+  __m512i h = _mm512_add_epi32(_mm512_add_epi32(high, low), k.round);
+  if (k.sign) h = _mm512_add_epi32(h, _mm512_srai_epi32(high, 31));
+  return _mm512_sra_epi32(h, k.e);
+}
+
 EMBER_VNNI_TARGET void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p,
                                    int8_t* y) {
-  const __m512i zp1 = _mm512_set1_epi32(p.in_zp), zp2 = _mm512_set1_epi32(p.in2_zp);
-  const __m128i left = _mm_cvtsi32_si128(p.left_shift);
-  const avx512::DoubleRounding k1 =
-      avx512::MakeDoubleRounding(_mm512_set1_epi32(p.m1), _mm512_set1_epi32(p.s1));
-  const avx512::DoubleRounding k2 =
-      avx512::MakeDoubleRounding(_mm512_set1_epi32(p.m2), _mm512_set1_epi32(p.s2));
+  const InputStage k1 = MakeInputStage(p.in_zp, p.m1, p.s1);
+  const InputStage k2 = MakeInputStage(p.in2_zp, p.m2, p.s2);
   const avx512::DoubleRounding ko =
       avx512::MakeDoubleRounding(_mm512_set1_epi32(p.multiplier), _mm512_set1_epi32(p.shift));
   const __m512i zpo = _mm512_set1_epi32(p.out_zp);
@@ -37,21 +71,29 @@ EMBER_VNNI_TARGET void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, c
   for (size_t i = 0; i < n; i += 16) {
     const __mmask16 m =
         n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1u);
-    const __m512i xa = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
-    const __m512i xb = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
-    const __m512i ra =
-        avx512::ApplyDoubleRounding<true>(k1, _mm512_sll_epi32(_mm512_sub_epi32(xa, zp1), left));
-    const __m512i rb =
-        avx512::ApplyDoubleRounding<true>(k2, _mm512_sll_epi32(_mm512_sub_epi32(xb, zp2), left));
+    const __m512i ra = ApplyInputStage(k1, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i)));
+    const __m512i rb = ApplyInputStage(k2, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i)));
     __m512i v = avx512::ApplyDoubleRounding<true>(ko, _mm512_add_epi32(ra, rb));
     v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zpo), lo), hi);
     _mm512_mask_cvtepi32_storeu_epi8(y + i, m, v);
   }
 }
 
+EMBER_VNNI_TARGET void AddI8InputStageForTesting(const int8_t* x, size_t n, int32_t zp, int32_t m,
+                                                 int shift, int32_t* out) {
+  const InputStage k = MakeInputStage(zp, m, shift);
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 mask =
+        n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_epi32(
+        out + i, mask, ApplyInputStage(k, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x + i))));
+  }
+}
+
 #else
 
 void AddI8Avx512(const int8_t*, const int8_t*, size_t, const AddI8Params&, int8_t*) {}
+void AddI8InputStageForTesting(const int8_t*, size_t, int32_t, int32_t, int, int32_t*) {}
 
 #endif
 

@@ -21,8 +21,14 @@ struct AddI8Params {
   int32_t act_min = -128, act_max = 127;
 };
 
-// y[i] = ADD(a[i], b[i]) for i < n.
+// y[i] = ADD(a[i], b[i]) for i < n. left_shift must be 20 (TFLite's for int8, as PrepareAddMul
+// sets it), no multiplier INT32_MIN and every shift <= 0.
 void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p, int8_t* y);
+
+// Tests: each input's stage alone, out[i] = MultiplyByQuantizedMultiplierSmallerThanOne(
+// (x[i] - zp) * 2^20, m, shift) (an off-by-one there seldom reaches ADD's int8 output).
+void AddI8InputStageForTesting(const int8_t* x, size_t n, int32_t zp, int32_t m, int shift,
+                               int32_t* out);
 
 }  // namespace lite
 }  // namespace ember

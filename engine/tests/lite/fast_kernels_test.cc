@@ -408,6 +408,89 @@ TEST(AddI8Avx512, MatchesScalarAdd) {
   }
 }
 
+// Each input's stage alone, against TFLite's MultiplyByQuantizedMultiplier: every int8 input and
+// zero point's difference, shifts 0 to -31 and beyond (the cap), multipliers of either sign
+// (a negative scale) and their ends (2^30, 2^31 - 1, 0).
+TEST(AddI8Avx512, InputStageMatchesReference) {
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  std::vector<int8_t> x(256);
+  for (int i = 0; i < 256; ++i) x[static_cast<size_t>(i)] = static_cast<int8_t>(i - 128);
+  std::mt19937 gen(77);
+  std::uniform_int_distribution<int32_t> mult(1 << 30, INT32_MAX);
+  std::vector<int32_t> out(x.size());
+  int wrong = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    int32_t m = trial == 0 ? (1 << 30) : trial == 1 ? INT32_MAX : trial == 2 ? 0 : mult(gen);
+    if (trial % 5 == 4) m = -m;
+    const int shift = trial == 2 ? 0 : -(trial % 36);
+    for (int32_t zp : {-128, -1, 0, 37, 127}) {
+      AddI8InputStageForTesting(x.data(), x.size(), zp, m, shift, out.data());
+      for (size_t i = 0; i < x.size(); ++i) {
+        const int32_t want = MultiplyByQuantizedMultiplier((x[i] - zp) * (1 << 20), m, shift);
+        if (out[i] != want && ++wrong <= 5) {
+          EXPECT_EQ("x " + std::to_string(x[i]) + " zp " + std::to_string(zp) + " m " +
+                        std::to_string(m) + " shift " + std::to_string(shift) + ": " +
+                        std::to_string(out[i]),
+                    std::to_string(want));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+// Every pair of int8 inputs, at scale ratios that reach each input stage's edges: equal scales,
+// one input 2^-10 to 2^-40 of the other (shifts down to -31 and below, where QuantizeMultiplier
+// gives a zero multiplier), a negative scale (negative multipliers, as a hostile model could
+// give; the split of the multiplier must hold for either sign) and zero points at both ends.
+TEST(AddI8Avx512, EveryInputPair) {
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  std::vector<int8_t> a(65536), b(65536);
+  for (int i = 0; i < 65536; ++i) {
+    a[static_cast<size_t>(i)] = static_cast<int8_t>(i & 255);
+    b[static_cast<size_t>(i)] = static_cast<int8_t>(i >> 8);
+  }
+  struct Case {
+    double sa, sb, so;
+    int32_t za, zb, zo;
+  };
+  for (const Case& c : {Case{0.05, 0.05, 0.1, 0, 0, 0}, Case{0.02, 0.03, 0.04, -128, 127, 5},
+                        Case{0.1, 0.1 / 1024, 0.1, 127, -128, -128}, Case{1e-9, 0.3, 0.5, 3, -7, 0},
+                        Case{0.3, 0.3 / 1.1e12, 0.4, -1, 1, 9}, Case{-0.04, 0.05, 0.08, 10, -20, 0},
+                        Case{0.07, -0.07, 0.2, -5, 5, 1}, Case{0.5, 0.25, 0.003, 0, 0, 0}}) {
+    AddI8Params p;
+    p.in_zp = c.za;
+    p.in2_zp = c.zb;
+    p.out_zp = c.zo;
+    p.left_shift = 20;
+    const double twice_max = 2 * std::max(std::fabs(c.sa), std::fabs(c.sb));
+    QuantizeMultiplier(c.sa / twice_max, &p.m1, &p.s1);
+    QuantizeMultiplier(c.sb / twice_max, &p.m2, &p.s2);
+    QuantizeMultiplier(twice_max / ((1 << p.left_shift) * c.so), &p.multiplier, &p.shift);
+    ASSERT_TRUE(p.s1 <= 0 && p.s2 <= 0 && p.shift <= 0);
+    std::vector<int8_t> y(a.size());
+    AddI8Avx512(a.data(), b.data(), a.size(), p, y.data());
+    int wrong = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const int32_t x1 = (a[i] - p.in_zp) * (1 << p.left_shift);
+      const int32_t x2 = (b[i] - p.in2_zp) * (1 << p.left_shift);
+      const int32_t sum = MultiplyByQuantizedMultiplier(x1, p.m1, p.s1) +
+                          MultiplyByQuantizedMultiplier(x2, p.m2, p.s2);
+      const int32_t v = std::min(
+          p.act_max, std::max(p.act_min, MultiplyByQuantizedMultiplier(sum, p.multiplier, p.shift) +
+                                             p.out_zp));
+      if (static_cast<int>(y[i]) != v && ++wrong <= 5) {
+        EXPECT_EQ(std::to_string(a[i]) + " + " + std::to_string(b[i]) + " at m1 " +
+                      std::to_string(p.m1) + " s1 " + std::to_string(p.s1) + " m2 " +
+                      std::to_string(p.m2) + " s2 " + std::to_string(p.s2) + ": " +
+                      std::to_string(y[i]),
+                  std::to_string(v));
+      }
+    }
+    EXPECT_EQ(wrong, 0);
+  }
+}
+
 // ctest runs the lite tests again under EMBER_CPU_ISA=generic and avx2: the loops must follow the
 // cap, or those runs would test the AVX-512 path three times.
 TEST(LoopIsa, FollowsEmberCpuIsa) {
