@@ -24,6 +24,11 @@ namespace lite {
 
 #ifdef EMBER_ADD_X86
 
+// The first min(left, 16) lanes.
+inline __mmask16 Lanes(size_t left) {
+  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
+}
+
 // MultiplyByQuantizedMultiplierSmallerThanOne(d * 2^20, m, -e) for d in [-255, 255], in 32-bit
 // lanes. With p = d * m * 2^20 the double rounding is floor((p + 2^30 + 2^(30+e) - 2^31 [p < 0])
 // / 2^(31+e)) for e >= 1 (requant_avx512.h; [p < -2^30] is [p < 0] here, |p| >= 2^50 when d and
@@ -69,8 +74,7 @@ EMBER_VNNI_TARGET void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, c
   const __m512i zpo = _mm512_set1_epi32(p.out_zp);
   const __m512i lo = _mm512_set1_epi32(p.act_min), hi = _mm512_set1_epi32(p.act_max);
   for (size_t i = 0; i < n; i += 16) {
-    const __mmask16 m =
-        n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1u);
+    const __mmask16 m = Lanes(n - i);
     const __m512i ra = ApplyInputStage(k1, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i)));
     const __m512i rb = ApplyInputStage(k2, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i)));
     __m512i v = avx512::ApplyDoubleRounding<true>(ko, _mm512_add_epi32(ra, rb));
@@ -83,8 +87,7 @@ EMBER_VNNI_TARGET void AddI8InputStageForTesting(const int8_t* x, size_t n, int3
                                                  int shift, int32_t* out) {
   const InputStage k = MakeInputStage(zp, m, shift);
   for (size_t i = 0; i < n; i += 16) {
-    const __mmask16 mask =
-        n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1u);
+    const __mmask16 mask = Lanes(n - i);
     _mm512_mask_storeu_epi32(
         out + i, mask, ApplyInputStage(k, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, x + i))));
   }
