@@ -1,8 +1,9 @@
-// Workers spin briefly after a job before they sleep: a network's operators follow each other
-// within microseconds, and a sleeping worker costs a futex wake-up per operator.
+// Workers spin for a while after a job before they sleep: a network's operators follow each
+// other within microseconds, and a sleeping worker costs a futex wake-up per operator.
 #include "lite/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -13,15 +14,33 @@ namespace lite {
 
 namespace {
 
-// About 20-50 us of polling on current x86 cores before a worker blocks.
-constexpr int kSpinIterations = 2000;
-
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
 #else
   std::this_thread::yield();
 #endif
+}
+
+// How long a thread polls before it blocks: a worker after its job, the caller for the last task.
+// A job's tasks end unevenly (a thread done with its share waits up to one task, tens to hundreds
+// of microseconds, for the other's last), and waking a blocked thread can take longer than the
+// whole job: measured on a 2-vCPU VM, an int8 56x56x64 3x3 CONV_2D at two threads ran 520-560 us
+// (no faster than one thread) in 5 processes of 8 with a 50 us poll, the worker asleep in a
+// third of the invokes, and 276-311 us in every one with 1.3 ms or more. So 2 ms, by the clock
+// (a PAUSE takes 25 ns on that CPU, 140 cycles on some others): one core's poll per idle gap,
+// the cost XNNPACK's pool also pays.
+constexpr std::chrono::microseconds kSpinTime{2000};
+
+// Polls done() between PAUSEs until it is true (returns true) or kSpinTime has passed (false).
+template <typename Done>
+bool SpinUntil(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    CpuRelax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return done();
+  }
 }
 
 }  // namespace
@@ -72,11 +91,8 @@ void ThreadPool::WorkerLoop(int thread) {
   uint32_t seen = 0;
   for (;;) {
     uint32_t generation = seen;
-    for (int i = 0; i < kSpinIterations && generation == seen; ++i) {
-      generation = generation_.load(std::memory_order_acquire);
-      if (generation == seen) CpuRelax();
-    }
-    if (generation == seen) {
+    if (!SpinUntil(
+            [&] { return (generation = generation_.load(std::memory_order_acquire)) != seen; })) {
       std::unique_lock<std::mutex> lock(mu_);
       sleepers_.fetch_add(1);
       wake_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
@@ -122,10 +138,7 @@ void ThreadPool::Run(int tasks, TaskFn fn, void* ctx) {
   }
   const int ran = Work(generation, fn, ctx, tasks, 0);
   if (finished_.fetch_add(ran, std::memory_order_acq_rel) + ran == tasks) return;
-  for (int i = 0; i < kSpinIterations; ++i) {
-    if (finished_.load(std::memory_order_acquire) == tasks) return;
-    CpuRelax();
-  }
+  if (SpinUntil([&] { return finished_.load(std::memory_order_acquire) == tasks; })) return;
   std::unique_lock<std::mutex> lock(mu_);
   done_.wait(lock, [&] { return finished_.load(std::memory_order_acquire) == tasks; });
 }
