@@ -6,7 +6,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -172,7 +172,7 @@ def build_all(
     futures: list[Future[BuildResult]] = []
     try:
         futures = [pool.submit(one, request) for request in requests]
-        return [future.result() for future in futures]
+        return [_attentive_result(future) for future in futures]
     except BaseException:  # Ctrl-C, SIGTERM, a configuration error: stop the cells still running.
         # close_open_backends(stop=True) marks the run as stopping before it ends the running cells'
         # containers, so a worker those frees takes no further cell (one() checks stopping())
@@ -183,6 +183,20 @@ def build_all(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         allow_backends()
+
+
+# How often the main thread wakes while cells build, so that a signal reaches Python's handler.
+_SIGNAL_POLL_SECONDS = 0.2
+
+
+def _attentive_result(future: Future[BuildResult]) -> BuildResult:
+    """future.result(), waking every _SIGNAL_POLL_SECONDS. Linux may hand a process-wide SIGTERM or
+    SIGINT to a worker thread; Python then runs the handler only when the main thread next executes
+    bytecode, and an untimed wait would hold that off until the cell ended by itself, while the
+    workers freed meanwhile took further cells."""
+    while not wait([future], timeout=_SIGNAL_POLL_SECONDS).done:
+        pass
+    return future.result()
 
 
 def _raise_for(results: list[BuildResult]) -> None:

@@ -332,9 +332,14 @@ class SlowlyRemovedBackend(BlockingBackend):
         time.sleep(0.5)
 
 
-def test_sigterm_during_parallel_cells_starts_no_further_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SIGTERM (CI cancelling the job) reaches the main thread while two cells build: their
-    containers are removed, and the workers this frees take none of the cells still queued."""
+@pytest.mark.parametrize("receiver", ["process", "worker-thread"])
+def test_sigterm_during_parallel_cells_starts_no_further_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, receiver: str
+) -> None:
+    """SIGTERM (CI cancelling the job) arrives while two cells build: their containers are removed,
+    and the workers this frees take none of the cells still queued. Linux may hand a process-wide
+    signal to any thread; "worker-thread" makes a cell's worker receive it, so only the main
+    thread's own wake-ups get Python's handler run while the cells still block."""
     fake = FakeCells(tmp_path, monkeypatch)
     running = threading.Barrier(2, timeout=30)
     backends = {t: SlowlyRemovedBackend() for t in ("linux-aarch64", "linux-x86_64")}
@@ -346,7 +351,10 @@ def test_sigterm_during_parallel_cells_starts_no_further_cell(tmp_path: Path, mo
             assert isinstance(backend, BlockingBackend)
             running.wait()
             if request.target == "linux-aarch64":
-                os.kill(os.getpid(), signal.SIGTERM)  # as `docker stop`/CI sends it to forge
+                if receiver == "process":
+                    os.kill(os.getpid(), signal.SIGTERM)  # as `docker stop`/CI sends it to forge
+                else:
+                    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
             assert backend.closed.wait(timeout=30), "the running cell's backend was never closed"
             raise StepFailedError("removed", "its container was removed")
 
