@@ -76,7 +76,9 @@ class DirectSession : public Session {
     }
     int intra = options.intra_op_parallelism_threads == 0 ? HardwareThreads()
                                                           : options.intra_op_parallelism_threads;
-    if (intra > 1) intra_pool_ = std::make_unique<ThreadPool>("ember_intra_op", intra);
+    if (intra > 1) {
+      intra_pool_ = std::make_unique<ThreadPool>("ember_intra_op", intra, /*spin_workers=*/true);
+    }
   }
 
   ~DirectSession() override { Close(); }

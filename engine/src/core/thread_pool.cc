@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/spin.h"
+
 namespace ember {
 
 struct ThreadPool::Impl {
@@ -18,11 +20,30 @@ struct ThreadPool::Impl {
   std::vector<std::thread> threads;
   bool stopping = false;
   std::atomic<int64_t> scheduled{0};
+  // A pool made with `spin`: a worker with nothing to do polls `queued` for spin::kSpinTime
+  // before it sleeps, one worker at a time (`spinners`): one polling thread catches the next
+  // ParallelFor's helper without a wake-up, and a second would only take a core from the threads
+  // doing the work.
+  const bool spin;
+  std::atomic<int> spinners{0};
+  std::atomic<int64_t> queued{0};  // queue.size(), readable without mu
 
   int sleeping = 0;  // workers blocked on cv (guarded by mu)
 
+  explicit Impl(bool spin_workers) : spin(spin_workers) {}
+
+  void Poll() {
+    int none = 0;
+    if (queued.load(std::memory_order_acquire) > 0 || !spinners.compare_exchange_strong(none, 1)) {
+      return;
+    }
+    spin::SpinUntil([this] { return queued.load(std::memory_order_acquire) > 0; });
+    spinners.store(0);
+  }
+
   void WorkerLoop() {
     for (;;) {
+      if (spin) Poll();
       std::function<void()> fn;
       {
         std::unique_lock<std::mutex> lock(mu);
@@ -32,13 +53,15 @@ struct ThreadPool::Impl {
         if (queue.empty()) return;  // stopping and drained
         fn = std::move(queue.front());
         queue.pop_front();
+        queued.fetch_sub(1, std::memory_order_relaxed);
       }
       fn();
     }
   }
 };
 
-ThreadPool::ThreadPool(const std::string& /*name*/, int num_threads) : impl_(new Impl) {
+ThreadPool::ThreadPool(const std::string& /*name*/, int num_threads, bool spin_workers)
+    : impl_(new Impl(spin_workers)) {
   int n = std::max(1, num_threads);
   for (int i = 0; i < n; ++i) impl_->threads.emplace_back([this] { impl_->WorkerLoop(); });
 }
@@ -61,7 +84,10 @@ void ThreadPool::Schedule(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->queue.push_back(std::move(fn));
-    wake = impl_->sleeping > 0;  // busy workers look at the queue before they sleep
+    const int64_t waiting = impl_->queued.fetch_add(1, std::memory_order_release) + 1;
+    // Busy workers look at the queue before they sleep, and a polling one takes a closure
+    // without a wake-up (if it has just stopped polling, it finds the closure under mu).
+    wake = impl_->sleeping > 0 && waiting > impl_->spinners.load();
   }
   if (wake) impl_->cv.notify_one();
 }
@@ -73,6 +99,7 @@ bool ThreadPool::TryRunOne() {
     if (impl_->queue.empty()) return false;
     fn = std::move(impl_->queue.front());
     impl_->queue.pop_front();
+    impl_->queued.fetch_sub(1, std::memory_order_relaxed);
   }
   fn();
   return true;
@@ -90,7 +117,7 @@ struct ForState {
   std::atomic<int64_t> next{0};
   std::mutex mu;
   std::condition_variable cv;
-  int64_t done = 0;
+  std::atomic<int64_t> done{0};
 
   bool RunOne() {
     int64_t s = next.fetch_add(1);
@@ -98,10 +125,13 @@ struct ForState {
     int64_t begin = s * shard;
     int64_t end = std::min(total, begin + shard);
     fn(begin, end);
-    std::lock_guard<std::mutex> lock(mu);
-    if (++done == num_shards) cv.notify_all();
+    if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == num_shards) {
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
+    }
     return true;
   }
+  bool Done() const { return done.load(std::memory_order_acquire) == num_shards; }
 };
 }  // namespace
 
@@ -130,8 +160,11 @@ void ThreadPool::ParallelFor(int64_t total, int64_t cost_per_unit,
   }
   while (state->RunOne()) {
   }
+  // The last shards are a helper's: poll for them (this thread has nothing else to do, and being
+  // woken can take longer than a shard), then block.
+  if (spin::SpinUntil([&] { return state->Done(); })) return;
   std::unique_lock<std::mutex> lock(state->mu);
-  state->cv.wait(lock, [&] { return state->done == state->num_shards; });
+  state->cv.wait(lock, [&] { return state->Done(); });
 }
 
 void ParallelFor(ThreadPool* pool, int64_t total, int64_t cost_per_unit,

@@ -10,8 +10,10 @@ namespace ember {
 
 class ThreadPool {
  public:
-  // num_threads >= 1 worker threads.
-  ThreadPool(const std::string& name, int num_threads);
+  // num_threads >= 1 worker threads. With spin_workers an idle worker polls the queue for a
+  // while before it sleeps (one at a time): for the intra-op pool, whose ParallelFor helpers
+  // follow each other within microseconds.
+  ThreadPool(const std::string& name, int num_threads, bool spin_workers = false);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

@@ -1,49 +1,14 @@
-// Workers spin for a while after a job before they sleep: a network's operators follow each
-// other within microseconds, and a sleeping worker costs a futex wake-up per operator.
+// Workers poll for a while after a job before they sleep (common/spin.h says why and how long).
 #include "lite/thread_pool.h"
 
 #include <algorithm>
-#include <chrono>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "common/spin.h"
 
 namespace ember {
 namespace lite {
 
-namespace {
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
-
-// How long a thread polls before it blocks: a worker after its job, the caller for the last task.
-// A job's tasks end unevenly (a thread done with its share waits up to one task, tens to hundreds
-// of microseconds, for the other's last), and waking a blocked thread can take longer than the
-// whole job: measured on a 2-vCPU VM, an int8 56x56x64 3x3 CONV_2D at two threads ran 520-560 us
-// (no faster than one thread) in 5 processes of 8 with a 50 us poll, the worker asleep in a
-// third of the invokes, and 276-311 us in every one with 1.3 ms or more. So 2 ms, by the clock
-// (a PAUSE takes 25 ns on that CPU, 140 cycles on some others): one core's poll per idle gap,
-// the cost XNNPACK's pool also pays.
-constexpr std::chrono::microseconds kSpinTime{2000};
-
-// Polls done() between PAUSEs until it is true (returns true) or kSpinTime has passed (false).
-template <typename Done>
-bool SpinUntil(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
-  for (int i = 1;; ++i) {
-    if (done()) return true;
-    CpuRelax();
-    if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return done();
-  }
-}
-
-}  // namespace
+using spin::SpinUntil;
 
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)),

@@ -1,7 +1,10 @@
 #include "ember/tensor.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "core/op_kernel.h"
 #include "core/thread_pool.h"
@@ -64,6 +67,34 @@ TEST(ThreadPool, NestedParallelForDoesNotDeadlock) {
     }
   });
   EXPECT_EQ(sum.load(), 8000);
+}
+
+// A pool whose idle workers poll (the intra-op pool's): every closure runs, whether it is
+// scheduled while a worker polls, while all of them are busy, or after the poll has timed out
+// and the workers sleep (the 3 ms pauses); and ParallelFor's callers wait out the helpers' shards.
+TEST(ThreadPool, PollingPoolRunsEveryClosureAndShard) {
+  ThreadPool pool("test", 2, /*spin_workers=*/true);
+  std::atomic<int> ran{0};
+  int expected = 0;
+  for (int round = 0; round < 40; ++round) {
+    const int n = 1 + round % 4;
+    for (int i = 0; i < n; ++i) pool.Schedule([&ran] { ran.fetch_add(1); });
+    expected += n;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (ran.load() < expected && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    ASSERT_TRUE(ran.load() == expected);  // else a closure was never run
+    if (round % 5 == 4) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  std::vector<int> hits(50000, 0);
+  for (int round = 0; round < 20; ++round) {
+    pool.ParallelFor(50000, 1000, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    if (round % 5 == 4) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  for (int h : hits) ASSERT_TRUE(h == 20);
 }
 
 namespace {

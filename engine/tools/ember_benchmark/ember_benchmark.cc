@@ -534,7 +534,7 @@ int main(int argc, char** argv) {
   figures.push_back(BenchMatMul(1024, min_time));
   figures.push_back(BenchConv(min_time));
   {
-    ember::ThreadPool intra("intra", 2);  // two threads: the figures' "_t2" twins
+    ember::ThreadPool intra("intra", 2, /*spin_workers=*/true);  // as a session's: the "_t2" twins
     figures.push_back(BenchMatMul(512, min_time, &intra));
     figures.push_back(BenchMatMul(1024, min_time, &intra));
     figures.push_back(BenchConv(min_time, &intra));
