@@ -40,6 +40,7 @@ def test_gcc12_to_gcc14_upgrade_reports_the_raised_glibc_through_debug_files(tmp
     daemon.ensure_daemon(os.environ)
     root = snapshot(tmp_path / "repo")
     env = {**os.environ, "FORGE_ROOT": str(root), "SOURCE_DATE_EPOCH": "1700000000", "PYTHONPATH": str(REPO)}
+    env["FORGE_DEBUG_INFO"] = "1"  # tests/conftest.py leaves the -g build out; this test reads its .debug files
     argv = [sys.executable, "-m", "invoke", "upgrade", "--target", "linux-x86_64", "--gcc", "12", "--to-gcc", "14"]
     start = time.monotonic()
     done = subprocess.run([*argv, "--rounds", "1"], cwd=REPO, env=env, capture_output=True, text=True, timeout=5400)
