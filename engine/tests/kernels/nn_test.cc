@@ -2,6 +2,9 @@
 // (double accumulation), including SAME padding with odd sizes, strides and dilations.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -163,6 +166,45 @@ TEST(Gemm, PrepackedBMatchesReference) {
   const bool other = std::string(ember::kernels::SgemmKernelName()) != "generic";
   EXPECT_TRUE(ember::kernels::SgemmPrepacked(16, a.data<float>(), 300, packed, c.data<float>(),
                                              64) == !other);
+}
+
+// Packed weights of 2 MiB or more (a late layer's, streamed from memory each run) start on a
+// huge-page boundary and, on Linux, carry MADV_HUGEPAGE ("hg" in the mapping's VmFlags); the
+// product a few rows take from them is still the reference's. Smaller ones are 64-byte aligned.
+TEST(Gemm, LargePackedWeightsAskForHugePages) {
+  const int64_t m = 4, k = 1152, n = 512;  // 2.25 MiB packed
+  Tensor a = RandomFloats({m * k}, 11), b = RandomFloats({k * n}, 12);
+  Tensor c(DataType::kFloat, TensorShape({m * n}));
+  ember::kernels::SgemmPackedB packed;
+  ember::kernels::SgemmPackB(k, n, b.data<float>(), n, &packed);
+  const auto address = reinterpret_cast<std::uintptr_t>(packed.data.data());
+  EXPECT_TRUE(packed.data.size() * sizeof(float) >= (size_t{2} << 20));
+  EXPECT_TRUE(address % (std::uintptr_t{2} << 20) == 0);
+  if (ember::kernels::SgemmPrepacked(m, a.data<float>(), k, packed, c.data<float>(), n)) {
+    EXPECT_TRUE(MaxRelError(c, RefGemm(false, false, m, n, k, a.data<float>(), b.data<float>())) <
+                1e-4);
+  }
+#if defined(__linux__)
+  // The mapping that holds the buffer, in /proc/self/smaps: "start-end perms ..." then its
+  // fields, VmFlags last.
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false, advised = false, found = false;
+  while (std::getline(smaps, line)) {
+    unsigned long long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = lo <= address && address < hi;
+      found = found || inside;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      advised = line.find(" hg") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(advised);
+#endif
+  ember::kernels::SgemmPackedB small;
+  ember::kernels::SgemmPackB(300, 64, b.data<float>(), 64, &small);
+  EXPECT_TRUE(reinterpret_cast<std::uintptr_t>(small.data.data()) % 64 == 0);
 }
 
 // With a pool, a prepacked product splits its columns in whole panels over the threads.

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/aligned_vector.h"
+
 namespace ember {
 
 class ThreadPool;
@@ -26,7 +28,7 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const fl
 struct SgemmPackedB {
   const void* kernel = nullptr;  // the micro-kernel it was packed for
   int64_t k = 0, n = 0;
-  std::vector<float> data;
+  LargeBuffer<float> data;  // streamed once per run by a late layer: huge pages when large
 };
 void SgemmPackB(int64_t k, int64_t n, const float* b, int64_t ldb, SgemmPackedB* out);
 
