@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/aligned_vector.h"
+
 namespace ember {
 namespace lite {
 
@@ -14,7 +16,7 @@ namespace lite {
 // 16 values w[16 j + 0..15][p] (zero padded past n).
 struct PackedF32 {
   int n = 0, k = 0, panels = 0;
-  std::vector<float> data;
+  LargeBuffer<float> data;  // huge pages when large (common/aligned_vector.h)
   std::vector<float> bias;  // n values padded to panels * 16 (zeros when the op has none)
   // CONV_2D reading its filter rows in place (no im2col): a [padded_h, padded_w] copy of the
   // input whose border holds zeros; 0 when unused.

@@ -15,7 +15,8 @@ namespace lite {
 // [ceil(k/4)][nr][16 lanes][4 bytes]; zero padded to nb = a multiple of nr blocks.
 struct PackedWeights {
   int n = 0, k = 0, k4 = 0, nb = 0, nr = 1;
-  AlignedVector<int8_t> data;  // 64-byte aligned: AMX loads 64-byte rows of it
+  LargeBuffer<int8_t>
+      data;  // 64-byte aligned (AMX loads 64-byte rows of it); huge pages when large
   // Requantization fused into the GEMM (ConvGemmVnni), made once by PrepareFusedRequant: per
   // 16-channel block kRequantWords int32 words of per-lane constants, and layer-wide flags.
   std::vector<int32_t> rq;
