@@ -13,6 +13,10 @@ using spin::SpinUntil;
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)),
       slots_(std::make_unique<Slot[]>(static_cast<size_t>(num_threads_))) {
+  caller_cpu_.store(spin::CurrentCpu());
+  spread_ = num_threads_ > 1 && spin::AllowedCpus() > 1;
+  // Until a worker runs, it waits where Linux put it: most often this thread's CPU.
+  for (int t = 1; t < num_threads_; ++t) slots_[t].cpu.store(caller_cpu_.load());
   workers_.reserve(static_cast<size_t>(num_threads_ - 1));
   for (int t = 1; t < num_threads_; ++t) workers_.emplace_back([this, t] { WorkerLoop(t); });
 }
@@ -52,8 +56,23 @@ int ThreadPool::Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int t
   return ran;
 }
 
+void ThreadPool::Spread(int thread) {
+  if (!spread_) return;
+  const int caller = caller_cpu_.load(std::memory_order_relaxed);
+  if (spin::CurrentCpu() == caller) spin::LeaveCpu(caller);
+  slots_[thread].cpu.store(spin::CurrentCpu(), std::memory_order_relaxed);
+}
+
+bool ThreadPool::WorkerOn(int cpu) const {
+  for (int t = 1; t < num_threads_; ++t) {
+    if (slots_[t].cpu.load(std::memory_order_relaxed) == cpu) return true;
+  }
+  return false;
+}
+
 void ThreadPool::WorkerLoop(int thread) {
   uint32_t seen = 0;
+  Spread(thread);
   for (;;) {
     uint32_t generation = seen;
     if (!SpinUntil(
@@ -66,6 +85,7 @@ void ThreadPool::WorkerLoop(int thread) {
       generation = generation_.load(std::memory_order_acquire);
     }
     seen = generation;
+    Spread(thread);
     // Read after the generation: at least that job's values. Values of a newer job come with
     // that job's slots (written before them), where this generation claims nothing.
     const TaskFn fn = job_fn_.load(std::memory_order_acquire);
@@ -93,6 +113,8 @@ void ThreadPool::Run(int tasks, TaskFn fn, void* ctx) {
         std::memory_order_relaxed);
   }
   finished_.store(0, std::memory_order_relaxed);
+  const int cpu = spread_ ? spin::CurrentCpu() : -1;
+  caller_cpu_.store(cpu, std::memory_order_relaxed);
   job_fn_.store(fn, std::memory_order_release);
   job_ctx_.store(ctx, std::memory_order_release);
   job_tasks_.store(tasks, std::memory_order_release);
@@ -100,9 +122,15 @@ void ThreadPool::Run(int tasks, TaskFn fn, void* ctx) {
   if (sleepers_.load() > 0) {
     { std::lock_guard<std::mutex> lock(mu_); }
     wake_.notify_all();
+    // A worker woken onto this CPU runs now and moves off it (Spread).
+    if (spread_) std::this_thread::yield();
   }
   const int ran = Work(generation, fn, ctx, tasks, 0);
-  if (finished_.fetch_add(ran, std::memory_order_acq_rel) + ran == tasks) return;
+  if (finished_.fetch_add(ran, std::memory_order_acq_rel) + ran == tasks) {
+    // No worker took a task: one that waits for this CPU gets it now, and moves (Spread).
+    if (spread_ && ran == tasks && WorkerOn(cpu)) std::this_thread::yield();
+    return;
+  }
   if (SpinUntil([&] { return finished_.load(std::memory_order_acquire) == tasks; })) return;
   std::unique_lock<std::mutex> lock(mu_);
   done_.wait(lock, [&] { return finished_.load(std::memory_order_acquire) == tasks; });

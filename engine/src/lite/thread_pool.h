@@ -33,8 +33,9 @@ class ThreadPool {
   // (thread t: the t-th of num_threads near-equal ranges), then claims what is left of the
   // others' shares: a kernel must not let a result depend on which thread ran it. The caller waits
   // only for tasks that a worker has started: a worker that the OS has not scheduled yet holds
-  // nothing up (on a loaded machine the caller may run every task). Allocates nothing. Not
-  // reentrant.
+  // nothing up (on a loaded machine the caller may run every task). A worker found on the
+  // caller's CPU moves off it, and the caller yields once where a worker waits for its CPU
+  // (common/spin.h says why). Allocates nothing. Not reentrant.
   using TaskFn = void (*)(void* ctx, int task, int thread);
   void Run(int tasks, TaskFn fn, void* ctx);
   // The same for a callable f(task, thread).
@@ -48,6 +49,11 @@ class ThreadPool {
   // Runs the tasks of job `generation` that this thread claims; returns how many.
   int Work(uint32_t generation, TaskFn fn, void* ctx, int tasks, int thread);
   void WorkerLoop(int thread);
+  // Worker `thread` moves off the CPU of the thread calling Run, if it runs there (common/spin.h:
+  // Linux puts a new or woken thread there although another CPU is idle), and records its CPU.
+  void Spread(int thread);
+  // Whether a worker was last seen on CPU `cpu`.
+  bool WorkerOn(int cpu) const;
 
   const int num_threads_;
   std::vector<std::thread> workers_;
@@ -56,6 +62,10 @@ class ThreadPool {
   std::condition_variable done_;  // the current job's last task finished
   bool stop_ = false;             // guarded by mu_
   std::atomic<int> sleepers_{0};  // workers waiting on wake_ (Run notifies only if any)
+  // Where the thread calling Run runs (written by each Run), and whether this process may run on
+  // more than one CPU (else no thread can move and nobody yields).
+  std::atomic<int> caller_cpu_{-1};
+  bool spread_ = false;
   // The current job: Run writes it, then its generation; a spinning worker that sees the new
   // generation reads the job without a lock.
   alignas(64) std::atomic<uint32_t> generation_{0};
@@ -73,6 +83,7 @@ class ThreadPool {
   }
   struct alignas(64) Slot {
     std::atomic<uint64_t> next{0};
+    std::atomic<int> cpu{-1};  // the CPU its worker ran on when it last looked (-1: unknown)
   };
   std::unique_ptr<Slot[]> slots_;
   // Tasks of the current job that have run: each thread adds its count once it has claimed all

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/spin.h"
 #include "ember/lite/quant.h"
 #include "ember_test.h"
 #include "lite/add_int8.h"
@@ -619,6 +620,41 @@ TEST(LiteThreadPool, EachTaskOnceAndEachThreadItsOwnShareFirst) {
     EXPECT_EQ(task0_thread.load(), 0);
     EXPECT_EQ(worker_first.load(), 4);
   }
+}
+
+// LeaveCpu (what a lite worker does when it finds itself on the caller's CPU) moves the thread
+// to another CPU it may use and gives it back every CPU it had: the pool must not pin its threads.
+TEST(LiteThreadPool, LeaveCpuMovesTheThreadOffTheCpuAndKeepsItsAffinity) {
+#if defined(__linux__)
+  cpu_set_t before;
+  ASSERT_TRUE(sched_getaffinity(0, sizeof(before), &before) == 0);
+  if (CPU_COUNT(&before) < 2 || ember::spin::AllowedCpus() != CPU_COUNT(&before)) {
+    std::printf("NOT CHECKED: this thread may run on %d CPU(s); moving needs two\n",
+                CPU_COUNT(&before));
+    return;
+  }
+  // The scheduler may move the thread back between LeaveCpu and the check (rarely, and not
+  // three times in a row): one move seen is enough.
+  bool moved = false;
+  for (int attempt = 0; attempt < 3 && !moved; ++attempt) {
+    const int cpu = ember::spin::CurrentCpu();
+    ASSERT_TRUE(cpu >= 0);
+    ember::spin::LeaveCpu(cpu);
+    moved = ember::spin::CurrentCpu() != cpu;
+  }
+  EXPECT_TRUE(moved);
+  cpu_set_t after;
+  ASSERT_TRUE(sched_getaffinity(0, sizeof(after), &after) == 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+  // A CPU the thread does not run on: nothing to do.
+  const int elsewhere = ember::spin::CurrentCpu() == 0 ? 1 : 0;
+  ember::spin::LeaveCpu(elsewhere);
+  ASSERT_TRUE(sched_getaffinity(0, sizeof(after), &after) == 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+#else
+  EXPECT_EQ(ember::spin::CurrentCpu(), -1);
+  std::printf("NOT CHECKED: no CPU placement on this OS; LeaveCpu does nothing\n");
+#endif
 }
 
 EMBER_TEST_MAIN
