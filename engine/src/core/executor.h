@@ -115,6 +115,9 @@ class Executor {
     int first_slot = 0;  // outputs live in slots [first_slot, first_slot + num outputs)
     int num_pending = 0;
     std::vector<int> consumers;  // exec node indices (once per edge, data or control)
+    // Identity, NoOp, StopGradient or Snapshot in host memory: it only passes a tensor on, so it
+    // runs on the thread that makes it ready, never as a closure of its own on the pool.
+    bool forward_only = false;
   };
   struct Step;
 

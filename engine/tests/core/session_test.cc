@@ -176,6 +176,46 @@ TEST(Session, DeepGraphInlineAndPooled) {
   }
 }
 
+TEST(Executor, ForwardOnlyNodesMadeReadyByConstsRunOnTheCaller) {
+  // A frozen Keras graph reads each weight through an Identity (its ReadVariableOp), all of
+  // them under one NoOp that the output waits for. On a pool the caller runs those Identities
+  // and the NoOp as the Consts make them ready: only the first Add is queued, once per run
+  // (each Identity was a closure too).
+  Scope root = Scope::NewRootScope();
+  Output x = Const(root, 0.0f);
+  NodeDef deps;
+  deps.name = "deps";
+  deps.op = "NoOp";
+  for (int i = 0; i < 100; ++i) {
+    Output read = Identity(root, Const(root, 0.5f));
+    deps.input.push_back("^" + read.node_name());
+    x = Add(root, x, read);
+  }
+  Output y = Identity(root, x);
+  GraphDef g;
+  ASSERT_OK(root.ToGraphDef(&g));
+  for (NodeDef& n : g.node) {
+    if (n.name == y.node_name()) n.input.push_back("^deps");
+  }
+  g.node.push_back(deps);
+  auto session = NewSession(SessionOptions());
+  ASSERT_OK(session->Create(g));
+  CallableOptions copts;
+  copts.fetch = {y.name()};
+  Session::CallableHandle handle;
+  ASSERT_OK(session->MakeCallable(copts, &handle));
+  ThreadPool pool("test_inter_op", 2);
+  ThreadPoolOptions pools;
+  pools.inter_op_threadpool = &pool;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<Tensor> out;
+    ASSERT_OK(session->RunCallable(handle, {}, &out, nullptr, pools));
+    ASSERT_TRUE(out.size() == 1u);
+    EXPECT_EQ(out[0].data<float>()[0], 50.0f);
+  }
+  EXPECT_EQ(pool.NumScheduled(), 3);
+}
+
 TEST(Executor, ConstRootsRunOnTheCallerNotThePool) {
   // A chain of 200 Adds, each with its own Const operand: 201 Const roots. On a pool the
   // caller runs them itself; only the one node they make ready is queued (each Const was a
