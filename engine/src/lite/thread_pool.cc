@@ -14,7 +14,7 @@ ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)),
       slots_(std::make_unique<Slot[]>(static_cast<size_t>(num_threads_))) {
   caller_cpu_.store(spin::CurrentCpu());
-  spread_ = num_threads_ > 1 && spin::AllowedCpus() > 1;
+  spread_ = num_threads_ > 1 && num_threads_ <= spin::AllowedCpus();
   // Until a worker runs, it waits where Linux put it: most often this thread's CPU.
   for (int t = 1; t < num_threads_; ++t) slots_[t].cpu.store(caller_cpu_.load());
   workers_.reserve(static_cast<size_t>(num_threads_ - 1));

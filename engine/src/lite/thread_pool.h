@@ -62,8 +62,10 @@ class ThreadPool {
   std::condition_variable done_;  // the current job's last task finished
   bool stop_ = false;             // guarded by mu_
   std::atomic<int> sleepers_{0};  // workers waiting on wake_ (Run notifies only if any)
-  // Where the thread calling Run runs (written by each Run), and whether this process may run on
-  // more than one CPU (else no thread can move and nobody yields).
+  // Where the thread calling Run runs (written by each Run), and whether workers move off it:
+  // only when the pool's threads fit on the CPUs this process may use (with more threads than
+  // CPUs some share one anyway; moving and yielding there ran MobileNetV2 float at three threads
+  // on two CPUs 7-10% slower, its slowest invokes 3-4x slower).
   std::atomic<int> caller_cpu_{-1};
   bool spread_ = false;
   // The current job: Run writes it, then its generation; a spinning worker that sees the new
