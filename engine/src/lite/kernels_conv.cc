@@ -353,6 +353,25 @@ void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value
 constexpr int64_t kPixelAlign = 8;   // a multiple of every float GEMM's row tile but AVX2's 6
 constexpr int kMaxInPlaceRows = 16;  // filter height limit of the in-place (no im2col) paths
 
+// Runs copy_row(b, iy) for every input row (batch b, row iy) that a convolution reading its
+// filter rows in place copies into its padded image: split over the node's threads in row order,
+// as the GEMM's output rows after it are, so that each thread mostly writes the rows it reads
+// next (the caller alone wrote the whole image before, and at two threads the other core then
+// read half of it from the caller's cache). Inline when the image is small or one thread runs.
+template <typename CopyRow>
+void FillPaddedImage(const NodeState& node, size_t row_bytes, CopyRow copy_row) {
+  const int rows = node.n * node.ih;
+  // A byte copied weighs as a multiply-add: tasks of at least 32 KiB.
+  const int tasks = TaskCount(node, rows, static_cast<int64_t>(row_bytes));
+  RunTasks(node, tasks, [&](int task, int) {
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      copy_row(static_cast<int>(r / node.ih), static_cast<int>(r % node.ih));
+    }
+  });
+}
+
 Status EvalConvF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
@@ -394,13 +413,11 @@ Status EvalConvF32(NodeState* node) {
     const size_t row = static_cast<size_t>(node->iw) * node->ic;
     const size_t prow = static_cast<size_t>(w.padded_w) * node->ic;
     float* img = node->scratchf.data();
-    for (int b = 0; b < node->n; ++b) {
-      for (int iy = 0; iy < node->ih; ++iy) {
-        std::memcpy(img + (static_cast<size_t>(b) * w.padded_h + iy + node->pad_h) * prow +
-                        static_cast<size_t>(node->pad_w) * node->ic,
-                    x + (static_cast<size_t>(b) * node->ih + iy) * row, sizeof(float) * row);
-      }
-    }
+    FillPaddedImage(*node, sizeof(float) * row, [&](int b, int iy) {
+      std::memcpy(img + (static_cast<size_t>(b) * w.padded_h + iy + node->pad_h) * prow +
+                      static_cast<size_t>(node->pad_w) * node->ic,
+                  x + (static_cast<size_t>(b) * node->ih + iy) * row, sizeof(float) * row);
+    });
     ptrdiff_t seg[kMaxInPlaceRows];
     for (int ky = 0; ky < node->kh; ++ky) seg[ky] = static_cast<ptrdiff_t>(ky) * prow;
     RunTasks(*node, tasks, [&](int task, int) {
@@ -506,18 +523,16 @@ Status EvalConvI8(NodeState* node) {
       const size_t row = static_cast<size_t>(node->iw) * node->ic;
       const size_t prow = static_cast<size_t>(p.padded_w) * p.padded_c;
       uint8_t* img = node->scratchu8.data();
-      for (int b = 0; b < node->n; ++b) {
-        for (int iy = 0; iy < node->ih; ++iy) {
-          const int8_t* src = x + (static_cast<size_t>(b) * node->ih + iy) * row;
-          uint8_t* dst = img + (static_cast<size_t>(b) * p.padded_h + iy + node->pad_h) * prow +
-                         static_cast<size_t>(node->pad_w) * p.padded_c;
-          if (p.padded_c == node->ic) {
-            OffsetToUnsigned(src, row, dst);
-          } else {
-            OffsetPixels3To4(src, static_cast<size_t>(node->iw), dst);
-          }
+      FillPaddedImage(*node, row, [&](int b, int iy) {
+        const int8_t* src = x + (static_cast<size_t>(b) * node->ih + iy) * row;
+        uint8_t* dst = img + (static_cast<size_t>(b) * p.padded_h + iy + node->pad_h) * prow +
+                       static_cast<size_t>(node->pad_w) * p.padded_c;
+        if (p.padded_c == node->ic) {
+          OffsetToUnsigned(src, row, dst);
+        } else {
+          OffsetPixels3To4(src, static_cast<size_t>(node->iw), dst);
         }
-      }
+      });
       ptrdiff_t seg[kMaxInPlaceRows];
       for (int ky = 0; ky < node->kh; ++ky) seg[ky] = static_cast<ptrdiff_t>(ky) * prow;
       const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
