@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <map>
 #include <new>
 #include <thread>
@@ -206,6 +207,8 @@ Status Executor::Create(std::shared_ptr<const Graph> graph, const Signature& sig
     const std::string& op = en.node->def.op;
     en.forward_only = op == "Identity" || op == "NoOp" || op == "StopGradient" || op == "Snapshot";
   }
+  ex->cost_ns_ = std::make_unique<std::atomic<int32_t>[]>(ex->nodes_.size());
+  for (size_t i = 0; i < ex->nodes_.size(); ++i) ex->cost_ns_[i].store(-1);
   for (size_t i = 0; i < ex->nodes_.size(); ++i) {
     if (ex->nodes_[i].num_pending != 0) continue;
     ex->roots_.push_back(static_cast<int>(i));
@@ -313,6 +316,7 @@ struct NodeTime {
 struct Executor::Step {
   const std::vector<Tensor>* feeds = nullptr;
   std::vector<NodeTime> times;  // per exec node, when traced; else empty
+  bool sample = false;          // time each node into Executor::cost_ns_
   RunArgs args;
   StepCancellation own_cancellation;
   StepCancellation* cancellation = nullptr;
@@ -361,8 +365,17 @@ struct Executor::Step {
 
 Status Executor::RunNode(Step* step, int id) const {
   if (step->CheckCancelled()) return step->cancellation->reason();
-  if (step->args.trace == nullptr) return ComputeNode(step, id);
-  return TraceNode(step, id);
+  if (step->args.trace != nullptr) return TraceNode(step, id);
+  if (!step->sample) return ComputeNode(step, id);
+  const auto start = std::chrono::steady_clock::now();
+  Status s = ComputeNode(step, id);
+  const int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  cost_ns_[static_cast<size_t>(id)].store(
+      static_cast<int32_t>(std::min<int64_t>(ns, std::numeric_limits<int32_t>::max())),
+      std::memory_order_relaxed);
+  return s;
 }
 
 Status Executor::TraceNode(Step* step, int id) const {
@@ -467,6 +480,9 @@ Status Executor::ComputeNode(Step* step, int id) const {
 }
 
 void Executor::ProcessLoop(const std::shared_ptr<Step>& step, int id) const {
+  // Ready nodes this thread runs once its chain ends (forward-only and cheap ones), each
+  // counted in `outstanding` as a chain of its own.
+  std::vector<int> here;
   int cur = id;
   while (cur >= 0) {
     int next = -1;
@@ -480,18 +496,25 @@ void Executor::ProcessLoop(const std::shared_ptr<Step>& step, int id) const {
             if (next < 0) {
               next = c;  // continue on this thread
             } else if (step->args.inter_op_pool != nullptr &&
-                       !nodes_[static_cast<size_t>(c)].forward_only) {
+                       !nodes_[static_cast<size_t>(c)].forward_only && !Cheap(c)) {
               step->outstanding.fetch_add(1);
               step->args.inter_op_pool->Schedule([this, step, c] { ProcessLoop(step, c); });
             } else {
               step->outstanding.fetch_add(1);
-              ProcessLoop(step, c);
+              here.push_back(c);
             }
           }
         }
       }
     }
-    if (next < 0 && step->outstanding.fetch_sub(1) == 1) step->Finish();
+    if (next < 0) {
+      // This chain ends; one of `here` (already counted) starts the next.
+      if (step->outstanding.fetch_sub(1) == 1) step->Finish();
+      if (!here.empty()) {
+        next = here.back();
+        here.pop_back();
+      }
+    }
     cur = next;
   }
 }
@@ -508,6 +531,9 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
   step->cancellation = args.cancellation != nullptr ? args.cancellation : &step->own_cancellation;
   step->slots.resize(static_cast<size_t>(num_slots_));
   if (args.trace != nullptr) step->times.resize(nodes_.size());
+  // Nodes are timed in the first runs and then one run in 32 (two clock reads per node).
+  const uint32_t run = runs_.fetch_add(1, std::memory_order_relaxed);
+  step->sample = run < 4 || run % 32 == 0;
   step->pending.reset(new std::atomic<int>[nodes_.size()]);
   for (size_t i = 0; i < nodes_.size(); ++i) step->pending[i].store(nodes_[i].num_pending);
   if (args.inter_op_pool == nullptr) {
@@ -558,11 +584,20 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
     // latency made its time vary several-fold from run to run.
     const bool inline_first =
         args.caller_runs_first_root && !HasDeadline(args.deadline) && !start.empty();
+    // The caller also runs the cheap ones (Cheap) after it, as ProcessLoop runs a chain's.
+    std::vector<int> mine;
     for (size_t i = inline_first ? 1 : 0; i < start.size(); ++i) {
       const int r = start[i];
-      args.inter_op_pool->Schedule([this, step, r] { ProcessLoop(step, r); });
+      if (inline_first && Cheap(r)) {
+        mine.push_back(r);
+      } else {
+        args.inter_op_pool->Schedule([this, step, r] { ProcessLoop(step, r); });
+      }
     }
-    if (inline_first) ProcessLoop(step, start[0]);
+    if (inline_first) {
+      ProcessLoop(step, start[0]);
+      for (int r : mine) ProcessLoop(step, r);
+    }
     // Help rather than sleep: while the step is not done, run queued closures (its roots,
     // and the branches they fan out to) here. A chain of cheap nodes then costs what it
     // costs inline, plus the scheduling; only the step's last leg is waited for.
