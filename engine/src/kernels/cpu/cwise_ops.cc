@@ -1,5 +1,6 @@
 // Elementwise CPU ops: Add, AddV2, Sub, Mul, RealDiv, Maximum, Minimum (NumPy broadcasting,
 // TensorFlow's "Incompatible shapes" error) and Neg, Square, Sqrt, Exp, Tanh, Sigmoid, Relu, Relu6.
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -98,7 +99,21 @@ struct TanhF {
   static T Apply(T x) {
     return std::tanh(x);
   }
+  // Whole ranges of float or double through Eigen's vectorized tanh (what TensorFlow's CPU
+  // kernel computes): a rational approximation a few ulp from std::tanh, 4-5x faster; BERT's
+  // GELU spent a tenth of the model's time in std::tanh.
+  template <typename T>
+  static void Block(const T* x, T* y, int64_t n) {
+    using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+    Eigen::Map<Array>(y, n) = Eigen::Map<const Array>(x, n).tanh();
+  }
 };
+
+// Whether UnaryOp runs Functor::Block over ranges of T rather than Functor::Apply per element.
+template <typename Functor, typename T>
+constexpr bool kUsesBlock = std::is_same<Functor, TanhF>::value &&
+                            (std::is_same<T, float>::value || std::is_same<T, double>::value);
+
 struct SigmoidF {
   template <typename T>
   static T Apply(T x) {
@@ -190,7 +205,21 @@ class UnaryOp : public OpKernel {
     }
     DispatchSet(set_, dtype_, [&](auto tag) {
       using T = decltype(tag);
-      UnaryLoop(x.data<T>(), out->data<T>(), x.NumElements(), ctx->intra_op_pool(),
+      const T* in = x.data<T>();
+      T* y = out->data<T>();
+      if constexpr (kUsesBlock<Functor, T>) {
+        const auto body = [&](int64_t begin, int64_t end) {
+          Functor::Block(in + begin, y + begin, end - begin);
+        };
+        const int64_t n = x.NumElements();
+        if (ctx->intra_op_pool() == nullptr || n < kParallelGrain) {
+          body(0, n);
+        } else {
+          ParallelFor(ctx->intra_op_pool(), n, 8, body);
+        }
+        return;
+      }
+      UnaryLoop(in, y, x.NumElements(), ctx->intra_op_pool(),
                 [](T v) { return Functor::Apply(v); });
     });
   }
