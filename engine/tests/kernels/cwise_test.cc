@@ -139,6 +139,36 @@ TEST(Cwise, TanhIsWithinFourUlpEverywhere) {
   EXPECT_TRUE(worst <= 4.0);
 }
 
+// Pow by the scalars 2 and 3 (computed as products) and by 2.5 (std::pow): within 2 float ulp of
+// the exact value, with pow's infinities, NaN and signed zeros.
+TEST(Cwise, PowByScalarIsWithinTwoUlp) {
+  std::vector<float> v;
+  for (int i = -3000; i <= 3000; ++i) v.push_back(static_cast<float>(i) * 0.0137f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float e : {0.f, -0.f, inf, -inf, 1e-20f, -1e-20f, 3e12f, -3e12f}) v.push_back(e);
+  v.push_back(std::numeric_limits<float>::quiet_NaN());
+  const int n = static_cast<int>(v.size());
+  for (float e : {2.f, 3.f, 2.5f}) {
+    Result r = Run(Node("Pow").Type("T", DataType::kFloat), {Floats({n}, v), Floats({}, {e})});
+    ASSERT_OK(r.status);
+    for (int i = 0; i < n; ++i) {
+      const float x = v[static_cast<size_t>(i)];
+      const double want = std::pow(static_cast<double>(x), static_cast<double>(e));
+      const float got = r.outputs[0].data<float>()[i];
+      const float libm = std::pow(x, e);
+      if (std::isnan(libm) || std::isinf(libm) || libm == 0.f) {
+        // NaN, the infinities and zeros (their signs too) as std::pow gives them.
+        EXPECT_TRUE(std::isnan(libm) ? std::isnan(got)
+                                     : got == libm && std::signbit(got) == std::signbit(libm));
+        continue;
+      }
+      // A float ulp at want, or a subnormal's where the value is one.
+      const double ulp = std::max(1.1920929e-7 * std::fabs(want), 1.4e-45);
+      EXPECT_TRUE(std::fabs(got - want) <= 2 * ulp);
+    }
+  }
+}
+
 TEST(Cwise, MaximumPropagatesNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Result r = Run(Node("Maximum").Type("T", DataType::kFloat),

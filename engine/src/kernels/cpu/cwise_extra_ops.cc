@@ -156,6 +156,7 @@ class Binary : public OpKernel {
       if (!s.ok()) c->SetStatus(s);
     }
     not_equal_ = c->node().op == "NotEqual";
+    pow_ = c->node().op == "Pow";
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
@@ -179,6 +180,7 @@ class Binary : public OpKernel {
       return;
     }
     EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output_uninitialized(0, TensorShape(dims), &out));
+    if (pow_ && SmallIntegerPow(a, b, out, ctx->intra_op_pool())) return;
     bool error = false;
     DispatchSet<kSet>(dtype_, [&](auto tag) {
       using T = decltype(tag);
@@ -191,11 +193,32 @@ class Binary : public OpKernel {
     if (error) ctx->SetStatus(InvalidArg(ctx->node(), "Integer division by zero"));
   }
 
+  // Pow of a float tensor by the scalar 2 or 3 (GELU's x^3, a variance's x^2) as products:
+  // std::pow took 8% of a BERT encoder's time. Within 2 ulp of std::pow's value; the same
+  // infinities, NaN and signed zeros. False where it does not apply.
+  template <typename T>
+  static bool SmallIntegerPowOf(const Tensor& a, const Tensor& b, Tensor* out, ThreadPool* pool) {
+    const T e = b.data<T>()[0];
+    if (e != T(2) && e != T(3)) return false;
+    const T* x = a.data<T>();
+    T* y = out->data<T>();
+    const bool cube = e == T(3);
+    UnaryLoop(x, y, a.NumElements(), pool, [cube](T v) { return cube ? v * v * v : v * v; });
+    return true;
+  }
+  static bool SmallIntegerPow(const Tensor& a, const Tensor& b, Tensor* out, ThreadPool* pool) {
+    if (b.NumElements() != 1 || a.NumElements() != out->NumElements()) return false;
+    if (a.dtype() == DataType::kFloat) return SmallIntegerPowOf<float>(a, b, out, pool);
+    if (a.dtype() == DataType::kDouble) return SmallIntegerPowOf<double>(a, b, out, pool);
+    return false;
+  }
+
  private:
   Fn fn_;
   DataType dtype_;
   bool shape_error_ = true;
   bool not_equal_ = false;
+  bool pow_ = false;
 };
 
 template <bool kToBool, Set set, typename Fn>
