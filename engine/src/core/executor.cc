@@ -481,8 +481,12 @@ Status Executor::ComputeNode(Step* step, int id) const {
 
 void Executor::ProcessLoop(const std::shared_ptr<Step>& step, int id) const {
   // Ready nodes this thread runs once its chain ends (forward-only and cheap ones), each
-  // counted in `outstanding` as a chain of its own.
-  std::vector<int> here;
+  // counted in `outstanding` as a chain of its own: on the stack up to kHere, beyond in `more`
+  // (no heap allocation per fan-out in a step).
+  constexpr int kHere = 32;
+  int here[kHere];
+  int num_here = 0;
+  std::vector<int> more;
   int cur = id;
   while (cur >= 0) {
     int next = -1;
@@ -501,7 +505,11 @@ void Executor::ProcessLoop(const std::shared_ptr<Step>& step, int id) const {
               step->args.inter_op_pool->Schedule([this, step, c] { ProcessLoop(step, c); });
             } else {
               step->outstanding.fetch_add(1);
-              here.push_back(c);
+              if (num_here < kHere) {
+                here[num_here++] = c;
+              } else {
+                more.push_back(c);
+              }
             }
           }
         }
@@ -510,9 +518,11 @@ void Executor::ProcessLoop(const std::shared_ptr<Step>& step, int id) const {
     if (next < 0) {
       // This chain ends; one of `here` (already counted) starts the next.
       if (step->outstanding.fetch_sub(1) == 1) step->Finish();
-      if (!here.empty()) {
-        next = here.back();
-        here.pop_back();
+      if (!more.empty()) {
+        next = more.back();
+        more.pop_back();
+      } else if (num_here > 0) {
+        next = here[--num_here];
       }
     }
     cur = next;

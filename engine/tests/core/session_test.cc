@@ -217,16 +217,16 @@ TEST(Executor, ForwardOnlyNodesMadeReadyByConstsRunOnTheCaller) {
 }
 
 TEST(Executor, CheapBranchesRunOnTheirThreadExpensiveOnesOnThePool) {
-  // A node whose value four cheap Negs (scalars) and two 256x256 MatMuls consume. Once the
-  // executor has timed them (its first runs), the Negs run on the thread that made them ready
-  // and only the MatMuls are queued on the pool: the per-run closures go from about 6 to 2.
+  // A node whose value 40 cheap Negs (scalars; more than ProcessLoop keeps on its stack) or two
+  // 256x256 MatMuls consume. Once the executor has timed them (its first runs), the Negs run on
+  // the thread that made them ready, and only the MatMuls are queued on the pool.
   for (bool cheap : {true, false}) {
     Scope root = Scope::NewRootScope();
     Output fetch;
     if (cheap) {
       Output x = Neg(root, Const(root, 1.0f));
       Output sum = Neg(root, x);
-      for (int i = 0; i < 4; ++i) sum = Add(root, sum, Neg(root, x));
+      for (int i = 0; i < 40; ++i) sum = Add(root, sum, Neg(root, x));
       fetch = sum;
     } else {
       Tensor t(DT_FLOAT, TensorShape({256, 256}));
@@ -251,7 +251,7 @@ TEST(Executor, CheapBranchesRunOnTheirThreadExpensiveOnesOnThePool) {
       std::vector<Tensor> out;
       ASSERT_OK(session->RunCallable(handle, {}, &out, nullptr, pools));
       ASSERT_TRUE(out.size() == 1u);
-      if (cheap) EXPECT_EQ(out[0].data<float>()[0], 5.0f);
+      if (cheap) EXPECT_EQ(out[0].data<float>()[0], 41.0f);
     }
     // 40 runs after the first four: one closure each for the step's root (a custom pool), and
     // for the MatMuls one more (two ready at once: one continues on the thread that made them
