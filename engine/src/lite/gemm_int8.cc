@@ -816,10 +816,95 @@ EMBER_VNNI_TARGET void FusedRows(const uint8_t* x, int m, int x_stride, const Se
   }
 }
 
+// Convolutions with at most 8 output channels (one block, nr 1): two rows per vector, lanes
+// 0-7 row r's channels and lanes 8-15 row r + 1's (weights and constants of lanes 0-7 repeated in
+// 8-15), so each multiply-add and each requantization serves 16 outputs, not 8 and 8 padding
+// lanes. Every output is the same sum and the same rounding as FusedTile's: the same bytes.
+EMBER_VNNI_TARGET inline __m512i LowHalfTwice(__m512i v) {
+  return _mm512_shuffle_i64x2(v, v, 0x44);
+}
+
+template <int MP, bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET inline void PairTile(const uint8_t* x, int x_stride, int rows, const Segments& sg,
+                                       const PackedWeights& p, const FusedBlock& k, __m512i bias,
+                                       int8_t* y, int y_stride) {
+  // Rows 2i and 2i + 1 of the tile in pair i; a missing last row repeats the one before it.
+  __m512i acc[MP];
+#pragma GCC unroll 4
+  for (int i = 0; i < MP; ++i) acc[i] = bias;
+  const int8_t* wp = p.data.data();
+  const int nseg = kSeg ? sg.n : 1, seg_k4 = kSeg ? sg.k4 : p.k4;
+  for (int sgi = 0; sgi < nseg; ++sgi) {
+    const uint8_t* xs = kSeg ? x + sg.off[sgi] : x;
+    const uint8_t* xr[2 * MP];
+#pragma GCC unroll 8
+    for (int i = 0; i < 2 * MP; ++i) {
+      xr[i] = xs + static_cast<ptrdiff_t>(i < rows ? i : rows - 1) * x_stride;
+    }
+    for (int k4 = 0; k4 < seg_k4; ++k4, wp += 64) {
+      const __m512i w = LowHalfTwice(_mm512_loadu_si512(wp));
+#pragma GCC unroll 4
+      for (int i = 0; i < MP; ++i) {
+        int32_t v0, v1;
+        std::memcpy(&v0, xr[2 * i] + 4 * k4, 4);
+        std::memcpy(&v1, xr[2 * i + 1] + 4 * k4, 4);
+        const __m512i xb = _mm512_mask_set1_epi32(_mm512_set1_epi32(v0), 0xFF00, v1);
+        acc[i] = _mm512_dpbusd_epi32(acc[i], xb, w);
+      }
+    }
+  }
+  const bool add_zp = !p.rq_zp_folded, clamp = p.rq_clamp;
+  const __m512i zp = _mm512_set1_epi32(p.out_zp);
+  const __m512i lo = _mm512_set1_epi32(p.act_min), hi = _mm512_set1_epi32(p.act_max);
+  const __mmask16 row_mask = static_cast<__mmask16>((1u << p.n) - 1u);
+#pragma GCC unroll 4
+  for (int i = 0; i < MP; ++i) {
+    if (2 * i >= rows) break;
+    __m512i v = ApplyFusedBlock<kPlain, kHigh>(k, acc[i]);
+    if (add_zp) v = _mm512_add_epi32(v, zp);
+    const __m128i bytes = clamp
+                              ? _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi))
+                              : _mm512_cvtsepi32_epi8(v);
+    int8_t* y0 = y + static_cast<ptrdiff_t>(2 * i) * y_stride;
+    _mm_mask_storeu_epi8(y0, row_mask, bytes);
+    // Row 2i + 1's bytes are 8-15 of the vector.
+    if (2 * i + 1 < rows) _mm_mask_storeu_epi8(y0 + y_stride, row_mask, _mm_bsrli_si128(bytes, 8));
+  }
+}
+
+template <bool kPlain, bool kHigh, bool kSeg>
+EMBER_VNNI_TARGET void PairedRows(const uint8_t* x, int m, int x_stride, const Segments& sg,
+                                  const PackedWeights& p, int8_t* y, int y_stride) {
+  FusedBlock k = LoadFusedBlock<kPlain>(p.rq.data());
+  k.left = LowHalfTwice(k.left);
+  k.mult = LowHalfTwice(k.mult);
+  k.mult_odd = LowHalfTwice(k.mult_odd);
+  k.add_even = LowHalfTwice(k.add_even);
+  k.add_odd = LowHalfTwice(k.add_odd);
+  k.total_even = LowHalfTwice(k.total_even);
+  k.total_odd = LowHalfTwice(k.total_odd);
+  k.neg_even = LowHalfTwice(k.neg_even);
+  k.neg_odd = LowHalfTwice(k.neg_odd);
+  const __m512i bias = LowHalfTwice(RqVec(p.rq.data(), kRqBias));
+  int r = 0;
+  for (; r + 8 <= m; r += 8) {
+    PairTile<4, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride, 8, sg, p, k,
+                                     bias, y + static_cast<size_t>(r) * y_stride, y_stride);
+  }
+  for (; r < m; r += 2) {
+    PairTile<1, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride,
+                                     std::min(2, m - r), sg, p, k, bias,
+                                     y + static_cast<size_t>(r) * y_stride, y_stride);
+  }
+}
+
 template <bool kPlain, bool kHigh, bool kSeg>
 EMBER_VNNI_TARGET void FusedRowsAnyNr(const uint8_t* x, int m, int x_stride, const Segments& sg,
                                       const PackedWeights& p, int g0, int g1, int8_t* y,
                                       int y_stride) {
+  if (p.nr == 1 && p.nb == 1 && p.n <= 8 && g0 == 0 && g1 == 1) {
+    return PairedRows<kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, y, y_stride);
+  }
   switch (p.nr) {
     case 8:
       return FusedRows<8, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
