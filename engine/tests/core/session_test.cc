@@ -176,6 +176,32 @@ TEST(Session, DeepGraphInlineAndPooled) {
   }
 }
 
+namespace {
+// Runs `fetch` of `g` `runs` times through one callable, with a 2-thread inter-op pool; each
+// run's first float lands in `values`, and what the pool queued after run `mark` in `queued`.
+void RunOnInterOpPool(const GraphDef& g, const std::string& fetch, int runs, int mark,
+                      std::vector<float>* values, int64_t* queued) {
+  auto session = NewSession(SessionOptions());
+  ASSERT_OK(session->Create(g));
+  CallableOptions copts;
+  copts.fetch = {fetch};
+  Session::CallableHandle handle;
+  ASSERT_OK(session->MakeCallable(copts, &handle));
+  ThreadPool pool("test_inter_op", 2);
+  ThreadPoolOptions pools;
+  pools.inter_op_threadpool = &pool;
+  int64_t at_mark = 0;
+  for (int run = 0; run < runs; ++run) {
+    if (run == mark) at_mark = pool.NumScheduled();
+    std::vector<Tensor> out;
+    ASSERT_OK(session->RunCallable(handle, {}, &out, nullptr, pools));
+    ASSERT_TRUE(out.size() == 1u);
+    values->push_back(out[0].data<float>()[0]);
+  }
+  *queued = pool.NumScheduled() - at_mark;
+}
+}  // namespace
+
 TEST(Executor, ForwardOnlyNodesMadeReadyByConstsRunOnTheCaller) {
   // A frozen Keras graph reads each weight through an Identity (its ReadVariableOp), all of
   // them under one NoOp that the output waits for. On a pool the caller runs those Identities
@@ -198,22 +224,11 @@ TEST(Executor, ForwardOnlyNodesMadeReadyByConstsRunOnTheCaller) {
     if (n.name == y.node_name()) n.input.push_back("^deps");
   }
   g.node.push_back(deps);
-  auto session = NewSession(SessionOptions());
-  ASSERT_OK(session->Create(g));
-  CallableOptions copts;
-  copts.fetch = {y.name()};
-  Session::CallableHandle handle;
-  ASSERT_OK(session->MakeCallable(copts, &handle));
-  ThreadPool pool("test_inter_op", 2);
-  ThreadPoolOptions pools;
-  pools.inter_op_threadpool = &pool;
-  for (int run = 0; run < 3; ++run) {
-    std::vector<Tensor> out;
-    ASSERT_OK(session->RunCallable(handle, {}, &out, nullptr, pools));
-    ASSERT_TRUE(out.size() == 1u);
-    EXPECT_EQ(out[0].data<float>()[0], 50.0f);
-  }
-  EXPECT_EQ(pool.NumScheduled(), 3);
+  std::vector<float> values;
+  int64_t queued = 0;
+  RunOnInterOpPool(g, y.name(), 3, 0, &values, &queued);
+  EXPECT_EQ(values, std::vector<float>(3, 50.0f));
+  EXPECT_EQ(queued, 3);
 }
 
 TEST(Executor, CheapBranchesRunOnTheirThreadExpensiveOnesOnThePool) {
@@ -236,28 +251,14 @@ TEST(Executor, CheapBranchesRunOnTheirThreadExpensiveOnesOnThePool) {
     }
     GraphDef g;
     ASSERT_OK(root.ToGraphDef(&g));
-    auto session = NewSession(SessionOptions());
-    ASSERT_OK(session->Create(g));
-    CallableOptions copts;
-    copts.fetch = {fetch.name()};
-    Session::CallableHandle handle;
-    ASSERT_OK(session->MakeCallable(copts, &handle));
-    ThreadPool pool("test_inter_op", 2);
-    ThreadPoolOptions pools;
-    pools.inter_op_threadpool = &pool;
-    int64_t after_warmup = 0;
-    for (int run = 0; run < 44; ++run) {
-      if (run == 4) after_warmup = pool.NumScheduled();
-      std::vector<Tensor> out;
-      ASSERT_OK(session->RunCallable(handle, {}, &out, nullptr, pools));
-      ASSERT_TRUE(out.size() == 1u);
-      if (cheap) EXPECT_EQ(out[0].data<float>()[0], 41.0f);
-    }
+    std::vector<float> values;
+    int64_t queued = 0;
+    RunOnInterOpPool(g, fetch.name(), 44, 4, &values, &queued);
     // 40 runs after the first four: one closure each for the step's root (a custom pool), and
     // for the MatMuls one more (two ready at once: one continues on the thread that made them
     // ready). Cheap: a Neg timed above 10 us in a run on a loaded machine may be queued again.
-    const int64_t queued = pool.NumScheduled() - after_warmup;
     if (cheap) {
+      EXPECT_EQ(values, std::vector<float>(44, 41.0f));
       EXPECT_TRUE(queued < 40 + 20);
     } else {
       EXPECT_EQ(queued, 80);
@@ -274,22 +275,11 @@ TEST(Executor, ConstRootsRunOnTheCallerNotThePool) {
   for (int i = 0; i < 200; ++i) x = Add(root, x, Const(root, 0.5f));
   GraphDef g;
   ASSERT_OK(root.ToGraphDef(&g));
-  auto session = NewSession(SessionOptions());
-  ASSERT_OK(session->Create(g));
-  CallableOptions copts;
-  copts.fetch = {x.name()};
-  Session::CallableHandle handle;
-  ASSERT_OK(session->MakeCallable(copts, &handle));
-  ThreadPool pool("test_inter_op", 2);
-  ThreadPoolOptions pools;
-  pools.inter_op_threadpool = &pool;
-  for (int run = 0; run < 3; ++run) {
-    std::vector<Tensor> out;
-    ASSERT_OK(session->RunCallable(handle, {}, &out, nullptr, pools));
-    ASSERT_TRUE(out.size() == 1u);
-    EXPECT_EQ(out[0].data<float>()[0], 100.0f);
-  }
-  EXPECT_EQ(pool.NumScheduled(), 3);
+  std::vector<float> values;
+  int64_t queued = 0;
+  RunOnInterOpPool(g, x.name(), 3, 0, &values, &queued);
+  EXPECT_EQ(values, std::vector<float>(3, 100.0f));
+  EXPECT_EQ(queued, 3);
 }
 
 namespace {
