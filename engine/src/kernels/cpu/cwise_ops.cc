@@ -114,6 +114,14 @@ template <typename Functor, typename T>
 constexpr bool kUsesBlock = std::is_same<Functor, TanhF>::value &&
                             (std::is_same<T, float>::value || std::is_same<T, double>::value);
 
+// Functor::Block over n values where kUsesBlock. A function template, so that Functor::Block is
+// looked up only where it exists: clang (the macOS cells) rejects it inside UnaryOp's generic
+// lambda for every functor, discarded branch or not.
+template <typename Functor, typename T>
+void BlockRange(const T* x, T* y, int64_t n) {
+  if constexpr (kUsesBlock<Functor, T>) Functor::Block(x, y, n);
+}
+
 struct SigmoidF {
   template <typename T>
   static T Apply(T x) {
@@ -209,7 +217,7 @@ class UnaryOp : public OpKernel {
       T* y = out->data<T>();
       if constexpr (kUsesBlock<Functor, T>) {
         const auto body = [&](int64_t begin, int64_t end) {
-          Functor::Block(in + begin, y + begin, end - begin);
+          BlockRange<Functor>(in + begin, y + begin, end - begin);
         };
         const int64_t n = x.NumElements();
         if (ctx->intra_op_pool() == nullptr || n < kParallelGrain) {
