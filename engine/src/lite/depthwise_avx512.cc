@@ -309,13 +309,16 @@ EMBER_VNNI_TARGET inline void Vnni3x3Block(const DepthwiseGeometry& g, const Dep
       _mm512_maskz_loadu_epi32(m, q.mult + c), _mm512_maskz_loadu_epi32(m, q.shift + c));
   const __m512i zp_out = _mm512_set1_epi32(q.out_zp);
   const __m512i lo = _mm512_set1_epi32(q.act_min), hi = _mm512_set1_epi32(q.act_max);
+  // Locals, not g's fields: the int8 stores may alias g, which the loop would then reload.
   const size_t step = static_cast<size_t>(g.stride_w) * col_stride;
-  for (int ox = 0; ox < g.ow; ++ox) {
-    const uint8_t* s = buf + static_cast<size_t>(ox) * step;
+  const size_t out_step = static_cast<size_t>(g.c);
+  const uint8_t* s = buf;
+  int8_t* out = y + c;
+  for (int ox = g.ow; ox > 0; --ox, s += step, out += out_step) {
     __m512i acc = _mm512_dpbusd_epi32(bias, _mm512_load_si512(s), w0);
     acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + col_stride), w1);
     acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + 2 * col_stride), w2);
-    StoreRequantized<Full, kFast>(k, acc, zp_out, lo, hi, m, y + static_cast<size_t>(ox) * g.c + c);
+    StoreRequantized<Full, kFast>(k, acc, zp_out, lo, hi, m, out);
   }
 }
 
@@ -358,11 +361,14 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const i
                             rows[2] != nullptr ? static_cast<size_t>(g.c) : 0};
     const __m512i pad = Group3(zp + c, zp + c, zp + c, full, m, zv, flip);
     for (int j = 0; j < j0; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
-    for (int j = j0; j < j1; ++j) {
-      const size_t ix = static_cast<size_t>(j - g.pad_w);
-      _mm512_store_si512(buf + static_cast<size_t>(j) * 64,
-                         Group3(src[0] + ix * step[0], src[1] + ix * step[1], src[2] + ix * step[2],
-                                full, m, zv, flip));
+    {
+      const size_t ix = static_cast<size_t>(j0 - g.pad_w);
+      const int8_t *a0 = src[0] + ix * step[0], *a1 = src[1] + ix * step[1];
+      const int8_t* a2 = src[2] + ix * step[2];
+      uint8_t* o = buf + static_cast<size_t>(j0) * 64;
+      for (int j = j0; j < j1; ++j, a0 += step[0], a1 += step[1], a2 += step[2], o += 64) {
+        _mm512_store_si512(o, Group3(a0, a1, a2, full, m, zv, flip));
+      }
     }
     for (int j = j1; j < cols; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
     if (full && fast) {
