@@ -61,6 +61,8 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         "pw_c8_to_8_relu": ((11, 5, 8), lambda: k.Conv2D(8, 1, activation="relu", bias_initializer=init)),
         "pw_c6_to_40": ((5, 6, 6), lambda: k.Conv2D(40, 1, bias_initializer=init)),
         "pw_c32_to_56": ((9, 9, 32), lambda: k.Conv2D(56, 1, bias_initializer=init)),
+        # Groups of three 16-channel blocks (int8), each whole: MobileNetV2's 8 -> 48 expansion.
+        "pw_c8_to_96": ((7, 6, 8), lambda: k.Conv2D(96, 1, bias_initializer=init)),
         # Few pixels, many channels: two threads split the output channels (int8: groups of
         # the packed weights, with 4-row tiles on 6x6; float: 16-column panels on 3x3).
         "pw_c24_to_144_6x6": ((6, 6, 24), lambda: k.Conv2D(144, 1, bias_initializer=init)),

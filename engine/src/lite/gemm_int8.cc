@@ -252,6 +252,9 @@ EMBER_VNNI_TARGET void RowBlock(const uint8_t* x, int x_stride, const PackedWeig
           Micro<MR, 4>(x, x_stride, p, g, acc, acc_stride);
         }
         break;
+      case 3:
+        Micro<MR, 3>(x, x_stride, p, g, acc, acc_stride);
+        break;
       case 2:
         Micro<MR, 2>(x, x_stride, p, g, acc, acc_stride);
         break;
@@ -613,7 +616,7 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Se
       }
     }
   }
-  if (NR == 2 || NR == 4) {
+  if (NR >= 2 && NR <= 4) {
     // Up to 64 channels per row narrowed together, block by block: one block's constants
     // in registers for all MR rows, and the layer's flags read once (p is not re-read after
     // the int8 stores, which may alias anything). Blocks past n are not requantized (their
@@ -642,10 +645,10 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Se
     const __mmask64 keep = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      const __m512i r2 = NR == 4 ? r[i][2 % NR] : r[i][0], r3 = NR == 4 ? r[i][3 % NR] : r[i][1];
+      const __m512i r2 = NR >= 3 ? r[i][2 % NR] : r[i][0], r3 = NR == 4 ? r[i][3 % NR] : r[i][1];
       const __m512i bytes = PackBytes64(clamp, lo, hi, r[i][0], r[i][1 % NR], r2, r3);
       int8_t* yo = y + static_cast<size_t>(i) * y_stride + b0 * 16;
-      if (valid == NR * 16) {
+      if (valid == NR * 16 && NR != 3) {
         if (NR == 4) {
           _mm512_storeu_si512(yo, bytes);
         } else {
@@ -797,6 +800,8 @@ EMBER_VNNI_TARGET void FusedRowsAnyNr(const uint8_t* x, int m, int x_stride, con
       return FusedRows<8, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     case 4:
       return FusedRows<4, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
+    case 3:
+      return FusedRows<3, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     case 2:
       return FusedRows<2, kPlain, kHigh, kSeg>(x, m, x_stride, sg, p, g0, g1, y, y_stride);
     default:

@@ -129,11 +129,20 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
   }
   if (rows_sum && HasVnni()) {
     node->vnni = true;
-    // One pass over the activations per group: wide groups for the matrix-vector case.
+    // One pass over the activations per group: wide groups for the matrix-vector case. A
+    // convolution takes groups of 4 or 3 blocks, whichever pads fewer (48, 96 and 144 channels:
+    // 3; a padding block costs its multiply-adds).
     const int blocks = (out_channels + 15) / 16;
-    const int nr =
-        node->op->op == BuiltinOp::kFullyConnected ? std::min(8, blocks) : std::min(4, blocks);
-    PackWeightsVnni(wd, out_channels, k, nr == 3 ? 4 : (nr > 4 && nr < 8 ? 8 : nr), &node->packed);
+    int nr = 0;
+    if (node->op->op == BuiltinOp::kFullyConnected) {
+      nr = std::min(8, blocks);
+      if (nr > 4 && nr < 8) nr = 8;
+    } else if (blocks <= 4) {
+      nr = blocks;
+    } else {
+      nr = (blocks + 2) / 3 * 3 < (blocks + 3) / 4 * 4 ? 3 : 4;
+    }
+    PackWeightsVnni(wd, out_channels, k, nr, &node->packed);
     node->bias_u8.assign(node->bias.begin(), node->bias.end());
     for (int c = 0; c < out_channels; ++c) {
       uint32_t sum = 0;
