@@ -568,13 +568,6 @@ EMBER_VNNI_TARGET inline __m512i PackBytes64(bool clamp, __m512i lo, __m512i hi,
   return b;
 }
 
-// PackBytes64 with the layer's activation range.
-EMBER_VNNI_TARGET inline __m512i PackBytes64(const PackedWeights& p, __m512i r0, __m512i r1,
-                                             __m512i r2, __m512i r3) {
-  return PackBytes64(p.rq_clamp, _mm512_set1_epi8(static_cast<char>(p.act_min)),
-                     _mm512_set1_epi8(static_cast<char>(p.act_max)), r0, r1, r2, r3);
-}
-
 // MR rows x the NR blocks of group g, requantized into y.
 // Where a GEMM row's k values lie: `n` runs of 4 * k4 bytes at x + off[s] (row r of x at
 // x + r * x_stride), in the order of the packed weights' k.
@@ -929,8 +922,10 @@ EMBER_VNNI_TARGET void AmxTiles(const uint8_t* x, int x_stride, const Segments& 
             p, rq0, _mm512_add_epi32(_mm512_load_si512(s0 + 16 * row), bias0));
         const __m512i d1 = FusedDwords<kPlain, kHigh>(
             p, rq1, _mm512_add_epi32(_mm512_load_si512(s0 + 256 + 16 * row), bias1));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(yo),
-                            _mm512_castsi512_si256(PackBytes64(p, d0, d1, d0, d1)));
+        const __m512i bytes =
+            PackBytes64(p.rq_clamp, _mm512_set1_epi8(static_cast<char>(p.act_min)),
+                        _mm512_set1_epi8(static_cast<char>(p.act_max)), d0, d1, d0, d1);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(yo), _mm512_castsi512_si256(bytes));
       }
     }
     return;
