@@ -1,4 +1,4 @@
-"""ember's x86-64 SIMD sources as clang compiles them for macos-x86_64 (zig), warnings as errors.
+"""ember's sources with x86-64 SIMD code as clang compiles them for macos-x86_64 (zig), warnings as errors.
 
 CI cross-builds macos-arm64 only (test_cross_build.py), where these files' AVX-512 paths are
 compiled out, and GCC builds them for Linux. clang rejects code that GCC accepts: a static
@@ -25,8 +25,9 @@ ENGINE = REPO / "engine"
 ZIG_CXX = REPO / "toolchains" / "cmake" / "zig-c++"
 pytestmark = pytest.mark.integration
 
-# What marks a source as x86 SIMD code: the intrinsics header, or lite's AVX-512 helpers.
-MARKERS = ("<immintrin.h>", '"lite/requant_avx512.h"')
+# What marks a source as having x86-only code: the intrinsics header, lite's AVX-512 helpers or
+# per-ISA loops, or an x86-64 guard.
+MARKERS = ("<immintrin.h>", '"lite/requant_avx512.h"', '"lite/loop_isa.h"', "__x86_64__")
 
 
 def simd_sources() -> list[Path]:
