@@ -704,10 +704,16 @@ EMBER_VNNI_TARGET void FusedRows(const uint8_t* x, int m, int x_stride, const Se
                                             g, y + static_cast<size_t>(r) * y_stride, y_stride);
     }
   }
-  for (; r < m; ++r) {
-    for (int g = g0; g < g1; ++g) {
-      FusedTile<1, NR, kPlain, kHigh, kSeg>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, p,
-                                            g, y + static_cast<size_t>(r) * y_stride, y_stride);
+  // The last 1-3 rows in one tile: each tile streams all of the groups' weights (a 3x3 image,
+  // 9 rows, reads them twice, not three or four times).
+  const size_t xo = static_cast<size_t>(r) * x_stride, yo = static_cast<size_t>(r) * y_stride;
+  for (int g = g0; g < g1 && r < m; ++g) {
+    if (m - r == 3) {
+      FusedTile<3, NR, kPlain, kHigh, kSeg>(x + xo, x_stride, sg, p, g, y + yo, y_stride);
+    } else if (m - r == 2) {
+      FusedTile<2, NR, kPlain, kHigh, kSeg>(x + xo, x_stride, sg, p, g, y + yo, y_stride);
+    } else {
+      FusedTile<1, NR, kPlain, kHigh, kSeg>(x + xo, x_stride, sg, p, g, y + yo, y_stride);
     }
   }
 }
