@@ -297,28 +297,76 @@ EMBER_VNNI_TARGET inline __m512i Group3(const int8_t* a0, const int8_t* a1, cons
   return _mm512_xor_si512(v, flip);
 }
 
-template <bool Full, bool kFast>
-EMBER_VNNI_TARGET inline void Vnni3x3Block(const DepthwiseGeometry& g, const Depthwise3x3Vnni& p,
-                                           const DepthwiseRequant& q, int block, int c, __mmask16 m,
-                                           const uint8_t* buf, size_t col_stride, int8_t* y) {
-  const int8_t* wb = p.w.data() + static_cast<size_t>(block) * 192;
-  const __m512i w0 = _mm512_loadu_si512(wb), w1 = _mm512_loadu_si512(wb + 64);
-  const __m512i w2 = _mm512_loadu_si512(wb + 128);
-  const __m512i bias = _mm512_loadu_si512(p.bias.data() + c);
-  const avx512::DoubleRounding k = avx512::MakeDoubleRounding(
-      _mm512_maskz_loadu_epi32(m, q.mult + c), _mm512_maskz_loadu_epi32(m, q.shift + c));
-  const __m512i zp_out = _mm512_set1_epi32(q.out_zp);
-  const __m512i lo = _mm512_set1_epi32(q.act_min), hi = _mm512_set1_epi32(q.act_max);
+// The requantized int8 bytes of one vector of sums. kHigh: ApplyHighRounding (out_zp folded
+// in), else ApplyDoubleRounding<kPlain> and out_zp added. kClamp: clamped to [lo, hi] (an
+// activation), else the saturating narrowing gives the reference's clamp to int8.
+template <bool kHigh, bool kPlain, bool kClamp>
+EMBER_VNNI_TARGET inline __m128i Vnni3x3Bytes(const avx512::DoubleRounding& k,
+                                              const avx512::HighRounding& h, __m512i acc,
+                                              __m512i zp_out, __m512i lo, __m512i hi) {
+  const __m512i v = kHigh ? avx512::ApplyHighRounding(h, acc)
+                          : _mm512_add_epi32(avx512::ApplyDoubleRounding<kPlain>(k, acc), zp_out);
+  return kClamp ? _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi))
+                : _mm512_cvtsepi32_epi8(v);
+}
+
+// One 16-channel block's outputs along the row, from its row buffer `buf`.
+template <bool Full, bool kHigh, bool kPlain, bool kClamp>
+EMBER_VNNI_TARGET inline void Vnni3x3Cols(const DepthwiseGeometry& g, __m512i w0, __m512i w1,
+                                          __m512i w2, __m512i bias, const avx512::DoubleRounding& k,
+                                          const avx512::HighRounding& h, __m512i zp_out, __m512i lo,
+                                          __m512i hi, __mmask16 m, const uint8_t* buf,
+                                          size_t col_stride, int8_t* out) {
   // Locals, not g's fields: the int8 stores may alias g, which the loop would then reload.
   const size_t step = static_cast<size_t>(g.stride_w) * col_stride;
   const size_t out_step = static_cast<size_t>(g.c);
   const uint8_t* s = buf;
-  int8_t* out = y + c;
   for (int ox = g.ow; ox > 0; --ox, s += step, out += out_step) {
     __m512i acc = _mm512_dpbusd_epi32(bias, _mm512_load_si512(s), w0);
     acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + col_stride), w1);
     acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + 2 * col_stride), w2);
-    StoreRequantized<Full, kFast>(k, acc, zp_out, lo, hi, m, out);
+    const __m128i bytes = Vnni3x3Bytes<kHigh, kPlain, kClamp>(k, h, acc, zp_out, lo, hi);
+    if (Full) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+    } else {
+      _mm_mask_storeu_epi8(out, m, bytes);
+    }
+  }
+}
+
+// Block `block` (channels [c, c + 16), those in m) of a row. `fast`: the rows' channels take
+// ApplyDoubleRounding's plain form and the activation range is all of int8. A block whose lanes
+// fit HighRounding takes it (MobileNet's relu6 layers among them).
+template <bool Full>
+EMBER_VNNI_TARGET inline void Vnni3x3Block(const DepthwiseGeometry& g, const Depthwise3x3Vnni& p,
+                                           const DepthwiseRequant& q, bool fast, int block, int c,
+                                           __mmask16 m, const uint8_t* buf, size_t col_stride,
+                                           int8_t* y) {
+  const int8_t* wb = p.w.data() + static_cast<size_t>(block) * 192;
+  const __m512i w0 = _mm512_loadu_si512(wb), w1 = _mm512_loadu_si512(wb + 64);
+  const __m512i w2 = _mm512_loadu_si512(wb + 128);
+  const __m512i bias = _mm512_loadu_si512(p.bias.data() + c);
+  const __m512i mult = _mm512_maskz_loadu_epi32(m, q.mult + c);
+  const __m512i shift = _mm512_maskz_loadu_epi32(m, q.shift + c);
+  const avx512::DoubleRounding k = avx512::MakeDoubleRounding(mult, shift);
+  const bool high = avx512::HighRoundingFits(mult, shift, m);
+  const avx512::HighRounding h = avx512::MakeHighRounding(k, q.out_zp);
+  const __m512i zp_out = _mm512_set1_epi32(q.out_zp);
+  const __m512i lo = _mm512_set1_epi32(q.act_min), hi = _mm512_set1_epi32(q.act_max);
+  const bool clamp = q.act_min != -128 || q.act_max != 127;
+  int8_t* out = y + c;
+  if (high && clamp) {
+    Vnni3x3Cols<Full, true, true, true>(g, w0, w1, w2, bias, k, h, zp_out, lo, hi, m, buf,
+                                        col_stride, out);
+  } else if (high) {
+    Vnni3x3Cols<Full, true, true, false>(g, w0, w1, w2, bias, k, h, zp_out, lo, hi, m, buf,
+                                         col_stride, out);
+  } else if (fast) {
+    Vnni3x3Cols<Full, false, true, false>(g, w0, w1, w2, bias, k, h, zp_out, lo, hi, m, buf,
+                                          col_stride, out);
+  } else {
+    Vnni3x3Cols<Full, false, false, true>(g, w0, w1, w2, bias, k, h, zp_out, lo, hi, m, buf,
+                                          col_stride, out);
   }
 }
 
@@ -371,14 +419,10 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const i
       }
     }
     for (int j = j1; j < cols; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
-    if (full && fast) {
-      Vnni3x3Block<true, true>(g, p, q, b, c, m, buf, 64, y);
-    } else if (full) {
-      Vnni3x3Block<true, false>(g, p, q, b, c, m, buf, 64, y);
-    } else if (fast) {
-      Vnni3x3Block<false, true>(g, p, q, b, c, m, buf, 64, y);
+    if (full) {
+      Vnni3x3Block<true>(g, p, q, fast, b, c, m, buf, 64, y);
     } else {
-      Vnni3x3Block<false, false>(g, p, q, b, c, m, buf, 64, y);
+      Vnni3x3Block<false>(g, p, q, fast, b, c, m, buf, 64, y);
     }
   }
 }

@@ -90,6 +90,48 @@ EMBER_VNNI_TARGET inline __m512i ApplyDoubleRounding(const DoubleRounding& k, __
   return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
+// ApplyDoubleRounding<true> plus out_zp, two operations shorter, for lanes whose exponent e is
+// 1 to 23 (shift -1 to -23; a scale below one half) and whose multiplier is not INT32_MIN:
+// out_zp * 2^(31+e) joins the rounding addend (far from int64 overflow next to a product below
+// 2^62), and the odd lanes shift by 31 + e - 32, which leaves floor(p / 2^(31+e)) in their high
+// halves, where the blend takes it. Lanes outside those bounds get wrong values (HighRoundingFits).
+struct HighRounding {
+  __m512i m, m_odd, add_even, add_odd, total_even, total_odd;
+};
+
+// Whether the lanes in `lanes` fit HighRounding (see above).
+EMBER_VNNI_TARGET inline bool HighRoundingFits(__m512i m, __m512i shift, __mmask16 lanes) {
+  const __mmask16 bad = _mm512_mask_cmpgt_epi32_mask(lanes, shift, _mm512_set1_epi32(-1)) |
+                        _mm512_mask_cmplt_epi32_mask(lanes, shift, _mm512_set1_epi32(-23)) |
+                        _mm512_mask_cmpeq_epi32_mask(lanes, m, _mm512_set1_epi32(INT32_MIN));
+  return bad == 0;
+}
+
+EMBER_VNNI_TARGET inline HighRounding MakeHighRounding(const DoubleRounding& k, int32_t out_zp) {
+  const __m512i zp = _mm512_set1_epi64(out_zp);
+  HighRounding h;
+  h.m = k.m;
+  h.m_odd = k.m_odd;
+  h.add_even = _mm512_add_epi64(k.add_even, _mm512_sllv_epi64(zp, k.total_even));
+  h.add_odd = _mm512_add_epi64(k.add_odd, _mm512_sllv_epi64(zp, k.total_odd));
+  h.total_even = k.total_even;
+  h.total_odd = _mm512_sub_epi64(k.total_odd, _mm512_set1_epi64(32));
+  return h;
+}
+
+EMBER_VNNI_TARGET inline __m512i ApplyHighRounding(const HighRounding& h, __m512i x) {
+  const __m512i neg = _mm512_set1_epi64(-(1LL << 30)), b31 = _mm512_set1_epi64(1LL << 31);
+  __m512i pe = _mm512_mul_epi32(x, h.m);
+  __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), h.m_odd);
+  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, neg), no = _mm512_cmplt_epi64_mask(po, neg);
+  pe = _mm512_add_epi64(pe, h.add_even);
+  po = _mm512_add_epi64(po, h.add_odd);
+  pe = _mm512_mask_sub_epi64(pe, ne, pe, b31);
+  po = _mm512_mask_sub_epi64(po, no, po, b31);
+  return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(pe, h.total_even),
+                                 _mm512_srav_epi64(po, h.total_odd));
+}
+
 // Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.
 EMBER_VNNI_TARGET inline __m512i RequantLanes(__m512i x, __m512i m, __m512i shift, bool single) {
   if (single) {

@@ -363,6 +363,55 @@ TEST(RequantLanes, DoubleRoundingMatchesScalarOverInt32) {
 #endif
 }
 
+#ifdef EMBER_TEST_X86
+EMBER_VNNI_TARGET bool HighLanes16(const int32_t* x, const int32_t* m, const int32_t* shift,
+                                   int32_t zp, int32_t* out) {
+  const __m512i mv = _mm512_loadu_si512(m), sv = _mm512_loadu_si512(shift);
+  const avx512::HighRounding h = avx512::MakeHighRounding(avx512::MakeDoubleRounding(mv, sv), zp);
+  _mm512_storeu_si512(out, avx512::ApplyHighRounding(h, _mm512_loadu_si512(x)));
+  return avx512::HighRoundingFits(mv, sv, 0xFFFF);
+}
+#endif
+
+TEST(RequantLanes, HighRoundingMatchesScalarPlusZeroPoint) {
+#ifdef EMBER_TEST_X86
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  // Shifts -1 to -23 (HighRoundingFits), multipliers but INT32_MIN, every int32 edge and random
+  // values: the reference's integer plus the zero point, ties of both roundings included.
+  std::mt19937 gen(22);
+  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small(-70000, 70000);
+  std::uniform_int_distribution<int32_t> sh(-23, -1), zp(-128, 127);
+  const int32_t edges[] = {INT32_MIN, INT32_MIN + 1, -(1 << 30), -3, -1, 0, 1,
+                           3,         1 << 30,       INT32_MAX};
+  for (int round = 0; round < 20000; ++round) {
+    int32_t x[16], m[16], shift[16], out[16];
+    const int32_t z = round % 5 == 0 ? 0 : zp(gen);
+    for (int i = 0; i < 16; ++i) {
+      const int pick = (round + i) % 4;
+      x[i] = pick == 0 ? edges[(round * 16 + i) % 10] : pick == 1 ? small(gen) : any(gen);
+      m[i] = (round + 3 * i) % 7 == 0 ? edges[1 + (round + i) % 9] : any(gen);
+      shift[i] = (round + i) % 11 == 0 ? (i % 2 ? -1 : -23) : sh(gen);
+    }
+    ASSERT_TRUE(HighLanes16(x, m, shift, z, out));
+    for (int i = 0; i < 16; ++i) {
+      EXPECT_EQ(out[i], MultiplyByQuantizedMultiplier(x[i], m[i], shift[i]) + z);
+    }
+  }
+  // What does not fit: a shift of 0 or above, below -23, or an INT32_MIN multiplier.
+  int32_t x[16] = {}, m[16], shift[16], out[16];
+  for (int bad = 0; bad < 3; ++bad) {
+    for (int i = 0; i < 16; ++i) {
+      m[i] = 1 << 30;
+      shift[i] = -5;
+    }
+    if (bad == 0) shift[9] = 0;
+    if (bad == 1) shift[9] = -24;
+    if (bad == 2) m[9] = INT32_MIN;
+    EXPECT_FALSE(HighLanes16(x, m, shift, 0, out));
+  }
+#endif
+}
+
 TEST(OffsetToUnsigned, FlipsTheSignBitOfEveryByte) {
   if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{200}}) {
@@ -568,6 +617,61 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
       }
       EXPECT_TRUE(parts == fast);
       EXPECT_EQ(std::memcmp(parts_f.data(), yf_fast.data(), sizeof(float) * yf.size()), 0);
+    }
+  }
+}
+
+// The VNNI 3x3 rows against the portable rows and the scalar requantization: blocks whose
+// shifts all fit HighRounding, blocks with one that does not (a scale of one half or more, a
+// shift below -23), with and without an activation clamp, strides 1 and 2, partial blocks.
+TEST(DepthwiseVnni3x3, MatchesPortableRows) {
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  struct Case {
+    int ih, iw, c, s;
+    bool clamp;
+  };
+  for (const Case& cs :
+       {Case{9, 11, 48, 1, false}, Case{9, 11, 48, 1, true}, Case{10, 13, 40, 2, true},
+        Case{7, 6, 20, 2, false}, Case{6, 30, 33, 1, true}}) {
+    DepthwiseGeometry g;
+    g.ih = cs.ih;
+    g.iw = cs.iw;
+    g.c = cs.c;
+    g.kh = g.kw = 3;
+    g.stride_h = g.stride_w = cs.s;
+    g.oh = (g.ih + cs.s - 1) / cs.s;  // SAME
+    g.ow = (g.iw + cs.s - 1) / cs.s;
+    g.pad_h = std::max(0, ((g.oh - 1) * cs.s + 3 - g.ih) / 2);
+    g.pad_w = std::max(0, ((g.ow - 1) * cs.s + 3 - g.iw) / 2);
+    const int32_t in_zp = -7, out_zp = -3;
+    const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(g.ih) * g.iw * g.c, 18);
+    const std::vector<int8_t> w = RandomInt8(static_cast<size_t>(9) * g.c, 19, -127);
+    std::vector<int32_t> bias(g.c), mult(g.c);
+    std::vector<int> shift(g.c);
+    for (int c = 0; c < g.c; ++c) {
+      bias[c] = (c * 7919) % 3000 - 1500;
+      QuantizeMultiplier(0.002 + 0.0007 * c, &mult[c], &shift[c]);
+    }
+    // Block 1 (channels 16-31) has a channel of scale 0.75 (shift 0), block 2 one of scale
+    // 2^-30 (shift -29): both take the general form; blocks 0 and 3 take HighRounding.
+    QuantizeMultiplier(0.75, &mult[17], &shift[17]);
+    if (g.c > 40) QuantizeMultiplier(std::ldexp(1.0, -30), &mult[40], &shift[40]);
+    const int32_t lo = cs.clamp ? out_zp : -128, hi = cs.clamp ? 90 : 127;
+    DepthwiseRequant q{nullptr, mult.data(), shift.data(), out_zp, lo, hi};
+    Depthwise3x3Vnni packed;
+    PackDepthwise3x3Vnni(w.data(), bias.data(), g.c, in_zp, &packed);
+    ember::AlignedVector<uint8_t> scratch(Depthwise3x3VnniScratch(g));  // 64-byte aligned
+    std::vector<int32_t> acc(static_cast<size_t>(g.ow) * g.c);
+    std::vector<int8_t> y(static_cast<size_t>(g.ow) * g.c);
+    for (int oy = 0; oy < g.oh; ++oy) {
+      DepthwiseRowI8(g, x.data(), w.data(), in_zp, oy, acc.data());
+      DepthwiseRowI8Vnni3x3(g, x.data(), packed, in_zp, q, oy, 0, g.c, scratch.data(), y.data());
+      for (int i = 0; i < g.ow * g.c; ++i) {
+        const int c = i % g.c;
+        int32_t v = MultiplyByQuantizedMultiplier(WrappingAdd(acc[i], bias[c]), mult[c], shift[c]);
+        v = std::min(hi, std::max(lo, v + out_zp));
+        EXPECT_EQ(static_cast<int>(y[i]), v);
+      }
     }
   }
 }
