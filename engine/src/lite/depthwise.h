@@ -71,13 +71,15 @@ bool Depthwise3x3VnniUsable(const DepthwiseGeometry& g);
 // w: [3, 3, c] int8 (TFLite's [1, 3, 3, c] filter); bias: c values (null: none).
 void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t in_zp,
                           Depthwise3x3Vnni* out);
-// Bytes of 64-byte aligned scratch that one DepthwiseRowI8Vnni3x3 call needs.
+// Bytes of 64-byte aligned scratch that one DepthwiseRowsI8Vnni3x3 call needs.
 size_t Depthwise3x3VnniScratch(const DepthwiseGeometry& g);
 // DepthwiseRowI8Avx512Channels's outputs (channels [c0, c1), c0 a multiple of 16) for a
-// filter packed by PackDepthwise3x3Vnni; q.bias is not read (p.bias holds it).
-void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const int8_t* x, const Depthwise3x3Vnni& p,
-                           int32_t in_zp, const DepthwiseRequant& q, int oy, int c0, int c1,
-                           uint8_t* scratch, int8_t* y);
+// filter packed by PackDepthwise3x3Vnni, for output rows oy to oy + rows - 1 (rows 1 or 2; the
+// second at y + ow * c); q.bias is not read (p.bias holds it). At stride 1 two rows share one
+// row buffer, whose groups then hold four input rows: half the buffer building and loads.
+void DepthwiseRowsI8Vnni3x3(const DepthwiseGeometry& g, const int8_t* x, const Depthwise3x3Vnni& p,
+                            int32_t in_zp, const DepthwiseRequant& q, int oy, int rows, int c0,
+                            int c1, uint8_t* scratch, int8_t* y);
 
 }  // namespace lite
 }  // namespace ember

@@ -297,6 +297,29 @@ EMBER_VNNI_TARGET inline __m512i Group3(const int8_t* a0, const int8_t* a1, cons
   return _mm512_xor_si512(v, flip);
 }
 
+// Group3 with a fourth row: the bytes at a0, a1, a2, a3 of 16 channels, each offset by 128.
+EMBER_VNNI_TARGET inline __m512i Group4(const int8_t* a0, const int8_t* a1, const int8_t* a2,
+                                        const int8_t* a3, bool full, __mmask16 m, __m128i zv,
+                                        __m512i flip) {
+  __m128i r0, r1, r2, r3;
+  if (full) {
+    r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a0));
+    r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a1));
+    r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a2));
+    r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a3));
+  } else {
+    r0 = _mm_mask_loadu_epi8(zv, m, a0);
+    r1 = _mm_mask_loadu_epi8(zv, m, a1);
+    r2 = _mm_mask_loadu_epi8(zv, m, a2);
+    r3 = _mm_mask_loadu_epi8(zv, m, a3);
+  }
+  const __m512i v = _mm512_ternarylogic_epi32(
+      _mm512_cvtepu8_epi32(r0), _mm512_slli_epi32(_mm512_cvtepu8_epi32(r1), 8),
+      _mm512_slli_epi32(_mm512_cvtepu8_epi32(r2), 16), 0xFE);
+  // (v | r3 << 24) ^ flip
+  return _mm512_ternarylogic_epi32(v, _mm512_slli_epi32(_mm512_cvtepu8_epi32(r3), 24), flip, 0x56);
+}
+
 // The requantized int8 bytes of one vector of sums. kHigh: ApplyHighRounding (out_zp folded
 // in), else ApplyDoubleRounding<kPlain> and out_zp added. kClamp: clamped to [lo, hi] (an
 // activation), else the saturating narrowing gives the reference's clamp to int8.
@@ -310,87 +333,120 @@ EMBER_VNNI_TARGET inline __m128i Vnni3x3Bytes(const avx512::DoubleRounding& k,
                 : _mm512_cvtsepi32_epi8(v);
 }
 
-// One 16-channel block's outputs along the row, from its row buffer `buf`.
-template <bool Full, bool kHigh, bool kPlain, bool kClamp>
-EMBER_VNNI_TARGET inline void Vnni3x3Cols(const DepthwiseGeometry& g, __m512i w0, __m512i w1,
-                                          __m512i w2, __m512i bias, const avx512::DoubleRounding& k,
-                                          const avx512::HighRounding& h, __m512i zp_out, __m512i lo,
-                                          __m512i hi, __mmask16 m, const uint8_t* buf,
-                                          size_t col_stride, int8_t* out) {
+template <bool Full>
+EMBER_VNNI_TARGET inline void StoreBytes(int8_t* out, __mmask16 m, __m128i bytes) {
+  if (Full) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+  } else {
+    _mm_mask_storeu_epi8(out, m, bytes);
+  }
+}
+
+// A block's requantization and weights, made once per row (or pair of rows).
+struct Vnni3x3Consts {
+  __m512i w0, w1, w2, bias;
+  avx512::DoubleRounding k;
+  avx512::HighRounding h;
+  __m512i zp_out, lo, hi;
+};
+
+// One 16-channel block's outputs along the row, from its row buffer `buf`. kTwo: the buffer's
+// groups hold four input rows, and the next output row (at out + row_step) is made too from the
+// same loads: its weights are the first row's one byte up in each group (rows 1-3, not 0-2).
+template <bool Full, bool kHigh, bool kPlain, bool kClamp, bool kTwo>
+EMBER_VNNI_TARGET inline void Vnni3x3Cols(const DepthwiseGeometry& g, const Vnni3x3Consts& t,
+                                          __mmask16 m, const uint8_t* buf, size_t col_stride,
+                                          int8_t* out, size_t row_step) {
   // Locals, not g's fields: the int8 stores may alias g, which the loop would then reload.
   const size_t step = static_cast<size_t>(g.stride_w) * col_stride;
   const size_t out_step = static_cast<size_t>(g.c);
+  const __m512i w0 = t.w0, w1 = t.w1, w2 = t.w2, bias = t.bias;
+  const __m512i v0 = _mm512_slli_epi32(w0, 8), v1 = _mm512_slli_epi32(w1, 8);
+  const __m512i v2 = _mm512_slli_epi32(w2, 8);
   const uint8_t* s = buf;
   for (int ox = g.ow; ox > 0; --ox, s += step, out += out_step) {
-    __m512i acc = _mm512_dpbusd_epi32(bias, _mm512_load_si512(s), w0);
-    acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + col_stride), w1);
-    acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(s + 2 * col_stride), w2);
-    const __m128i bytes = Vnni3x3Bytes<kHigh, kPlain, kClamp>(k, h, acc, zp_out, lo, hi);
-    if (Full) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
-    } else {
-      _mm_mask_storeu_epi8(out, m, bytes);
+    const __m512i x0 = _mm512_load_si512(s), x1 = _mm512_load_si512(s + col_stride);
+    const __m512i x2 = _mm512_load_si512(s + 2 * col_stride);
+    __m512i acc = _mm512_dpbusd_epi32(bias, x0, w0);
+    acc = _mm512_dpbusd_epi32(acc, x1, w1);
+    acc = _mm512_dpbusd_epi32(acc, x2, w2);
+    StoreBytes<Full>(out, m,
+                     Vnni3x3Bytes<kHigh, kPlain, kClamp>(t.k, t.h, acc, t.zp_out, t.lo, t.hi));
+    if (kTwo) {
+      __m512i acc2 = _mm512_dpbusd_epi32(bias, x0, v0);
+      acc2 = _mm512_dpbusd_epi32(acc2, x1, v1);
+      acc2 = _mm512_dpbusd_epi32(acc2, x2, v2);
+      StoreBytes<Full>(out + row_step, m,
+                       Vnni3x3Bytes<kHigh, kPlain, kClamp>(t.k, t.h, acc2, t.zp_out, t.lo, t.hi));
     }
   }
 }
 
-// Block `block` (channels [c, c + 16), those in m) of a row. `fast`: the rows' channels take
-// ApplyDoubleRounding's plain form and the activation range is all of int8. A block whose lanes
-// fit HighRounding takes it (MobileNet's relu6 layers among them).
-template <bool Full>
-EMBER_VNNI_TARGET inline void Vnni3x3Block(const DepthwiseGeometry& g, const Depthwise3x3Vnni& p,
+// Block `block` (channels [c, c + 16), those in m) of a row (kTwo: two rows, row_step apart).
+// `fast`: the rows' channels take ApplyDoubleRounding's plain form and the activation range is
+// all of int8. A block whose lanes fit HighRounding takes it (MobileNet's relu6 layers among
+// them).
+template <bool Full, bool kTwo>
+EMBER_VNNI_TARGET inline void Vnni3x3Block(const Depthwise3x3Vnni& p, const DepthwiseGeometry& g,
                                            const DepthwiseRequant& q, bool fast, int block, int c,
-                                           __mmask16 m, const uint8_t* buf, size_t col_stride,
-                                           int8_t* y) {
+                                           __mmask16 m, const uint8_t* buf, int8_t* y,
+                                           size_t row_step) {
+  Vnni3x3Consts t;
   const int8_t* wb = p.w.data() + static_cast<size_t>(block) * 192;
-  const __m512i w0 = _mm512_loadu_si512(wb), w1 = _mm512_loadu_si512(wb + 64);
-  const __m512i w2 = _mm512_loadu_si512(wb + 128);
-  const __m512i bias = _mm512_loadu_si512(p.bias.data() + c);
+  t.w0 = _mm512_loadu_si512(wb);
+  t.w1 = _mm512_loadu_si512(wb + 64);
+  t.w2 = _mm512_loadu_si512(wb + 128);
+  t.bias = _mm512_loadu_si512(p.bias.data() + c);
   const __m512i mult = _mm512_maskz_loadu_epi32(m, q.mult + c);
   const __m512i shift = _mm512_maskz_loadu_epi32(m, q.shift + c);
-  const avx512::DoubleRounding k = avx512::MakeDoubleRounding(mult, shift);
+  t.k = avx512::MakeDoubleRounding(mult, shift);
   const bool high = avx512::HighRoundingFits(mult, shift, m);
-  const avx512::HighRounding h = avx512::MakeHighRounding(k, q.out_zp);
-  const __m512i zp_out = _mm512_set1_epi32(q.out_zp);
-  const __m512i lo = _mm512_set1_epi32(q.act_min), hi = _mm512_set1_epi32(q.act_max);
+  t.h = avx512::MakeHighRounding(t.k, q.out_zp);
+  t.zp_out = _mm512_set1_epi32(q.out_zp);
+  t.lo = _mm512_set1_epi32(q.act_min);
+  t.hi = _mm512_set1_epi32(q.act_max);
   const bool clamp = q.act_min != -128 || q.act_max != 127;
   int8_t* out = y + c;
   if (high && clamp) {
-    Vnni3x3Cols<Full, true, true, true>(g, w0, w1, w2, bias, k, h, zp_out, lo, hi, m, buf,
-                                        col_stride, out);
+    Vnni3x3Cols<Full, true, true, true, kTwo>(g, t, m, buf, 64, out, row_step);
   } else if (high) {
-    Vnni3x3Cols<Full, true, true, false>(g, w0, w1, w2, bias, k, h, zp_out, lo, hi, m, buf,
-                                         col_stride, out);
+    Vnni3x3Cols<Full, true, true, false, kTwo>(g, t, m, buf, 64, out, row_step);
   } else if (fast) {
-    Vnni3x3Cols<Full, false, true, false>(g, w0, w1, w2, bias, k, h, zp_out, lo, hi, m, buf,
-                                          col_stride, out);
+    Vnni3x3Cols<Full, false, true, false, kTwo>(g, t, m, buf, 64, out, row_step);
   } else {
-    Vnni3x3Cols<Full, false, false, true>(g, w0, w1, w2, bias, k, h, zp_out, lo, hi, m, buf,
-                                          col_stride, out);
+    Vnni3x3Cols<Full, false, false, true, kTwo>(g, t, m, buf, 64, out, row_step);
   }
 }
 
 }  // namespace
 
-EMBER_VNNI_TARGET void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const int8_t* x,
-                                             const Depthwise3x3Vnni& p, int32_t in_zp,
-                                             const DepthwiseRequant& q, int oy, int c0, int c1,
-                                             uint8_t* scratch, int8_t* y) {
+EMBER_VNNI_TARGET void DepthwiseRowsI8Vnni3x3(const DepthwiseGeometry& g, const int8_t* x,
+                                              const Depthwise3x3Vnni& p, int32_t in_zp,
+                                              const DepthwiseRequant& q, int oy, int rows, int c0,
+                                              int c1, uint8_t* scratch, int8_t* y) {
+  const size_t row_step = static_cast<size_t>(g.ow) * g.c;
+  if (rows == 2 && g.stride_h != 1) {  // the two rows' inputs do not fit one group
+    DepthwiseRowsI8Vnni3x3(g, x, p, in_zp, q, oy, 1, c0, c1, scratch, y);
+    DepthwiseRowsI8Vnni3x3(g, x, p, in_zp, q, oy + 1, 1, c0, c1, scratch, y + row_step);
+    return;
+  }
+  const bool two = rows == 2;
   const int cb0 = c0 / 16, cb1 = (c1 + 15) / 16;
   const size_t zp_bytes = static_cast<size_t>((g.c + 15) / 16 * 16 + 64) / 64 * 64;
   int8_t* zp = reinterpret_cast<int8_t*>(scratch);
   std::memset(zp, static_cast<uint8_t>(static_cast<int8_t>(in_zp)), zp_bytes);
   uint8_t* buf = scratch + zp_bytes;
   // One 16-channel block at a time: its row buffer (column j is input column j - pad_w; each
-  // a vector of 4-byte groups: rows oy * stride - pad_h + 0, 1, 2, then 0; offset by 128) is
-  // built and then read while in L1 (a whole row's buffer, all blocks, is 22 KiB for
-  // 56x56x96 at stride 1, and was written out of L1 before its first read).
-  const int8_t* rows[3];
-  for (int ky = 0; ky < 3; ++ky) {
+  // a vector of 4-byte groups: rows oy * stride - pad_h + 0, 1, 2, then 0, or a fourth row for
+  // two output rows; offset by 128) is built and then read while in L1 (a whole row's buffer,
+  // all blocks, is 22 KiB for 56x56x96 at stride 1, and was written out of L1 before its first
+  // read).
+  const int8_t* in_rows[4];
+  for (int ky = 0; ky < 4; ++ky) {
     const int iy = oy * g.stride_h - g.pad_h + ky;
-    rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c : nullptr;
+    in_rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c : nullptr;
   }
-  const __m512i flip = _mm512_set1_epi32(0x00808080);
+  const __m512i flip = _mm512_set1_epi32(two ? static_cast<int>(0x80808080u) : 0x00808080);
   const __m128i zv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zp));
   const int cols = (g.ow - 1) * g.stride_w + 3;
   // Columns [j0, j1) lie inside the image.
@@ -402,27 +458,40 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry& g, const i
     const bool full = c + 16 <= c1;
     const __mmask16 m = Mask(c1 - c);
     // Rows in the padding read the zero point bytes, at the same channel offset.
-    const int8_t* src[3];
-    for (int ky = 0; ky < 3; ++ky) src[ky] = rows[ky] != nullptr ? rows[ky] + c : zp + c;
-    const size_t step[3] = {rows[0] != nullptr ? static_cast<size_t>(g.c) : 0,
-                            rows[1] != nullptr ? static_cast<size_t>(g.c) : 0,
-                            rows[2] != nullptr ? static_cast<size_t>(g.c) : 0};
-    const __m512i pad = Group3(zp + c, zp + c, zp + c, full, m, zv, flip);
+    const int8_t* src[4];
+    size_t step[4];
+    for (int ky = 0; ky < 4; ++ky) {
+      src[ky] = in_rows[ky] != nullptr ? in_rows[ky] + c : zp + c;
+      step[ky] = in_rows[ky] != nullptr ? static_cast<size_t>(g.c) : 0;
+    }
+    const __m512i pad = two ? Group4(zp + c, zp + c, zp + c, zp + c, full, m, zv, flip)
+                            : Group3(zp + c, zp + c, zp + c, full, m, zv, flip);
     for (int j = 0; j < j0; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
     {
       const size_t ix = static_cast<size_t>(j0 - g.pad_w);
       const int8_t *a0 = src[0] + ix * step[0], *a1 = src[1] + ix * step[1];
-      const int8_t* a2 = src[2] + ix * step[2];
+      const int8_t *a2 = src[2] + ix * step[2], *a3 = src[3] + ix * step[3];
       uint8_t* o = buf + static_cast<size_t>(j0) * 64;
-      for (int j = j0; j < j1; ++j, a0 += step[0], a1 += step[1], a2 += step[2], o += 64) {
-        _mm512_store_si512(o, Group3(a0, a1, a2, full, m, zv, flip));
+      if (two) {
+        for (int j = j0; j < j1;
+             ++j, a0 += step[0], a1 += step[1], a2 += step[2], a3 += step[3], o += 64) {
+          _mm512_store_si512(o, Group4(a0, a1, a2, a3, full, m, zv, flip));
+        }
+      } else {
+        for (int j = j0; j < j1; ++j, a0 += step[0], a1 += step[1], a2 += step[2], o += 64) {
+          _mm512_store_si512(o, Group3(a0, a1, a2, full, m, zv, flip));
+        }
       }
     }
     for (int j = j1; j < cols; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
-    if (full) {
-      Vnni3x3Block<true>(g, p, q, fast, b, c, m, buf, 64, y);
+    if (full && two) {
+      Vnni3x3Block<true, true>(p, g, q, fast, b, c, m, buf, y, row_step);
+    } else if (full) {
+      Vnni3x3Block<true, false>(p, g, q, fast, b, c, m, buf, y, row_step);
+    } else if (two) {
+      Vnni3x3Block<false, true>(p, g, q, fast, b, c, m, buf, y, row_step);
     } else {
-      Vnni3x3Block<false>(g, p, q, fast, b, c, m, buf, 64, y);
+      Vnni3x3Block<false, false>(p, g, q, fast, b, c, m, buf, y, row_step);
     }
   }
 }
@@ -684,8 +753,9 @@ EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry& g,
 bool Depthwise3x3VnniUsable(const DepthwiseGeometry&) { return false; }
 void PackDepthwise3x3Vnni(const int8_t*, const int32_t*, int, int32_t, Depthwise3x3Vnni*) {}
 size_t Depthwise3x3VnniScratch(const DepthwiseGeometry&) { return 0; }
-void DepthwiseRowI8Vnni3x3(const DepthwiseGeometry&, const int8_t*, const Depthwise3x3Vnni&,
-                           int32_t, const DepthwiseRequant&, int, int, int, uint8_t*, int8_t*) {}
+void DepthwiseRowsI8Vnni3x3(const DepthwiseGeometry&, const int8_t*, const Depthwise3x3Vnni&,
+                            int32_t, const DepthwiseRequant&, int, int, int, int, uint8_t*,
+                            int8_t*) {}
 bool DepthwiseAvx512Usable(const DepthwiseGeometry&) { return false; }
 void DepthwiseRowI8Avx512(const DepthwiseGeometry&, const int8_t*, const int32_t*, int32_t,
                           const DepthwiseRequant&, int, int8_t*) {}

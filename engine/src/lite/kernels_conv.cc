@@ -815,12 +815,15 @@ int DepthwiseChannelParts(const NodeState& node, int rows, int channels) {
 
 // Runs row(r, bi, oy, c0, c1[, thread]) for every output row r (image bi, row oy) and each of its
 // `parts` channel ranges [c0, c1) (DepthwiseChannelParts), the (row, part) units spread over the
-// tasks; `thread` (when row takes it) indexes per-thread scratch.
+// tasks; `thread` (when row takes it) indexes per-thread scratch. per_image: the rows of an image
+// (g.oh), or fewer when each r stands for several rows (the caller maps r to them).
 template <typename RowFn>
 void RunDepthwiseChannelParts(const NodeState& node, const DepthwiseGeometry& g, int rows,
-                              int parts, RowFn row) {
+                              int parts, RowFn row, int per_image = 0, int rows_per_unit = 1) {
+  if (per_image == 0) per_image = g.oh;
   const int units = rows * parts;
-  const int tasks = TaskCount(node, units, static_cast<int64_t>(g.ow) * g.c / parts * g.kh * g.kw);
+  const int tasks = TaskCount(
+      node, units, static_cast<int64_t>(g.ow) * g.c / parts * g.kh * g.kw * rows_per_unit);
   RunTasks(node, tasks, [&](int task, int thread) {
     int64_t u0, u1;
     ChunkRange(units, tasks, task, 1, &u0, &u1);
@@ -828,7 +831,7 @@ void RunDepthwiseChannelParts(const NodeState& node, const DepthwiseGeometry& g,
       const int64_t r = u / parts;
       int64_t c0, c1;
       ChunkRange(g.c, parts, static_cast<int>(u % parts), 32, &c0, &c1);
-      const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
+      const int bi = static_cast<int>(r / per_image), oy = static_cast<int>(r % per_image);
       if constexpr (std::is_invocable_v<RowFn, int64_t, int, int, int, int, int>) {
         row(r, bi, oy, static_cast<int>(c0), static_cast<int>(c1), thread);
       } else {
@@ -893,13 +896,22 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     const int32_t* w32 = node->scratch32.data();  // widened weights, read-only
     const int parts = DepthwiseChannelParts(*node, rows, g.c);
     if (node->dw3_vnni) {
+      // At stride 1, pairs of rows (one row buffer for both), unless the threads would then get
+      // unequal shares (an odd row count, or few pairs that do not divide among them).
+      const int pairs = (g.oh + 1) / 2, units2 = node->n * pairs;
+      const bool by_pairs = g.stride_h == 1 && (node->threads <= 1 || units2 >= 4 * node->threads ||
+                                                (g.oh % 2 == 0 && units2 % node->threads == 0));
+      const int per_unit = by_pairs ? 2 : 1, units = by_pairs ? units2 : rows;
       RunDepthwiseChannelParts(
-          *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1, int thread) {
-            DepthwiseRowI8Vnni3x3(
-                g, x + bi * in_image, node->dw3, node->in_zp, q, oy, c0, c1,
-                node->scratchu8.data() + static_cast<size_t>(thread) * node->scratch_slice,
-                y + static_cast<size_t>(r) * g.ow * g.c);
-          });
+          *node, g, units, DepthwiseChannelParts(*node, units, g.c),
+          [&](int64_t, int bi, int i, int c0, int c1, int thread) {
+            const int oy = i * per_unit;
+            DepthwiseRowsI8Vnni3x3(
+                g, x + bi * in_image, node->dw3, node->in_zp, q, oy, std::min(per_unit, g.oh - oy),
+                c0, c1, node->scratchu8.data() + static_cast<size_t>(thread) * node->scratch_slice,
+                y + (static_cast<size_t>(bi) * g.oh + oy) * g.ow * g.c);
+          },
+          by_pairs ? pairs : g.oh, per_unit);
       return Status::OK();
     }
     if (parts > 1) {

@@ -623,7 +623,8 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
 
 // The VNNI 3x3 rows against the portable rows and the scalar requantization: blocks whose
 // shifts all fit HighRounding, blocks with one that does not (a scale of one half or more, a
-// shift below -23), with and without an activation clamp, strides 1 and 2, partial blocks.
+// shift below -23), with and without an activation clamp, strides 1 and 2, partial blocks, one
+// row at a time and two (two rows of one image whose rows above and below are padding too).
 TEST(DepthwiseVnni3x3, MatchesPortableRows) {
   if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   struct Case {
@@ -654,24 +655,37 @@ TEST(DepthwiseVnni3x3, MatchesPortableRows) {
     }
     // Block 1 (channels 16-31) has a channel of scale 0.75 (shift 0), block 2 one of scale
     // 2^-30 (shift -29): both take the general form; blocks 0 and 3 take HighRounding.
-    QuantizeMultiplier(0.75, &mult[17], &shift[17]);
+    if (g.c > 17) QuantizeMultiplier(0.75, &mult[17], &shift[17]);
     if (g.c > 40) QuantizeMultiplier(std::ldexp(1.0, -30), &mult[40], &shift[40]);
     const int32_t lo = cs.clamp ? out_zp : -128, hi = cs.clamp ? 90 : 127;
     DepthwiseRequant q{nullptr, mult.data(), shift.data(), out_zp, lo, hi};
     Depthwise3x3Vnni packed;
     PackDepthwise3x3Vnni(w.data(), bias.data(), g.c, in_zp, &packed);
     ember::AlignedVector<uint8_t> scratch(Depthwise3x3VnniScratch(g));  // 64-byte aligned
-    std::vector<int32_t> acc(static_cast<size_t>(g.ow) * g.c);
-    std::vector<int8_t> y(static_cast<size_t>(g.ow) * g.c);
+    const size_t row = static_cast<size_t>(g.ow) * g.c;
+    std::vector<int32_t> acc(row);
+    std::vector<int8_t> want(row * g.oh), one(row * g.oh, 0), two(row * g.oh, 0);
     for (int oy = 0; oy < g.oh; ++oy) {
       DepthwiseRowI8(g, x.data(), w.data(), in_zp, oy, acc.data());
-      DepthwiseRowI8Vnni3x3(g, x.data(), packed, in_zp, q, oy, 0, g.c, scratch.data(), y.data());
-      for (int i = 0; i < g.ow * g.c; ++i) {
-        const int c = i % g.c;
+      for (size_t i = 0; i < row; ++i) {
+        const int c = static_cast<int>(i % g.c);
         int32_t v = MultiplyByQuantizedMultiplier(WrappingAdd(acc[i], bias[c]), mult[c], shift[c]);
-        v = std::min(hi, std::max(lo, v + out_zp));
-        EXPECT_EQ(static_cast<int>(y[i]), v);
+        want[oy * row + i] = static_cast<int8_t>(std::min(hi, std::max(lo, v + out_zp)));
       }
+      DepthwiseRowsI8Vnni3x3(g, x.data(), packed, in_zp, q, oy, 1, 0, g.c, scratch.data(),
+                             one.data() + oy * row);
+    }
+    // Pairs of rows (at stride 1 from one buffer of four-row groups; the last row alone when
+    // the count is odd), channels split into 32-channel parts as threads split them.
+    for (int oy = 0; oy < g.oh; oy += 2) {
+      for (int c0 = 0; c0 < g.c; c0 += 32) {
+        DepthwiseRowsI8Vnni3x3(g, x.data(), packed, in_zp, q, oy, std::min(2, g.oh - oy), c0,
+                               std::min(g.c, c0 + 32), scratch.data(), two.data() + oy * row);
+      }
+    }
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(static_cast<int>(one[i]), static_cast<int>(want[i]));
+      EXPECT_EQ(static_cast<int>(two[i]), static_cast<int>(want[i]));
     }
   }
 }
