@@ -277,47 +277,39 @@ size_t Depthwise3x3VnniScratch(const DepthwiseGeometry& g) {
 
 namespace {
 
-// 16 channels' 4-byte groups: the bytes at a0, a1, a2 (lanes outside m: zv's), then 0; each
-// byte offset by 128 (flip).
-EMBER_VNNI_TARGET inline __m512i Group3(const int8_t* a0, const int8_t* a1, const int8_t* a2,
-                                        bool full, __mmask16 m, __m128i zv, __m512i flip) {
-  __m128i r0, r1, r2;
-  if (full) {
-    r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a0));
-    r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a1));
-    r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a2));
-  } else {
-    r0 = _mm_mask_loadu_epi8(zv, m, a0);
-    r1 = _mm_mask_loadu_epi8(zv, m, a1);
-    r2 = _mm_mask_loadu_epi8(zv, m, a2);
+// 16 channels' 4-byte groups: the bytes at a[0], a[1], a[2] and, when kFour, a[3] (else 0);
+// lanes outside m take zv's bytes; each byte offset by 128 (flip: 0x80 in the bytes that hold a
+// row).
+template <bool kFour>
+EMBER_VNNI_TARGET inline __m512i Group(const int8_t* const* a, bool full, __mmask16 m, __m128i zv,
+                                       __m512i flip) {
+  __m512i r[4];
+  for (int i = 0; i < (kFour ? 4 : 3); ++i) {
+    const __m128i b = full ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[i]))
+                           : _mm_mask_loadu_epi8(zv, m, a[i]);
+    r[i] = _mm512_slli_epi32(_mm512_cvtepu8_epi32(b), 8 * i);
   }
-  const __m512i v = _mm512_ternarylogic_epi32(
-      _mm512_cvtepu8_epi32(r0), _mm512_slli_epi32(_mm512_cvtepu8_epi32(r1), 8),
-      _mm512_slli_epi32(_mm512_cvtepu8_epi32(r2), 16), 0xFE);
-  return _mm512_xor_si512(v, flip);
+  const __m512i v = _mm512_ternarylogic_epi32(r[0], r[1], r[2], 0xFE);
+  // (v | a[3]'s bytes) ^ flip, or v ^ flip
+  return kFour ? _mm512_ternarylogic_epi32(v, r[3], flip, 0x56) : _mm512_xor_si512(v, flip);
 }
 
-// Group3 with a fourth row: the bytes at a0, a1, a2, a3 of 16 channels, each offset by 128.
-EMBER_VNNI_TARGET inline __m512i Group4(const int8_t* a0, const int8_t* a1, const int8_t* a2,
-                                        const int8_t* a3, bool full, __mmask16 m, __m128i zv,
-                                        __m512i flip) {
-  __m128i r0, r1, r2, r3;
-  if (full) {
-    r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a0));
-    r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a1));
-    r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a2));
-    r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a3));
-  } else {
-    r0 = _mm_mask_loadu_epi8(zv, m, a0);
-    r1 = _mm_mask_loadu_epi8(zv, m, a1);
-    r2 = _mm_mask_loadu_epi8(zv, m, a2);
-    r3 = _mm_mask_loadu_epi8(zv, m, a3);
+// `n` consecutive columns' groups (Group), from input column ix of each row (src[r] + ix *
+// step[r]; a step of 0 repeats a padding row's zero point bytes), into 64-byte slots at o.
+template <bool kFour>
+EMBER_VNNI_TARGET inline void GroupColumns(const int8_t* const* src, const size_t* step, size_t ix,
+                                           int n, bool full, __mmask16 m, __m128i zv, __m512i flip,
+                                           uint8_t* o) {
+  const int8_t* a[4] = {src[0] + ix * step[0], src[1] + ix * step[1], src[2] + ix * step[2],
+                        kFour ? src[3] + ix * step[3] : nullptr};
+  const size_t s0 = step[0], s1 = step[1], s2 = step[2], s3 = kFour ? step[3] : 0;
+  for (int j = 0; j < n; ++j, o += 64) {
+    _mm512_store_si512(o, Group<kFour>(a, full, m, zv, flip));
+    a[0] += s0;
+    a[1] += s1;
+    a[2] += s2;
+    if (kFour) a[3] += s3;
   }
-  const __m512i v = _mm512_ternarylogic_epi32(
-      _mm512_cvtepu8_epi32(r0), _mm512_slli_epi32(_mm512_cvtepu8_epi32(r1), 8),
-      _mm512_slli_epi32(_mm512_cvtepu8_epi32(r2), 16), 0xFE);
-  // (v | r3 << 24) ^ flip
-  return _mm512_ternarylogic_epi32(v, _mm512_slli_epi32(_mm512_cvtepu8_epi32(r3), 24), flip, 0x56);
 }
 
 // The requantized int8 bytes of one vector of sums. kHigh: ApplyHighRounding (out_zp folded
@@ -464,24 +456,16 @@ EMBER_VNNI_TARGET void DepthwiseRowsI8Vnni3x3(const DepthwiseGeometry& g, const 
       src[ky] = in_rows[ky] != nullptr ? in_rows[ky] + c : zp + c;
       step[ky] = in_rows[ky] != nullptr ? static_cast<size_t>(g.c) : 0;
     }
-    const __m512i pad = two ? Group4(zp + c, zp + c, zp + c, zp + c, full, m, zv, flip)
-                            : Group3(zp + c, zp + c, zp + c, full, m, zv, flip);
+    const int8_t* zr[4] = {zp + c, zp + c, zp + c, zp + c};
+    const __m512i pad =
+        two ? Group<true>(zr, full, m, zv, flip) : Group<false>(zr, full, m, zv, flip);
     for (int j = 0; j < j0; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
-    {
-      const size_t ix = static_cast<size_t>(j0 - g.pad_w);
-      const int8_t *a0 = src[0] + ix * step[0], *a1 = src[1] + ix * step[1];
-      const int8_t *a2 = src[2] + ix * step[2], *a3 = src[3] + ix * step[3];
-      uint8_t* o = buf + static_cast<size_t>(j0) * 64;
-      if (two) {
-        for (int j = j0; j < j1;
-             ++j, a0 += step[0], a1 += step[1], a2 += step[2], a3 += step[3], o += 64) {
-          _mm512_store_si512(o, Group4(a0, a1, a2, a3, full, m, zv, flip));
-        }
-      } else {
-        for (int j = j0; j < j1; ++j, a0 += step[0], a1 += step[1], a2 += step[2], o += 64) {
-          _mm512_store_si512(o, Group3(a0, a1, a2, full, m, zv, flip));
-        }
-      }
+    const size_t ix = static_cast<size_t>(j0 - g.pad_w);
+    uint8_t* o = buf + static_cast<size_t>(j0) * 64;
+    if (two) {
+      GroupColumns<true>(src, step, ix, j1 - j0, full, m, zv, flip, o);
+    } else {
+      GroupColumns<false>(src, step, ix, j1 - j0, full, m, zv, flip, o);
     }
     for (int j = j1; j < cols; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
     if (full && two) {

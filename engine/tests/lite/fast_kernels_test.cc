@@ -337,24 +337,37 @@ EMBER_VNNI_TARGET void RequantLanes16(const int32_t* x, const int32_t* m, const 
 }
 #endif
 
-TEST(RequantLanes, DoubleRoundingMatchesScalarOverInt32) {
-#ifdef EMBER_TEST_X86
-  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
-  // Every int32 edge (INT32_MIN * INT32_MIN saturates, ties of both roundings) plus random
-  // values, multipliers and shifts, including shifts past either end of the usual range.
-  std::mt19937 gen(21);
-  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small(-70000, 70000);
-  std::uniform_int_distribution<int32_t> sh(-40, 40);
-  const int32_t edges[] = {INT32_MIN, INT32_MIN + 1, -(1 << 30), -3, -1, 0, 1,
-                           3,         1 << 30,       INT32_MAX};
-  for (int round = 0; round < 20000; ++round) {
-    int32_t x[16], m[16], shift[16], out[16];
+// 16 lanes of values and multipliers for the requantization tests: every int32 edge (INT32_MIN *
+// INT32_MIN saturates; ties of both roundings), small values and any; `gen` then draws shifts.
+struct RequantLanesInput {
+  explicit RequantLanesInput(unsigned seed) : gen(seed) {}
+  // with_int32_min: whether INT32_MIN may be a multiplier.
+  void Fill(int round, bool with_int32_min, int32_t* x, int32_t* m) {
+    static const int32_t edges[] = {INT32_MIN, INT32_MIN + 1, -(1 << 30), -3, -1, 0, 1,
+                                    3,         1 << 30,       INT32_MAX};
     for (int i = 0; i < 16; ++i) {
       const int pick = (round + i) % 4;
       x[i] = pick == 0 ? edges[(round * 16 + i) % 10] : pick == 1 ? small(gen) : any(gen);
-      m[i] = (round + 3 * i) % 7 == 0 ? edges[(round + i) % 10] : any(gen);
-      shift[i] = round % 3 == 0 ? sh(gen) : std::min(0, sh(gen) / 3);
+      const int e = with_int32_min ? (round + i) % 10 : 1 + (round + i) % 9;
+      m[i] = (round + 3 * i) % 7 == 0 ? edges[e] : any(gen);
     }
+  }
+  std::mt19937 gen;
+  std::uniform_int_distribution<int32_t> any{INT32_MIN, INT32_MAX}, small{-70000, 70000};
+};
+
+TEST(RequantLanes, DoubleRoundingMatchesScalarOverInt32) {
+#ifdef EMBER_TEST_X86
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  // Values and multipliers as RequantLanesInput makes them, and shifts past either end of the
+  // usual range too.
+  RequantLanesInput in(21);
+  std::uniform_int_distribution<int32_t> sh(-40, 40);
+  for (int round = 0; round < 20000; ++round) {
+    int32_t x[16], m[16], shift[16], out[16];
+    in.Fill(round, true, x, m);
+    for (int i = 0; i < 16; ++i)
+      shift[i] = round % 3 == 0 ? sh(in.gen) : std::min(0, sh(in.gen) / 3);
     RequantLanes16(x, m, shift, out);
     for (int i = 0; i < 16; ++i) {
       EXPECT_EQ(out[i], MultiplyByQuantizedMultiplier(x[i], m[i], shift[i]));
@@ -376,22 +389,15 @@ EMBER_VNNI_TARGET bool HighLanes16(const int32_t* x, const int32_t* m, const int
 TEST(RequantLanes, HighRoundingMatchesScalarPlusZeroPoint) {
 #ifdef EMBER_TEST_X86
   if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
-  // Shifts -1 to -23 (HighRoundingFits), multipliers but INT32_MIN, every int32 edge and random
-  // values: the reference's integer plus the zero point, ties of both roundings included.
-  std::mt19937 gen(22);
-  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small(-70000, 70000);
+  // Shifts -1 to -23 (HighRoundingFits), values and multipliers as RequantLanesInput makes them
+  // but no INT32_MIN multiplier: the reference's integer plus the zero point.
+  RequantLanesInput in(22);
   std::uniform_int_distribution<int32_t> sh(-23, -1), zp(-128, 127);
-  const int32_t edges[] = {INT32_MIN, INT32_MIN + 1, -(1 << 30), -3, -1, 0, 1,
-                           3,         1 << 30,       INT32_MAX};
   for (int round = 0; round < 20000; ++round) {
     int32_t x[16], m[16], shift[16], out[16];
-    const int32_t z = round % 5 == 0 ? 0 : zp(gen);
-    for (int i = 0; i < 16; ++i) {
-      const int pick = (round + i) % 4;
-      x[i] = pick == 0 ? edges[(round * 16 + i) % 10] : pick == 1 ? small(gen) : any(gen);
-      m[i] = (round + 3 * i) % 7 == 0 ? edges[1 + (round + i) % 9] : any(gen);
-      shift[i] = (round + i) % 11 == 0 ? (i % 2 ? -1 : -23) : sh(gen);
-    }
+    const int32_t z = round % 5 == 0 ? 0 : zp(in.gen);
+    in.Fill(round, false, x, m);
+    for (int i = 0; i < 16; ++i) shift[i] = (round + i) % 11 == 0 ? (i % 2 ? -1 : -23) : sh(in.gen);
     ASSERT_TRUE(HighLanes16(x, m, shift, z, out));
     for (int i = 0; i < 16; ++i) {
       EXPECT_EQ(out[i], MultiplyByQuantizedMultiplier(x[i], m[i], shift[i]) + z);
