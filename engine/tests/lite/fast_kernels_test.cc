@@ -228,17 +228,19 @@ TEST(ConvGemmVnni, MatchesScalar) {
     std::uniform_real_distribution<double> m_d(sr[0], sr[1]);
     for (int lo : {-128, -20}) {
       const int hi = lo == -128 ? 127 : 100;
-      for (int n : {3, 5, 8, 24, 56, 64, 128, 200}) {
+      for (int n : {3, 5, 8, 16, 24, 48, 56, 64, 96, 128, 200}) {
         // (m, nseg, k): 9 rows take VNNI; 37 and 64 rows with runs of 128 (one 64-byte chunk
         // twice) and 32 bytes take AMX's tiles where the CPU has them (37: a last row tile
         // that overlaps the one before it), 66 and 72 bytes (no 32-64 byte chunk) VNNI again.
+        // VNNI's tiles: 8 rows for one block per group, 6 for two or three, 4 for four, then
+        // one tile of the last 1-3 rows (9, 14, 37 and 64 rows leave 1, 2, 3 or none).
         for (const auto& shape : {std::array<int, 3>{9, 1, 66}, std::array<int, 3>{9, 3, 72},
                                   std::array<int, 3>{37, 1, 128}, std::array<int, 3>{64, 3, 96},
-                                  std::array<int, 3>{37, 3, 72}}) {
+                                  std::array<int, 3>{37, 3, 72}, std::array<int, 3>{14, 1, 40}}) {
           const int m = shape[0], nseg = shape[1], k = shape[2];
+          // Groups as PrepareWeighted packs a CONV_2D's: 4 or 3 blocks, whichever pads fewer.
           const int blocks = (n + 15) / 16;
-          int nr = std::min(4, blocks);
-          if (nr == 3) nr = 4;
+          const int nr = blocks <= 4 ? blocks : (blocks + 2) / 3 * 3 < (blocks + 3) / 4 * 4 ? 3 : 4;
           std::vector<int8_t> w(static_cast<size_t>(n) * k);
           for (int8_t& v : w) v = static_cast<int8_t>(w_d(gen));
           PackedWeights p;
