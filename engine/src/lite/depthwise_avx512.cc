@@ -312,14 +312,14 @@ EMBER_VNNI_TARGET inline void GroupColumns(const int8_t* const* src, const size_
   }
 }
 
-// The requantized int8 bytes of one vector of sums. kHigh: ApplyHighRounding (out_zp folded
+// The requantized int8 bytes of one vector of sums. kHigh: h (MakeHighRounding, out_zp folded
 // in), else ApplyDoubleRounding<kPlain> and out_zp added. kClamp: clamped to [lo, hi] (an
 // activation), else the saturating narrowing gives the reference's clamp to int8.
 template <bool kHigh, bool kPlain, bool kClamp>
 EMBER_VNNI_TARGET inline __m128i Vnni3x3Bytes(const avx512::DoubleRounding& k,
-                                              const avx512::HighRounding& h, __m512i acc,
+                                              const avx512::FusedBlock& h, __m512i acc,
                                               __m512i zp_out, __m512i lo, __m512i hi) {
-  const __m512i v = kHigh ? avx512::ApplyHighRounding(h, acc)
+  const __m512i v = kHigh ? avx512::ApplyFusedBlock<true, true>(h, acc)
                           : _mm512_add_epi32(avx512::ApplyDoubleRounding<kPlain>(k, acc), zp_out);
   return kClamp ? _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi))
                 : _mm512_cvtsepi32_epi8(v);
@@ -338,7 +338,7 @@ EMBER_VNNI_TARGET inline void StoreBytes(int8_t* out, __mmask16 m, __m128i bytes
 struct Vnni3x3Consts {
   __m512i w0, w1, w2, bias;
   avx512::DoubleRounding k;
-  avx512::HighRounding h;
+  avx512::FusedBlock h;  // MakeHighRounding's
   __m512i zp_out, lo, hi;
 };
 
@@ -376,8 +376,8 @@ EMBER_VNNI_TARGET inline void Vnni3x3Cols(const DepthwiseGeometry& g, const Vnni
 
 // Block `block` (channels [c, c + 16), those in m) of a row (kTwo: two rows, row_step apart).
 // `fast`: the rows' channels take ApplyDoubleRounding's plain form and the activation range is
-// all of int8. A block whose lanes fit HighRounding takes it (MobileNet's relu6 layers among
-// them).
+// all of int8. A block whose lanes fit HighRoundingFits takes MakeHighRounding's form (MobileNet's
+// relu6 layers among them).
 template <bool Full, bool kTwo>
 EMBER_VNNI_TARGET inline void Vnni3x3Block(const Depthwise3x3Vnni& p, const DepthwiseGeometry& g,
                                            const DepthwiseRequant& q, bool fast, int block, int c,
@@ -393,7 +393,7 @@ EMBER_VNNI_TARGET inline void Vnni3x3Block(const Depthwise3x3Vnni& p, const Dept
   const __m512i shift = _mm512_maskz_loadu_epi32(m, q.shift + c);
   t.k = avx512::MakeDoubleRounding(mult, shift);
   const bool high = avx512::HighRoundingFits(mult, shift, m);
-  t.h = avx512::MakeHighRounding(t.k, q.out_zp);
+  if (high) t.h = avx512::MakeHighRounding(t.k, q.out_zp);
   t.zp_out = _mm512_set1_epi32(q.out_zp);
   t.lo = _mm512_set1_epi32(q.act_min);
   t.hi = _mm512_set1_epi32(q.act_max);

@@ -67,6 +67,13 @@ bool ConvGemmUsesAmx(int m, int run_k4) {
   return HasAmxInt8() && m >= 16 && AmxChunkBytes(4 * run_k4) > 0;
 }
 
+int GroupBlocks(int n, bool matrix_vector) {
+  const int blocks = (n + 15) / 16;
+  if (matrix_vector) return blocks > 4 ? 8 : blocks;
+  if (blocks <= 4) return blocks;
+  return (blocks + 2) / 3 * 3 < (blocks + 3) / 4 * 4 ? 3 : 4;
+}
+
 void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out) {
   out->n = n;
   out->k = k;
@@ -484,12 +491,11 @@ EMBER_VNNI_TARGET inline __m512i RqVec(const int32_t* rq, int i) {
   return _mm512_loadu_si512(rq + i * 16);
 }
 
+using avx512::ApplyFusedBlock;
+using avx512::FusedBlock;
+
 // One 16-channel block's requantization constants (PackedWeights::rq), loaded once for the
 // rows that share them.
-struct FusedBlock {
-  __m512i left, mult, mult_odd, add_even, add_odd, total_even, total_odd, neg_even, neg_odd;
-};
-
 template <bool kPlain>
 EMBER_VNNI_TARGET inline __attribute__((always_inline)) FusedBlock LoadFusedBlock(
     const int32_t* rq) {
@@ -504,36 +510,6 @@ EMBER_VNNI_TARGET inline __attribute__((always_inline)) FusedBlock LoadFusedBloc
   k.neg_even = RqVec(rq, kRqNegEven);
   k.neg_odd = RqVec(rq, kRqNegOdd);
   return k;
-}
-
-// Requantized int32 values of one vector of sums (bias included) of block k, out_zp not added
-// (the caller adds it where PrepareFusedRequant did not fold it). kHigh: every lane has e >= 1,
-// so the odd lanes' shift is 32 less (kRqTotalOdd holds 31 + e - 32) and leaves their results
-// in the high halves, where the blend takes them. Always inlined: GCC otherwise calls it from
-// the larger tiles (FusedTile<4, 4>), a call per 16 outputs with the vector passed through
-// memory, ~30% of a 1x1 conv with few input channels.
-template <bool kPlain, bool kHigh>
-EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(const FusedBlock& k,
-                                                                                __m512i a) {
-  if (!kPlain) a = _mm512_sllv_epi32(a, k.left);
-  const __m512i b31 = _mm512_set1_epi64(1LL << 31);
-  __m512i pe = _mm512_mul_epi32(a, k.mult);
-  __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), k.mult_odd);
-  if (!kPlain) {
-    const __m512i cap = _mm512_set1_epi64((1LL << 62) - (1LL << 31));
-    pe = _mm512_min_epi64(pe, cap);
-    po = _mm512_min_epi64(po, cap);
-  }
-  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, k.neg_even);
-  const __mmask8 no = _mm512_cmplt_epi64_mask(po, k.neg_odd);
-  pe = _mm512_add_epi64(pe, k.add_even);
-  po = _mm512_add_epi64(po, k.add_odd);
-  pe = _mm512_mask_sub_epi64(pe, ne, pe, b31);
-  po = _mm512_mask_sub_epi64(po, no, po, b31);
-  pe = _mm512_srav_epi64(pe, k.total_even);
-  po = _mm512_srav_epi64(po, k.total_odd);
-  if (!kHigh) po = _mm512_slli_epi64(po, 32);
-  return _mm512_mask_blend_epi32(0xAAAA, pe, po);
 }
 
 // ApplyFusedBlock for one vector of block `rq`, out_zp included.

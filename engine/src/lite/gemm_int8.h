@@ -68,6 +68,11 @@ void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out);
 // 3-channel image as 4-byte unsigned pixels.
 void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out);
 void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out);
+// The nr (16-column blocks per group) PackWeightsVnni takes for n output columns: up to 8 for a
+// matrix-vector product (FULLY_CONNECTED; wide groups, one pass over the activations each), else
+// up to 4, or 3 where 4 would pad more (48, 96, 144 columns; a padding block costs its
+// multiply-adds).
+int GroupBlocks(int n, bool matrix_vector);
 // acc[r * acc_stride + c] = sum_k x[r * x_stride + k] * w[c][k] for r < m, c < 16 * nb.
 // x rows are unsigned bytes (int8 ^ 0x80) padded to 4 * k4; acc_stride >= 16 * nb.
 void GemmVnni(const uint8_t* x, int m, int x_stride, const PackedWeights& p, int32_t* acc,

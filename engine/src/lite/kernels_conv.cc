@@ -129,19 +129,7 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
   }
   if (rows_sum && HasVnni()) {
     node->vnni = true;
-    // One pass over the activations per group: wide groups for the matrix-vector case. A
-    // convolution takes groups of 4 or 3 blocks, whichever pads fewer (48, 96 and 144 channels:
-    // 3; a padding block costs its multiply-adds).
-    const int blocks = (out_channels + 15) / 16;
-    int nr = 0;
-    if (node->op->op == BuiltinOp::kFullyConnected) {
-      nr = std::min(8, blocks);
-      if (nr > 4 && nr < 8) nr = 8;
-    } else if (blocks <= 4) {
-      nr = blocks;
-    } else {
-      nr = (blocks + 2) / 3 * 3 < (blocks + 3) / 4 * 4 ? 3 : 4;
-    }
+    const int nr = GroupBlocks(out_channels, node->op->op == BuiltinOp::kFullyConnected);
     PackWeightsVnni(wd, out_channels, k, nr, &node->packed);
     node->bias_u8.assign(node->bias.begin(), node->bias.end());
     for (int c = 0; c < out_channels; ++c) {
@@ -894,7 +882,6 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     q.act_min = node->act_min;
     q.act_max = node->act_max;
     const int32_t* w32 = node->scratch32.data();  // widened weights, read-only
-    const int parts = DepthwiseChannelParts(*node, rows, g.c);
     if (node->dw3_vnni) {
       // At stride 1, pairs of rows (one row buffer for both), unless the threads would then get
       // unequal shares (an odd row count, or few pairs that do not divide among them).
@@ -914,6 +901,7 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
           by_pairs ? pairs : g.oh, per_unit);
       return Status::OK();
     }
+    const int parts = DepthwiseChannelParts(*node, rows, g.c);
     if (parts > 1) {
       RunDepthwiseChannelParts(
           *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1) {

@@ -90,16 +90,47 @@ EMBER_VNNI_TARGET inline __m512i ApplyDoubleRounding(const DoubleRounding& k, __
   return _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
-// ApplyDoubleRounding<true> plus out_zp, two operations shorter, for lanes whose exponent e is
-// 1 to 23 (shift -1 to -23; a scale below one half) and whose multiplier is not INT32_MIN:
-// out_zp * 2^(31+e) joins the rounding addend (far from int64 overflow next to a product below
-// 2^62), and the odd lanes shift by 31 + e - 32, which leaves floor(p / 2^(31+e)) in their high
-// halves, where the blend takes it. Lanes outside those bounds get wrong values (HighRoundingFits).
-struct HighRounding {
-  __m512i m, m_odd, add_even, add_odd, total_even, total_odd;
+// DoubleRounding's constants as 64-bit vectors ready to apply, for the int8 GEMM (loaded from
+// PackedWeights::rq, made once per layer) and the depthwise rows (MakeHighRounding): the left
+// shift, the multipliers of the even and odd lanes, the rounding addends (out_zp * 2^(31+e)
+// folded in where the caller says so), the total shifts and the products below which the
+// -2^31 step applies (-2^30 where e >= 1, else INT64_MIN).
+struct FusedBlock {
+  __m512i left, mult, mult_odd, add_even, add_odd, total_even, total_odd, neg_even, neg_odd;
 };
 
-// Whether the lanes in `lanes` fit HighRounding (see above).
+// Requantized int32 values of one vector of sums x. kPlain: no left shift, no INT32_MIN
+// multiplier (so no product cap). kHigh: every lane has e >= 1, so the odd lanes' shift is 32
+// less (total_odd holds 31 + e - 32) and leaves their results in the high halves, where the
+// blend takes them. Always inlined: GCC otherwise calls it from the GEMM's larger tiles
+// (FusedTile<4, 4>), a call per 16 outputs with the vector passed through memory, ~30% of a 1x1
+// conv with few input channels.
+template <bool kPlain, bool kHigh>
+EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(const FusedBlock& k,
+                                                                                __m512i a) {
+  if (!kPlain) a = _mm512_sllv_epi32(a, k.left);
+  const __m512i b31 = _mm512_set1_epi64(1LL << 31);
+  __m512i pe = _mm512_mul_epi32(a, k.mult);
+  __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), k.mult_odd);
+  if (!kPlain) {
+    const __m512i cap = _mm512_set1_epi64((1LL << 62) - (1LL << 31));
+    pe = _mm512_min_epi64(pe, cap);
+    po = _mm512_min_epi64(po, cap);
+  }
+  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, k.neg_even);
+  const __mmask8 no = _mm512_cmplt_epi64_mask(po, k.neg_odd);
+  pe = _mm512_add_epi64(pe, k.add_even);
+  po = _mm512_add_epi64(po, k.add_odd);
+  pe = _mm512_mask_sub_epi64(pe, ne, pe, b31);
+  po = _mm512_mask_sub_epi64(po, no, po, b31);
+  pe = _mm512_srav_epi64(pe, k.total_even);
+  po = _mm512_srav_epi64(po, k.total_odd);
+  if (!kHigh) po = _mm512_slli_epi64(po, 32);
+  return _mm512_mask_blend_epi32(0xAAAA, pe, po);
+}
+
+// Whether the lanes in `lanes` fit MakeHighRounding: exponent e 1 to 23 (shift -1 to -23; a
+// scale below one half) and a multiplier other than INT32_MIN.
 EMBER_VNNI_TARGET inline bool HighRoundingFits(__m512i m, __m512i shift, __mmask16 lanes) {
   const __mmask16 bad = _mm512_mask_cmpgt_epi32_mask(lanes, shift, _mm512_set1_epi32(-1)) |
                         _mm512_mask_cmplt_epi32_mask(lanes, shift, _mm512_set1_epi32(-23)) |
@@ -107,29 +138,21 @@ EMBER_VNNI_TARGET inline bool HighRoundingFits(__m512i m, __m512i shift, __mmask
   return bad == 0;
 }
 
-EMBER_VNNI_TARGET inline HighRounding MakeHighRounding(const DoubleRounding& k, int32_t out_zp) {
+// ApplyFusedBlock<true, true>'s constants from k, out_zp folded in: ApplyDoubleRounding<true>
+// plus out_zp, two operations shorter, for lanes that fit HighRoundingFits (out_zp * 2^(31+e)
+// stays far from int64 overflow next to a product below 2^62). Other lanes get wrong values.
+EMBER_VNNI_TARGET inline FusedBlock MakeHighRounding(const DoubleRounding& k, int32_t out_zp) {
   const __m512i zp = _mm512_set1_epi64(out_zp);
-  HighRounding h;
-  h.m = k.m;
-  h.m_odd = k.m_odd;
+  FusedBlock h;
+  h.left = _mm512_setzero_si512();
+  h.mult = k.m;
+  h.mult_odd = k.m_odd;
   h.add_even = _mm512_add_epi64(k.add_even, _mm512_sllv_epi64(zp, k.total_even));
   h.add_odd = _mm512_add_epi64(k.add_odd, _mm512_sllv_epi64(zp, k.total_odd));
   h.total_even = k.total_even;
   h.total_odd = _mm512_sub_epi64(k.total_odd, _mm512_set1_epi64(32));
+  h.neg_even = h.neg_odd = _mm512_set1_epi64(-(1LL << 30));
   return h;
-}
-
-EMBER_VNNI_TARGET inline __m512i ApplyHighRounding(const HighRounding& h, __m512i x) {
-  const __m512i neg = _mm512_set1_epi64(-(1LL << 30)), b31 = _mm512_set1_epi64(1LL << 31);
-  __m512i pe = _mm512_mul_epi32(x, h.m);
-  __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), h.m_odd);
-  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, neg), no = _mm512_cmplt_epi64_mask(po, neg);
-  pe = _mm512_add_epi64(pe, h.add_even);
-  po = _mm512_add_epi64(po, h.add_odd);
-  pe = _mm512_mask_sub_epi64(pe, ne, pe, b31);
-  po = _mm512_mask_sub_epi64(po, no, po, b31);
-  return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(pe, h.total_even),
-                                 _mm512_srav_epi64(po, h.total_odd));
 }
 
 // Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.

@@ -238,9 +238,7 @@ TEST(ConvGemmVnni, MatchesScalar) {
                                   std::array<int, 3>{37, 1, 128}, std::array<int, 3>{64, 3, 96},
                                   std::array<int, 3>{37, 3, 72}, std::array<int, 3>{14, 1, 40}}) {
           const int m = shape[0], nseg = shape[1], k = shape[2];
-          // Groups as PrepareWeighted packs a CONV_2D's: 4 or 3 blocks, whichever pads fewer.
-          const int blocks = (n + 15) / 16;
-          const int nr = blocks <= 4 ? blocks : (blocks + 2) / 3 * 3 < (blocks + 3) / 4 * 4 ? 3 : 4;
+          const int nr = GroupBlocks(n, false);  // as a CONV_2D's weights are packed
           std::vector<int8_t> w(static_cast<size_t>(n) * k);
           for (int8_t& v : w) v = static_cast<int8_t>(w_d(gen));
           PackedWeights p;
@@ -382,8 +380,8 @@ TEST(RequantLanes, DoubleRoundingMatchesScalarOverInt32) {
 EMBER_VNNI_TARGET bool HighLanes16(const int32_t* x, const int32_t* m, const int32_t* shift,
                                    int32_t zp, int32_t* out) {
   const __m512i mv = _mm512_loadu_si512(m), sv = _mm512_loadu_si512(shift);
-  const avx512::HighRounding h = avx512::MakeHighRounding(avx512::MakeDoubleRounding(mv, sv), zp);
-  _mm512_storeu_si512(out, avx512::ApplyHighRounding(h, _mm512_loadu_si512(x)));
+  const avx512::FusedBlock h = avx512::MakeHighRounding(avx512::MakeDoubleRounding(mv, sv), zp);
+  _mm512_storeu_si512(out, avx512::ApplyFusedBlock<true, true>(h, _mm512_loadu_si512(x)));
   return avx512::HighRoundingFits(mv, sv, 0xFFFF);
 }
 #endif
@@ -630,7 +628,7 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
 }
 
 // The VNNI 3x3 rows against the portable rows and the scalar requantization: blocks whose
-// shifts all fit HighRounding, blocks with one that does not (a scale of one half or more, a
+// shifts all fit HighRoundingFits, blocks with one that does not (a scale of one half or more, a
 // shift below -23), with and without an activation clamp, strides 1 and 2, partial blocks, one
 // row at a time and two (two rows of one image whose rows above and below are padding too).
 TEST(DepthwiseVnni3x3, MatchesPortableRows) {
@@ -662,7 +660,7 @@ TEST(DepthwiseVnni3x3, MatchesPortableRows) {
       QuantizeMultiplier(0.002 + 0.0007 * c, &mult[c], &shift[c]);
     }
     // Block 1 (channels 16-31) has a channel of scale 0.75 (shift 0), block 2 one of scale
-    // 2^-30 (shift -29): both take the general form; blocks 0 and 3 take HighRounding.
+    // 2^-30 (shift -29): both take the general form; blocks 0 and 3 take MakeHighRounding's.
     if (g.c > 17) QuantizeMultiplier(0.75, &mult[17], &shift[17]);
     if (g.c > 40) QuantizeMultiplier(std::ldexp(1.0, -30), &mult[40], &shift[40]);
     const int32_t lo = cs.clamp ? out_zp : -128, hi = cs.clamp ? 90 : 127;
