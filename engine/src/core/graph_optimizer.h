@@ -14,6 +14,11 @@
 // are unchanged; the replaced nodes stay in the graph and are pruned by the executor when
 // nothing else needs them. A chain is left alone when one of its inner tensors is fed,
 // fetched or consumed elsewhere, or has control edges.
+//
+// Like grappler's dependency optimizer, it also drops control edges from inert nodes: a Const,
+// or an Identity or NoOp fed only by such nodes. A frozen TF2 function ends in a NoOp that
+// waits on every variable read (an Identity of a Const once frozen) and gates the fetches by a
+// control edge; without the edge the executor prunes them all.
 #ifndef EMBER_CORE_GRAPH_OPTIMIZER_H_
 #define EMBER_CORE_GRAPH_OPTIMIZER_H_
 
@@ -27,8 +32,9 @@
 namespace ember {
 
 struct OptimizerStats {
-  int fused = 0;         // chains replaced by one fused node
-  int folded_nodes = 0;  // nodes those chains absorbed (head included)
+  int fused = 0;                  // chains replaced by one fused node
+  int folded_nodes = 0;           // nodes those chains absorbed (head included)
+  int dropped_control_edges = 0;  // control edges from inert nodes (Const, Identity, NoOp)
 };
 
 // Rewrites `graph` for a step that feeds `feeds` and fetches `fetches` (tensor names) and runs

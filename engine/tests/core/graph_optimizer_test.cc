@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 
 #include "core/graph.h"
 #include "ember/cc/ops.h"
@@ -134,6 +135,32 @@ std::vector<Tensor> RunSession(const GraphDef& g, bool optimize,
   return out;
 }
 
+// A frozen TF2 function's tail: the fetch waits (control edge) on a NoOp that waits on every
+// variable read, each an Identity of a Const once frozen. Those edges order nothing and are
+// dropped; an edge from a node that computes (s, a Neg of the fed x), from a fed Const, or from
+// a NoOp that waits on either stays.
+GraphDef FrozenTail() {
+  GraphDef g;
+  g.node.push_back(Node("x", "Placeholder", {}, {{"dtype", ops::TypeAttr(DT_FLOAT)}}));
+  g.node.push_back(Const("c1", Tensor::Scalar<float>(3.f)));
+  g.node.push_back(Node("r1", "Identity", {"c1"}));
+  g.node.push_back(Const("c2", Tensor::Scalar<float>(5.f)));
+  g.node.push_back(Node("r2", "Identity", {"c2"}));
+  g.node.push_back(Node("r2b", "Identity", {"r2"}));
+  NodeDef deps = Node("deps", "NoOp", {"^r1", "^r2b"});
+  deps.attr.clear();
+  g.node.push_back(deps);
+  g.node.push_back(Node("y", "Mul", {"x", "r1"}));
+  g.node.push_back(Node("out", "Identity", {"y", "^deps"}));
+  g.node.push_back(Node("s", "Neg", {"x"}));
+  g.node.push_back(Const("fed_c", Tensor::Scalar<float>(7.f)));
+  NodeDef gate = Node("gate", "NoOp", {"^s", "^r1"});
+  gate.attr.clear();
+  g.node.push_back(gate);
+  g.node.push_back(Node("out2", "Identity", {"x", "^gate", "^fed_c"}));
+  return g;
+}
+
 }  // namespace
 
 TEST(GraphOptimizer, FusesChainsAndLeavesPinnedTensorsAlone) {
@@ -169,6 +196,51 @@ TEST(GraphOptimizer, LeavesFedAndFetchedInnerTensorsAlone) {
   EXPECT_EQ(optimized->node(optimized->FindNode("relu2")).def.op, std::string("Relu6"));
   EXPECT_EQ(optimized->node(optimized->FindNode("relu1")).def.op, std::string("Relu"));
   EXPECT_EQ(optimized->node(optimized->FindNode("conv1")).def.op, std::string("Conv2D"));
+}
+
+TEST(GraphOptimizer, DropsControlEdgesFromInertNodes) {
+  auto graph = std::make_shared<Graph>();
+  ASSERT_OK(Graph::Build(FrozenTail().node, GraphOptions(), graph.get()));
+  std::shared_ptr<const Graph> optimized;
+  OptimizerStats stats;
+  ASSERT_OK(
+      OptimizeGraphForInference(graph, {"x", "fed_c"}, {"out", "out2"}, {}, &optimized, &stats));
+  // deps: ^r1 and ^r2b; out: ^deps; gate: ^r1. Not gate's ^s, out2's ^gate or ^fed_c.
+  EXPECT_EQ(stats.dropped_control_edges, 4);
+  EXPECT_EQ(stats.fused, 0);
+  EXPECT_TRUE(optimized->node(optimized->FindNode("out")).control_inputs.empty());
+  EXPECT_TRUE(optimized->node(optimized->FindNode("deps")).control_inputs.empty());
+  const ember::Node& gate = optimized->node(optimized->FindNode("gate"));
+  ASSERT_TRUE(gate.control_inputs.size() == 1u);
+  EXPECT_EQ(optimized->node(gate.control_inputs[0]).name(), std::string("s"));
+  EXPECT_EQ(optimized->node(optimized->FindNode("out2")).control_inputs.size(), 2u);
+
+  // Through a session: the reads no longer run; s and the gate still do; same values.
+  for (bool optimize : {false, true}) {
+    SessionOptions options;
+    options.optimize_graph = optimize;
+    std::unique_ptr<Session> session = NewSession(options);
+    ASSERT_OK(session->Create(FrozenTail()));
+    RunOptions traced;
+    traced.trace_level = RunOptions::SOFTWARE_TRACE;
+    RunMetadata md;
+    std::vector<Tensor> out;
+    ASSERT_OK(session->Run(
+        traced, {{"x", Tensor::Scalar<float>(2.f)}, {"fed_c", Tensor::Scalar<float>(1.f)}},
+        {"out", "out2"}, {}, &out, &md));
+    ASSERT_TRUE(out.size() == 2u);
+    EXPECT_EQ(out[0].data<float>()[0], 6.f);
+    EXPECT_EQ(out[1].data<float>()[0], 2.f);
+    std::set<std::string> ran;
+    for (const DeviceStepStats& dev : md.step_stats.dev_stats) {
+      for (const NodeExecStats& ns : dev.node_stats) ran.insert(ns.node_name);
+    }
+    EXPECT_EQ(ran.count("s"), 1u);
+    EXPECT_EQ(ran.count("gate"), 1u);
+    EXPECT_EQ(ran.count("r1"), 1u);  // y reads it
+    EXPECT_EQ(ran.count("r2b") + ran.count("r2") + ran.count("c2") + ran.count("deps"),
+              optimize ? 0u : 4u);
+  }
 }
 
 TEST(GraphOptimizer, SessionValuesMatchTheUnoptimizedGraph) {
