@@ -2,7 +2,7 @@
 
 Run with a Python that has tensorflow-cpu (the oracle), from anywhere:
 
-    /opt/oracle/bin/python engine/testdata/gen_graphs.py
+    /opt/oracle/bin/python engine/testdata/gen_graphs.py [NAME ...]
 
 Each fixture is a folder under engine/testdata/graphs/<name>/ holding
   model.pb      binary tensorflow.GraphDef
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,6 +184,91 @@ def fused_chains() -> Fixture:
     return v1_graph(build)
 
 
+def padded_convs() -> Fixture:
+    """EXPLICIT padding (Conv2D and DepthwiseConv2dNative, a padded 1x1, with dilation) and zero
+    Pads before VALID or EXPLICIT convolutions, which ember's graph optimizer folds into EXPLICIT
+    padding (ResNet's conv1_pad + 7x7/2, MobileNetV2's ZeroPadding2D + strided depthwise); and the
+    Pads it must leave alone: by a nonzero value, read twice, before SAME. (A Pad of the channels
+    is left alone too, tested in C++: TensorFlow 2.21's oneDNN rewrite folds it into the
+    convolution and then fails on the depth.)"""
+    rng = np.random.default_rng(11)
+
+    def explicit(pads: list[int]) -> list[list[int]]:
+        return [[0, 0], pads[0:2], pads[2:4], [0, 0]]
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 11, 9, 4], name="x")
+        w33 = rand(rng, 3, 3, 4, 5, scale=0.3)
+        outs = [
+            tf.nn.conv2d(x, w33, strides=2, padding=explicit([1, 2, 0, 3]), name="explicit_s2"),
+            tf.nn.conv2d(
+                x, rand(rng, 3, 2, 4, 3), strides=1, padding=explicit([2, 0, 1, 1]), dilations=2, name="explicit_dil2"
+            ),
+            tf.nn.conv2d(x, rand(rng, 1, 1, 4, 6), strides=1, padding=explicit([1, 0, 0, 2]), name="explicit_1x1"),
+            tf.raw_ops.DepthwiseConv2dNative(
+                input=x,
+                filter=rand(rng, 3, 3, 4, 2),
+                strides=[1, 2, 2, 1],
+                padding="EXPLICIT",
+                explicit_paddings=[0, 0, 0, 1, 2, 1, 0, 0],
+                name="explicit_dw",
+            ),
+        ]
+        # Explicit, then a bias and relu: fused with its padding.
+        econv = tf.nn.conv2d(x, rand(rng, 2, 2, 4, 3), strides=1, padding=explicit([1, 1, 0, 1]), name="e_conv")
+        outs.append(tf.nn.relu(tf.nn.bias_add(econv, rand(rng, 3)), name="e_relu"))
+        # conv1_pad + 7x7/2 VALID + batch norm + relu (ResNet's stem).
+        padded = tf.pad(x, [[0, 0], [3, 3], [3, 3], [0, 0]], name="r_pad")
+        rconv = tf.nn.conv2d(padded, rand(rng, 7, 7, 4, 6, scale=0.1), strides=2, padding="VALID", name="r_conv")
+        bn, _, _ = v1.nn.fused_batch_norm(
+            rconv,
+            rng.uniform(0.5, 1.5, 6).astype(np.float32),
+            rand(rng, 6),
+            mean=rand(rng, 6),
+            variance=rng.uniform(0.5, 1.5, 6).astype(np.float32),
+            epsilon=1e-3,
+            is_training=False,
+            name="r_bn",
+        )
+        outs.append(tf.nn.relu(bn, name="r_relu"))
+        # ZeroPadding2D(((0, 1), (0, 1))) + depthwise 3x3/2 VALID + relu6 (MobileNetV2).
+        mpad = tf.pad(x, [[0, 0], [0, 1], [0, 1], [0, 0]], name="m_pad")
+        mdw = tf.nn.depthwise_conv2d(mpad, rand(rng, 3, 3, 4, 1), [1, 2, 2, 1], "VALID", name="m_dw")
+        outs.append(tf.nn.relu6(mdw, name="m_relu6"))
+        # A Pad before a convolution with nothing after it; and before an EXPLICIT one (amounts add).
+        outs.append(
+            tf.nn.conv2d(tf.pad(x, [[0, 0], [2, 1], [0, 0], [0, 0]]), w33, strides=1, padding="VALID", name="p_conv")
+        )
+        outs.append(
+            tf.nn.conv2d(
+                tf.pad(x, [[0, 0], [1, 0], [1, 2], [0, 0]]),
+                w33,
+                strides=[1, 1, 2, 1],
+                padding=explicit([0, 1, 1, 0]),
+                name="pe_conv",
+            )
+        )
+        # Left alone: a PadV2 by 1, a Pad also fetched, a Pad before SAME.
+        outs.append(
+            tf.nn.conv2d(
+                tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], constant_values=1.0),
+                w33,
+                strides=1,
+                padding="VALID",
+                name="v_conv",
+            )
+        )
+        shared = tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], name="s_pad")
+        outs.append(tf.nn.conv2d(shared, w33, strides=1, padding="VALID", name="s_conv"))
+        outs.append(shared)
+        outs.append(
+            tf.nn.conv2d(tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]]), w33, strides=1, padding="SAME", name="same_conv")
+        )
+        return {"x": rand(rng, 2, 11, 9, 4)}, outs
+
+    return v1_graph(build)
+
+
 def elementwise() -> Fixture:
     rng = np.random.default_rng(4)
 
@@ -337,6 +423,7 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "convnet": convnet,
     "conv_variants": conv_variants,
     "fused_chains": fused_chains,
+    "padded_convs": padded_convs,
     "elementwise": elementwise,
     "reductions_shapes": reductions_shapes,
     "integers": integers,
@@ -406,11 +493,17 @@ def write_fixture(name: str, fixture: Fixture) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    """Writes the fixtures named (all of them when none are)."""
+    unknown = [n for n in names if n not in FIXTURES]
+    if unknown:
+        raise SystemExit(f"unknown fixture(s) {unknown}; known: {sorted(FIXTURES)}")
     for name, make in FIXTURES.items():
+        if names and name not in names:
+            continue
         write_fixture(name, make())
         print(f"wrote {OUT / name}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

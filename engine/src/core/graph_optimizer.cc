@@ -125,6 +125,8 @@ struct Chain {
   Tensor filter;             // folded weights (a copy)
   std::vector<float> bias;   // folded shift, one per output channel
   std::string activation;    // "", "Relu" or "Relu6"
+  int pad = -1;              // a zero Pad before the convolution, folded into its padding
+  int64_t pads[4] = {};      // its EXPLICIT padding: top, bottom, left, right
 };
 
 class Optimizer {
@@ -163,7 +165,7 @@ class Optimizer {
       replaced[chain.members.back()] = FusedDef(chain);
       if (stats != nullptr) {
         stats->fused++;
-        stats->folded_nodes += static_cast<int>(chain.members.size());
+        stats->folded_nodes += static_cast<int>(chain.members.size()) + (chain.pad >= 0 ? 1 : 0);
       }
     }
     // Control edges from inert nodes order nothing that can be observed: dropped, so a frozen
@@ -258,13 +260,20 @@ class Optimizer {
     // The fused kernels are CPU kernels: a chain placed on a GPU stays as written.
     if (!OnCpu(head)) return false;
     if (op != "MatMul" && !AttrIs(head.def, "data_format", "NHWC", "NHWC")) return false;
+    const bool explicit_padding = AttrIs(head.def, "padding", "EXPLICIT", "");
     if (op != "MatMul" && !AttrIs(head.def, "padding", "SAME", "") &&
-        !AttrIs(head.def, "padding", "VALID", "")) {
-      return false;  // EXPLICIT padding stays with the plain kernel
+        !AttrIs(head.def, "padding", "VALID", "") && !explicit_padding) {
+      return false;
     }
     if (op == "MatMul" && AttrBool(head.def, "transpose_a", false)) return false;
+    if (explicit_padding && !ExplicitPadding(head, chain->pads)) return false;
+    // A zero Pad of the image's height and width before a VALID or EXPLICIT convolution
+    // becomes its EXPLICIT padding (Keras's ZeroPadding2D before a strided convolution).
+    if (op != "MatMul" && !AttrIs(head.def, "padding", "SAME", "")) {
+      chain->pad = ZeroPad(id, chain->pads);
+    }
     // Cheap structural check before any constant is evaluated.
-    if (SoleConsumer(id) < 0) return false;
+    if (SoleConsumer(id) < 0 && chain->pad < 0) return false;
     Tensor w;
     if (!Constant(head, 1, &w) || w.dtype() != DataType::kFloat) return false;
     const bool transpose_b = op == "MatMul" && AttrBool(head.def, "transpose_b", false);
@@ -347,7 +356,55 @@ class Optimizer {
       chain->members.push_back(next);
       cur = next;
     }
-    return chain->members.size() > 1;
+    return chain->members.size() > 1 || chain->pad >= 0;
+  }
+
+  // The amounts of `n`'s EXPLICIT padding (top, bottom, left, right; batch and depth 0).
+  static bool ExplicitPadding(const Node& n, int64_t* pads) {
+    auto it = n.def.attr.find("explicit_paddings");
+    if (it == n.def.attr.end() || it->second.kind != AttrValue::Kind::kList) return false;
+    const std::vector<int64_t>& v = it->second.list.i;
+    if (v.size() != 8 || v[0] != 0 || v[1] != 0 || v[6] != 0 || v[7] != 0) return false;
+    for (int k = 0; k < 4; ++k) {
+      if (v[static_cast<size_t>(k) + 2] < 0) return false;
+      pads[k] = v[static_cast<size_t>(k) + 2];
+    }
+    return true;
+  }
+
+  // The Pad (or PadV2 by a constant 0) of float NHWC height and width by constant amounts
+  // that convolution `id` alone reads as its image, its amounts added to `pads`; -1 if none.
+  int ZeroPad(int id, int64_t* pads) {
+    const Node& head = graph_.node(id);
+    const int p = head.inputs[0].node;
+    const Node& pad = graph_.node(p);
+    if ((pad.def.op != "Pad" && pad.def.op != "PadV2") || !IsFloat(pad) ||
+        head.inputs[0].output != 0 || !pad.control_inputs.empty() || SoleConsumer(p) != id ||
+        pad.inputs.size() != (pad.def.op == "Pad" ? 2u : 3u)) {
+      return -1;
+    }
+    Tensor amounts, value;
+    if (!Constant(pad, 1, &amounts) || amounts.NumElements() != 8 || amounts.dims() != 2) {
+      return -1;
+    }
+    int64_t v[8];
+    for (int k = 0; k < 8; ++k) {
+      if (amounts.dtype() == DataType::kInt32) {
+        v[k] = amounts.data<int32_t>()[k];
+      } else if (amounts.dtype() == DataType::kInt64) {
+        v[k] = amounts.data<int64_t>()[k];
+      } else {
+        return -1;
+      }
+      if (v[k] < 0) return -1;
+    }
+    if (v[0] != 0 || v[1] != 0 || v[6] != 0 || v[7] != 0) return -1;
+    if (pad.def.op == "PadV2" && (!Constant(pad, 2, &value) || value.dtype() != DataType::kFloat ||
+                                  value.NumElements() != 1 || value.data<float>()[0] != 0.f)) {
+      return -1;
+    }
+    for (int k = 0; k < 4; ++k) pads[k] += v[k + 2];
+    return p;
   }
 
   // Multiplies output channel c of the filter and of the bias by s[c].
@@ -375,8 +432,17 @@ class Optimizer {
     def.name = last.name();
     def.op = "_EmberFused" + head.def.op;
     def.device = last.def.device;
-    def.input = {head.def.input[0]};
+    def.input = {chain.pad >= 0 ? graph_.node(chain.pad).def.input[0] : head.def.input[0]};
     def.attr = head.def.attr;
+    if (chain.pad >= 0) {
+      AttrValue padding, amounts;
+      padding.kind = AttrValue::Kind::kS;
+      padding.s = "EXPLICIT";
+      amounts.kind = AttrValue::Kind::kList;
+      amounts.list.i = {0, 0, chain.pads[0], chain.pads[1], chain.pads[2], chain.pads[3], 0, 0};
+      def.attr["padding"] = padding;
+      def.attr["explicit_paddings"] = amounts;
+    }
     AttrValue filter;
     filter.kind = AttrValue::Kind::kTensor;
     filter.tensor = chain.filter;

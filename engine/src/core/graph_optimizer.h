@@ -13,7 +13,10 @@
 // kernel packs them once). The fused node takes the last node's name, so fetches and consumers
 // are unchanged; the replaced nodes stay in the graph and are pruned by the executor when
 // nothing else needs them. A chain is left alone when one of its inner tensors is fed,
-// fetched or consumed elsewhere, or has control edges.
+// fetched or consumed elsewhere, or has control edges. A Conv2D or DepthwiseConv2dNative with
+// VALID or EXPLICIT padding whose image is a zero Pad (Pad, or PadV2 by 0) of its height and
+// width, read by nothing else, is fused with it, the Pad's amounts becoming EXPLICIT padding
+// (Keras's ZeroPadding2D before a strided convolution): the padded copy is never made.
 //
 // Like grappler's dependency optimizer, it also drops control edges from inert nodes: a Const,
 // or an Identity or NoOp fed only by such nodes. A frozen TF2 function ends in a NoOp that

@@ -4,6 +4,7 @@
 // fused graph against TensorFlow through ember-run).
 #include "core/graph_optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -161,6 +162,53 @@ GraphDef FrozenTail() {
   return g;
 }
 
+// Zero Pads before convolutions (x [1,8,7,3]):
+//   pad_a (H 1+2, W 0+1) -> conv_a VALID s2                    (fused, EXPLICIT 1,2,0,1)
+//   pad_b (H 1+1, W 1+1) -> dw_b EXPLICIT (0,1,2,0) -> Relu6   (fused, EXPLICIT 1,2,3,1)
+//   pad_c of the channels -> conv_c VALID                      (left alone)
+//   pad_d PadV2 by 0.5 -> conv_d VALID                          (left alone)
+//   pad_e -> conv_e SAME                                        (left alone)
+NodeDef PadNode(const std::string& name, float value) {
+  const std::string op = value == 0.f ? "Pad" : "PadV2";
+  std::vector<std::string> in = {"x", name + "_amounts"};
+  if (op == "PadV2") in.push_back(name + "_value");
+  return Node(name, op, in, {{"Tpaddings", ops::TypeAttr(DT_INT32)}});
+}
+
+GraphDef PadGraph() {
+  GraphDef g;
+  g.node.push_back(Node("x", "Placeholder", {}, {{"dtype", ops::TypeAttr(DT_FLOAT)}}));
+  auto pad = [&](const std::string& name, std::vector<int32_t> amounts, float value = 0.f) {
+    g.node.push_back(Const(name + "_amounts", Tensor::From<int32_t>(TensorShape({4, 2}), amounts)));
+    if (value != 0.f) g.node.push_back(Const(name + "_value", Tensor::Scalar<float>(value)));
+    g.node.push_back(PadNode(name, value));
+  };
+  pad("pad_a", {0, 0, 1, 2, 0, 1, 0, 0});
+  g.node.push_back(Const("wa", Random(TensorShape({3, 3, 3, 4}), 21, -0.5f, 0.5f)));
+  g.node.push_back(Node("conv_a", "Conv2D", {"pad_a", "wa"},
+                        {{"strides", Ints({1, 2, 2, 1})}, {"padding", S("VALID")}}));
+  pad("pad_b", {0, 0, 1, 1, 1, 1, 0, 0});
+  g.node.push_back(Const("wb", Random(TensorShape({3, 3, 3, 2}), 22, -0.5f, 0.5f)));
+  g.node.push_back(Node("dw_b", "DepthwiseConv2dNative", {"pad_b", "wb"},
+                        {{"strides", Ints({1, 1, 1, 1})},
+                         {"padding", S("EXPLICIT")},
+                         {"explicit_paddings", Ints({0, 0, 0, 1, 2, 0, 0, 0})}}));
+  g.node.push_back(Node("relu_b", "Relu6", {"dw_b"}));
+  pad("pad_c", {0, 0, 1, 1, 1, 1, 1, 0});
+  g.node.push_back(Const("wc", Random(TensorShape({3, 3, 4, 2}), 23, -0.5f, 0.5f)));
+  g.node.push_back(Node("conv_c", "Conv2D", {"pad_c", "wc"},
+                        {{"strides", Ints({1, 1, 1, 1})}, {"padding", S("VALID")}}));
+  pad("pad_d", {0, 0, 1, 1, 1, 1, 0, 0}, 0.5f);
+  g.node.push_back(Node("conv_d", "Conv2D", {"pad_d", "wa"},
+                        {{"strides", Ints({1, 1, 1, 1})}, {"padding", S("VALID")}}));
+  pad("pad_e", {0, 0, 1, 1, 1, 1, 0, 0});
+  g.node.push_back(Node("conv_e", "Conv2D", {"pad_e", "wa"},
+                        {{"strides", Ints({1, 1, 1, 1})}, {"padding", S("SAME")}}));
+  return g;
+}
+
+const std::vector<std::string> kPadFetches = {"conv_a", "relu_b", "conv_c", "conv_d", "conv_e"};
+
 }  // namespace
 
 TEST(GraphOptimizer, FusesChainsAndLeavesPinnedTensorsAlone) {
@@ -241,6 +289,56 @@ TEST(GraphOptimizer, DropsControlEdgesFromInertNodes) {
     EXPECT_EQ(ran.count("r2b") + ran.count("r2") + ran.count("c2") + ran.count("deps"),
               optimize ? 0u : 4u);
   }
+}
+
+TEST(GraphOptimizer, FoldsZeroPadsIntoConvolutions) {
+  auto graph = std::make_shared<Graph>();
+  ASSERT_OK(Graph::Build(PadGraph().node, GraphOptions(), graph.get()));
+  std::shared_ptr<const Graph> optimized;
+  OptimizerStats stats;
+  ASSERT_OK(OptimizeGraphForInference(graph, {"x"}, kPadFetches, {}, &optimized, &stats));
+  EXPECT_EQ(stats.fused, 2);
+  EXPECT_EQ(stats.folded_nodes, 2 + 3);  // pad_a + conv_a; pad_b + dw_b + relu_b
+  auto padding = [&](const std::string& name) {
+    const NodeDef& def = optimized->node(optimized->FindNode(name)).def;
+    std::string s = def.op + " " + def.attr.at("padding").s + " " + def.input[0];
+    auto e = def.attr.find("explicit_paddings");
+    if (e != def.attr.end()) {
+      for (int64_t v : e->second.list.i) s += " " + std::to_string(v);
+    }
+    return s;
+  };
+  EXPECT_EQ(padding("conv_a"), std::string("_EmberFusedConv2D EXPLICIT x 0 0 1 2 0 1 0 0"));
+  EXPECT_EQ(padding("relu_b"),
+            std::string("_EmberFusedDepthwiseConv2dNative EXPLICIT x 0 0 1 2 3 1 0 0"));
+  EXPECT_EQ(padding("conv_c"), std::string("Conv2D VALID pad_c"));
+  EXPECT_EQ(padding("conv_d"), std::string("Conv2D VALID pad_d"));
+  EXPECT_EQ(padding("conv_e"), std::string("Conv2D SAME pad_e"));
+  // A Pad that is also fetched stays (and so does its convolution).
+  ASSERT_OK(OptimizeGraphForInference(graph, {"x"}, {"conv_a", "pad_a"}, {}, &optimized, &stats));
+  EXPECT_EQ(padding("conv_a"), std::string("Conv2D VALID pad_a"));
+
+  // Values: the fused EXPLICIT kernels against the Pad and the unfused kernels.
+  Tensor x = Random(TensorShape({1, 8, 7, 3}), 98, -1.f, 1.f);
+  std::vector<Tensor> runs[2];
+  for (int optimize = 0; optimize < 2; ++optimize) {
+    SessionOptions options;
+    options.optimize_graph = optimize != 0;
+    std::unique_ptr<Session> session = NewSession(options);
+    ASSERT_OK(session->Create(PadGraph()));
+    ASSERT_OK(session->Run({{"x", x}}, kPadFetches, {}, &runs[optimize]));
+  }
+  for (size_t i = 0; i < kPadFetches.size(); ++i) {
+    ASSERT_TRUE(runs[0][i].shape() == runs[1][i].shape());
+    float worst = 0.f;
+    for (int64_t j = 0; j < runs[0][i].NumElements(); ++j) {
+      const float a = runs[0][i].data<float>()[j], b = runs[1][i].data<float>()[j];
+      worst = std::max(worst, std::fabs(a - b) / (1e-5f + 1e-5f * std::fabs(a)));
+    }
+    EXPECT_TRUE(worst <= 1.f);
+  }
+  EXPECT_TRUE(runs[1][0].shape() == TensorShape({1, 5, 3, 4}));  // (8+3-3)/2+1, (7+1-3)/2+1
+  EXPECT_TRUE(runs[1][1].shape() == TensorShape({1, 9, 9, 6}));  // 8+3-2, 7+4-2
 }
 
 TEST(GraphOptimizer, SessionValuesMatchTheUnoptimizedGraph) {

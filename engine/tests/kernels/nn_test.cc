@@ -399,6 +399,72 @@ TEST(Conv2D, BadAttrsAndShapes) {
   EXPECT_TRUE(!r.status.ok());
 }
 
+// EXPLICIT padding: the reference pads the image with zeros and runs VALID; bad amounts are
+// errors naming the node.
+TEST(Conv2D, ExplicitPadding) {
+  struct Case {
+    const char* op;
+    std::vector<int64_t> in, filter, pads;  // pads: top, bottom, left, right
+    int64_t s, d;
+  };
+  const Case cases[] = {{"Conv2D", {1, 7, 5, 3}, {3, 3, 3, 4}, {1, 2, 0, 3}, 2, 1},
+                        {"Conv2D", {2, 6, 6, 2}, {1, 1, 2, 5}, {1, 0, 2, 1}, 1, 1},
+                        {"Conv2D", {1, 8, 7, 2}, {3, 2, 2, 3}, {2, 2, 0, 1}, 1, 2},
+                        {"DepthwiseConv2dNative", {1, 7, 6, 3}, {3, 3, 3, 2}, {0, 1, 2, 0}, 2, 1}};
+  unsigned seed = 300;
+  for (const Case& c : cases) {
+    Tensor x = RandomFloats(TensorShape(c.in), seed++),
+           f = RandomFloats(TensorShape(c.filter), seed++);
+    Tensor padded(DataType::kFloat, TensorShape({c.in[0], c.in[1] + c.pads[0] + c.pads[1],
+                                                 c.in[2] + c.pads[2] + c.pads[3], c.in[3]}));
+    std::fill(padded.data<float>(), padded.data<float>() + padded.NumElements(), 0.f);
+    for (int64_t b = 0; b < c.in[0]; ++b)
+      for (int64_t y = 0; y < c.in[1]; ++y)
+        for (int64_t i = 0; i < c.in[2] * c.in[3]; ++i)
+          padded.data<float>()[((b * padded.dim_size(1) + y + c.pads[0]) * padded.dim_size(2) +
+                                c.pads[2]) *
+                                   c.in[3] +
+                               i] = x.data<float>()[(b * c.in[1] + y) * c.in[2] * c.in[3] + i];
+    Result r = Run(
+        Node(c.op)
+            .Type("T", DataType::kFloat)
+            .Ints("strides", {1, c.s, c.s, 1})
+            .Ints("dilations", {1, c.d, c.d, 1})
+            .Str("padding", "EXPLICIT")
+            .Ints("explicit_paddings", {0, 0, c.pads[0], c.pads[1], c.pads[2], c.pads[3], 0, 0}),
+        {x, f});
+    ASSERT_OK(r.status);
+    std::vector<int64_t> dims;
+    std::vector<double> want =
+        RefConv(padded, f, c.s, c.s, c.d, c.d, false, std::string(c.op) != "Conv2D", &dims);
+    EXPECT_TRUE(r.outputs[0].shape() == TensorShape(dims));
+    EXPECT_TRUE(MaxRelError(r.outputs[0], want) < 1e-5);
+  }
+  struct Bad {
+    const char* padding;
+    std::vector<int64_t> amounts;
+    Code code;
+    const char* says;
+  };
+  const Bad bad[] = {
+      {"EXPLICIT", {0, 0, 1, 1, 1, 1}, Code::kInvalidArgument, "must contain 8 values, but got: 6"},
+      {"EXPLICIT", {0, 0, 1, -1, 1, 1, 0, 0}, Code::kInvalidArgument, "must be nonnegative"},
+      {"EXPLICIT", {1, 0, 1, 1, 1, 1, 0, 0}, Code::kUnimplemented, "batch or depth"},
+      {"SAME", {0, 0, 1, 1, 1, 1, 0, 0}, Code::kInvalidArgument, "must be empty"},
+  };
+  for (const Bad& b : bad) {
+    Result r = Run(Node("Conv2D", "conv")
+                       .Type("T", DataType::kFloat)
+                       .Ints("strides", {1, 1, 1, 1})
+                       .Str("padding", b.padding)
+                       .Ints("explicit_paddings", b.amounts),
+                   {RandomFloats({1, 4, 4, 1}, 1), RandomFloats({3, 3, 1, 1}, 2)});
+    EXPECT_TRUE(r.status.code() == b.code);
+    EXPECT_TRUE(Contains(r.status.message(), "conv"));
+    EXPECT_TRUE(Contains(r.status.message(), b.says));
+  }
+}
+
 TEST(DepthwiseConv, MultipliersStridesDilations) {
   struct Case {
     std::vector<int64_t> in, filter;

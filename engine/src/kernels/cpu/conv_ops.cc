@@ -103,7 +103,7 @@ class ConvBase : public OpKernel {
     Status s = RequireNHWC(c);
     if (s.ok()) s = ReadSpatialAttr(c, "strides", 1, &sh_, &sw_);
     if (s.ok()) s = ReadSpatialAttr(c, "dilations", 1, &dh_, &dw_);
-    if (s.ok()) s = ParsePadding(c, &padding_);
+    if (s.ok()) s = ParseConvPadding(c->node(), &padding_);
     if (s.ok() && fused) s = c->GetAttr("filter", &filter_);
     if (s.ok() && fused && (filter_.dims() != 4 || filter_.dtype() != DataType::kFloat)) {
       s = InvalidArg(c->node(), "fused filter must be a float [KH,KW,C,M] tensor");
@@ -159,15 +159,18 @@ class ConvBase : public OpKernel {
                       sw_,
                       dh_,
                       dw_};
-    Status s = WindowedOutputSize(ctx->node(), g->h, g->kh, dh_, sh_, padding_, &g->oh, &g->ph);
-    if (s.ok())
-      s = WindowedOutputSize(ctx->node(), g->w, g->kw, dw_, sw_, padding_, &g->ow, &g->pw);
+    Status s = WindowedOutputSize(ctx->node(), g->h, g->kh, dh_, sh_, padding_.kind, &g->oh, &g->ph,
+                                  padding_.top, padding_.bottom);
+    if (s.ok()) {
+      s = WindowedOutputSize(ctx->node(), g->w, g->kw, dw_, sw_, padding_.kind, &g->ow, &g->pw,
+                             padding_.left, padding_.right);
+    }
     if (!s.ok()) ctx->SetStatus(s);
     return s.ok();
   }
 
   int64_t sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1;
-  Padding padding_ = Padding::kValid;
+  ConvPadding padding_;
   Tensor filter_;  // fused ops only
   Epilogue epilogue_;
 };
@@ -228,7 +231,10 @@ class Conv2DOp : public ConvBase {
     const float* w = f.data<float>();
     float* y = out->data<float>();
     const int64_t cols = g.kh * g.kw * g.c;
-    const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1;
+    // A 1x1 window at stride 1 without padding (EXPLICIT may pad it): the input is the patch
+    // matrix.
+    const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.oh == g.h &&
+                           g.ow == g.w && g.ph == 0 && g.pw == 0;
     if (pointwise && !epilogue_.fused) {  // the input already is the patch matrix
       Sgemm(false, false, g.n * g.h * g.w, oc, g.c, x, g.c, w, oc, y, oc, ctx->intra_op_pool());
       return;
@@ -465,9 +471,9 @@ ShapeFn ConvShape(bool depthwise) {
     }
     AttrReader r(*c->node);
     std::vector<int64_t> strides, dil;
-    std::string pad;
+    ConvPadding pad;
     EMBER_RETURN_IF_ERROR(r.Get("strides", &strides));
-    EMBER_RETURN_IF_ERROR(r.Get("padding", &pad));
+    EMBER_RETURN_IF_ERROR(ParseConvPadding(*c->node, &pad));
     EMBER_RETURN_IF_ERROR(r.GetOr("dilations", &dil, std::vector<int64_t>{1, 1, 1, 1}));
     if (strides.size() != 4 || dil.size() != 4) return Status::OK();
     std::vector<int64_t> out = {in.dims[0], -1, -1, -1};
@@ -475,8 +481,8 @@ ShapeFn ConvShape(bool depthwise) {
       if (in.dims[d] < 0 || f.dims[d - 1] < 0) continue;
       int64_t o = 0, p = 0;
       EMBER_RETURN_IF_ERROR(
-          WindowedOutputSize(*c->node, in.dims[d], f.dims[d - 1], dil[d], strides[d],
-                             pad == "SAME" ? Padding::kSame : Padding::kValid, &o, &p));
+          WindowedOutputSize(*c->node, in.dims[d], f.dims[d - 1], dil[d], strides[d], pad.kind, &o,
+                             &p, d == 1 ? pad.top : pad.left, d == 1 ? pad.bottom : pad.right));
       out[d] = o;
     }
     if (!depthwise) {

@@ -132,8 +132,46 @@ Status ParsePadding(const OpKernelConstruction* ctx, Padding* out) {
   return Status::OK();
 }
 
+Status ParseConvPadding(const NodeDef& node, ConvPadding* out) {
+  AttrReader r(node);
+  std::string padding;
+  std::vector<int64_t> amounts;
+  EMBER_RETURN_IF_ERROR(r.Get("padding", &padding));
+  EMBER_RETURN_IF_ERROR(r.GetOr("explicit_paddings", &amounts, std::vector<int64_t>{}));
+  *out = ConvPadding{};
+  if (padding == "SAME" || padding == "VALID") {
+    if (!amounts.empty()) {
+      return InvalidArg(node,
+                        "explicit_paddings attribute must be empty if the padding attribute is "
+                        "not EXPLICIT");
+    }
+    out->kind = padding == "SAME" ? Padding::kSame : Padding::kValid;
+    return Status::OK();
+  }
+  if (padding != "EXPLICIT") {
+    return InvalidArg(node, "padding '" + padding + "' is not one of SAME, VALID or EXPLICIT");
+  }
+  if (amounts.size() != 8) {
+    return InvalidArg(node, "explicit_paddings attribute must contain 8 values, but got: " +
+                                std::to_string(amounts.size()));
+  }
+  for (int64_t v : amounts) {
+    if (v < 0) {
+      return InvalidArg(node, "All elements of explicit_paddings must be nonnegative");
+    }
+  }
+  if (amounts[0] != 0 || amounts[1] != 0 || amounts[6] != 0 || amounts[7] != 0) {
+    return NodeError(node, Code::kUnimplemented,
+                     "Nonzero explicit padding in the batch or depth dimensions is not "
+                     "supported");
+  }
+  *out = ConvPadding{Padding::kExplicit, amounts[2], amounts[3], amounts[4], amounts[5]};
+  return Status::OK();
+}
+
 Status WindowedOutputSize(const NodeDef& node, int64_t in, int64_t k, int64_t dilation,
-                          int64_t stride, Padding padding, int64_t* out, int64_t* pad_before) {
+                          int64_t stride, Padding padding, int64_t* out, int64_t* pad_before,
+                          int64_t before, int64_t after) {
   if (stride <= 0) return InvalidArg(node, "Stride must be > 0, but got " + std::to_string(stride));
   if (dilation <= 0) {
     return InvalidArg(node, "Dilation rate must be >= 1, but got " + std::to_string(dilation));
@@ -142,6 +180,9 @@ Status WindowedOutputSize(const NodeDef& node, int64_t in, int64_t k, int64_t di
   if (padding == Padding::kValid) {
     *out = (in - eff + stride) / stride;
     *pad_before = 0;
+  } else if (padding == Padding::kExplicit) {
+    *out = (in + before + after - eff + stride) / stride;
+    *pad_before = before;
   } else {
     *out = (in + stride - 1) / stride;
     int64_t total = std::max<int64_t>((*out - 1) * stride + eff - in, 0);

@@ -120,11 +120,22 @@ std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in,
                                       const std::vector<int64_t>& out);
 
 // ---- convolution / pooling geometry ----
-enum class Padding { kSame, kValid };
+enum class Padding { kSame, kValid, kExplicit };
+// SAME or VALID ("padding"); anything else is UNIMPLEMENTED (the pooling ops).
 Status ParsePadding(const OpKernelConstruction* ctx, Padding* out);
-// Output size and padding before, as TensorFlow's GetWindowedOutputSizeVerbose.
+// A convolution's padding: SAME, VALID, or EXPLICIT with its amounts from "explicit_paddings"
+// ([before, after] per NHWC dimension; batch and depth 0), as TensorFlow's Conv2D and
+// DepthwiseConv2dNative take them. Errors name the node and the attr.
+struct ConvPadding {
+  Padding kind = Padding::kValid;
+  int64_t top = 0, bottom = 0, left = 0, right = 0;  // EXPLICIT only
+};
+Status ParseConvPadding(const NodeDef& node, ConvPadding* out);
+// Output size and padding before, as TensorFlow's GetWindowedOutputSizeVerbose; `before` and
+// `after` are the amounts of an EXPLICIT padding.
 Status WindowedOutputSize(const NodeDef& node, int64_t in, int64_t k, int64_t dilation,
-                          int64_t stride, Padding padding, int64_t* out, int64_t* pad_before);
+                          int64_t stride, Padding padding, int64_t* out, int64_t* pad_before,
+                          int64_t before = 0, int64_t after = 0);
 // Reads a 4-element NHWC list attr ("strides", "dilations", "ksize") into (h, w);
 // batch and depth entries must be 1.
 Status ReadSpatialAttr(OpKernelConstruction* ctx, const char* attr, int64_t fallback, int64_t* h,
