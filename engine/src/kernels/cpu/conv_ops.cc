@@ -15,6 +15,7 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_util.h"
+#include "lite/depthwise.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include "common/cpu_features.h"
@@ -360,6 +361,30 @@ __attribute__((target("avx2,fma"))) void DepthwiseRowsAvx2(const DepthwiseArgs& 
 }
 #endif
 
+// The geometry in lite's terms; c = 0 when a size does not fit its int fields.
+lite::DepthwiseGeometry LiteGeometry(const ConvGeometry& g) {
+  const int64_t v[] = {g.h, g.w, g.c, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw};
+  for (int64_t x : v) {
+    if (x < 0 || x > (int64_t{1} << 30)) return {};
+  }
+  if (g.h * g.w * g.c > (int64_t{1} << 30) || g.oh * g.ow * g.c > (int64_t{1} << 30)) return {};
+  lite::DepthwiseGeometry lg;
+  lg.ih = static_cast<int>(g.h);
+  lg.iw = static_cast<int>(g.w);
+  lg.c = static_cast<int>(g.c);
+  lg.oh = static_cast<int>(g.oh);
+  lg.ow = static_cast<int>(g.ow);
+  lg.kh = static_cast<int>(g.kh);
+  lg.kw = static_cast<int>(g.kw);
+  lg.stride_h = static_cast<int>(g.sh);
+  lg.stride_w = static_cast<int>(g.sw);
+  lg.dil_h = static_cast<int>(g.dh);
+  lg.dil_w = static_cast<int>(g.dw);
+  lg.pad_h = static_cast<int>(g.ph);
+  lg.pad_w = static_cast<int>(g.pw);
+  return lg;
+}
+
 class DepthwiseConvOp : public ConvBase {
  public:
   DepthwiseConvOp(OpKernelConstruction* c, bool fused) : ConvBase(c, fused) {}
@@ -388,9 +413,29 @@ class DepthwiseConvOp : public ConvBase {
     // Once per process: each check runs CPUID, which traps to the hypervisor in a VM (a
     // MobileNet's depthwise layers spent a fifth of their time there).
     static const bool avx2 = cpu::HasAvx2Fma();
+    static const bool avx512 = cpu::HasAvx512Vnni();
 #else
     const bool avx2 = false;
+    const bool avx512 = false;
 #endif
+    // Depth multiplier 1 on AVX-512 CPUs: lite's rows (register-blocked across output pixels,
+    // fused multiply-adds; lite/depthwise.h), one micro-kernel for both engines. MobileNetV2's
+    // 17 depthwise layers: 186 -> 50 us a run.
+    const lite::DepthwiseGeometry lg = LiteGeometry(g);
+    if (avx512 && mult == 1 && lg.c > 0 && lite::DepthwiseAvx512Usable(lg)) {
+      const float* x = args.x;
+      const size_t in_image = static_cast<size_t>(g.h * g.w * g.c);
+      const size_t out_row = static_cast<size_t>(g.ow * g.c);
+      ParallelFor(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * oc * 2,
+                  [&](int64_t r0, int64_t r1) {
+                    for (int64_t r = r0; r < r1; ++r) {
+                      lite::DepthwiseRowF32Avx512(lg, x + (r / g.oh) * in_image, args.w, args.bias,
+                                                  args.lo, args.hi, static_cast<int>(r % g.oh),
+                                                  args.y + r * out_row);
+                    }
+                  });
+      return;
+    }
     ParallelFor(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * oc * 2,
                 [&](int64_t r0, int64_t r1) {
 #if defined(EMBER_CONV_X86)
