@@ -159,8 +159,9 @@ def _ember_static_library_impl(ctx):
     names = sorted(members)
     commands = [
         "set -eu",
-        'work="${TMPDIR:-/tmp}/ember-ar.$$"',
-        'rm -rf "$work" && mkdir -p "$work"',
+        # mktemp, not $$: sandboxes number their processes alike (every archive action was
+        # pid 2) and share /tmp, so two archives at once removed each other's copies.
+        'work="$(mktemp -d "${TMPDIR:-/tmp}/ember-ar.XXXXXX")"',
     ]
     commands += ['cp "%s" "$work/%s"' % (members[n].path, n) for n in names]
     # rcsD: members in name order, with an index, no timestamps/uids/modes (CMake's qcD + ranlib -D)
