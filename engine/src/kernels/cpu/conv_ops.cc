@@ -206,6 +206,44 @@ void Im2Col(const float* in, const ConvGeometry& g, int64_t b, int64_t r0, int64
   }
 }
 
+// Packs a constant GEMM operand for lite's float GEMM (lite/gemm_f32.h), when that is the
+// AVX-512 kernel: one micro-kernel for both engines, bias and activation in its store, and the
+// faster kernel at every MobileNetV2, ResNet50 and classifier shape measured (1.0-1.7x in
+// cache; a late layer's 1-16 rows against weights streamed from memory 1.1-1.3x). Its AVX2
+// and portable forms are slower than the framework's GEMM: false there, and for sizes past
+// its int fields. `w` is [k, n], or [n, k] when `transposed`.
+bool PackForLiteGemm(const float* w, int64_t k, int64_t n, bool transposed, const float* bias,
+                     lite::PackedF32* out) {
+  if (std::strcmp(lite::GemmF32KernelName(), "avx512f") != 0 || k <= 0 || n <= 0 ||
+      k >= (int64_t{1} << 30) || n >= (int64_t{1} << 30) || k * n >= (int64_t{1} << 31)) {
+    return false;
+  }
+  std::vector<float> wt;  // [n, k]
+  if (!transposed) {
+    wt.resize(static_cast<size_t>(k * n));
+    for (int64_t p = 0; p < k; ++p) {
+      for (int64_t j = 0; j < n; ++j) wt[static_cast<size_t>(j * k + p)] = w[p * n + j];
+    }
+  }
+  lite::PackWeightsF32(transposed ? w : wt.data(), bias, static_cast<int>(n), static_cast<int>(k),
+                       out);
+  return true;
+}
+
+// y[m, n] = clamp(a[m, k] (rows `stride` floats apart) * W + bias, lo, hi) by lite's GEMM;
+// with a pool, the panels of 16 output channels split over it (each output the same sum).
+void LiteGemm(const lite::PackedF32& w, const float* a, int64_t m, int64_t stride, float lo,
+              float hi, float* y, ThreadPool* pool) {
+  const int rows = static_cast<int>(m), ld = static_cast<int>(stride);
+  if (pool == nullptr || pool->NumThreads() <= 1 || w.panels < 2) {
+    lite::GemmF32(a, rows, ld, w, lo, hi, y);
+    return;
+  }
+  ParallelFor(pool, w.panels, m * w.k * 16 * 2, [&](int64_t j0, int64_t j1) {
+    lite::GemmF32Panels(a, rows, ld, w, static_cast<int>(j0), static_cast<int>(j1), lo, hi, y);
+  });
+}
+
 class Conv2DOp : public ConvBase {
  public:
   Conv2DOp(OpKernelConstruction* c, bool fused) : ConvBase(c, fused) {
@@ -213,21 +251,8 @@ class Conv2DOp : public ConvBase {
     if (c->status().ok() && fused && filter_.NumElements() > 0) {
       const int64_t k = filter_.dim_size(0) * filter_.dim_size(1) * filter_.dim_size(2);
       const int64_t n = filter_.dim_size(3);
-      // With AVX-512, lite's float GEMM (bias and activation in its store; lite/gemm_f32.h):
-      // one micro-kernel for both engines, and the faster one at every convolution shape of
-      // MobileNetV2 and ResNet50 measured (1.0-1.7x; a late layer's m = 4..16 rows against
-      // weights streamed from memory 1.1-1.3x). Its AVX2 and portable forms are not: those
-      // CPUs keep the framework's GEMM and epilogue.
-      if (std::strcmp(lite::GemmF32KernelName(), "avx512f") == 0 && k < (int64_t{1} << 30) &&
-          n < (int64_t{1} << 30) && k * n < (int64_t{1} << 31)) {
-        std::vector<float> wt(static_cast<size_t>(k * n));  // [n, k]
-        const float* f = filter_.data<float>();
-        for (int64_t p = 0; p < k; ++p) {
-          for (int64_t j = 0; j < n; ++j) wt[static_cast<size_t>(j * k + p)] = f[p * n + j];
-        }
-        lite::PackWeightsF32(wt.data(), epilogue_.bias.data<float>(), static_cast<int>(n),
-                             static_cast<int>(k), &lite_filter_);
-      } else {
+      if (!PackForLiteGemm(filter_.data<float>(), k, n, false, epilogue_.bias.data<float>(),
+                           &lite_filter_)) {
         SgemmPackB(k, n, filter_.data<float>(), n, &packed_filter_);
       }
     }
@@ -300,15 +325,8 @@ class Conv2DOp : public ConvBase {
         }
         float* dst = y + (b * rows + r0) * oc;
         if (!lite_filter_.data.empty()) {
-          const int m = static_cast<int>(r1 - r0), stride = static_cast<int>(cols);
-          if (split_gemm) {  // few rows: the panels of output channels split over the pool
-            ParallelFor(pool, lite_filter_.panels, m * cols * 16 * 2, [&](int64_t j0, int64_t j1) {
-              lite::GemmF32Panels(a, m, stride, lite_filter_, static_cast<int>(j0),
-                                  static_cast<int>(j1), epilogue_.lo, epilogue_.hi, dst);
-            });
-          } else {
-            lite::GemmF32(a, m, stride, lite_filter_, epilogue_.lo, epilogue_.hi, dst);
-          }
+          LiteGemm(lite_filter_, a, r1 - r0, cols, epilogue_.lo, epilogue_.hi, dst,
+                   split_gemm ? pool : nullptr);
           continue;
         }
         if (packed_filter_.data.empty() || !SgemmPrepacked(r1 - r0, a, cols, packed_filter_, dst,
@@ -496,7 +514,11 @@ class FusedMatMulOp : public OpKernel {
     if (!s.ok()) c->SetStatus(s);
     // The constant [K,N] weights are packed once, here (a classifier's megabytes of weights
     // times one or a few rows: read in the packed order, they stream about twice as fast).
-    if (s.ok() && !transpose_b_ && w_.NumElements() > 0) {
+    if (s.ok() && w_.NumElements() > 0 &&
+        !PackForLiteGemm(w_.data<float>(), w_.dim_size(transpose_b_ ? 1 : 0),
+                         w_.dim_size(transpose_b_ ? 0 : 1), transpose_b_,
+                         epilogue_.bias.data<float>(), &lite_w_) &&
+        !transpose_b_) {
       SgemmPackB(w_.dim_size(0), w_.dim_size(1), w_.data<float>(), w_.dim_size(1), &packed_w_);
     }
   }
@@ -518,6 +540,14 @@ class FusedMatMulOp : public OpKernel {
       return;
     }
     if (out->NumElements() == 0) return;
+    if (!lite_w_.data.empty() && m < (int64_t{1} << 30) && m * k < (int64_t{1} << 40)) {
+      // Split over the pool as SgemmPrepacked would: products of 2 MFLOP and more.
+      ThreadPool* pool =
+          2.0 * static_cast<double>(m * k * n) >= 4e6 ? ctx->intra_op_pool() : nullptr;
+      LiteGemm(lite_w_, a.data<float>(), m, k, epilogue_.lo, epilogue_.hi, out->data<float>(),
+               pool);
+      return;
+    }
     if (packed_w_.data.empty() || !SgemmPrepacked(m, a.data<float>(), k, packed_w_,
                                                   out->data<float>(), n, ctx->intra_op_pool())) {
       Sgemm(false, transpose_b_, m, n, k, a.data<float>(), k, w_.data<float>(),
@@ -528,7 +558,8 @@ class FusedMatMulOp : public OpKernel {
 
  private:
   Tensor w_;
-  SgemmPackedB packed_w_;  // w_ packed (not with transpose_b)
+  SgemmPackedB packed_w_;   // w_ packed (not with transpose_b), without lite's AVX-512 GEMM
+  lite::PackedF32 lite_w_;  // w_ packed for lite's GEMM, with it
   bool transpose_b_ = false;
   Epilogue epilogue_;
 };
