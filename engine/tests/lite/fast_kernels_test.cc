@@ -153,9 +153,22 @@ TEST(MatVecF32, EachIsaMatchesDoubleReference) {
 TEST(GemmF32, EachIsaMatchesDoubleReference) {
   for (F32Isa isa : {F32Isa::kAvx512, F32Isa::kAvx2, F32Isa::kGeneric}) {
     GemmF32ForceIsaForTesting(isa);
-    const int shapes[][3] = {{1, 1, 1},    {7, 8, 16},   {9, 24, 3},   {17, 40, 27},
-                             {8, 33, 64},  {3, 5, 9},    {13, 70, 20}, {36, 48, 24},
-                             {9, 130, 16}, {12, 70, 10}, {10, 300, 7}};
+    const int shapes[][3] = {{1, 1, 1},
+                             {7, 8, 16},
+                             {9, 24, 3},
+                             {17, 40, 27},
+                             {8, 33, 64},
+                             {3, 5, 9},
+                             {13, 70, 20},
+                             {36, 48, 24},
+                             {9, 130, 16},
+                             {12, 70, 10},
+                             {10, 300, 7},
+                             // 9 to 64 rows against panels past 256 KiB together: the panels
+                             // in groups (the last one short, ending in a half panel).
+                             {16, 300, 1100},
+                             {49, 100, 2200},
+                             {64, 40, 4200}};
     for (const auto& s : shapes) CheckGemmF32(s[0], s[1], s[2]);
   }
   GemmF32ForceIsaForTesting(F32Isa::kAuto);
