@@ -417,21 +417,10 @@ lite::DepthwiseGeometry LiteGeometry(const ConvGeometry& g) {
     if (x < 0 || x > (int64_t{1} << 30)) return {};
   }
   if (g.h * g.w * g.c > (int64_t{1} << 30) || g.oh * g.ow * g.c > (int64_t{1} << 30)) return {};
-  lite::DepthwiseGeometry lg;
-  lg.ih = static_cast<int>(g.h);
-  lg.iw = static_cast<int>(g.w);
-  lg.c = static_cast<int>(g.c);
-  lg.oh = static_cast<int>(g.oh);
-  lg.ow = static_cast<int>(g.ow);
-  lg.kh = static_cast<int>(g.kh);
-  lg.kw = static_cast<int>(g.kw);
-  lg.stride_h = static_cast<int>(g.sh);
-  lg.stride_w = static_cast<int>(g.sw);
-  lg.dil_h = static_cast<int>(g.dh);
-  lg.dil_w = static_cast<int>(g.dw);
-  lg.pad_h = static_cast<int>(g.ph);
-  lg.pad_w = static_cast<int>(g.pw);
-  return lg;
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  // lite's field order: ih, iw, c, oh, ow, kh, kw, strides, dilations, padding (h then w).
+  return lite::DepthwiseGeometry{i(g.h),  i(g.w),  i(g.c),  i(g.oh), i(g.ow), i(g.kh), i(g.kw),
+                                 i(g.sh), i(g.sw), i(g.dh), i(g.dw), i(g.ph), i(g.pw)};
 }
 
 class DepthwiseConvOp : public ConvBase {
