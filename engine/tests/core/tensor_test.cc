@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/op_kernel.h"
+#include "core/tensor_debug.h"
 #include "core/thread_pool.h"
 #include "ember_test.h"
 
@@ -18,6 +19,41 @@ TEST(Tensor, AlignedZeroFilled) {
   EXPECT_EQ(t.TotalBytes(), 60u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
   for (int i = 0; i < 15; ++i) EXPECT_EQ(t.data<float>()[i], 0.0f);
+}
+
+// A freed buffer is kept for the thread's next tensor of its size class: that tensor gets it
+// zeroed (Tensor's constructor) or poisoned (Uninitialized, with poisoning on), whatever the last
+// one wrote; a buffer freed by another thread than the one that made it is kept by the freer.
+TEST(Tensor, FreedBuffersAreReusedZeroedOrPoisoned) {
+  Tensor a(DataType::kFloat, TensorShape({1000}));
+  const void* first = a.raw_data();
+  for (int i = 0; i < 1000; ++i) a.data<float>()[i] = 7.f;
+  a = Tensor();
+  Tensor b(DataType::kFloat, TensorShape({990}));  // the same class (4000 and 3960 bytes)
+  EXPECT_TRUE(b.raw_data() == first);
+  bool zero = true;
+  for (int i = 0; i < 990; ++i) zero &= b.data<float>()[i] == 0.f;
+  EXPECT_TRUE(zero);
+  for (int i = 0; i < 990; ++i) b.data<float>()[i] = 7.f;
+  b = Tensor();
+  SetPoisonUninitializedTensors(true);
+  Tensor c = Tensor::Uninitialized(DataType::kInt32, TensorShape({1000}));
+  SetPoisonUninitializedTensors(false);
+  EXPECT_TRUE(c.raw_data() == first);
+  bool poisoned = true;
+  for (int i = 0; i < 1000; ++i) poisoned &= c.data<int32_t>()[i] == -1;
+  EXPECT_TRUE(poisoned);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c.raw_data()) % 64, 0u);
+  // Made on another thread, freed here: kept here.
+  Tensor d;
+  std::thread([&] { d = Tensor(DataType::kFloat, TensorShape({5000})); }).join();
+  const void* theirs = d.raw_data();
+  d = Tensor();
+  Tensor e(DataType::kFloat, TensorShape({5000}));
+  EXPECT_TRUE(e.raw_data() == theirs);
+  // A buffer of another class is a different one.
+  Tensor f(DataType::kFloat, TensorShape({2000}));
+  EXPECT_TRUE(f.raw_data() != first && f.raw_data() != theirs);
 }
 
 TEST(Tensor, CopiesShareCloneDoesNot) {
