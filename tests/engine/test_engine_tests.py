@@ -18,14 +18,23 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
 
-ISA_CAPS = ("generic", "avx2", "avx512")  # engine/CMakeLists.txt runs each lite test again under EMBER_CPU_ISA=<cap>
+# engine/CMakeLists.txt runs each lite test, and the framework's convolution tests (whose depthwise and
+# fused GEMM are lite's on AVX-512), again under EMBER_CPU_ISA=<cap>.
+ISA_CAPS = ("generic", "avx2", "avx512")
+ISA_CAPPED_FRAMEWORK_TESTS = ("kernels_nn_test",)
 
 
 def engine_test_names(tests: Path, x86_64: bool = platform.machine() in ("x86_64", "AMD64", "amd64")) -> set[str]:
     """ctest names engine/CMakeLists.txt gives its tests: lite/model_test.cc -> lite_model_test, and on
-    x86-64 also lite_model_test_isa_generic, _isa_avx2 and _isa_avx512 (the capped runs)."""
+    x86-64 also lite_model_test_isa_generic, _isa_avx2 and _isa_avx512 (the capped runs; those of
+    kernels_nn_test too)."""
     names = {p.relative_to(tests).with_suffix("").as_posix().replace("/", "_") for p in tests.rglob("*_test.cc")}
-    capped = {f"{name}_isa_{cap}" for name in names if name.startswith("lite_") for cap in ISA_CAPS}
+    capped = {
+        f"{name}_isa_{cap}"
+        for name in names
+        if name.startswith("lite_") or name in ISA_CAPPED_FRAMEWORK_TESTS
+        for cap in ISA_CAPS
+    }
     return names | (capped if x86_64 else set())
 
 
