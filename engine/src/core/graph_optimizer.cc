@@ -174,18 +174,14 @@ class Optimizer {
     std::map<int, std::vector<std::string>> inputs;
     for (size_t i = 0; i < graph_.nodes().size(); ++i) {
       const Node& n = graph_.nodes()[i];
-      int dropped = 0;
-      for (int c : n.control_inputs) dropped += Inert(c) ? 1 : 0;
-      if (dropped == 0) continue;
+      if (n.control_inputs.empty()) continue;
       std::vector<std::string> kept;
       for (const std::string& in : n.def.input) {
-        if (in.empty() || in[0] != '^') {
-          kept.push_back(in);
-          continue;
-        }
-        const int c = graph_.FindNode(in.substr(1));
+        const int c = !in.empty() && in[0] == '^' ? graph_.FindNode(in.substr(1)) : -1;
         if (c < 0 || !Inert(c)) kept.push_back(in);
       }
+      const int dropped = static_cast<int>(n.def.input.size() - kept.size());
+      if (dropped == 0) continue;
       inputs[static_cast<int>(i)] = std::move(kept);
       if (stats != nullptr) stats->dropped_control_edges += dropped;
     }

@@ -31,7 +31,7 @@ std::atomic<bool>& PoisonFlag() {
 // larger requests) the allocator took a third of the BERT GraphDef's run time. A class is a
 // quarter of a power of two (at most 25% more than asked); a thread keeps at most 64 buffers
 // of a class (8 missed: a step frees more of one size than that) and 32 MiB in all, and frees
-// the rest.
+// the rest. Their shared_ptr control blocks are kept the same way.
 class BufferCache {
  public:
   static constexpr size_t kMaxBytes = size_t{4} << 20;
@@ -52,29 +52,56 @@ class BufferCache {
     return 4 + (e - 8) * 4 + static_cast<int>(k - 5);  // 4..59 up to 4 MiB
   }
 
-  void* Take(int cls) {
-    std::vector<void*>& list = free_[static_cast<size_t>(cls)];
-    if (list.empty()) return nullptr;
-    void* p = list.back();
-    list.pop_back();
-    bytes_ -= bytes_of_[static_cast<size_t>(cls)];
+  // A buffer of class `cls` (`class_bytes` bytes): the thread's last freed one, or a new one.
+  static void* TakeBuffer(int cls, size_t class_bytes) {
+    BufferCache* mine = Mine();
+    std::vector<void*>* list = mine != nullptr ? &mine->buffers_[cls] : nullptr;
+    if (list == nullptr || list->empty()) return std::aligned_alloc(kAlignment, class_bytes);
+    void* p = list->back();
+    list->pop_back();
+    mine->bytes_ -= class_bytes;
     return p;
   }
-  // False when the buffer is not kept (the caller frees it).
-  bool Put(void* p, int cls, size_t class_bytes) {
-    std::vector<void*>& list = free_[static_cast<size_t>(cls)];
-    if (list.size() >= 64 || bytes_ + class_bytes > (size_t{32} << 20)) return false;
-    list.push_back(p);
-    bytes_of_[static_cast<size_t>(cls)] = class_bytes;
-    bytes_ += class_bytes;
-    return true;
+  // Keeps a freed buffer of class `cls` for the thread's next one, or frees it.
+  static void PutBuffer(void* p, int cls, size_t class_bytes) {
+    BufferCache* mine = Mine();
+    if (mine == nullptr || mine->buffers_[cls].size() >= 64 ||
+        mine->bytes_ + class_bytes > (size_t{32} << 20)) {
+      std::free(p);
+      return;
+    }
+    mine->buffers_[cls].push_back(p);
+    mine->bytes_ += class_bytes;
   }
+
+  // The shared_ptr control blocks of cached buffers (one size, at most kBlockBytes), recycled
+  // the same way: at most 4096 a thread.
+  static constexpr size_t kBlockBytes = 64;
+  static void* TakeBlock() {
+    BufferCache* mine = Mine();
+    if (mine == nullptr || mine->blocks_.empty()) return std::malloc(kBlockBytes);
+    void* p = mine->blocks_.back();
+    mine->blocks_.pop_back();
+    return p;
+  }
+  static void PutBlock(void* p) {
+    BufferCache* mine = Mine();
+    if (mine == nullptr || mine->blocks_.size() >= 4096) {
+      std::free(p);
+      return;
+    }
+    mine->blocks_.push_back(p);
+  }
+
   ~BufferCache() {
     Dead() = true;
-    for (std::vector<void*>& list : free_) {
+    for (std::vector<void*>& list : buffers_) {
       for (void* p : list) std::free(p);
     }
+    for (void* p : blocks_) std::free(p);
   }
+
+ private:
   // The calling thread's cache, or null once it has been destroyed (a tensor freed during the
   // thread's exit, after its thread_local objects).
   static BufferCache* Mine() {
@@ -82,53 +109,13 @@ class BufferCache {
     thread_local BufferCache cache;
     return &cache;
   }
-
- private:
   static bool& Dead() {
     thread_local bool dead = false;  // trivially destructible: readable to the very end
     return dead;
   }
-  std::vector<void*> free_[kClasses];
-  size_t bytes_of_[kClasses] = {};
-  size_t bytes_ = 0;
-};
-
-// The shared_ptr control blocks of cached buffers (one size), recycled the same way: a free
-// list per thread of at most 4096.
-class ControlBlocks {
- public:
-  static constexpr size_t kBytes = 64;
-  static void* Take() {
-    ControlBlocks* mine = Mine();
-    if (mine == nullptr || mine->free_.empty()) return std::malloc(kBytes);
-    void* p = mine->free_.back();
-    mine->free_.pop_back();
-    return p;
-  }
-  static void Put(void* p) {
-    ControlBlocks* mine = Mine();
-    if (mine == nullptr || mine->free_.size() >= 4096) {
-      std::free(p);
-      return;
-    }
-    mine->free_.push_back(p);
-  }
-  ~ControlBlocks() {
-    Dead() = true;
-    for (void* p : free_) std::free(p);
-  }
-
- private:
-  static ControlBlocks* Mine() {
-    if (Dead()) return nullptr;
-    thread_local ControlBlocks blocks;
-    return &blocks;
-  }
-  static bool& Dead() {
-    thread_local bool dead = false;
-    return dead;
-  }
-  std::vector<void*> free_;
+  std::vector<void*> buffers_[kClasses];
+  std::vector<void*> blocks_;
+  size_t bytes_ = 0;  // in buffers_
 };
 
 template <typename T>
@@ -138,17 +125,18 @@ struct ControlBlockAllocator {
   template <typename U>
   ControlBlockAllocator(const ControlBlockAllocator<U>&) {}  // NOLINT: rebinding
   T* allocate(size_t n) {
-    if (n * sizeof(T) > ControlBlocks::kBytes)
+    if (n * sizeof(T) > BufferCache::kBlockBytes) {
       return static_cast<T*>(::operator new(n * sizeof(T)));
-    void* p = ControlBlocks::Take();
+    }
+    void* p = BufferCache::TakeBlock();
     if (p == nullptr) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) {
-    if (n * sizeof(T) > ControlBlocks::kBytes) {
+    if (n * sizeof(T) > BufferCache::kBlockBytes) {
       ::operator delete(p);
     } else {
-      ControlBlocks::Put(p);
+      BufferCache::PutBlock(p);
     }
   }
   template <typename U>
@@ -165,25 +153,18 @@ struct ControlBlockAllocator {
 struct CachedRelease {
   int cls;
   size_t class_bytes;
-  void operator()(unsigned char* p) const {
-    BufferCache* cache = BufferCache::Mine();
-    if (cache == nullptr || !cache->Put(p, cls, class_bytes)) std::free(p);
-  }
+  void operator()(unsigned char* p) const { BufferCache::PutBuffer(p, cls, class_bytes); }
 };
 
 // `zero`: zero-fill the buffer; otherwise its contents are left as they are (or poisoned).
 std::shared_ptr<unsigned char> AllocateAligned(size_t bytes, bool zero = true) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
-  void* p = nullptr;
   int cls = -1;
   size_t class_bytes = rounded;
-  if (rounded <= BufferCache::kMaxBytes) {
-    cls = BufferCache::ClassOf(rounded, &class_bytes);
-    BufferCache* cache = BufferCache::Mine();
-    if (cache != nullptr) p = cache->Take(cls);
-  }
-  if (p == nullptr) p = std::aligned_alloc(kAlignment, class_bytes);
+  if (rounded <= BufferCache::kMaxBytes) cls = BufferCache::ClassOf(rounded, &class_bytes);
+  void* p = cls >= 0 ? BufferCache::TakeBuffer(cls, class_bytes)
+                     : std::aligned_alloc(kAlignment, class_bytes);
   if (p == nullptr) return nullptr;
   if (zero) {
     std::memset(p, 0, rounded);

@@ -459,8 +459,9 @@ class DepthwiseConvOp : public ConvBase {
     // Depth multiplier 1 on AVX-512 CPUs: lite's rows (register-blocked across output pixels,
     // fused multiply-adds; lite/depthwise.h), one micro-kernel for both engines. MobileNetV2's
     // 17 depthwise layers: 186 -> 50 us a run.
-    const lite::DepthwiseGeometry lg = LiteGeometry(g);
-    if (avx512 && mult == 1 && lg.c > 0 && lite::DepthwiseAvx512Usable(lg)) {
+    const lite::DepthwiseGeometry lg =
+        avx512 && mult == 1 ? LiteGeometry(g) : lite::DepthwiseGeometry{};
+    if (lg.c > 0 && lite::DepthwiseAvx512Usable(lg)) {
       const float* x = args.x;
       const size_t in_image = static_cast<size_t>(g.h * g.w * g.c);
       const size_t out_row = static_cast<size_t>(g.ow * g.c);
