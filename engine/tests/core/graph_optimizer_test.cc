@@ -211,6 +211,48 @@ GraphDef PadGraph() {
 
 const std::vector<std::string> kPadFetches = {"conv_a", "relu_b", "conv_c", "conv_d", "conv_e"};
 
+// Fused convolutions whose rows are 8 pixels or more read their filter rows in place from a
+// zero-bordered copy of the input (conv_ops.cc, ConvInPlace) where lite's AVX-512 GEMM runs:
+// every padding, stride and window shape against the unfused kernels (im2col and the
+// framework's GEMM), and one thread against four bit for bit. x [2,11,19,c]:
+//   a: 3x3 s1 SAME, 5 -> 6                 b: 3x3 s2 SAME (padded more after), 5 -> 16
+//   c: 5x3 s1 VALID, 5 -> 8                d: 7x7 s2 SAME, 5 -> 8
+//   e: 1x1 s2 VALID (not pointwise), 5 -> 24
+//   f: Pad (H 1+2, W 0+1) -> 3x3 s2 VALID, folded into EXPLICIT padding, 5 -> 4 (6 x 9)
+GraphDef InPlaceConvGraph(std::vector<std::string>* fetches) {
+  GraphDef g;
+  g.node.push_back(Node("x", "Placeholder", {}, {{"dtype", ops::TypeAttr(DT_FLOAT)}}));
+  struct Layer {
+    std::string name;
+    int64_t kh, kw, oc, stride;
+    std::string padding;
+  };
+  const std::vector<Layer> layers = {{"a", 3, 3, 6, 1, "SAME"},   {"b", 3, 3, 16, 2, "SAME"},
+                                     {"c", 5, 3, 8, 1, "VALID"},  {"d", 7, 7, 8, 2, "SAME"},
+                                     {"e", 1, 1, 24, 2, "VALID"}, {"f", 3, 3, 4, 2, "VALID"}};
+  unsigned seed = 40;
+  for (const Layer& l : layers) {
+    std::string in = "x";
+    if (l.name == "f") {
+      g.node.push_back(
+          Const("f_amounts", Tensor::From<int32_t>(TensorShape({4, 2}), {0, 0, 1, 2, 0, 1, 0, 0})));
+      g.node.push_back(PadNode("f_pad", 0.f));
+      g.node.back().input = {"x", "f_amounts"};
+      in = "f_pad";
+    }
+    g.node.push_back(
+        Const(l.name + "_w", Random(TensorShape({l.kh, l.kw, 5, l.oc}), ++seed, -0.5f, 0.5f)));
+    g.node.push_back(
+        Node(l.name + "_conv", "Conv2D", {in, l.name + "_w"},
+             {{"strides", Ints({1, l.stride, l.stride, 1})}, {"padding", S(l.padding)}}));
+    g.node.push_back(Const(l.name + "_b", Random(TensorShape({l.oc}), ++seed, -0.5f, 0.5f)));
+    g.node.push_back(Node(l.name + "_bias", "BiasAdd", {l.name + "_conv", l.name + "_b"}));
+    g.node.push_back(Node(l.name + "_relu", "Relu6", {l.name + "_bias"}));
+    fetches->push_back(l.name + "_relu");
+  }
+  return g;
+}
+
 }  // namespace
 
 TEST(GraphOptimizer, FusesChainsAndLeavesPinnedTensorsAlone) {
@@ -380,3 +422,44 @@ TEST(GraphOptimizer, SessionValuesMatchTheUnoptimizedGraph) {
 }
 
 EMBER_TEST_MAIN
+
+TEST(GraphOptimizer, FusedConvolutionsReadingFilterRowsInPlace) {
+  std::vector<std::string> fetches;
+  const GraphDef g = InPlaceConvGraph(&fetches);
+  Tensor x = Random(TensorShape({2, 11, 19, 5}), 39, -2.f, 2.f);
+  auto run = [&](bool optimize, int threads) {
+    SessionOptions options;
+    options.optimize_graph = optimize;
+    options.inter_op_parallelism_threads = -1;
+    options.intra_op_parallelism_threads = threads;
+    std::unique_ptr<Session> session = NewSession(options);
+    std::vector<Tensor> out;
+    Status s = session->Create(g);
+    if (s.ok()) s = session->Run({{"x", x}}, fetches, {}, &out);
+    EXPECT_OK(s);
+    return out;
+  };
+  std::vector<Tensor> plain = run(false, 1), fused = run(true, 1), fused4 = run(true, 4);
+  ASSERT_TRUE(plain.size() == fetches.size() && fused.size() == fetches.size() &&
+              fused4.size() == fetches.size());
+  const std::vector<TensorShape> shapes = {TensorShape({2, 11, 19, 6}), TensorShape({2, 6, 10, 16}),
+                                           TensorShape({2, 7, 17, 8}),  TensorShape({2, 6, 10, 8}),
+                                           TensorShape({2, 6, 10, 24}), TensorShape({2, 6, 9, 4})};
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    ASSERT_TRUE(plain[i].shape() == shapes[i] && fused[i].shape() == shapes[i] &&
+                fused4[i].shape() == shapes[i]);
+    EXPECT_TRUE(std::memcmp(fused4[i].data<float>(), fused[i].data<float>(),
+                            sizeof(float) * static_cast<size_t>(fused[i].NumElements())) == 0);
+    float worst = 0.f;
+    bool clamped_low = false;
+    for (int64_t j = 0; j < plain[i].NumElements(); ++j) {
+      const float a = plain[i].data<float>()[j], b = fused[i].data<float>()[j];
+      worst = std::max(worst, std::fabs(a - b) / (1e-5f + 1e-5f * std::fabs(a)));
+      clamped_low |= b == 0.f;
+    }
+    if (worst > 1.f)
+      std::fprintf(stderr, "%s: worst error %.3g of tolerance\n", fetches[i].c_str(), worst);
+    EXPECT_TRUE(worst <= 1.f);
+    EXPECT_TRUE(clamped_low);  // Relu6's lower clamp bites in every layer
+  }
+}
