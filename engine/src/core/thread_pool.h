@@ -25,6 +25,8 @@ class ThreadPool {
   bool TryRunOne();
   // Number of closures ever scheduled (tests check a custom pool was used).
   int64_t NumScheduled() const;
+  // Number of times a sleeping worker woke and found nothing to run (tests).
+  int64_t NumIdleWakeUps() const;
   // Runs fn(begin, end) over [0, total) split into shards, on the calling thread and
   // NumThreads() - 1 of the pool's workers (NumThreads() threads in all: a pool sized to the
   // cores does not put one thread more on them, which a preempted shard would make everyone
