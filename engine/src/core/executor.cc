@@ -425,10 +425,43 @@ void Executor::CollectTrace(const Step& step, StepStats* out) const {
   }
 }
 
+namespace {
+// This thread's spare context vectors (OpKernelContext::Storage), one per context it runs at
+// once: a kernel may run an executor of its own (a function call) on the same thread.
+thread_local std::vector<OpKernelContext::Storage> spare_storage;
+
+// Takes a spare Storage for a context on this thread, and gives it back when it ends.
+class ContextStorage {
+ public:
+  ContextStorage() {
+    if (!spare_storage.empty()) {
+      s_ = std::move(spare_storage.back());
+      spare_storage.pop_back();
+    }
+  }
+  ~ContextStorage() { spare_storage.push_back(std::move(s_)); }
+  ContextStorage(const ContextStorage&) = delete;
+  ContextStorage& operator=(const ContextStorage&) = delete;
+  OpKernelContext::Storage& get() { return s_; }
+
+ private:
+  OpKernelContext::Storage s_;
+};
+
+// Declared after the context: hands its vectors back to `s` before the context ends.
+struct ReleaseContext {
+  OpKernelContext& ctx;
+  OpKernelContext::Storage& s;
+  ~ReleaseContext() { ctx.Release(&s); }
+};
+}  // namespace
+
 Status Executor::ComputeNode(Step* step, int id) const {
   const ExecNode& en = nodes_[static_cast<size_t>(id)];
+  ContextStorage storage;
   OpKernelContext::Params p;
   p.node = &en.node->def;
+  p.inputs = std::move(storage.get().inputs);
   p.inputs.reserve(en.inputs.size());
   for (size_t k = 0; k < en.inputs.size(); ++k) {
     const Source& s = en.inputs[k];
@@ -445,11 +478,13 @@ Status Executor::ComputeNode(Step* step, int id) const {
   }
   p.device = en.device;
   p.allow_tf32 = step->args.allow_tf32;
-  p.output_types = en.node->output_types;
+  p.output_types = std::move(storage.get().output_types);
+  p.output_types.assign(en.node->output_types.begin(), en.node->output_types.end());
   p.resources = step->args.resources;
   p.intra_op_pool = step->args.intra_op_pool;
   p.is_cancelled = [step] { return step->CheckCancelled(); };
-  OpKernelContext ctx(std::move(p));
+  OpKernelContext ctx(std::move(p), std::move(storage.get().outputs));
+  const ReleaseContext release{ctx, storage.get()};
   try {
     en.kernel->Compute(&ctx);
   } catch (const std::bad_alloc&) {

@@ -147,6 +147,30 @@ class OpKernelContext {
   explicit OpKernelContext(Params params)
       : params_(std::move(params)), outputs_(params_.output_types.size()) {}
 
+  // The vectors a context holds. A caller that runs many kernels (the executor) passes the
+  // last context's, emptied by Release, to the next one: they keep their capacity, and a node
+  // then costs no heap allocation for them.
+  struct Storage {
+    std::vector<const Tensor*> inputs;
+    std::vector<DataType> output_types;
+    std::vector<Tensor> outputs;
+  };
+  // `params.inputs` and `params.output_types` may come from a Storage; `outputs` is one's.
+  OpKernelContext(Params params, std::vector<Tensor> outputs)
+      : params_(std::move(params)), outputs_(std::move(outputs)) {
+    outputs_.clear();
+    outputs_.resize(params_.output_types.size());
+  }
+  // Hands this context's vectors, emptied, to `s` (the context is not used after).
+  void Release(Storage* s) {
+    params_.inputs.clear();
+    params_.output_types.clear();
+    outputs_.clear();
+    s->inputs = std::move(params_.inputs);
+    s->output_types = std::move(params_.output_types);
+    s->outputs = std::move(outputs_);
+  }
+
   const NodeDef& node() const { return *params_.node; }
   int num_inputs() const { return static_cast<int>(params_.inputs.size()); }
   const Tensor& input(int i) const { return *params_.inputs[static_cast<size_t>(i)]; }

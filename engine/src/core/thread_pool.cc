@@ -129,7 +129,8 @@ namespace {
 // waits for shards already claimed, so ParallelFor never deadlocks even when called from a
 // worker of the same pool with every other worker busy.
 struct ForState {
-  std::function<void(int64_t, int64_t)> fn;
+  explicit ForState(RangeFn f) : fn(f) {}
+  RangeFn fn;  // the caller's: ParallelFor returns only once every claimed shard has run
   int64_t total = 0, shard = 0, num_shards = 0;
   std::atomic<int64_t> next{0};
   std::mutex mu;
@@ -152,8 +153,7 @@ struct ForState {
 };
 }  // namespace
 
-void ThreadPool::ParallelFor(int64_t total, int64_t cost_per_unit,
-                             const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::ParallelFor(int64_t total, int64_t cost_per_unit, RangeFn fn) {
   if (total <= 0) return;
   // The least work worth a shard (in the callers' units, a convolution's flops: about 1-2 us
   // here). 10000 split MobileNetV2's small layers into shards of tens of nanoseconds, whose
@@ -167,8 +167,7 @@ void ThreadPool::ParallelFor(int64_t total, int64_t cost_per_unit,
     fn(0, total);
     return;
   }
-  auto state = std::make_shared<ForState>();
-  state->fn = fn;
+  auto state = std::make_shared<ForState>(fn);
   state->total = total;
   state->shard = (total + num_shards - 1) / num_shards;
   state->num_shards = (total + state->shard - 1) / state->shard;
@@ -188,8 +187,7 @@ void ThreadPool::ParallelFor(int64_t total, int64_t cost_per_unit,
   state->cv.wait(lock, [&] { return state->Done(); });
 }
 
-void ParallelFor(ThreadPool* pool, int64_t total, int64_t cost_per_unit,
-                 const std::function<void(int64_t, int64_t)>& fn) {
+void ParallelFor(ThreadPool* pool, int64_t total, int64_t cost_per_unit, RangeFn fn) {
   if (pool == nullptr) {
     if (total > 0) fn(0, total);
     return;

@@ -5,8 +5,28 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace ember {
+
+// A callable fn(begin, end) that ParallelFor runs, by reference: unlike a std::function made
+// from a kernel's lambda (which captures more than std::function keeps inline), making one
+// allocates nothing. The callable must outlive the call it is passed to.
+class RangeFn {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, RangeFn>>>
+  RangeFn(F&& f)  // NOLINT(runtime/explicit): converts at every ParallelFor call
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, int64_t b, int64_t e) {
+          (*static_cast<std::remove_reference_t<F>*>(o))(b, e);
+        }) {}
+  void operator()(int64_t begin, int64_t end) const { call_(obj_, begin, end); }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, int64_t, int64_t);
+};
 
 class ThreadPool {
  public:
@@ -32,8 +52,7 @@ class ThreadPool {
   // cores does not put one thread more on them, which a preempted shard would make everyone
   // wait for); returns when all shards are done. Runs inline when total is small relative to
   // cost_per_unit or the pool has one thread.
-  void ParallelFor(int64_t total, int64_t cost_per_unit,
-                   const std::function<void(int64_t, int64_t)>& fn);
+  void ParallelFor(int64_t total, int64_t cost_per_unit, RangeFn fn);
 
  private:
   struct Impl;
@@ -41,8 +60,7 @@ class ThreadPool {
 };
 
 // Runs fn over [0, total) on `pool`, or inline when pool is null.
-void ParallelFor(ThreadPool* pool, int64_t total, int64_t cost_per_unit,
-                 const std::function<void(int64_t, int64_t)>& fn);
+void ParallelFor(ThreadPool* pool, int64_t total, int64_t cost_per_unit, RangeFn fn);
 
 }  // namespace ember
 
