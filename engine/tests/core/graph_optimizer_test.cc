@@ -125,7 +125,8 @@ const std::vector<std::string> kFetches = {"relu1", "relu2", "relu3", "bias3", "
 
 std::vector<Tensor> RunSession(const GraphDef& g, bool optimize,
                                const std::vector<std::pair<std::string, Tensor>>& feeds,
-                               int intra_threads = 1) {
+                               int intra_threads = 1,
+                               const std::vector<std::string>& fetches = kFetches) {
   SessionOptions options;
   options.optimize_graph = optimize;
   options.inter_op_parallelism_threads = -1;
@@ -133,7 +134,7 @@ std::vector<Tensor> RunSession(const GraphDef& g, bool optimize,
   std::unique_ptr<Session> session = NewSession(options);
   std::vector<Tensor> out;
   Status s = session->Create(g);
-  if (s.ok()) s = session->Run(feeds, kFetches, {}, &out);
+  if (s.ok()) s = session->Run(feeds, fetches, {}, &out);
   EXPECT_OK(s);
   return out;
 }
@@ -427,19 +428,9 @@ TEST(GraphOptimizer, FusedConvolutionsReadingFilterRowsInPlace) {
   std::vector<std::string> fetches;
   const GraphDef g = InPlaceConvGraph(&fetches);
   Tensor x = Random(TensorShape({2, 11, 19, 5}), 39, -2.f, 2.f);
-  auto run = [&](bool optimize, int threads) {
-    SessionOptions options;
-    options.optimize_graph = optimize;
-    options.inter_op_parallelism_threads = -1;
-    options.intra_op_parallelism_threads = threads;
-    std::unique_ptr<Session> session = NewSession(options);
-    std::vector<Tensor> out;
-    Status s = session->Create(g);
-    if (s.ok()) s = session->Run({{"x", x}}, fetches, {}, &out);
-    EXPECT_OK(s);
-    return out;
-  };
-  std::vector<Tensor> plain = run(false, 1), fused = run(true, 1), fused4 = run(true, 4);
+  const std::vector<Tensor> plain = RunSession(g, false, {{"x", x}}, 1, fetches);
+  const std::vector<Tensor> fused = RunSession(g, true, {{"x", x}}, 1, fetches);
+  const std::vector<Tensor> fused4 = RunSession(g, true, {{"x", x}}, 4, fetches);
   ASSERT_TRUE(plain.size() == fetches.size() && fused.size() == fetches.size() &&
               fused4.size() == fetches.size());
   const std::vector<TensorShape> shapes = {TensorShape({2, 11, 19, 6}), TensorShape({2, 6, 10, 16}),
