@@ -283,10 +283,7 @@ class Conv2DOp : public ConvBase {
       Sgemm(false, false, g.n * g.h * g.w, oc, g.c, x, g.c, w, oc, y, oc, ctx->intra_op_pool());
       return;
     }
-    if (FilterRowsInPlace(g, oc)) {
-      ConvInPlace(ctx, g, x, oc, y);
-      return;
-    }
+    if (FilterRowsInPlace(g, oc) && ConvInPlace(ctx, g, x, oc, y)) return;
     // Output rows in chunks (patch rows of ~1 MiB for im2col, ~256 KiB of output for a 1x1
     // conv) so the buffer and the block the epilogue reads stay in cache, and chunks run in
     // parallel.
@@ -367,14 +364,16 @@ class Conv2DOp : public ConvBase {
   // The input is copied into a zero-bordered image (the padding written as zeros, and past the
   // bottom and right edge as far as the windows reach); each output row is then one GEMM whose
   // row r reads the kh filter rows, kw * c adjacent floats each, at stride sw * c. Same sums in
-  // the same order as the im2col path: the same values.
-  void ConvInPlace(OpKernelContext* ctx, const ConvGeometry& g, const float* x, int64_t oc,
+  // the same order as the im2col path: the same values. False (nothing written) when the image
+  // cannot be allocated: the im2col path, whose buffer is bounded, runs instead.
+  bool ConvInPlace(OpKernelContext* ctx, const ConvGeometry& g, const float* x, int64_t oc,
                    float* y) const {
     const int64_t padded_h = std::max(g.h + g.ph, (g.oh - 1) * g.sh + g.kh);
     const int64_t padded_w = std::max(g.w + g.pw, (g.ow - 1) * g.sw + g.kw);
     const int64_t prow = padded_w * g.c;  // floats per padded row
     Tensor img = Tensor::Uninitialized(DataType::kFloat, TensorShape({g.n, padded_h, prow}));
     float* p = img.data<float>();
+    if (p == nullptr) return false;
     const int64_t row = g.w * g.c, left = g.pw * g.c, right = prow - left - row;
     for (int64_t b = 0; b < g.n; ++b) {
       for (int64_t iy = 0; iy < padded_h; ++iy) {
@@ -402,6 +401,7 @@ class Conv2DOp : public ConvBase {
                                           y + r * g.ow * oc);
                   }
                 });
+    return true;
   }
 
   static constexpr int64_t kMaxFilterRows = 16;
