@@ -174,26 +174,29 @@ def child_cpus(threads: int) -> set[int] | None:
     return set(sorted(os.sched_getaffinity(0))[: max(1, threads)])
 
 
-def run_pinned(argv: list[str], threads: int | None) -> subprocess.CompletedProcess[str]:
+def run_pinned(
+    argv: list[str], threads: int | None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """subprocess.run with the child on child_cpus(threads) (inherited from this thread's affinity,
-    set around the spawn and restored; no preexec_fn in a process that may hold other threads)."""
+    set around the spawn and restored; no preexec_fn in a process that may hold other threads), and
+    `env` as its whole environment when given."""
     cpus = child_cpus(threads) if threads is not None else None
     if cpus is None:
-        return subprocess.run(argv, capture_output=True, text=True)
+        return subprocess.run(argv, capture_output=True, text=True, env=env)
     saved = os.sched_getaffinity(0)
     os.sched_setaffinity(0, cpus)
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     finally:
         os.sched_setaffinity(0, saved)
     out, err = proc.communicate()
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def run_child(argv: list[str], threads: int | None = None) -> dict[str, Any]:
-    """Runs argv (on child_cpus(threads) when given) and parses the JSON object on the last line
-    of its stdout."""
-    proc = run_pinned(argv, threads)
+def run_child(argv: list[str], threads: int | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Runs argv (on child_cpus(threads) when given, with `env` when given) and parses the JSON
+    object on the last line of its stdout."""
+    proc = run_pinned(argv, threads, env)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -418,6 +421,11 @@ def blas_info() -> str:
     )
 
 
+def keep_best(into: dict[Any, float], key: Any, seconds: float) -> None:
+    """into[key] becomes the least of its seconds so far and `seconds`."""
+    into[key] = min(into.get(key, float("inf")), seconds)
+
+
 def ember_kernel_figures(
     tool: Path, min_time: float, env: dict[str, str] | None = None
 ) -> tuple[dict[str, float], str]:
@@ -448,11 +456,7 @@ def kernel_rows(tool: Path, min_time: float, rounds: int = 3) -> list[Row]:
     figs: dict[str, float] = {}
     ref: dict[str, float] = {}
     kernel = "?"
-
-    def keep_best(into: dict[str, float], name: str, seconds: float) -> None:
-        into[name] = min(into.get(name, float("inf")), seconds)
-
-    for _ in range(max(1, rounds)):
+    for _ in range(rounds):
         got, kernel = ember_kernel_figures(tool, min_time)
         for name, seconds in got.items():
             keep_best(figs, name, seconds)
@@ -519,20 +523,12 @@ def avx2_matmul_rows(tool: Path, min_time: float, rounds: int) -> list[Row]:
     blas, kernel = "?", "?"
     child_env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell"}
     child_env.pop("OPENBLAS_L2_SIZE", None)
-    for _ in range(max(1, rounds)):
+    for _ in range(rounds):
         got, kernel = ember_kernel_figures(tool, min_time, {"EMBER_CPU_ISA": "avx2"})
         for n in (512, 1024):
-            figs[n] = min(figs.get(n, float("inf")), got[f"matmul_{n}"])
-            proc = subprocess.run(
-                [sys.executable, __file__, "--numpy-worker", str(n), str(min_time)],
-                capture_output=True,
-                text=True,
-                env=child_env,
-            )
-            if proc.returncode != 0:
-                sys.exit(f"NumPy child (OPENBLAS_CORETYPE=Haswell) failed:\n{proc.stderr[-2000:]}")
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            ref[n] = min(ref.get(n, float("inf")), float(r["seconds"]))
+            keep_best(figs, n, got[f"matmul_{n}"])
+            r = run_child([sys.executable, __file__, "--numpy-worker", str(n), str(min_time)], env=child_env)
+            keep_best(ref, n, float(r["seconds"]))
             blas = str(r["blas"])
     if kernel != "avx2-fma":
         sys.exit(f"{tool} with EMBER_CPU_ISA=avx2 ran the {kernel} GEMM, not avx2-fma")
