@@ -431,8 +431,6 @@ TEST(Session, RunCallableTracesWithItsRunOptions) {
   EXPECT_TRUE(md.step_stats.dev_stats.empty());
 }
 
-EMBER_TEST_MAIN
-
 namespace {
 // x [2,3] (fed) -> n Identity nodes in a chain (fetched), unoptimized, inline: heap
 // allocations of one Run after a first one.
@@ -476,3 +474,5 @@ TEST(Executor, NoHeapAllocationPerNodeBeyondTheKernels) {
   EXPECT_TRUE(short_run > 0);  // the count works: a Run allocates its step
   EXPECT_TRUE(per_node <= 1.0);
 }
+
+EMBER_TEST_MAIN
