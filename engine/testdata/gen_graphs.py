@@ -269,6 +269,190 @@ def padded_convs() -> Fixture:
     return v1_graph(build)
 
 
+def grouped_convs() -> Fixture:
+    """Grouped Conv2D (Keras's Conv2D(groups=...): filter depth C / groups) as ResNeXt, RegNet
+    and ConvNeXt use it: groups of several channels, strided, dilated, VALID, a grouped 1x1, one
+    filter per channel (ConvNeXt's 7x7) and two; and the graph optimizer's fusions around it
+    (batch norm + Relu, BiasAdd + Relu6, a zero Pad folded into its padding)."""
+    rng = np.random.default_rng(12)
+
+    def pos(*shape: int) -> np.ndarray:
+        return rng.uniform(0.5, 1.5, shape).astype(np.float32)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 11, 9, 8], name="x")
+        outs = [
+            tf.nn.conv2d(x, rand(rng, 3, 3, 2, 12), strides=1, padding="SAME", name="g4_same"),
+            tf.nn.conv2d(x, rand(rng, 3, 2, 4, 6), strides=[1, 2, 3, 1], padding="VALID", name="g2_valid_s23"),
+            tf.nn.conv2d(x, rand(rng, 3, 3, 4, 4), strides=1, padding="SAME", dilations=2, name="g2_dil2"),
+            tf.nn.conv2d(x, rand(rng, 1, 1, 2, 8), strides=1, padding="VALID", name="g4_pointwise"),
+            tf.nn.conv2d(x, rand(rng, 7, 7, 1, 8), strides=1, padding="SAME", name="g8_7x7"),
+            tf.nn.conv2d(x, rand(rng, 3, 3, 1, 16), strides=2, padding="SAME", name="g8_m2_s2"),
+        ]
+        # Fused: batch norm + relu; bias + relu6; a zero Pad before a strided VALID convolution.
+        bconv = tf.nn.conv2d(x, rand(rng, 3, 3, 2, 8, scale=0.3), strides=1, padding="SAME", name="b_conv")
+        bn, _, _ = v1.nn.fused_batch_norm(
+            bconv,
+            pos(8),
+            rand(rng, 8),
+            mean=rand(rng, 8),
+            variance=pos(8),
+            epsilon=1e-3,
+            is_training=False,
+            name="b_bn",
+        )
+        outs.append(tf.nn.relu(bn, name="b_relu"))
+        cconv = tf.nn.conv2d(x, rand(rng, 7, 7, 1, 8, scale=0.3), strides=1, padding="SAME", name="c_conv")
+        outs.append(tf.nn.relu6(tf.nn.bias_add(cconv, rand(rng, 8)), name="c_relu6"))
+        padded = tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], name="p_pad")
+        outs.append(tf.nn.conv2d(padded, rand(rng, 3, 3, 4, 6), strides=2, padding="VALID", name="p_conv"))
+        return {"x": rand(rng, 2, 11, 9, 8)}, outs
+
+    return v1_graph(build)
+
+
+def grouped_conv_error(filter_shape: list[int]) -> Callable[[], Fixture]:
+    """A Conv2D whose filter depth does not divide the input depth, or whose groups do not
+    divide its output depth: shapes only known at run time, TensorFlow's error the oracle."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            x = v1.placeholder(tf.float32, None, name="x")
+            w = v1.placeholder(tf.float32, None, name="w")
+            out = tf.raw_ops.Conv2D(input=x, filter=w, strides=[1, 1, 1, 1], padding="SAME", name="conv")
+            return {"x": np.ones([1, 4, 4, 6], np.float32), "w": np.ones(filter_shape, np.float32)}, [out]
+
+        return v1_graph(build)
+
+    return make
+
+
+def conv_transpose() -> Fixture:
+    """Conv2DBackpropInput, what tf.nn.conv2d_transpose and Keras's Conv2DTranspose emit: strides
+    1 to 3, kernels 2 to 4, SAME, VALID and EXPLICIT, output sizes a stride cannot reach (Keras's
+    output_padding), batch 2, odd sizes, and 2-value input_sizes (batch and depth implied)."""
+    rng = np.random.default_rng(14)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 5, 7, 6], name="x")
+
+        def ct(name: str, k: tuple[int, int], out: list[int], strides: list[int], padding: object) -> tf.Tensor:
+            w = rand(rng, k[0], k[1], out[3], 6, scale=0.3)
+            return tf.nn.conv2d_transpose(x, w, out, [1, *strides, 1], padding, name=name)
+
+        outs = [
+            ct("s1_k3_valid", (3, 3), [2, 7, 9, 4], [1, 1], "VALID"),
+            ct("s2_k3_same", (3, 3), [2, 10, 14, 5], [2, 2], "SAME"),
+            ct("s2_k3_same_outpad", (3, 3), [2, 9, 13, 3], [2, 2], "SAME"),
+            ct("s3_k4_valid", (4, 4), [2, 16, 22, 2], [3, 3], "VALID"),
+            ct("s3_k2_valid_outpad", (2, 2), [2, 15, 22, 4], [3, 3], "VALID"),
+            ct("s2x3_k4x3_same", (4, 3), [2, 10, 21, 3], [2, 3], "SAME"),
+            ct("s2_k3_explicit", (3, 3), [2, 8, 15, 4], [2, 2], [[0, 0], [1, 2], [0, 1], [0, 0]]),
+        ]
+        sizes2 = tf.raw_ops.Conv2DBackpropInput(
+            input_sizes=[10, 14],
+            filter=rand(rng, 2, 2, 3, 6),
+            out_backprop=x,
+            strides=[1, 2, 2, 1],
+            padding="SAME",
+            name="sizes2",
+        )
+        return {"x": rand(rng, 2, 5, 7, 6)}, [*outs, sizes2]
+
+    return v1_graph(build)
+
+
+def conv_transpose_error(input_sizes: list[int], filter_shape: list[int]) -> Callable[[], Fixture]:
+    """A Conv2DBackpropInput whose shapes (known only at run time) TensorFlow refuses.
+
+    Generate these with TF_ENABLE_ONEDNN_OPTS=0: TensorFlow's own CPU kernel
+    (Conv2DCustomBackpropInput) is the oracle; the oneDNN one fails them with an opaque ABORTED
+    ("could not create a primitive descriptor"), or crashes on a 3-value input_sizes."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            dy = v1.placeholder(tf.float32, None, name="dy")
+            w = v1.placeholder(tf.float32, None, name="w")
+            out = tf.raw_ops.Conv2DBackpropInput(
+                input_sizes=input_sizes, filter=w, out_backprop=dy, strides=[1, 2, 2, 1], padding="SAME", name="ct"
+            )
+            return {"dy": np.ones([1, 4, 4, 3], np.float32), "w": np.ones(filter_shape, np.float32)}, [out]
+
+        return v1_graph(build)
+
+    return make
+
+
+def space_batch() -> Fixture:
+    """SpaceToBatchND and BatchToSpaceND: TensorFlow's atrous convolution (what a dilated Keras
+    Conv2D or Conv1D becomes in a GraphDef), SAME and VALID with odd sizes, and the raw ops with
+    int32 and int64 indices, leading and trailing block dims of 1, 1 to 3 block dims, and
+    integer data."""
+    rng = np.random.default_rng(13)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 13, 11, 3], name="x")
+        s = v1.placeholder(tf.float32, [2, 17, 3], name="s")
+        q = v1.placeholder(tf.int32, [3, 4, 6, 5, 2], name="q")
+        outs = [
+            tf.nn.atrous_conv2d(x, rand(rng, 3, 3, 3, 4), rate=2, padding="SAME", name="atrous2_same"),
+            tf.nn.atrous_conv2d(x, rand(rng, 3, 3, 3, 4), rate=3, padding="VALID", name="atrous3_valid"),
+            tf.nn.convolution(x, rand(rng, 3, 2, 3, 5), padding="SAME", dilations=[2, 3], name="dil23_same"),
+            tf.nn.convolution(s, rand(rng, 3, 3, 4), padding="SAME", dilations=[2], name="conv1d_dil2"),
+            tf.nn.depthwise_conv2d(
+                x, rand(rng, 3, 3, 3, 2), strides=[1, 1, 1, 1], padding="SAME", dilations=[2, 2], name="dw_dil2"
+            ),
+        ]
+        s2b = tf.raw_ops.SpaceToBatchND(
+            input=x, block_shape=np.array([2, 3], np.int64), paddings=[[1, 2], [2, 2]], name="s2b_pad"
+        )
+        outs.append(s2b)
+        outs.append(
+            tf.raw_ops.BatchToSpaceND(
+                input=s2b, block_shape=np.array([2, 3], np.int64), crops=[[1, 2], [2, 2]], name="b2s_roundtrip"
+            )
+        )
+        outs.append(tf.raw_ops.BatchToSpaceND(input=s2b, block_shape=[2, 3], crops=[[0, 3], [4, 1]], name="b2s_crop"))
+        outs.append(
+            tf.raw_ops.SpaceToBatchND(input=q, block_shape=[1, 2, 1], paddings=[[0, 0], [1, 1], [0, 0]], name="s2b_mid")
+        )
+        outs.append(
+            tf.raw_ops.SpaceToBatchND(input=q, block_shape=[2, 3, 5], paddings=[[0, 2], [0, 0], [3, 2]], name="s2b_3d")
+        )
+        outs.append(tf.raw_ops.BatchToSpaceND(input=q, block_shape=[3], crops=[[1, 1]], name="b2s_1d"))
+        outs.append(
+            tf.raw_ops.SpaceToBatchND(input=q, block_shape=[1, 1], paddings=[[0, 0], [0, 0]], name="s2b_trivial")
+        )
+        return {
+            "x": rand(rng, 2, 13, 11, 3),
+            "s": rand(rng, 2, 17, 3),
+            "q": rng.integers(-100, 100, (3, 4, 6, 5, 2)).astype(np.int32),
+        }, outs
+
+    return v1_graph(build)
+
+
+def space_batch_error(op: str, block: list[int], pads: list[list[int]]) -> Callable[[], Fixture]:
+    """SpaceToBatchND or BatchToSpaceND with run-time arguments TensorFlow refuses."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            x = v1.placeholder(tf.float32, None, name="x")
+            b = v1.placeholder(tf.int32, [len(block)], name="block")
+            p = v1.placeholder(tf.int32, [len(pads), 2], name="pads")
+            if op == "SpaceToBatchND":
+                out = tf.raw_ops.SpaceToBatchND(input=x, block_shape=b, paddings=p, name="op")
+            else:
+                out = tf.raw_ops.BatchToSpaceND(input=x, block_shape=b, crops=p, name="op")
+            feeds = {"x": np.ones([4, 5, 4, 1], np.float32), "block": np.array(block, np.int32)}
+            feeds["pads"] = np.array(pads, np.int32)
+            return feeds, [out]
+
+        return v1_graph(build)
+
+    return make
+
+
 def elementwise() -> Fixture:
     rng = np.random.default_rng(4)
 
@@ -418,18 +602,96 @@ def placeholder_not_fed() -> Fixture:
     return v1_graph(build)
 
 
+def image_resize() -> Fixture:
+    """ResizeBilinear and ResizeNearestNeighbor over every attr combination TF accepts.
+
+    Up and down by non-integer factors (8x10 -> 13x17, 13x17 -> 5x7), batch 2, a 1x1 source and
+    a 1x1 target (align_corners with one output row), float and int32 nearest, uint8 bilinear
+    (float output). align_corners with half_pixel_centers is an error for both ops (ImageResizerState).
+    """
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        rng = np.random.default_rng(21)
+        x = v1.placeholder(tf.float32, [2, 8, 10, 3], name="x")
+        z = v1.placeholder(tf.float32, [1, 13, 17, 4], name="z")
+        i = v1.placeholder(tf.int32, [1, 3, 5, 2], name="i")
+        u = v1.placeholder(tf.uint8, [1, 4, 3, 2], name="u")
+        raw = tf.raw_ops
+        outs = []
+        for ac, hp in ((False, False), (True, False), (False, True)):
+            tag = f"ac{int(ac)}_hp{int(hp)}"
+            for src, size, what in ((x, [13, 17], "up"), (z, [5, 7], "down"), (x, [1, 1], "one")):
+                for op, fn in (("bilinear", raw.ResizeBilinear), ("nearest", raw.ResizeNearestNeighbor)):
+                    outs.append(
+                        fn(images=src, size=size, align_corners=ac, half_pixel_centers=hp, name=f"{op}_{what}_{tag}")
+                    )
+            outs.append(
+                raw.ResizeNearestNeighbor(
+                    images=i, size=[7, 4], align_corners=ac, half_pixel_centers=hp, name=f"nearest_int_{tag}"
+                )
+            )
+            outs.append(
+                raw.ResizeBilinear(
+                    images=u, size=[9, 5], align_corners=ac, half_pixel_centers=hp, name=f"bilinear_u8_{tag}"
+                )
+            )
+        outs.append(raw.ResizeNearestNeighbor(images=x[:, :1, :1], size=[3, 2], name="nearest_from_1x1"))
+        outs.append(raw.ResizeBilinear(images=x, size=[8, 10], name="bilinear_same_size"))
+        feeds: dict[str, np.ndarray] = {
+            "x": rng.uniform(-1, 1, (2, 8, 10, 3)).astype(np.float32),
+            "z": rng.uniform(-1, 1, (1, 13, 17, 4)).astype(np.float32),
+            "i": rng.integers(-1000, 1000, (1, 3, 5, 2)).astype(np.int32),
+            "u": rng.integers(0, 256, (1, 4, 3, 2)).astype(np.uint8),
+        }
+        return feeds, outs
+
+    return v1_graph(build)
+
+
+def resize_error(
+    op: str, shape: list[int], size: list[int], align_corners: bool = False, half_pixel: bool = False
+) -> Callable[[], Fixture]:
+    """A resize TensorFlow refuses at run time (size fed, input of unknown rank): its message is the oracle."""
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, None, name="x")
+        s = v1.placeholder(tf.int32, None, name="size")
+        fn = getattr(tf.raw_ops, op)
+        out = fn(images=x, size=s, align_corners=align_corners, half_pixel_centers=half_pixel, name="resize")
+        return {"x": np.ones(shape, np.float32), "size": np.array(size, np.int32)}, [out]
+
+    return lambda: v1_graph(build)
+
+
 FIXTURES: dict[str, Callable[[], Fixture]] = {
     "mlp": mlp,
     "convnet": convnet,
     "conv_variants": conv_variants,
     "fused_chains": fused_chains,
     "padded_convs": padded_convs,
+    "grouped_convs": grouped_convs,
     "elementwise": elementwise,
     "reductions_shapes": reductions_shapes,
     "integers": integers,
     "error_broadcast": broadcast_error,
     "error_reshape": reshape_error,
     "error_placeholder": placeholder_not_fed,
+    "error_grouped_conv_depth": grouped_conv_error([3, 3, 4, 4]),
+    "error_grouped_conv_groups": grouped_conv_error([3, 3, 2, 4]),
+    "space_batch": space_batch,
+    "conv_transpose": conv_transpose,
+    "error_conv_transpose_size": conv_transpose_error([1, 9, 8, 2], [3, 3, 2, 3]),
+    "error_conv_transpose_depth": conv_transpose_error([1, 8, 8, 2], [3, 3, 2, 5]),
+    "error_space_to_batch_divisible": space_batch_error("SpaceToBatchND", [2, 2], [[0, 0], [1, 0]]),
+    "error_space_to_batch_block": space_batch_error("SpaceToBatchND", [2, 0], [[0, 0], [0, 0]]),
+    "error_batch_to_space_batch": space_batch_error("BatchToSpaceND", [3, 1], [[0, 0], [0, 0]]),
+    "error_batch_to_space_crops": space_batch_error("BatchToSpaceND", [2, 1], [[6, 5], [0, 0]]),
+    "image_resize": image_resize,
+    "error_resize_align_half": resize_error("ResizeBilinear", [1, 4, 4, 1], [8, 8], True, True),
+    "error_resize_nearest_align_half": resize_error("ResizeNearestNeighbor", [1, 4, 4, 1], [8, 8], True, True),
+    "error_resize_rank": resize_error("ResizeNearestNeighbor", [4, 4, 1], [8, 8]),
+    "error_resize_size": resize_error("ResizeBilinear", [1, 4, 4, 1], [-2, 8]),
+    "error_resize_size_shape": resize_error("ResizeNearestNeighbor", [1, 4, 4, 1], [8, 8, 1]),
 }
 
 

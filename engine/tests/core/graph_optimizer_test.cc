@@ -386,6 +386,72 @@ TEST(GraphOptimizer, FoldsZeroPadsIntoConvolutions) {
   EXPECT_TRUE(runs[1][1].shape() == TensorShape({1, 9, 9, 6}));  // 8+3-2, 7+4-2
 }
 
+// Grouped Conv2D (filter depth C / groups) in each fusion, x [2,9,7,8]:
+//   conv_g1 3x3, 4 groups -> BiasAdd -> Relu                   (fused)
+//   pad_g2 (H 1+1, W 1+1) -> conv_g2 VALID s2, 2 groups         (fused, EXPLICIT)
+//   conv_g3 7x7, one filter per channel -> Mul -> AddV2 -> Relu6 (fused)
+namespace {
+GraphDef GroupedGraph() {
+  GraphDef g;
+  g.node.push_back(Node("x", "Placeholder", {}, {{"dtype", ops::TypeAttr(DT_FLOAT)}}));
+  g.node.push_back(Const("w1", Random(TensorShape({3, 3, 2, 8}), 41, -0.5f, 0.5f)));
+  g.node.push_back(Conv("conv_g1", "Conv2D", "x", "w1", 1));
+  g.node.push_back(Const("b1", Random(TensorShape({8}), 42, -0.5f, 0.5f)));
+  g.node.push_back(Node("bias_g1", "BiasAdd", {"conv_g1", "b1"}));
+  g.node.push_back(Node("relu_g1", "Relu", {"bias_g1"}));
+  g.node.push_back(Const("pad_g2_amounts",
+                         Tensor::From<int32_t>(TensorShape({4, 2}), {0, 0, 1, 1, 1, 1, 0, 0})));
+  g.node.push_back(
+      Node("pad_g2", "Pad", {"x", "pad_g2_amounts"}, {{"Tpaddings", ops::TypeAttr(DT_INT32)}}));
+  g.node.push_back(Const("w2", Random(TensorShape({3, 3, 4, 6}), 43, -0.5f, 0.5f)));
+  g.node.push_back(Node("conv_g2", "Conv2D", {"pad_g2", "w2"},
+                        {{"strides", Ints({1, 2, 2, 1})}, {"padding", S("VALID")}}));
+  g.node.push_back(Const("w3", Random(TensorShape({7, 7, 1, 8}), 44, -0.5f, 0.5f)));
+  g.node.push_back(Conv("conv_g3", "Conv2D", "x", "w3", 1));
+  g.node.push_back(Const("scale3", Random(TensorShape({8}), 45, 0.5f, 1.5f)));
+  g.node.push_back(Node("scaled_g3", "Mul", {"conv_g3", "scale3"}));
+  g.node.push_back(Const("shift3", Random(TensorShape({8}), 46, -0.5f, 0.5f)));
+  g.node.push_back(Node("shifted_g3", "AddV2", {"scaled_g3", "shift3"}));
+  g.node.push_back(Node("relu_g3", "Relu6", {"shifted_g3"}));
+  return g;
+}
+}  // namespace
+
+TEST(GraphOptimizer, FusesGroupedConvolutions) {
+  const std::vector<std::string> fetches = {"relu_g1", "conv_g2", "relu_g3"};
+  auto graph = std::make_shared<Graph>();
+  ASSERT_OK(Graph::Build(GroupedGraph().node, GraphOptions(), graph.get()));
+  std::shared_ptr<const Graph> optimized;
+  OptimizerStats stats;
+  ASSERT_OK(OptimizeGraphForInference(graph, {"x"}, fetches, {}, &optimized, &stats));
+  EXPECT_EQ(stats.fused, 3);
+  for (const std::string& name : fetches) {
+    EXPECT_EQ(optimized->node(optimized->FindNode(name)).def.op, std::string("_EmberFusedConv2D"));
+  }
+  Tensor x = Random(TensorShape({2, 9, 7, 8}), 47, -1.f, 1.f);
+  const std::vector<Tensor> plain = RunSession(GroupedGraph(), false, {{"x", x}}, 1, fetches);
+  const std::vector<Tensor> fused = RunSession(GroupedGraph(), true, {{"x", x}}, 1, fetches);
+  const std::vector<Tensor> fused4 = RunSession(GroupedGraph(), true, {{"x", x}}, 4, fetches);
+  const std::vector<TensorShape> shapes = {TensorShape({2, 9, 7, 8}), TensorShape({2, 5, 4, 6}),
+                                           TensorShape({2, 9, 7, 8})};
+  ASSERT_TRUE(plain.size() == 3 && fused.size() == 3 && fused4.size() == 3);
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    ASSERT_TRUE(plain[i].shape() == shapes[i] && fused[i].shape() == shapes[i] &&
+                fused4[i].shape() == shapes[i]);
+    EXPECT_TRUE(std::memcmp(fused4[i].data<float>(), fused[i].data<float>(),
+                            sizeof(float) * static_cast<size_t>(fused[i].NumElements())) == 0);
+    float worst = 0.f;
+    for (int64_t j = 0; j < plain[i].NumElements(); ++j) {
+      const float a = plain[i].data<float>()[j], b = fused[i].data<float>()[j];
+      worst = std::max(worst, std::fabs(a - b) / (1e-5f + 1e-5f * std::fabs(a)));
+    }
+    if (worst > 1.f) {
+      std::fprintf(stderr, "%s: worst error %.3g of tolerance\n", fetches[i].c_str(), worst);
+    }
+    EXPECT_TRUE(worst <= 1.f);
+  }
+}
+
 TEST(GraphOptimizer, SessionValuesMatchTheUnoptimizedGraph) {
   GraphDef g = TestGraph();
   Tensor x = Random(TensorShape({2, 9, 7, 5}), 99, -1.f, 1.f);

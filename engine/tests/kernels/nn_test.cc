@@ -465,6 +465,113 @@ TEST(Conv2D, ExplicitPadding) {
   }
 }
 
+// Grouped Conv2D (filter depth C / groups, Keras's Conv2D(groups=...)): each group of output
+// channels against a reference that reads only its group's input channels; fused bias and
+// activation; a filter depth of 1 (ConvNeXt's groups = C); threads; TensorFlow's shape errors.
+static std::vector<double> RefGroupedConv(const Tensor& x, const Tensor& f, int64_t s, bool same,
+                                          std::vector<int64_t>* out_dims) {
+  const int64_t n = x.dim_size(0), h = x.dim_size(1), w = x.dim_size(2), c = x.dim_size(3);
+  const int64_t kh = f.dim_size(0), kw = f.dim_size(1), cg = f.dim_size(2), oc = f.dim_size(3);
+  const int64_t og = oc / (c / cg);
+  int64_t oh, ow, ph, pw;
+  OutSize(h, kh, s, 1, same, &oh, &ph);
+  OutSize(w, kw, s, 1, same, &ow, &pw);
+  *out_dims = {n, oh, ow, oc};
+  std::vector<double> y(static_cast<size_t>(n * oh * ow * oc), 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox)
+        for (int64_t o = 0; o < oc; ++o)
+          for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t iy = oy * s - ph + ky, ix = ox * s - pw + kx;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              for (int64_t i = 0; i < cg; ++i) {
+                y[static_cast<size_t>(((b * oh + oy) * ow + ox) * oc + o)] +=
+                    static_cast<double>(
+                        x.data<float>()[((b * h + iy) * w + ix) * c + (o / og) * cg + i]) *
+                    f.data<float>()[((ky * kw + kx) * cg + i) * oc + o];
+              }
+            }
+  return y;
+}
+
+TEST(Conv2D, Grouped) {
+  struct Case {
+    std::vector<int64_t> in, filter;
+    int64_t s;
+    const char* padding;
+  };
+  const Case cases[] = {
+      {{1, 7, 6, 8}, {3, 3, 2, 12}, 1, "SAME"},     // 4 groups of 2 -> 3
+      {{2, 9, 8, 6}, {3, 3, 3, 4}, 2, "VALID"},     // 2 groups
+      {{1, 5, 5, 8}, {1, 1, 4, 6}, 1, "VALID"},     // 1x1: not the pointwise GEMM
+      {{1, 9, 11, 6}, {7, 7, 1, 6}, 1, "SAME"},     // groups = C: depthwise
+      {{1, 8, 8, 4}, {3, 3, 1, 8}, 2, "SAME"},      // groups = C, two filters each
+      {{1, 30, 30, 16}, {3, 3, 4, 32}, 1, "SAME"},  // several row chunks
+  };
+  ember::ThreadPool pool("intra", 3);
+  unsigned seed = 500;
+  for (const Case& c : cases) {
+    Tensor x = RandomFloats(TensorShape(c.in), seed++),
+           f = RandomFloats(TensorShape(c.filter), seed++);
+    const int64_t oc = c.filter[3];
+    std::vector<int64_t> dims;
+    std::vector<double> want = RefGroupedConv(x, f, c.s, std::string(c.padding) == "SAME", &dims);
+    Node plain = Node("Conv2D")
+                     .Type("T", DataType::kFloat)
+                     .Ints("strides", {1, c.s, c.s, 1})
+                     .Str("padding", c.padding);
+    Result r = Run(plain, {x, f});
+    ASSERT_OK(r.status);
+    EXPECT_TRUE(r.outputs[0].shape() == TensorShape(dims));
+    EXPECT_TRUE(MaxRelError(r.outputs[0], want) < 1e-5);
+    Result threaded = Run(plain, {x, f}, nullptr, &pool);
+    ASSERT_OK(threaded.status);
+    EXPECT_TRUE(Values<float>(r.outputs[0]) == Values<float>(threaded.outputs[0]));
+    // The graph optimizer's form: bias and Relu6 applied to every group's channels.
+    Tensor bias = RandomFloats(TensorShape({oc}), seed++);
+    Result fused = Run(Node("_EmberFusedConv2D")
+                           .Type("T", DataType::kFloat)
+                           .Ints("strides", {1, c.s, c.s, 1})
+                           .Str("padding", c.padding)
+                           .Value("filter", f)
+                           .Value("bias", bias)
+                           .Str("activation", "Relu6"),
+                       {x});
+    ASSERT_OK(fused.status);
+    for (size_t i = 0; i < want.size(); ++i) {
+      want[i] = std::min(6.0, std::max(0.0, want[i] + bias.data<float>()[i % oc]));
+    }
+    EXPECT_TRUE(MaxRelError(fused.outputs[0], want) < 1e-5);
+  }
+  struct Bad {
+    std::vector<int64_t> in, filter;
+    const char* says;
+  };
+  const Bad bad[] = {
+      {{1, 4, 4, 6}, {3, 3, 4, 4}, "input depth must be evenly divisible by filter depth: 6 vs 4"},
+      {{1, 4, 4, 6},
+       {3, 3, 12, 6},
+       "input depth must be evenly divisible by filter depth: 6 vs 12"},
+      {{1, 4, 4, 6},
+       {3, 3, 1, 3},
+       "output depth must be evenly divisible by number of groups: 3 vs 6"},
+      {{1, 4, 4, 6}, {3, 3, 0, 6}, "filter must not have zero elements"},
+      {{1, 4, 4, 6}, {3, 3, 6, 0}, "filter must not have zero elements"},
+  };
+  for (const Bad& b : bad) {
+    Result r = Run(Node("Conv2D", "conv")
+                       .Type("T", DataType::kFloat)
+                       .Ints("strides", {1, 1, 1, 1})
+                       .Str("padding", "SAME"),
+                   {RandomFloats(TensorShape(b.in), 1), RandomFloats(TensorShape(b.filter), 2)});
+    EXPECT_TRUE(r.status.code() == Code::kInvalidArgument);
+    EXPECT_TRUE(Contains(r.status.message(), "conv"));
+    EXPECT_TRUE(Contains(r.status.message(), b.says));
+  }
+}
+
 TEST(DepthwiseConv, MultipliersStridesDilations) {
   struct Case {
     std::vector<int64_t> in, filter;

@@ -36,6 +36,20 @@ struct ConvGeometry {
   int64_t sh, sw, dh, dw;  // strides, dilations
 };
 
+struct DepthwiseArgs {
+  const float* x;
+  const float* w;
+  float* y;
+  const float* bias;  // null: no fused bias or activation
+  float lo, hi;
+  ConvGeometry g;
+  int64_t mult;
+};
+
+// A depthwise convolution (filter [KH,KW,C,mult]) into y [N,OH,OW,C*mult], split over the
+// context's pool.
+void RunDepthwise(OpKernelContext* ctx, const DepthwiseArgs& args);
+
 // The bias and activation of a fused op (attrs "bias", "activation"), applied to output rows.
 struct Epilogue {
   bool fused = false;
@@ -123,8 +137,10 @@ class ConvBase : public OpKernel {
     return epilogue_.fused ? filter_ : ctx->input(1);
   }
 
-  // Validates input [N,H,W,C] and filter [KH,KW,C',M]; fills `g`.
-  bool Geometry(OpKernelContext* ctx, ConvGeometry* g) {
+  // Validates input [N,H,W,C] and filter [KH,KW,C',M]; fills `g`. A Conv2D (`grouped`) may
+  // have C' a divisor of C: C / C' groups, each of M / groups output channels reading its own
+  // C' input channels, as TensorFlow's CPU kernel does (Keras's Conv2D(groups=...)).
+  bool Geometry(OpKernelContext* ctx, ConvGeometry* g, bool grouped = false) {
     const Tensor& in = ctx->input(0);
     const Tensor& f = Filter(ctx);
     if (in.dims() != 4) {
@@ -141,7 +157,31 @@ class ConvBase : public OpKernel {
       ctx->SetStatus(InvalidArg(ctx->node(), "input and filter must be float"));
       return false;
     }
-    if (in.dim_size(3) != f.dim_size(2)) {
+    if (grouped) {
+      // TensorFlow's checks and messages, in its order.
+      const int64_t groups = f.dim_size(2) > 0 ? in.dim_size(3) / f.dim_size(2) : 0;
+      if (f.NumElements() == 0) {
+        ctx->SetStatus(InvalidArg(ctx->node(),
+                                  "filter must not have zero elements (i.e. all dimensions must be "
+                                  "non-zero): " +
+                                      f.shape().DebugString()));
+        return false;
+      }
+      if (in.dim_size(3) % f.dim_size(2) != 0 || groups == 0) {
+        ctx->SetStatus(InvalidArg(ctx->node(),
+                                  "input depth must be evenly divisible by filter "
+                                  "depth: " +
+                                      std::to_string(in.dim_size(3)) + " vs " +
+                                      std::to_string(f.dim_size(2))));
+        return false;
+      }
+      if (f.dim_size(3) % groups != 0) {
+        ctx->SetStatus(InvalidArg(
+            ctx->node(), "output depth must be evenly divisible by number of groups: " +
+                             std::to_string(f.dim_size(3)) + " vs " + std::to_string(groups)));
+        return false;
+      }
+    } else if (in.dim_size(3) != f.dim_size(2)) {
       ctx->SetStatus(InvalidArg(
           ctx->node(), "input depth must equal filter depth: " + std::to_string(in.dim_size(3)) +
                            " vs " + std::to_string(f.dim_size(2))));
@@ -177,17 +217,21 @@ class ConvBase : public OpKernel {
   Epilogue epilogue_;
 };
 
-// Writes the patch rows [r0, r1) of image `b` (each KH*KW*C floats, zeros for padding).
-void Im2Col(const float* in, const ConvGeometry& g, int64_t b, int64_t r0, int64_t r1, float* out) {
-  const int64_t cols = g.kh * g.kw * g.c;
-  const size_t pixel = static_cast<size_t>(g.c) * sizeof(float);
+// Writes the patch rows [r0, r1) of image `b` (each KH*KW*cg floats, zeros for padding) from
+// the input channels [c0, c0 + cg): all of them (c0 = 0, cg = C) but for a grouped convolution.
+void Im2Col(const float* in, const ConvGeometry& g, int64_t b, int64_t r0, int64_t r1, float* out,
+            int64_t c0 = 0, int64_t cg = -1) {
+  if (cg < 0) cg = g.c;
+  const int64_t cols = g.kh * g.kw * cg;
+  const size_t pixel = static_cast<size_t>(cg) * sizeof(float);
+  in += c0;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t y = r / g.ow, x = r % g.ow;
     float* dst = out + (r - r0) * cols;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
       const int64_t iy = y * g.sh - g.ph + ky * g.dh;
       const int64_t ix0 = x * g.sw - g.pw;
-      if (g.dw == 1 && iy >= 0 && iy < g.h && ix0 >= 0 && ix0 + g.kw <= g.w) {
+      if (cg == g.c && g.dw == 1 && iy >= 0 && iy < g.h && ix0 >= 0 && ix0 + g.kw <= g.w) {
         // The window's row lies inside the image: its KW pixels are adjacent there, one copy.
         std::memcpy(dst, in + ((b * g.h + iy) * g.w + ix0) * g.c, pixel * g.kw);
         dst += g.kw * g.c;
@@ -200,7 +244,7 @@ void Im2Col(const float* in, const ConvGeometry& g, int64_t b, int64_t r0, int64
         } else {
           std::memcpy(dst, in + ((b * g.h + iy) * g.w + ix) * g.c, pixel);
         }
-        dst += g.c;
+        dst += cg;
       }
     }
   }
@@ -260,7 +304,7 @@ class Conv2DOp : public ConvBase {
 
   void Compute(OpKernelContext* ctx) override {
     ConvGeometry g;
-    if (!Geometry(ctx, &g)) return;
+    if (!Geometry(ctx, &g, /*grouped=*/true)) return;
     const Tensor& in = ctx->input(0);
     const Tensor& f = Filter(ctx);
     const int64_t oc = f.dim_size(3);
@@ -274,6 +318,10 @@ class Conv2DOp : public ConvBase {
     const float* x = in.data<float>();
     const float* w = f.data<float>();
     float* y = out->data<float>();
+    if (f.dim_size(2) != g.c) {
+      ComputeGrouped(ctx, g, x, w, f.dim_size(2), oc, y);
+      return;
+    }
     const int64_t cols = g.kh * g.kw * g.c;
     // A 1x1 window at stride 1 without padding (EXPLICIT may pad it): the input is the patch
     // matrix.
@@ -346,6 +394,49 @@ class Conv2DOp : public ConvBase {
   }
 
  private:
+  // A grouped convolution (filter depth cg, a divisor of C; Geometry checked it): each group
+  // of cg input channels convolved with its oc / groups filters, one GEMM per group over
+  // im2col patches of its channels. A filter depth of 1 is a depthwise convolution: the filter
+  // [KH,KW,1,oc] is the depthwise filter [KH,KW,C,oc/C] in memory, the same sums.
+  void ComputeGrouped(OpKernelContext* ctx, const ConvGeometry& g, const float* x, const float* w,
+                      int64_t cg, int64_t oc, float* y) const {
+    const int64_t groups = g.c / cg, og = oc / groups;
+    if (cg == 1) {
+      RunDepthwise(ctx,
+                   DepthwiseArgs{x, w, y, epilogue_.fused ? epilogue_.bias.data<float>() : nullptr,
+                                 epilogue_.lo, epilogue_.hi, g, og});
+      return;
+    }
+    const int64_t rows = g.oh * g.ow, cols = g.kh * g.kw * cg;
+    ThreadPool* pool = ctx->intra_op_pool();
+    const int64_t threads = pool == nullptr ? 1 : pool->NumThreads();
+    // Chunks of output rows whose patches (of one group) fit in ~1 MiB, enough of them for
+    // every thread; the groups of a chunk run one after another on its thread.
+    const int64_t per_thread = (g.n * rows + threads - 1) / threads;
+    const int64_t chunk =
+        std::max<int64_t>(1, std::min({rows, (1 << 18) / std::max<int64_t>(cols, 1),
+                                       std::max<int64_t>(per_thread, 16)}));
+    const int64_t chunks_per_image = (rows + chunk - 1) / chunk;
+    ParallelFor(pool, g.n * chunks_per_image, chunk * cols * oc * 2, [&](int64_t t0, int64_t t1) {
+      thread_local std::vector<float> patches;
+      if (patches.size() < static_cast<size_t>(chunk * cols)) {
+        patches.resize(static_cast<size_t>(chunk * cols));
+      }
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t b = t / chunks_per_image;
+        const int64_t r0 = (t % chunks_per_image) * chunk;
+        const int64_t r1 = std::min(rows, r0 + chunk);
+        float* dst = y + (b * rows + r0) * oc;
+        for (int64_t k = 0; k < groups; ++k) {
+          Im2Col(x, g, b, r0, r1, patches.data(), k * cg, cg);
+          Sgemm(false, false, r1 - r0, og, cols, patches.data(), cols, w + k * og, oc, dst + k * og,
+                oc, nullptr);
+        }
+        epilogue_.Apply(dst, r1 - r0, oc);
+      }
+    });
+  }
+
   // Whether lite's GEMM reads the filter rows in place (ConvInPlace) instead of from im2col
   // patches, as lite's CONV_2D does: an undilated window of at most kMaxFilterRows rows, rows of
   // at least 8 pixels, and weights that stay in L2 over the output rows (each output row is one
@@ -407,16 +498,6 @@ class Conv2DOp : public ConvBase {
   static constexpr int64_t kMaxFilterRows = 16;
   SgemmPackedB packed_filter_;   // fused ops only, without lite's AVX-512 GEMM
   lite::PackedF32 lite_filter_;  // fused ops only, with it
-};
-
-struct DepthwiseArgs {
-  const float* x;
-  const float* w;
-  float* y;
-  const float* bias;  // null: no fused bias or activation
-  float lo, hi;
-  ConvGeometry g;
-  int64_t mult;
 };
 
 // Output rows [r0, r1) (of N*OH) of a depthwise convolution, pixel by pixel across channels.
@@ -499,55 +580,55 @@ class DepthwiseConvOp : public ConvBase {
       ctx->SetStatus(s);
       return;
     }
-    const DepthwiseArgs args{ctx->input(0).data<float>(),
-                             f.data<float>(),
-                             out->data<float>(),
-                             epilogue_.fused ? epilogue_.bias.data<float>() : nullptr,
-                             epilogue_.lo,
-                             epilogue_.hi,
-                             g,
-                             mult};
-#if defined(EMBER_CONV_X86)
-    // Once per process: each check runs CPUID, which traps to the hypervisor in a VM (a
-    // MobileNet's depthwise layers spent a fifth of their time there).
-    static const bool avx2 = cpu::HasAvx2Fma();
-    static const bool avx512 = cpu::HasAvx512Vnni();
-#else
-    const bool avx2 = false;
-    const bool avx512 = false;
-#endif
-    // Depth multiplier 1 on AVX-512 CPUs: lite's rows (register-blocked across output pixels,
-    // fused multiply-adds; lite/depthwise.h), one micro-kernel for both engines. MobileNetV2's
-    // 17 depthwise layers: 186 -> 50 us a run.
-    const lite::DepthwiseGeometry lg =
-        avx512 && mult == 1 ? LiteGeometry(g) : lite::DepthwiseGeometry{};
-    if (lg.c > 0 && lite::DepthwiseAvx512Usable(lg)) {
-      const float* x = args.x;
-      const size_t in_image = static_cast<size_t>(g.h * g.w * g.c);
-      const size_t out_row = static_cast<size_t>(g.ow * g.c);
-      ParallelFor(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * oc * 2,
-                  [&](int64_t r0, int64_t r1) {
-                    for (int64_t r = r0; r < r1; ++r) {
-                      lite::DepthwiseRowF32Avx512(lg, x + (r / g.oh) * in_image, args.w, args.bias,
-                                                  args.lo, args.hi, static_cast<int>(r % g.oh),
-                                                  args.y + r * out_row);
-                    }
-                  });
-      return;
-    }
-    ParallelFor(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * oc * 2,
-                [&](int64_t r0, int64_t r1) {
-#if defined(EMBER_CONV_X86)
-                  if (avx2) {
-                    DepthwiseRowsAvx2(args, r0, r1);
-                    return;
-                  }
-#endif
-                  (void)avx2;
-                  DepthwiseRowsGeneric(args, r0, r1);
-                });
+    RunDepthwise(
+        ctx, DepthwiseArgs{ctx->input(0).data<float>(), f.data<float>(), out->data<float>(),
+                           epilogue_.fused ? epilogue_.bias.data<float>() : nullptr, epilogue_.lo,
+                           epilogue_.hi, g, mult});
   }
 };
+
+void RunDepthwise(OpKernelContext* ctx, const DepthwiseArgs& args) {
+  const ConvGeometry& g = args.g;
+  const int64_t oc = g.c * args.mult;
+#if defined(EMBER_CONV_X86)
+  // Once per process: each check runs CPUID, which traps to the hypervisor in a VM (a
+  // MobileNet's depthwise layers spent a fifth of their time there).
+  static const bool avx2 = cpu::HasAvx2Fma();
+  static const bool avx512 = cpu::HasAvx512Vnni();
+#else
+  const bool avx2 = false;
+  const bool avx512 = false;
+#endif
+  // Depth multiplier 1 on AVX-512 CPUs: lite's rows (register-blocked across output pixels,
+  // fused multiply-adds; lite/depthwise.h), one micro-kernel for both engines. MobileNetV2's
+  // 17 depthwise layers: 186 -> 50 us a run.
+  const lite::DepthwiseGeometry lg =
+      avx512 && args.mult == 1 ? LiteGeometry(g) : lite::DepthwiseGeometry{};
+  if (lg.c > 0 && lite::DepthwiseAvx512Usable(lg)) {
+    const float* x = args.x;
+    const size_t in_image = static_cast<size_t>(g.h * g.w * g.c);
+    const size_t out_row = static_cast<size_t>(g.ow * g.c);
+    ParallelFor(
+        ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * oc * 2, [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            lite::DepthwiseRowF32Avx512(lg, x + (r / g.oh) * in_image, args.w, args.bias, args.lo,
+                                        args.hi, static_cast<int>(r % g.oh), args.y + r * out_row);
+          }
+        });
+    return;
+  }
+  ParallelFor(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * oc * 2,
+              [&](int64_t r0, int64_t r1) {
+#if defined(EMBER_CONV_X86)
+                if (avx2) {
+                  DepthwiseRowsAvx2(args, r0, r1);
+                  return;
+                }
+#endif
+                (void)avx2;
+                DepthwiseRowsGeneric(args, r0, r1);
+              });
+}
 
 // MatMul with a constant right-hand side, bias and activation (input [M,K], no transpose_a).
 class FusedMatMulOp : public OpKernel {
@@ -641,6 +722,21 @@ ShapeFn ConvShape(bool depthwise) {
           WindowedOutputSize(*c->node, in.dims[d], f.dims[d - 1], dil[d], strides[d], pad.kind, &o,
                              &p, d == 1 ? pad.top : pad.left, d == 1 ? pad.bottom : pad.right));
       out[d] = o;
+    }
+    if (!depthwise && in.dims[3] >= 0 && f.dims[2] >= 0) {
+      // TensorFlow's shape function: a grouped Conv2D's depths must divide (nn_ops.cc).
+      if (f.dims[2] == 0) return InvalidArg(*c->node, "Depth of filter must not be 0");
+      if (in.dims[3] % f.dims[2] != 0) {
+        return InvalidArg(*c->node, "Depth of input (" + std::to_string(in.dims[3]) +
+                                        ") is not a multiple of input depth of filter (" +
+                                        std::to_string(f.dims[2]) + ")");
+      }
+      const int64_t groups = in.dims[3] / f.dims[2];
+      if (groups > 1 && f.dims[3] >= 0 && f.dims[3] % groups != 0) {
+        return InvalidArg(*c->node, "Depth of output (" + std::to_string(f.dims[3]) +
+                                        ") is not a multiple of the number of groups (" +
+                                        std::to_string(groups) + ")");
+      }
     }
     if (!depthwise) {
       out[3] = f.dims[3];
