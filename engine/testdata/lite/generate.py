@@ -3,6 +3,7 @@
 Run with the oracle environment (tensorflow-cpu 2.21 + ai-edge-litert 2.3):
 
     /opt/oracle/bin/python engine/testdata/lite/generate.py
+    /opt/oracle/bin/python engine/testdata/lite/generate.py graphs convert_grouped  # some GraphDefs
 
 For every model NAME it writes NAME.tflite (TensorFlow's own TFLiteConverter; `_int8`
 variants use full-integer post-training quantization with a representative dataset),
@@ -153,19 +154,35 @@ def graph_models() -> dict[str, tuple[Callable[..., tf.Tensor], tuple[int, ...]]
         y = tf.concat([a, b + a], axis=3)
         return tf.reduce_mean(y, axis=[1, 2], keepdims=True)
 
-    return {"convert_cnn": (cnn, (1, 8, 8, 3)), "convert_branches": (branches, (1, 6, 6, 3))}
+    w4 = const((3, 3, 2, 8), 0.3)  # groups of 2 input channels: 4 groups on 8 channels
+    w5 = const((5, 5, 1, 8), 0.3)  # one filter per channel, as ConvNeXt's 7x7 conv
+
+    def grouped(x: tf.Tensor) -> tf.Tensor:
+        y = tf.nn.relu(tf.nn.conv2d(x, w1, 1, "SAME") + b1)
+        y = tf.nn.relu(tf.nn.conv2d(y, w4, 2, "SAME") + b2)
+        y = tf.nn.conv2d(y, w5, 1, "VALID")
+        return tf.reduce_mean(y, axis=[1, 2], keepdims=True)
+
+    return {
+        "convert_cnn": (cnn, (1, 8, 8, 3)),
+        "convert_branches": (branches, (1, 6, 6, 3)),
+        "convert_grouped": (grouped, (1, 14, 14, 3)),
+    }
 
 
-def write_graphs() -> None:
+def write_graphs(only: set[str] | None = None) -> None:
+    """Writes every graph of graph_models(), or those named in `only` (the others are kept)."""
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2,
     )
 
     gdir = OUT / "graphs"
     gdir.mkdir(exist_ok=True)
-    for old in gdir.rglob("*.npy"):
-        old.unlink()
     for name, (fn, shape) in graph_models().items():
+        if only is not None and name not in only:
+            continue
+        for old in [*gdir.glob(f"{name}.*.npy"), *gdir.glob(f"{name}_calibration/*.npy")]:
+            old.unlink()
 
         def named(x: tf.Tensor, fn: Callable[..., tf.Tensor] = fn) -> tf.Tensor:
             return tf.identity(fn(x), name="out")
@@ -207,4 +224,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    # `generate.py graphs NAME...` rewrites only those GraphDefs of graph_models().
+    if sys.argv[1:2] == ["graphs"]:
+        write_graphs(set(sys.argv[2:]) or None)
+    else:
+        main()

@@ -423,9 +423,17 @@ Status FloatConverter::Convert(const NodeDef& n) {
     lite::OpOptions o;
     std::vector<int64_t> hw;
     EMBER_RETURN_IF_ERROR(Spatial(n, x, kh, kw, &o, &hw));
-    if (x.shape[3] != ci)
-      return errors::InvalidArgument(Where(n) + "filter depth differs from the input's");
     const bool dw = op == "DepthwiseConv2dNative";
+    // Conv2D may be grouped (Keras Conv2D(groups=g)): the filter's depth divides the input's,
+    // and each of the g groups of co / g output channels reads its own ci input channels. The
+    // lite CONV_2D takes the same [co, kh, kw, ci] filter and infers the groups.
+    if (dw ? x.shape[3] != ci : (ci <= 0 || x.shape[3] % ci != 0 || co % (x.shape[3] / ci) != 0)) {
+      return errors::InvalidArgument(
+          Where(n) + "filter depth " + std::to_string(ci) +
+          (dw ? " differs from the input's depth " + std::to_string(x.shape[3])
+              : " does not split the input depth " + std::to_string(x.shape[3]) + " and " +
+                    std::to_string(co) + " output channels into equal groups"));
+    }
     const int64_t out_c = dw ? ci * co : co;
     std::vector<float> f(w.f.size());
     if (dw) {
