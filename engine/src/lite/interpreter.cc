@@ -173,6 +173,7 @@ Status PrepareNode(NodeState* node) {
     case BuiltinOp::kLogicalNot:
     case BuiltinOp::kGelu:
     case BuiltinOp::kHardSwish:
+    case BuiltinOp::kLeakyRelu:
       return PrepareMiscUnary(node);
     case BuiltinOp::kPad:
     case BuiltinOp::kPadV2:
@@ -205,6 +206,8 @@ Status PrepareNode(NodeState* node) {
       return PrepareStridedSlice(node);
     case BuiltinOp::kBatchMatMul:
       return PrepareBatchMatMul(node);
+    case BuiltinOp::kPrelu:
+      return PreparePrelu(node);
     case BuiltinOp::kSqueeze:
     case BuiltinOp::kExpandDims:
       return PrepareShapeCopy(node);
@@ -216,6 +219,11 @@ Status PrepareNode(NodeState* node) {
       return PreparePack(node);
     case BuiltinOp::kTile:
       return PrepareTile(node);
+    case BuiltinOp::kTransposeConv:
+      return PrepareTransposeConv(node);
+    case BuiltinOp::kResizeBilinear:
+    case BuiltinOp::kResizeNearestNeighbor:
+      return PrepareResize(node);
     case BuiltinOp::kSum:
     case BuiltinOp::kReduceMax:
     case BuiltinOp::kReduceMin:

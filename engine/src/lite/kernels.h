@@ -134,6 +134,12 @@ Status PrepareGather(NodeState* node);
 Status PrepareTranspose(NodeState* node);
 Status PrepareStridedSlice(NodeState* node);
 Status PrepareBatchMatMul(NodeState* node);
+// PRELU (kernels_extra.cc)
+Status PreparePrelu(NodeState* node);
+// int8 LOGISTIC, TANH, GELU, HARD_SWISH, RSQRT, LEAKY_RELU and SQUARED_DIFFERENCE
+// (kernels_int8_misc.cc); PrepareMiscUnary / PrepareMiscBinary route int8 nodes here.
+Status PrepareUnaryInt8(NodeState* node);
+Status PrepareSquaredDifferenceInt8(NodeState* node);
 // kernels_misc_shape.cc
 Status PrepareShapeCopy(NodeState* node);
 Status PrepareSplit(NodeState* node);
@@ -141,6 +147,10 @@ Status PreparePack(NodeState* node);
 Status PrepareTile(NodeState* node);
 Status PrepareReduce(NodeState* node);
 Status PreparePad(NodeState* node);
+// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (kernels_resize.cc)
+Status PrepareResize(NodeState* node);
+// TRANSPOSE_CONV (kernels_transpose_conv.cc)
+Status PrepareTransposeConv(NodeState* node);
 
 // out[r] = sum_i rows[r * k + i] * x[i] for r < nrows (kernels_conv.cc; vectorised for the
 // ISA lite/loop_isa.h chooses).

@@ -618,6 +618,10 @@ Status PrepareSpatial(NodeState* node, int filter_h, int filter_w, int out_c) {
   return CheckShape(*node, *node->t.out[0], {node->n, node->oh, node->ow, out_c}, "output");
 }
 
+// A grouped CONV_2D (filter depth a divisor of the input depth); defined below.
+Status PrepareGroupedConv2D(NodeState* node, int filter_depth);
+Status PrepareDepthwiseRows(NodeState* node, const int8_t* wd);
+
 }  // namespace
 
 Status PrepareConv2D(NodeState* node) {
@@ -634,11 +638,7 @@ Status PrepareConv2D(NodeState* node) {
                                    "' must be [O, KH, KW, I], got " + ShapeString(w.shape));
   }
   EMBER_RETURN_IF_ERROR(PrepareSpatial(node, w.shape[1], w.shape[2], w.shape[0]));
-  if (w.shape[3] != node->ic) {
-    return errors::Unimplemented(node->what + ": filter depth " + std::to_string(w.shape[3]) +
-                                 " differs from input depth " + std::to_string(node->ic) +
-                                 " (grouped convolution is not supported)");
-  }
+  if (w.shape[3] != node->ic) return PrepareGroupedConv2D(node, w.shape[3]);
   const int k = node->kh * node->kw * node->ic;
   EMBER_RETURN_IF_ERROR(PrepareWeighted(node, node->oc, k, true));
   const OpOptions& o = op.options;
@@ -993,6 +993,15 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
     node->eval = f32 ? EvalDepthwiseF32 : EvalDepthwiseI8;
     return Status::OK();
   }
+  return PrepareDepthwiseRows(node, reinterpret_cast<const int8_t*>(w.data));
+}
+
+namespace {
+
+// The rest of a depth-multiplier-1 depthwise convolution's Prepare, once PrepareWeighted has
+// run: `wd` is the int8 filter [KH*KW][C] (float ones are read from input 1 at Eval).
+Status PrepareDepthwiseRows(NodeState* node, const int8_t* wd) {
+  const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
   node->eval = f32 ? EvalDepthwiseRowsF32 : EvalDepthwiseRowsI8;
   node->vnni = HasVnni() && DepthwiseAvx512Usable(Geometry(*node));
   if (f32) return Status::OK();
@@ -1005,8 +1014,7 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
   if (Depthwise3x3VnniUsable(g) && node->in_zp >= -128 && node->in_zp <= 127) {
     // 3x3 without dilation: VPDPBUSD over rows of 4-byte groups (depthwise.h).
     node->dw3_vnni = true;
-    PackDepthwise3x3Vnni(reinterpret_cast<const int8_t*>(w.data), node->bias.data(), node->oc,
-                         node->in_zp, &node->dw3);
+    PackDepthwise3x3Vnni(wd, node->bias.data(), node->oc, node->in_zp, &node->dw3);
     node->scratch_slice = (Depthwise3x3VnniScratch(g) + 63) / 64 * 64;
     node->scratchu8.assign(node->scratch_slice * static_cast<size_t>(node->threads), 0);
     return Status::OK();
@@ -1014,7 +1022,6 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
   // The AVX-512 row reads int32 weights, [taps][channels rounded up to 16].
   const size_t taps = static_cast<size_t>(node->kh) * node->kw;
   const size_t cpad = static_cast<size_t>((node->oc + 15) / 16 * 16);
-  const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
   node->scratch32.assign(taps * cpad, 0);
   for (size_t t = 0; t < taps; ++t) {
     for (int c = 0; c < node->oc; ++c) {
@@ -1024,6 +1031,120 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
   }
   return Status::OK();
 }
+
+// Output rows [r0, r1) (of n * oh) of a grouped convolution: output channel o reads the cg
+// input channels of its group, o / (oc / groups). The sums run in TFLite's reference order
+// (filter row, column, then input channel), so float results are its results; int8 sums are
+// exact integers.
+template <typename T>
+void GroupedConvRows(const NodeState& node, int cg, const T* x, const T* w, T* y,
+                     void (*emit)(const NodeState&, T*, size_t, int, int32_t, float), int64_t r0,
+                     int64_t r1) {
+  const OpOptions& o = node.op->options;
+  const int og = node.oc / (node.ic / cg);
+  const size_t filter_size = static_cast<size_t>(node.kh) * node.kw * cg;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = static_cast<int>(r / node.oh), oy = static_cast<int>(r % node.oh);
+    const int iy0 = oy * o.stride_h - node.pad_h;
+    for (int ox = 0; ox < node.ow; ++ox) {
+      const int ix0 = ox * o.stride_w - node.pad_w;
+      const size_t obase = ((static_cast<size_t>(b) * node.oh + oy) * node.ow + ox) * node.oc;
+      for (int oc = 0; oc < node.oc; ++oc) {
+        const int c0 = oc / og * cg;
+        const T* wo = w + static_cast<size_t>(oc) * filter_size;
+        int32_t iacc = 0;
+        float facc = 0.0f;
+        for (int ky = 0; ky < node.kh; ++ky) {
+          const int iy = iy0 + ky * o.dilation_h;
+          if (iy < 0 || iy >= node.ih) continue;
+          for (int kx = 0; kx < node.kw; ++kx) {
+            const int ix = ix0 + kx * o.dilation_w;
+            if (ix < 0 || ix >= node.iw) continue;
+            const T* xp =
+                x + ((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic + c0;
+            const T* wp = wo + (static_cast<size_t>(ky) * node.kw + kx) * cg;
+            for (int i = 0; i < cg; ++i) {
+              if constexpr (sizeof(T) == 1) {
+                iacc += static_cast<int32_t>(wp[i]) * (static_cast<int32_t>(xp[i]) - node.in_zp);
+              } else {
+                facc += xp[i] * wp[i];
+              }
+            }
+          }
+        }
+        emit(node, y, obase + static_cast<size_t>(oc), oc, iacc, facc);
+      }
+    }
+  }
+}
+
+template <typename T>
+Status EvalGroupedConv(NodeState* node,
+                       void (*emit)(const NodeState&, T*, size_t, int, int32_t, float)) {
+  const int cg = node->t.in[1]->shape[3];
+  const int rows = node->n * node->oh;
+  const int tasks =
+      TaskCount(*node, rows, static_cast<int64_t>(node->ow) * node->oc * node->kh * node->kw * cg);
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    GroupedConvRows<T>(*node, cg, node->t.In<T>(0), node->t.In<T>(1), node->t.Out<T>(0), emit, r0,
+                       r1);
+  });
+  return Status::OK();
+}
+
+Status EvalGroupedConvF32(NodeState* node) { return EvalGroupedConv<float>(node, EmitF32); }
+
+Status EvalGroupedConvI8(NodeState* node) { return EvalGroupedConv<int8_t>(node, EmitI8); }
+
+Status PrepareGroupedConv2D(NodeState* node, int filter_depth) {
+  const TensorDef& w = *node->t.in[1];
+  if (filter_depth < 1 || node->ic % filter_depth != 0) {
+    return errors::InvalidArgument(
+        node->what + ": filter '" + w.name + "' has depth " + std::to_string(filter_depth) +
+        ", which does not divide the input depth " + std::to_string(node->ic) +
+        " (a grouped convolution's input depth is its groups times the filter depth)");
+  }
+  const int groups = node->ic / filter_depth;
+  if (node->oc % groups != 0) {
+    return errors::InvalidArgument(
+        node->what + ": " + std::to_string(node->oc) + " output channels do not split into the " +
+        std::to_string(groups) + " groups of input depth " + std::to_string(node->ic) +
+        " / filter depth " + std::to_string(filter_depth));
+  }
+  EMBER_RETURN_IF_ERROR(
+      PrepareWeighted(node, node->oc, node->kh * node->kw * filter_depth, /*rows_sum=*/false));
+  const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
+  if (filter_depth != 1 || node->oc != node->ic) {
+    node->eval = f32 ? EvalGroupedConvF32 : EvalGroupedConvI8;
+    return Status::OK();
+  }
+  // One filter per input channel (ConvNeXt's 7x7 "depthwise" Conv2D(groups=C)): a depthwise
+  // convolution of multiplier 1, run by its row kernels. Its filter is [C, KH, KW, 1] where
+  // DEPTHWISE_CONV_2D's is [1, KH, KW, C]: the transposed copy kept here stands in for input 1,
+  // which those kernels read (padded: the vector kernels may read a full register's width).
+  const size_t taps = static_cast<size_t>(node->kh) * node->kw;
+  const size_t c = static_cast<size_t>(node->oc);
+  if (f32) {
+    const float* wf = reinterpret_cast<const float*>(w.data);
+    node->scratchf.assign(taps * c + 16, 0.0f);
+    for (size_t t = 0; t < taps; ++t) {
+      for (size_t o = 0; o < c; ++o) node->scratchf[t * c + o] = wf[o * taps + t];
+    }
+    node->t.in_data[1] = reinterpret_cast<uint8_t*>(node->scratchf.data());
+    return PrepareDepthwiseRows(node, nullptr);
+  }
+  const int8_t* wi = reinterpret_cast<const int8_t*>(w.data);
+  node->scratch8.assign(taps * c + 64, 0);
+  for (size_t t = 0; t < taps; ++t) {
+    for (size_t o = 0; o < c; ++o) node->scratch8[t * c + o] = wi[o * taps + t];
+  }
+  node->t.in_data[1] = reinterpret_cast<uint8_t*>(node->scratch8.data());
+  return PrepareDepthwiseRows(node, node->scratch8.data());
+}
+
+}  // namespace
 
 }  // namespace lite
 }  // namespace ember

@@ -1,9 +1,10 @@
 // Float/int/bool elementwise builtins of transformer models, as TFLite's reference kernels
 // (and integer ADD/MUL, which interpreter.cc routes here):
-// TANH, LOGISTIC, EXP, NEG, LOG, SQRT, RSQRT, SQUARE, ABS, LOGICAL_NOT, GELU, HARD_SWISH; SUB, DIV,
-// MAXIMUM, MINIMUM, POW, SQUARED_DIFFERENCE, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, EQUAL,
-// NOT_EQUAL, LOGICAL_AND, LOGICAL_OR (NumPy broadcasting); SELECT, SELECT_V2; CAST.
-// Quantized variants are refused in Prepare with UNIMPLEMENTED.
+// TANH, LOGISTIC, EXP, NEG, LOG, SQRT, RSQRT, SQUARE, ABS, LOGICAL_NOT, GELU, HARD_SWISH,
+// LEAKY_RELU; SUB, DIV, MAXIMUM, MINIMUM, POW, SQUARED_DIFFERENCE, LESS, LESS_EQUAL, GREATER,
+// GREATER_EQUAL, EQUAL, NOT_EQUAL, LOGICAL_AND, LOGICAL_OR (NumPy broadcasting); SELECT,
+// SELECT_V2; CAST. The int8 ops of kernels_int8_misc.cc are routed there; other quantized
+// variants are refused in Prepare with UNIMPLEMENTED.
 #include "lite/kernels_misc.h"
 
 #include <algorithm>
@@ -94,25 +95,6 @@ bool DispatchType(TensorType t, F&& f) {
   }
 }
 
-// Visits every output element with the offsets of up to three broadcast inputs.
-template <typename F>
-void ForEachBroadcast(const std::vector<int32_t>& out, const std::vector<std::vector<int64_t>>& st,
-                      F f) {
-  int64_t total = 1;
-  for (int32_t d : out) total *= d;
-  const size_t r = out.size();
-  std::vector<int64_t> idx(r, 0), off(st.size(), 0);
-  for (int64_t i = 0; i < total; ++i) {
-    f(i, off.data());
-    for (size_t d = r; d-- > 0;) {
-      for (size_t k = 0; k < st.size(); ++k) off[k] += st[k][d];
-      if (++idx[d] < out[d]) break;
-      for (size_t k = 0; k < st.size(); ++k) off[k] -= st[k][d] * out[d];
-      idx[d] = 0;
-    }
-  }
-}
-
 float Gelu(float x, bool approximate) {
   if (approximate) {
     const float k = 0.7978845608028654f;  // sqrt(2 / pi)
@@ -126,6 +108,7 @@ Status EvalUnary(NodeState* node) {
   const TensorType type = node->t.in[0]->type;
   const size_t n = node->t.out[0]->num_elements;
   const bool approx = node->op->options.approximate;
+  const float alpha = node->op->options.alpha;
   DispatchType(type, [&](auto tag) {
     using T = decltype(tag);
     const T* x = node->t.In<T>(0);
@@ -157,6 +140,9 @@ Status EvalUnary(NodeState* node) {
             break;
           case BuiltinOp::kHardSwish:
             y[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f;
+            break;
+          case BuiltinOp::kLeakyRelu:
+            y[i] = v > 0.0f ? v : v * alpha;
             break;
           default:
             break;
@@ -340,6 +326,22 @@ bool Plain(TensorType t) {
          t != TensorType::kInt16;
 }
 
+// Ops with an int8 kernel in kernels_int8_misc.cc.
+bool HasInt8Kernel(BuiltinOp op) {
+  switch (op) {
+    case BuiltinOp::kLogistic:
+    case BuiltinOp::kTanh:
+    case BuiltinOp::kGelu:
+    case BuiltinOp::kHardSwish:
+    case BuiltinOp::kRsqrt:
+    case BuiltinOp::kLeakyRelu:
+    case BuiltinOp::kSquaredDifference:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 }  // namespace misc
 
@@ -347,6 +349,7 @@ Status PrepareMiscUnary(NodeState* node) {
   EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 1, 1));
   const TensorDef& x = *node->t.in[0];
   const BuiltinOp op = node->op->op;
+  if (x.type == TensorType::kInt8 && misc::HasInt8Kernel(op)) return PrepareUnaryInt8(node);
   const bool float_only = op != BuiltinOp::kNeg && op != BuiltinOp::kSquare &&
                           op != BuiltinOp::kAbs && op != BuiltinOp::kLogicalNot;
   const bool ok = op == BuiltinOp::kLogicalNot ? x.type == TensorType::kBool
@@ -368,6 +371,9 @@ Status PrepareMiscBinary(NodeState* node) {
   if (a.type != b.type) {
     return errors::InvalidArgument(node->what + ": inputs are " + TensorTypeName(a.type) + " and " +
                                    TensorTypeName(b.type));
+  }
+  if (a.type == TensorType::kInt8 && misc::HasInt8Kernel(op)) {
+    return PrepareSquaredDifferenceInt8(node);
   }
   const bool ok = logical ? a.type == TensorType::kBool
                           : misc::Plain(a.type) && a.type != TensorType::kBool &&

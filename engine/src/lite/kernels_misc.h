@@ -1,4 +1,4 @@
-// Helpers shared by kernels_misc.cc and kernels_misc_array.cc.
+// Helpers shared by kernels_misc.cc, kernels_misc_array.cc and kernels_int8_misc.cc.
 #ifndef EMBER_SRC_LITE_KERNELS_MISC_H_
 #define EMBER_SRC_LITE_KERNELS_MISC_H_
 
@@ -21,6 +21,25 @@ bool BroadcastShape(const std::vector<int32_t>& a, const std::vector<int32_t>& b
 // Element strides of `in` right-aligned to `out`, 0 on broadcast dims.
 std::vector<int64_t> BroadcastStrides(const std::vector<int32_t>& in,
                                       const std::vector<int32_t>& out);
+
+// Visits every output element with the offsets of up to three broadcast inputs.
+template <typename F>
+void ForEachBroadcast(const std::vector<int32_t>& out, const std::vector<std::vector<int64_t>>& st,
+                      F f) {
+  int64_t total = 1;
+  for (int32_t d : out) total *= d;
+  const size_t r = out.size();
+  std::vector<int64_t> idx(r, 0), off(st.size(), 0);
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, off.data());
+    for (size_t d = r; d-- > 0;) {
+      for (size_t k = 0; k < st.size(); ++k) off[k] += st[k][d];
+      if (++idx[d] < out[d]) break;
+      for (size_t k = 0; k < st.size(); ++k) off[k] -= st[k][d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
 
 }  // namespace misc
 }  // namespace lite

@@ -1,9 +1,10 @@
 // Data-moving and matrix builtins of transformer models, as TFLite's reference kernels:
-// GATHER (axis, batch_dims), TRANSPOSE, STRIDED_SLICE (all masks, offset) and float
+// GATHER (axis, batch_dims), TRANSPOSE, STRIDED_SLICE (all masks, offset) and float and int8
 // BATCH_MATMUL (adj_x, adj_y, broadcast batch dims). Index inputs may be int32 or int64.
 #include <algorithm>
 #include <cstring>
 
+#include "ember/lite/quant.h"
 #include "lite/kernels.h"
 #include "lite/kernels_misc.h"
 
@@ -273,7 +274,10 @@ Status MatMulGeometry(const NodeState& node, std::vector<int64_t>* out, int64_t*
   return Status::OK();
 }
 
-Status EvalBatchMatMul(NodeState* node) {
+// Calls mm(a, b, c, m, k, n) for each output matrix c with its input matrices, whose batch
+// dims broadcast.
+template <typename In, typename Out, typename Fn>
+Status ForEachMatrix(NodeState* node, Fn mm) {
   std::vector<int64_t> out;
   int64_t m = 0, k = 0, n = 0;
   EMBER_RETURN_IF_ERROR(MatMulGeometry(*node, &out, &m, &k, &n));
@@ -283,27 +287,15 @@ Status EvalBatchMatMul(NodeState* node) {
   const std::vector<std::vector<int64_t>> st = {
       misc::BroadcastStrides(std::vector<int32_t>(as.begin(), as.end() - 2), batch),
       misc::BroadcastStrides(std::vector<int32_t>(bs.begin(), bs.end() - 2), batch)};
-  const bool ax = node->op->options.adj_x, ay = node->op->options.adj_y;
-  const float* A = node->t.In<float>(0);
-  const float* B = node->t.In<float>(1);
-  float* C = node->t.Out<float>(0);
+  const In* A = node->t.In<In>(0);
+  const In* B = node->t.In<In>(1);
+  Out* C = node->t.Out<Out>(0);
   int64_t nb = 1;
   for (int32_t d : batch) nb *= d;
   std::vector<int64_t> idx(batch.size(), 0);
   int64_t oa = 0, ob = 0;
   for (int64_t bi = 0; bi < nb; ++bi) {
-    const float* a = A + oa * m * k;
-    const float* b = B + ob * k * n;
-    float* c = C + bi * m * n;
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        float acc = 0.0f;
-        for (int64_t q = 0; q < k; ++q) {
-          acc += (ax ? a[q * m + i] : a[i * k + q]) * (ay ? b[j * k + q] : b[q * n + j]);
-        }
-        c[i * n + j] = acc;
-      }
-    }
+    mm(A + oa * m * k, B + ob * k * n, C + bi * m * n, m, k, n);
     for (size_t d = batch.size(); d-- > 0;) {
       oa += st[0][d];
       ob += st[1][d];
@@ -313,6 +305,75 @@ Status EvalBatchMatMul(NodeState* node) {
       idx[d] = 0;
     }
   }
+  return Status::OK();
+}
+
+Status EvalBatchMatMul(NodeState* node) {
+  const bool ax = node->op->options.adj_x, ay = node->op->options.adj_y;
+  return ForEachMatrix<float, float>(
+      node, [&](const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n) {
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            float acc = 0.0f;
+            for (int64_t q = 0; q < k; ++q) {
+              acc += (ax ? a[q * m + i] : a[i * k + q]) * (ay ? b[j * k + q] : b[q * n + j]);
+            }
+            c[i * n + j] = acc;
+          }
+        }
+      });
+}
+
+// reference_ops::BatchMatMul<int8_t, int32_t> as batch_matmul.cc's EvalInt8Int8 calls it: exact
+// int32 sums of (a - zp_a) * (b - zp_b), then one requantization to the output.
+Status EvalBatchMatMulInt8(NodeState* node) {
+  const bool ax = node->op->options.adj_x, ay = node->op->options.adj_y;
+  const NodeState& nd = *node;
+  return ForEachMatrix<int8_t, int8_t>(node, [&](const int8_t* a, const int8_t* b, int8_t* c,
+                                                 int64_t m, int64_t k, int64_t n) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t acc = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          const int32_t av = ax ? a[q * m + i] : a[i * k + q];
+          const int32_t bv = ay ? b[j * k + q] : b[q * n + j];
+          acc += (av - nd.in_zp) * (bv - nd.in2_zp);
+        }
+        const int32_t v = MultiplyByQuantizedMultiplier(acc, nd.multiplier, nd.shift) + nd.out_zp;
+        c[i * n + j] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
+      }
+    }
+  });
+}
+
+// Per-tensor quantization, as the int8 BATCH_MATMUL kernel reads it (params.scale/zero_point).
+Status NeedPerTensor(const NodeState& node, const TensorDef& t, const char* role) {
+  EMBER_RETURN_IF_ERROR(NeedQuant(node, t, role));
+  if (t.quant.scale.size() != 1 || t.quant.zero_point.size() != 1) {
+    return errors::Unimplemented(node.what + ": int8 " + role + " '" + t.name +
+                                 "' is quantized per channel; BATCH_MATMUL takes one scale "
+                                 "and zero point");
+  }
+  return Status::OK();
+}
+
+Status PrepareBatchMatMulInt8(NodeState* node) {
+  const TensorDef& a = *node->t.in[0];
+  const TensorDef& b = *node->t.in[1];
+  const TensorDef& y = *node->t.out[0];
+  EMBER_RETURN_IF_ERROR(CheckType(*node, b, TensorType::kInt8, "input 1"));
+  if (y.type != TensorType::kInt8) return misc::Unsupported(*node, y.type);
+  EMBER_RETURN_IF_ERROR(NeedPerTensor(*node, a, "input 0"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensor(*node, b, "input 1"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensor(*node, y, "output"));
+  node->in_zp = static_cast<int32_t>(a.quant.zero_point[0]);
+  node->in2_zp = static_cast<int32_t>(b.quant.zero_point[0]);
+  node->out_zp = static_cast<int32_t>(y.quant.zero_point[0]);
+  // GetQuantizedConvolutionMultipler: the scales' product in float, then divided in double.
+  const double product = static_cast<double>(a.quant.scale[0] * b.quant.scale[0]);
+  QuantizeMultiplier(product / static_cast<double>(y.quant.scale[0]), &node->multiplier,
+                     &node->shift);
+  node->eval = EvalBatchMatMulInt8;
   return Status::OK();
 }
 
@@ -378,16 +439,17 @@ Status PrepareStridedSlice(NodeState* node) {
 
 Status PrepareBatchMatMul(NodeState* node) {
   EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 2, 2));
+  std::vector<int64_t> out;
+  int64_t m = 0, k = 0, n = 0;
+  EMBER_RETURN_IF_ERROR(MatMulGeometry(*node, &out, &m, &k, &n));
+  EMBER_RETURN_IF_ERROR(OutputHas(*node, out));
+  if (node->t.in[0]->type == TensorType::kInt8) return PrepareBatchMatMulInt8(node);
   for (size_t i = 0; i < 2; ++i) {
     if (node->t.in[i]->type != TensorType::kFloat32) {
       return misc::Unsupported(*node, node->t.in[i]->type);
     }
   }
   EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], TensorType::kFloat32, "output"));
-  std::vector<int64_t> out;
-  int64_t m = 0, k = 0, n = 0;
-  EMBER_RETURN_IF_ERROR(MatMulGeometry(*node, &out, &m, &k, &n));
-  EMBER_RETURN_IF_ERROR(OutputHas(*node, out));
   node->eval = EvalBatchMatMul;
   return Status::OK();
 }

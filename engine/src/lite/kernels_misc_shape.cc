@@ -203,6 +203,9 @@ Status EvalReduce(NodeState* node) {
     case TensorType::kInt64:
       Reduce<int64_t>(node, reduced);
       break;
+    case TensorType::kInt8:
+      Reduce<int8_t>(node, reduced);
+      break;
     default:
       Reduce<bool>(node, reduced);
   }
@@ -387,6 +390,22 @@ Status PreparePad(NodeState* node) {
   return Status::OK();
 }
 
+namespace {
+// One scale and zero point, the same on the input and the output.
+Status CheckSameQuant(const NodeState& node) {
+  const TensorDef& x = *node.t.in[0];
+  const TensorDef& y = *node.t.out[0];
+  EMBER_RETURN_IF_ERROR(NeedQuant(node, x, "input"));
+  EMBER_RETURN_IF_ERROR(NeedQuant(node, y, "output"));
+  if (x.quant.scale.size() != 1 || y.quant.scale.size() != 1 || x.quant.scale != y.quant.scale ||
+      x.quant.zero_point != y.quant.zero_point) {
+    return errors::InvalidArgument(node.what + ": int8 output '" + y.name +
+                                   "' must have the input's single scale and zero point");
+  }
+  return Status::OK();
+}
+}  // namespace
+
 Status PrepareReduce(NodeState* node) {
   EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 2, 2));
   const TensorType t = node->t.in[0]->type;
@@ -395,8 +414,13 @@ Status PrepareReduce(NodeState* node) {
   const bool ok =
       logical ? t == TensorType::kBool
               : (t == TensorType::kFloat32 || t == TensorType::kInt32 || t == TensorType::kInt64);
-  if (!ok) return misc::Unsupported(*node, t);
+  // int8 REDUCE_MAX / REDUCE_MIN compare the raw values: LiteRT's reduce.cc requires the
+  // output's scale and zero point to equal the input's.
+  const bool int8_extreme = t == TensorType::kInt8 && (node->op->op == BuiltinOp::kReduceMax ||
+                                                       node->op->op == BuiltinOp::kReduceMin);
+  if (!ok && !int8_extreme) return misc::Unsupported(*node, t);
   EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], t, "output"));
+  if (int8_extreme) EMBER_RETURN_IF_ERROR(CheckSameQuant(*node));
   if (ConstInput(*node, 1)) {
     std::vector<bool> reduced;
     std::vector<int32_t> out;

@@ -90,9 +90,11 @@ constexpr OpInfo kOps[] = {
     {BuiltinOp::kSoftmax, "SOFTMAX", 3, OptionsType::kSoftmax},
     {BuiltinOp::kMean, "MEAN", 3, OptionsType::kReducer},
     {BuiltinOp::kQuantize, "QUANTIZE", 3, OptionsType::kQuantize},
-    // Float/int/bool only (src/lite/kernels_misc.cc); quantized variants are refused in Prepare.
-    {BuiltinOp::kTanh, "TANH", 1, OptionsType::kNone},
-    {BuiltinOp::kLogistic, "LOGISTIC", 1, OptionsType::kNone},
+    // Float/int/bool (src/lite/kernels_misc.cc); int8 for LOGISTIC, TANH, GELU, HARD_SWISH,
+    // RSQRT, LEAKY_RELU, SQUARED_DIFFERENCE (kernels_int8_misc.cc), whose int16 versions are
+    // refused here (LOGISTIC/TANH/LEAKY_RELU 3) or in Prepare; other quantized variants in Prepare.
+    {BuiltinOp::kTanh, "TANH", 2, OptionsType::kNone},
+    {BuiltinOp::kLogistic, "LOGISTIC", 2, OptionsType::kNone},
     {BuiltinOp::kGather, "GATHER", 7, OptionsType::kGather},
     {BuiltinOp::kTranspose, "TRANSPOSE", 6, OptionsType::kTranspose},
     {BuiltinOp::kSub, "SUB", 3, OptionsType::kSub},
@@ -137,7 +139,16 @@ constexpr OpInfo kOps[] = {
     {BuiltinOp::kReduceAll, "REDUCE_ALL", 1, OptionsType::kReducer},
     {BuiltinOp::kPad, "PAD", 4, OptionsType::kPad},
     {BuiltinOp::kPadV2, "PADV2", 4, OptionsType::kPadV2},
+    // float and int8 (kernels_resize.cc); version 4 is int16.
+    {BuiltinOp::kResizeBilinear, "RESIZE_BILINEAR", 3, OptionsType::kResizeBilinear},
+    {BuiltinOp::kResizeNearestNeighbor, "RESIZE_NEAREST_NEIGHBOR", 3,
+     OptionsType::kResizeNearestNeighbor},
     {BuiltinOp::kHardSwish, "HARD_SWISH", 1, OptionsType::kHardSwish},
+    {BuiltinOp::kLeakyRelu, "LEAKY_RELU", 2, OptionsType::kLeakyRelu},
+    {BuiltinOp::kPrelu, "PRELU", 2, OptionsType::kNone},  // float, int8 (kernels_extra.cc)
+    // float and int8 (kernels_transpose_conv.cc); 3 adds the bias input, 4 the fused activation;
+    // 5 (int16 with a quantized_bias_type) is refused.
+    {BuiltinOp::kTransposeConv, "TRANSPOSE_CONV", 4, OptionsType::kTransposeConv},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -437,10 +448,30 @@ class Parser {
       case OptionsType::kGelu:
         if (!ot.Scalar<bool>(0, false, &o->approximate, &err_)) return fail();
         break;
+      case OptionsType::kLeakyRelu:
+        if (!ot.Scalar<float>(0, 0.0f, &o->alpha, &err_)) return fail();
+        break;
+      case OptionsType::kTransposeConv:
+        if (!ot.Scalar<int8_t>(0, 0, &padding, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->stride_w, &err_) ||
+            !ot.Scalar<int32_t>(2, 0, &o->stride_h, &err_) ||
+            !ot.Scalar<int8_t>(3, 0, &act, &err_)) {
+          return fail();
+        }
+        break;
       case OptionsType::kSplit:
       case OptionsType::kSplitV:
         if (!ot.Scalar<int32_t>(0, 0, &o->num, &err_)) return fail();
         break;
+      case OptionsType::kResizeBilinear:  // ids 0-1 are the deprecated new_height/new_width
+      case OptionsType::kResizeNearestNeighbor: {
+        const int base = info.options == OptionsType::kResizeBilinear ? 2 : 0;
+        if (!ot.Scalar<bool>(base, false, &o->align_corners, &err_) ||
+            !ot.Scalar<bool>(base + 1, false, &o->half_pixel_centers, &err_)) {
+          return fail();
+        }
+        break;
+      }
       case OptionsType::kPack:
       case OptionsType::kUnpack:
         if (!ot.Scalar<int32_t>(0, 0, &o->num, &err_) ||

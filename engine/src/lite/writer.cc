@@ -119,8 +119,16 @@ OptionsType OptionsFor(BuiltinOp op) {
       return OptionsType::kPad;
     case BuiltinOp::kPadV2:
       return OptionsType::kPadV2;
+    case BuiltinOp::kResizeBilinear:
+      return OptionsType::kResizeBilinear;
+    case BuiltinOp::kResizeNearestNeighbor:
+      return OptionsType::kResizeNearestNeighbor;
     case BuiltinOp::kHardSwish:
       return OptionsType::kHardSwish;
+    case BuiltinOp::kLeakyRelu:
+      return OptionsType::kLeakyRelu;
+    case BuiltinOp::kTransposeConv:
+      return OptionsType::kTransposeConv;
     default:  // RELU, RELU6 and the option-less float ops of kernels_misc.cc
       return OptionsType::kNone;
   }
@@ -146,6 +154,12 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
       b->AddScalar<int8_t>(3, act);
       b->AddScalar<int32_t>(4, o.dilation_w);
       b->AddScalar<int32_t>(5, o.dilation_h);
+      break;
+    case OptionsType::kTransposeConv:
+      b->AddScalar<int8_t>(0, pad);
+      b->AddScalar<int32_t>(1, o.stride_w);
+      b->AddScalar<int32_t>(2, o.stride_h);
+      b->AddScalar<int8_t>(3, act);
       break;
     case OptionsType::kDepthwiseConv2D:
       b->AddScalar<int8_t>(0, pad);
@@ -208,6 +222,9 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
     case OptionsType::kGelu:
       b->AddScalar<uint8_t>(0, o.approximate ? 1 : 0);
       break;
+    case OptionsType::kLeakyRelu:
+      b->AddScalar<float>(0, o.alpha);
+      break;
     case OptionsType::kSplit:
     case OptionsType::kSplitV:
       b->AddScalar<int32_t>(0, o.num);
@@ -219,6 +236,14 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
       break;
     case OptionsType::kSqueeze:
       b->AddOffset(0, new_shape);
+      break;
+    case OptionsType::kResizeBilinear:
+      b->AddScalar<uint8_t>(2, o.align_corners ? 1 : 0);
+      b->AddScalar<uint8_t>(3, o.half_pixel_centers ? 1 : 0);
+      break;
+    case OptionsType::kResizeNearestNeighbor:
+      b->AddScalar<uint8_t>(0, o.align_corners ? 1 : 0);
+      b->AddScalar<uint8_t>(1, o.half_pixel_centers ? 1 : 0);
       break;
     default:
       break;

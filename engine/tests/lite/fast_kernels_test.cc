@@ -230,7 +230,10 @@ TEST(RequantizeRowsVnni, MatchesScalarOnTails) {
 // 64-channel groups (the packed narrowing) and tails, multipliers that take each rounding variant
 // (every e >= 1; some e = 0; left shifts; e > 23, where out_zp is not folded into the rounding),
 // clamped and full int8 ranges, filter rows read in place (runs of k at offsets); up to 8
-// channels, two rows per vector (PairedRows), odd row counts and rows shorter than 8 bytes.
+// channels, two rows per vector (PairedRows), odd row counts and rows shorter than 8 bytes; groups
+// of four blocks whose last group is cut short by padding blocks (104: 7 blocks in 8, the 7th
+// half used; 112: 7 whole blocks in 8; 152: 10 blocks in 12, the 10th half used), as Xception's
+// 728-channel 1x1 convolutions (46 blocks in 48, the 46th half used).
 TEST(ConvGemmVnni, MatchesScalar) {
   if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   std::mt19937 gen(11);
@@ -241,7 +244,7 @@ TEST(ConvGemmVnni, MatchesScalar) {
     std::uniform_real_distribution<double> m_d(sr[0], sr[1]);
     for (int lo : {-128, -20}) {
       const int hi = lo == -128 ? 127 : 100;
-      for (int n : {3, 5, 8, 16, 24, 48, 56, 64, 96, 128, 200}) {
+      for (int n : {3, 5, 8, 16, 24, 48, 56, 64, 96, 104, 112, 128, 152, 200}) {
         // (m, nseg, k): 9 rows take VNNI; 37 and 64 rows with runs of 128 (one 64-byte chunk
         // twice) and 32 bytes take AMX's tiles where the CPU has them (37: a last row tile
         // that overlaps the one before it), 66 and 72 bytes (no 32-64 byte chunk) VNNI again.

@@ -77,6 +77,45 @@ bool Contains(const ember::Status& s, const std::string& what) {
 
 }  // namespace
 
+// The writer writes the options of the operators added with image models (TRANSPOSE_CONV,
+// RESIZE_*), and the parser reads back what was written.
+TEST(LiteModel, WrittenOptionsOfImageOpsRoundTrip) {
+  SubGraphDef g;
+  TensorDef x;
+  x.name = "x";
+  x.shape = {1, 4, 4, 2};
+  g.tensors.push_back(x);
+  OperatorDef tc;
+  tc.op = BuiltinOp::kTransposeConv;
+  tc.options.padding = Padding::kValid;
+  tc.options.stride_w = 3;
+  tc.options.stride_h = 2;
+  tc.options.activation = Activation::kRelu6;
+  OperatorDef rb;
+  rb.op = BuiltinOp::kResizeBilinear;
+  rb.options.half_pixel_centers = true;
+  OperatorDef rn;
+  rn.op = BuiltinOp::kResizeNearestNeighbor;
+  rn.options.align_corners = true;
+  for (OperatorDef* o : {&tc, &rb, &rn}) {
+    o->inputs = {0};
+    o->outputs = {0};
+    g.operators.push_back(*o);
+  }
+  const std::vector<uint8_t> bytes = Write(g);
+  ASSERT_TRUE(!bytes.empty());
+  // Not runnable (each op's inputs are incomplete); the parser alone reads the options.
+  auto model = Model::FromBuffer(bytes.data(), bytes.size());
+  ASSERT_TRUE(model.ok());
+  const std::vector<OperatorDef>& ops = (*model)->graph().operators;
+  EXPECT_TRUE(ops[0].options.padding == Padding::kValid);
+  EXPECT_EQ(ops[0].options.stride_w, 3);
+  EXPECT_EQ(ops[0].options.stride_h, 2);
+  EXPECT_TRUE(ops[0].options.activation == Activation::kRelu6);
+  EXPECT_TRUE(ops[1].options.half_pixel_centers && !ops[1].options.align_corners);
+  EXPECT_TRUE(ops[2].options.align_corners && !ops[2].options.half_pixel_centers);
+}
+
 TEST(LiteModel, WrittenModelRuns) {
   const std::vector<uint8_t> bytes = Write(FcGraph());
   ASSERT_TRUE(!bytes.empty());

@@ -86,7 +86,12 @@ enum class BuiltinOp : int32_t {
   kReduceAll = 140,
   kPad = 34,
   kPadV2 = 60,
+  kResizeBilinear = 23,  // src/lite/kernels_resize.cc
+  kResizeNearestNeighbor = 97,
   kHardSwish = 117,
+  kLeakyRelu = 98,
+  kPrelu = 54,
+  kTransposeConv = 67,  // src/lite/kernels_transpose_conv.cc
 };
 
 // BuiltinOptions union tags.
@@ -140,7 +145,11 @@ enum class OptionsType : uint8_t {
   kSplitV = 79,
   kPad = 22,
   kPadV2 = 43,
+  kResizeBilinear = 15,
+  kResizeNearestNeighbor = 74,
   kHardSwish = 91,
+  kLeakyRelu = 75,
+  kTransposeConv = 49,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
@@ -193,6 +202,9 @@ struct OpOptions {
   int32_t batch_dims = 0;             // GATHER (axis above)
   bool adj_x = false, adj_y = false;  // BATCH_MATMUL
   bool approximate = false;           // GELU
+  // RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR
+  bool align_corners = false, half_pixel_centers = false;
+  float alpha = 0.0f;                 // LEAKY_RELU
   int32_t num = 0;                    // SPLIT/SPLIT_V num_splits, PACK values_count, UNPACK num
   std::vector<int32_t> squeeze_dims;  // SQUEEZE
 };

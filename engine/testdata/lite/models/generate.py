@@ -13,6 +13,8 @@ rtol 1e-4, int8 CNNs (int8 input and output, calibrated on random images) bit-ex
 runs these int8 models; LiteRT's optimized kernels differ from it by one step in a few outputs.) `ops_misc` holds one float model with
 each transformer op ember lite added on its own (strided slices with masks, gather with
 batch_dims, casts, selects, comparisons), so every kernel is checked apart from the models.
+`ops_int8` does the same for the int8 activations and elementwise ops of kernels_int8_misc.cc,
+on inputs that take every int8 value, saturation included.
 """
 
 from __future__ import annotations
@@ -197,6 +199,41 @@ def ops_cnn() -> Fixture:
     )
 
 
+def ops_int8() -> Fixture:
+    """int8 activations of EfficientNet (swish, squeeze-excite), MobileNetV3 and ConvNeXt
+    (LayerNormalization, GELU): LOGISTIC, TANH, HARD_SWISH, GELU, LEAKY_RELU, RSQRT and
+    SQUARED_DIFFERENCE (same shapes and broadcast). The inputs run through every int8 value, and
+    each op's input is scaled past the range where its output saturates."""
+    rng = np.random.default_rng(45)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 160], name="x")
+        y = v1.placeholder(tf.float32, [2, 160], name="y")
+        row = tf.constant(rng.uniform(-1, 1, 160).astype(np.float32))
+        wide = x * 8.0
+        outs = [
+            tf.sigmoid(wide),
+            wide * tf.sigmoid(wide),
+            tf.tanh(x * 4.0),
+            wide * tf.nn.relu6(wide + 3.0) / 6.0,
+            # Two inputs: the two GELUs would share their 0.5 * x, and the converter would then
+            # fuse only one of them.
+            tf.nn.gelu(x * 4.0 + row, approximate=False),
+            tf.nn.gelu(x * 4.0 + row[::-1], approximate=True),
+            tf.nn.leaky_relu(x * 4.0, alpha=0.2),
+            tf.math.rsqrt(tf.nn.relu(x) + 0.01),
+            tf.math.squared_difference(x, y),
+            tf.math.squared_difference(x, row),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    # Both rows sweep [-1, 1]: with the calibrated input scale of about 2/255 every int8 code
+    # appears; y is x shuffled so that the differences span their whole range too.
+    sweep = np.linspace(-1.0, 1.0, 320).astype(np.float32).reshape(2, 160)
+    feeds = {"x": sweep, "y": rng.permutation(sweep.ravel()).reshape(2, 160)}
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
 def pad_cnn_int8_source() -> Fixture:
     """A ResNet stem (ZeroPadding2D, strided conv, ReLU, padded max pool) for an int8 model."""
     rng = np.random.default_rng(44)
@@ -212,10 +249,175 @@ def pad_cnn_int8_source() -> Fixture:
     return Fixture(graph.as_graph_def(), {"image": rng.uniform(-1, 1, (1, 16, 16, 3)).astype(np.float32)}, [out.name])
 
 
+def grouped_conv() -> Fixture:
+    """Grouped CONV_2D (Keras's Conv2D(groups=...)) of ResNeXt, RegNet and ConvNeXt models.
+
+    Groups of 4 and 2 channels (strided, SAME and VALID, bias, ReLU), one filter per channel
+    (groups = C: ConvNeXt's 7x7 and a 3x3, ember's depthwise rows), two filters per channel, and
+    a grouped 1x1.
+    """
+    rng = np.random.default_rng(48)
+    v1 = tf.compat.v1
+
+    def conv(h: tf.Tensor, k: int, depth: int, out: int, stride: int, padding: str) -> tf.Tensor:
+        w = tf.constant(rng.normal(0, 1 / np.sqrt(k * k * depth), (k, k, depth, out)).astype(np.float32))
+        b = tf.constant(rng.normal(0, 0.1, out).astype(np.float32))
+        return tf.nn.bias_add(tf.nn.conv2d(h, w, stride, padding), b)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [1, 12, 12, 8], name="image")
+        h = tf.nn.relu(conv(x, 3, 2, 16, 1, "SAME"))  # 4 groups
+        h = tf.nn.relu(conv(h, 3, 4, 16, 2, "VALID"))  # 4 groups, strided
+        h = conv(h, 7, 1, 16, 1, "SAME")  # groups = C, 7x7
+        h = tf.nn.relu6(conv(h, 3, 1, 16, 1, "SAME"))  # groups = C, 3x3
+        h = conv(h, 3, 1, 32, 2, "SAME")  # groups = C, two filters each
+        out = tf.identity(conv(h, 1, 8, 16, 1, "VALID"), name="out")  # 4 groups, 1x1
+    return Fixture(graph.as_graph_def(), {"image": rng.uniform(-1, 1, (1, 12, 12, 8)).astype(np.float32)}, [out.name])
+
+
+def pointwise_tails_source() -> Fixture:
+    """1x1 CONV_2Ds whose output channels leave the last group of 4 16-channel blocks short.
+
+    ember packs int8 1x1 convolutions' weights in groups of 4 blocks here: 152 channels are 10
+    blocks in 12 and 728 (Xception's middle flow) 46 in 48, the last group's second block half
+    used; 104 channels are 7 blocks in 8, the 7th half used. 81 rows (a 9x9 image) and 9 rows.
+    """
+    rng = np.random.default_rng(46)
+    v1 = tf.compat.v1
+
+    def conv(h: tf.Tensor, out: int, relu: bool) -> tf.Tensor:
+        depth = h.shape[-1]
+        w = tf.constant(rng.normal(0, 1 / np.sqrt(depth), (1, 1, depth, out)).astype(np.float32))
+        b = tf.constant(rng.normal(0, 0.1, out).astype(np.float32))
+        y = tf.nn.bias_add(tf.nn.conv2d(h, w, 1, "VALID"), b)
+        return tf.nn.relu(y) if relu else y
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [1, 9, 9, 24], name="image")
+        small = tf.nn.max_pool2d(x, 3, 3, "VALID")  # 3x3: 9 rows
+        outs = [
+            conv(x, 152, True),
+            conv(x, 728, False),
+            conv(x, 104, True),
+            conv(small, 728, True),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {"image": rng.uniform(-1, 1, (1, 9, 9, 24)).astype(np.float32)}
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+def resize_ops() -> Fixture:
+    """RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR with each align_corners/half_pixel_centers
+    combination the converter keeps, up (8x10 -> 13x17) and down (8x10 -> 5x7) by non-integer
+    factors, on a batch of 2. The int8 model runs ResizeBilinearInteger's 10-bit fixed point."""
+    rng = np.random.default_rng(47)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 8, 10, 3], name="image")
+        raw = tf.raw_ops
+        outs = []
+        for ac, hp in ((False, False), (True, False), (False, True)):
+            for size in ([13, 17], [5, 7]):
+                tag = f"{size[0]}x{size[1]}_ac{int(ac)}_hp{int(hp)}"
+                kw = {"images": x, "size": size, "align_corners": ac, "half_pixel_centers": hp}
+                outs.append(tf.identity(raw.ResizeBilinear(**kw), name=f"bilinear_{tag}"))
+                outs.append(tf.identity(raw.ResizeNearestNeighbor(**kw), name=f"nearest_{tag}"))
+    feeds = {"image": rng.uniform(-1, 1, (2, 8, 10, 3)).astype(np.float32)}
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+def extra_ops() -> Fixture:
+    """PRELU (alpha shared over the spatial axes, as Keras's PReLU(shared_axes=[1, 2]), and one
+    alpha per element), LEAKY_RELU with a small and an above-1 alpha, REDUCE_MAX and REDUCE_MIN
+    (Keras's GlobalMaxPooling1D; one axis and two with keep_dims) and BATCH_MATMUL of two
+    activations (Keras's MultiHeadAttention) with adj_x, adj_y and broadcast batch dims."""
+    rng = np.random.default_rng(48)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 5, 6, 4], name="x")
+        a = v1.placeholder(tf.float32, [2, 1, 5, 7], name="a")
+        b = v1.placeholder(tf.float32, [3, 7, 6], name="b")
+        bt = v1.placeholder(tf.float32, [3, 6, 7], name="bt")
+        at = v1.placeholder(tf.float32, [1, 7, 5], name="at")
+
+        def prelu(h: tf.Tensor, alpha: np.ndarray) -> tf.Tensor:
+            # Keras's PReLU.call, which the converter fuses into PRELU.
+            return tf.nn.relu(h) + tf.constant(-alpha) * tf.nn.relu(-h)
+
+        outs = [
+            prelu(x, rng.uniform(-0.5, 0.9, (1, 1, 4)).astype(np.float32)),
+            # Its own input: the two PReLUs would share relu(-x), and the converter would then
+            # fuse neither.
+            prelu(x * 1.5, rng.uniform(-0.5, 0.9, (5, 6, 4)).astype(np.float32)),
+            tf.nn.leaky_relu(x, alpha=0.01),
+            tf.nn.leaky_relu(x, alpha=1.7),
+            tf.reduce_max(x, axis=1),
+            tf.reduce_min(x, axis=[1, 2], keepdims=True),
+            # RELU and ADD give the int8 operands zero points of their own (-128, about -64).
+            tf.linalg.matmul(a, tf.nn.relu(b)),
+            tf.linalg.matmul(a, bt + 0.5, adjoint_b=True),
+            tf.linalg.matmul(at, b, adjoint_a=True),
+            tf.linalg.matmul(at, bt, adjoint_a=True, adjoint_b=True),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {
+        "x": rng.uniform(-1, 1, (2, 5, 6, 4)).astype(np.float32),
+        "a": rng.uniform(-1, 1, (2, 1, 5, 7)).astype(np.float32),
+        "b": rng.uniform(-1, 1, (3, 7, 6)).astype(np.float32),
+        "bt": rng.uniform(-1, 1, (3, 6, 7)).astype(np.float32),
+        "at": rng.uniform(-1, 1, (1, 7, 5)).astype(np.float32),
+    }
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+def conv_transpose() -> Fixture:
+    """TRANSPOSE_CONV (Keras's Conv2DTranspose) as U-Net and GAN decoders use it: a bias the
+    converter fuses (version 3) with a fused ReLU (version 4), none (versions 1 and 2), strides 1 to
+    3, SAME and VALID, output sizes a stride cannot reach (output_padding), batch 2."""
+    rng = np.random.default_rng(47)
+    v1 = tf.compat.v1
+
+    def ct(h: tf.Tensor, k: int, out: list[int], stride: int, padding: str, bias: bool, relu: bool) -> tf.Tensor:
+        w = tf.constant(rng.normal(0, 1 / np.sqrt(k * k * h.shape[-1]), (k, k, out[3], h.shape[-1])).astype(np.float32))
+        y = tf.nn.conv2d_transpose(h, w, out, stride, padding)
+        if bias:
+            y = tf.nn.bias_add(y, tf.constant(rng.normal(0, 0.3, out[3]).astype(np.float32)))
+        return tf.nn.relu(y) if relu else y
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 5, 7, 6], name="image")
+        h = ct(x, 3, [2, 10, 14, 8], 2, "SAME", True, True)  # bias + ReLU: version 4
+        outs = [
+            ct(h, 4, [2, 31, 43, 3], 3, "VALID", True, False),  # bias: version 3
+            ct(h, 3, [2, 12, 16, 5], 1, "VALID", False, False),  # no bias: version 1/2
+            ct(x, 3, [2, 9, 13, 4], 2, "SAME", True, False),  # output_padding
+            ct(x, 2, [2, 11, 15, 4], 2, "VALID", True, False),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    return Fixture(
+        graph.as_graph_def(), {"image": rng.uniform(-1, 1, (2, 5, 7, 6)).astype(np.float32)}, [o.name for o in outs]
+    )
+
+
 MODELS: dict[str, tuple[Callable[[], Fixture], bool]] = {
+    "extra_ops": (extra_ops, False),
+    "extra_ops_int8": (extra_ops, True),
+    "resize": (resize_ops, False),
+    "resize_int8": (resize_ops, True),
     "ops_cnn": (ops_cnn, False),
     "pad_cnn_int8": (pad_cnn_int8_source, True),
+    "pointwise_tails_int8": (pointwise_tails_source, True),
+    "grouped_conv": (grouped_conv, False),
+    "grouped_conv_int8": (grouped_conv, True),
+    "conv_transpose": (conv_transpose, False),
+    "conv_transpose_int8": (conv_transpose, True),
     "ops_misc": (ops_misc, False),
+    "ops_int8": (ops_int8, True),
     "ops_shape": (ops_shape, False),
     "bert_tf1": (gen_models.bert_tf1, False),
     "bert_keras_hub": (gen_models.bert_keras_hub, False),
