@@ -15,7 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "engine" / "testdata" / "savedmodels"
-FIXTURES = ["module_two_signatures", "keras_small", "mobilenet_v2", "tiny_bert", "tf1_variables"]
+FIXTURES = ["module_two_signatures", "keras_small", "keras_image_ops", "mobilenet_v2", "tiny_bert", "tf1_variables"]
 
 pytestmark = pytest.mark.integration
 

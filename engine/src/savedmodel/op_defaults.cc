@@ -101,6 +101,12 @@ Defaults MakeDefaults() {
   d["OneHot"] = {{"axis", Int(-1)}, {"TI", Type(DataType::kInt64)}};
   d["Split"] = {};
   d["TopKV2"] = {{"sorted", Bool(true)}, {"index_type", i32}};
+  d["SpaceToBatchND"] = {{"Tblock_shape", i32}, {"Tpaddings", i32}};
+  d["BatchToSpaceND"] = {{"Tblock_shape", i32}, {"Tcrops", i32}};
+  for (const char* op : {"ResizeBilinear", "ResizeNearestNeighbor"}) {
+    d[op] = {{"align_corners", Bool(false)}, {"half_pixel_centers", Bool(false)}};
+  }
+  d["Conv2DBackpropInput"] = d["Conv2D"];
   return d;
 }
 

@@ -62,6 +62,34 @@ def keras_small(path: Path) -> dict:
     return {"serving_default": [x]}
 
 
+def keras_image_ops(path: Path) -> dict:
+    """Segmentation-style layers whose TF ops carry attrs a SavedModel strips when default:
+    a dilated conv (SpaceToBatchND/BatchToSpaceND), a grouped conv, a transposed conv
+    (Conv2DBackpropInput) and bilinear upsampling (ResizeBilinear)."""
+    import keras
+
+    keras.utils.set_random_seed(7)
+    layers = keras.layers
+    inp = keras.Input((16, 16, 3), name="image")
+    h = layers.Conv2D(8, 3, strides=2, padding="same", activation="relu", name="stem")(inp)
+    h = layers.Conv2D(8, 3, dilation_rate=2, padding="same", name="atrous")(h)
+    h = layers.Conv2D(8, 3, padding="same", groups=4, activation="relu", name="grouped")(h)
+    h = layers.Conv2DTranspose(4, 3, strides=2, padding="same", name="up_conv")(h)
+    h = layers.Concatenate(name="skip")(
+        [
+            h,
+            layers.UpSampling2D(2, interpolation="bilinear", name="up")(
+                layers.Conv2D(4, 1, name="side")(layers.MaxPooling2D(2, name="pool")(inp))
+            ),
+        ]
+    )
+    out = layers.Conv2D(2, 1, name="head")(h)
+    model = keras.Model(inp, out)
+    tf.saved_model.save(model, str(path))
+    x = np.random.RandomState(8).uniform(-1, 1, (2, 16, 16, 3)).astype(np.float32)
+    return {"serving_default": [x]}
+
+
 def mobilenet_v2(path: Path) -> dict:
     import keras
 
@@ -211,6 +239,7 @@ def tf1_variables() -> None:
 FIXTURES = {
     "module_two_signatures": module_two_signatures,
     "keras_small": keras_small,
+    "keras_image_ops": keras_image_ops,
     "mobilenet_v2": mobilenet_v2,
     "tiny_bert": tiny_bert,
 }
