@@ -1,4 +1,5 @@
-// ADD, MUL (with broadcasting), RELU, RELU6, QUANTIZE, DEQUANTIZE, RESHAPE, CONCATENATION.
+// ADD, MUL, int8 SUB (with broadcasting), RELU, RELU6, QUANTIZE, DEQUANTIZE, RESHAPE,
+// CONCATENATION.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -155,11 +156,16 @@ Status EvalAddI8(NodeState* node) {
     });
     return Status::OK();
   }
+  // int8 SUB (reference_ops::SubElementwise, BroadcastQuantSubSlow) rescales both inputs as ADD
+  // does and subtracts the rescaled values; it is not ADD with m2 negated, which would round
+  // exact ties of the input stage the other way. Each rescaled value is below 2^28 in magnitude.
+  const bool sub = p.op->op == BuiltinOp::kSub;
   Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
     const int32_t x1 = (a[ia] - p.in_zp) * (1 << p.left_shift);
     const int32_t x2 = (b[ib] - p.in2_zp) * (1 << p.left_shift);
-    const int32_t sum =
-        WrappingAdd(MulSmallerThanOne(x1, p.m1, p.s1), MulSmallerThanOne(x2, p.m2, p.s2));
+    const int32_t r1 = MulSmallerThanOne(x1, p.m1, p.s1);
+    const int32_t r2 = MulSmallerThanOne(x2, p.m2, p.s2);
+    const int32_t sum = sub ? r1 - r2 : WrappingAdd(r1, r2);
     int32_t out = WrappingAdd(MulSmallerThanOne(sum, p.multiplier, p.shift), p.out_zp);
     out = std::min(p.act_max, std::max(p.act_min, out));
     y[i] = static_cast<int8_t>(out);
@@ -210,8 +216,11 @@ Status PrepareAddMul(NodeState* node) {
                               node->out_shape6.end());
   EMBER_RETURN_IF_ERROR(CheckShape(*node, out, expect, "output"));
   const Activation act = node->op->options.activation;
-  const bool add = node->op->op == BuiltinOp::kAdd;
-  if (a.type == TensorType::kFloat32) {
+  // int8 SUB (routed here by PrepareMiscBinary) takes ADD's multipliers: sub.cc's
+  // PrepareGeneralSubOp computes them as add.cc's PrepareAddMul does.
+  const bool sub = node->op->op == BuiltinOp::kSub;
+  const bool add = node->op->op == BuiltinOp::kAdd || sub;
+  if (a.type == TensorType::kFloat32 && !sub) {
     FloatActivationRange(act, &node->f_min, &node->f_max);
     node->eval = EvalAddMulF32;
     return Status::OK();
@@ -240,8 +249,9 @@ Status PrepareAddMul(NodeState* node) {
     node->eval = EvalAddI8;
     // AddI8Avx512's plain requantization: no INT32_MIN multiplier (only a negative scale,
     // which a hostile model could hold, gives one); the shifts are <= 0 (checked above).
-    node->vnni = HasVnni() && node->in_shape6 == node->in2_shape6 && node->m1 != INT32_MIN &&
-                 node->m2 != INT32_MIN && node->multiplier != INT32_MIN;
+    // AddI8Avx512 adds; SUB takes the scalar loop.
+    node->vnni = !sub && HasVnni() && node->in_shape6 == node->in2_shape6 &&
+                 node->m1 != INT32_MIN && node->m2 != INT32_MIN && node->multiplier != INT32_MIN;
   } else {
     const double real = static_cast<double>(sa) * static_cast<double>(sb) / static_cast<double>(so);
     QuantizeMultiplier(real, &node->multiplier, &node->shift);

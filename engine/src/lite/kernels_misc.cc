@@ -3,8 +3,9 @@
 // TANH, LOGISTIC, EXP, NEG, LOG, SQRT, RSQRT, SQUARE, ABS, LOGICAL_NOT, GELU, HARD_SWISH,
 // LEAKY_RELU; SUB, DIV, MAXIMUM, MINIMUM, POW, SQUARED_DIFFERENCE, LESS, LESS_EQUAL, GREATER,
 // GREATER_EQUAL, EQUAL, NOT_EQUAL, LOGICAL_AND, LOGICAL_OR (NumPy broadcasting); SELECT,
-// SELECT_V2; CAST. The int8 ops of kernels_int8_misc.cc are routed there; other quantized
-// variants are refused in Prepare with UNIMPLEMENTED.
+// SELECT_V2; CAST. The int8 ops of kernels_int8_misc.cc are routed there, int8 SUB to ADD's
+// kernel (kernels_elementwise.cc); other quantized variants are refused in Prepare with
+// UNIMPLEMENTED.
 #include "lite/kernels_misc.h"
 
 #include <algorithm>
@@ -375,6 +376,8 @@ Status PrepareMiscBinary(NodeState* node) {
   if (a.type == TensorType::kInt8 && misc::HasInt8Kernel(op)) {
     return PrepareSquaredDifferenceInt8(node);
   }
+  // int8 SUB shares int8 ADD's arithmetic and broadcasting (kernels_elementwise.cc).
+  if (a.type == TensorType::kInt8 && op == BuiltinOp::kSub) return PrepareAddMul(node);
   const bool ok = logical ? a.type == TensorType::kBool
                           : misc::Plain(a.type) && a.type != TensorType::kBool &&
                                 (op != BuiltinOp::kPow || a.type != TensorType::kInt64);

@@ -1,7 +1,8 @@
 // int8 activations and elementwise ops (src/lite/kernels_int8_misc.cc): what LiteRT refuses is
 // refused with a clear error (LOGISTIC's output scale, int16 versions, RSQRT of a negative value,
-// too small output scales), and LEAKY_RELU's alpha survives the writer. Their values are checked
-// against LiteRT by the `ops_int8` model of engine/testdata/lite/models (tests/lite, pytest).
+// too small output scales, int16 SUB), and LEAKY_RELU's alpha survives the writer. Their values are
+// checked against LiteRT by the `ops_int8` model of engine/testdata/lite/models (tests/lite,
+// pytest).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -138,6 +139,39 @@ TEST(LiteInt8Ops, TooSmallOutputScalesAreRefused) {
   ASSERT_OK(ok.status);
   // (0.05 * ((x + 3) - (x - 2)))^2 = 0.0625 -> 6 steps of 0.01 above -128.
   EXPECT_EQ(Ints(ok.y), std::string("[-122,-122,-122,-122]"));
+}
+
+TEST(LiteInt8Ops, SubIsInt8AddsArithmeticAndRefusesInt16) {
+  // Values (ties, broadcasting, saturation) are checked against LiteRT by the `sub_int8` model.
+  Run ok = WriteAndRun(OneOp(BuiltinOp::kSub, 0.05f, -100, true), kX);
+  ASSERT_OK(ok.status);
+  // 0.05 * ((x + 3) - (x - 2)) = 0.25: 5 steps of 0.05 above -100.
+  EXPECT_EQ(Ints(ok.y), std::string("[-95,-95,-95,-95]"));
+  // Fused RELU6: 0.05 * ((x + 3) - (x - 125)) = 6.4 is clamped to 6, 120 steps above -128.
+  SubGraphDef relu6 = OneOp(BuiltinOp::kSub, 0.05f, -128, true);
+  relu6.tensors[2].quant.zero_point = {125};
+  relu6.operators[0].options.activation = Activation::kRelu6;
+  Run r6 = WriteAndRun(relu6, kX);
+  ASSERT_OK(r6.status);
+  EXPECT_EQ(Ints(r6.y), std::string("[-8,-8,-8,-8]"));
+  EXPECT_TRUE(Contains(WriteAndRun(OneOp(BuiltinOp::kSub, 1e-9f, 0, true), kX).status,
+                       "output scale is too small for the inputs"));
+  SubGraphDef mixed = OneOp(BuiltinOp::kSub, 0.05f, 0, true);
+  mixed.tensors[2].type = TensorType::kInt16;
+  mixed.tensors[2].quant.zero_point = {0};
+  EXPECT_TRUE(
+      Contains(WriteAndRun(mixed, std::vector<int8_t>(8, 0)).status, "inputs are INT8 and INT16"));
+  SubGraphDef i16 = OneOp(BuiltinOp::kSub, 0.05f, 0, true);
+  for (TensorDef& t : i16.tensors) {
+    t.type = TensorType::kInt16;
+    t.quant.zero_point = {0};
+  }
+  EXPECT_TRUE(
+      Contains(WriteAndRun(i16, std::vector<int8_t>(8, 0)).status, "type INT16 is not supported"));
+  // The converter marks int16 SUB with general scales version 5 (and int64 version 4).
+  i16.operators[0].version = 5;
+  EXPECT_TRUE(
+      Contains(WriteAndRun(i16, std::vector<int8_t>(8, 0)).status, "version 5 is not supported"));
 }
 
 TEST(LiteInt8Ops, LeakyReluAlphaRoundTrips) {

@@ -234,6 +234,71 @@ def ops_int8() -> Fixture:
     return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
 
 
+def sub_int8() -> Fixture:
+    """int8 SUB (EfficientNetV2's Normalization layer): broadcasts [1, H, W, 3] against [3] either
+    way round and [2, 1, 128] against [3, 1], constants with zero points -128 and 127, fused RELU6,
+    outputs saturating at both ends. In c - image the constant has the larger, power-of-two
+    scale (1/32): the image's multiplier then ends in 8 zero bits and 64 of its rescaled values
+    are exact ties, but one step of the input stage (2^-19 of an output step) never reaches the
+    output at calibrated scales; p - q, rescaled by sub_int8_ties, is where it does."""
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        image = v1.placeholder(tf.float32, [1, 8, 16, 3], name="image")
+        y = v1.placeholder(tf.float32, [2, 1, 128], name="y")
+        z = v1.placeholder(tf.float32, [3, 1], name="z")
+        p = v1.placeholder(tf.float32, [8, 1], name="p")
+        q = v1.placeholder(tf.float32, [1, 8], name="q")
+        pot = tf.constant(np.array([-4.0, 3.96875, 0.5], np.float32))
+        outs = [
+            pot - image,
+            image - tf.constant(np.array([0.5, 1.0, 2.0], np.float32)),
+            image - tf.constant(np.array([-0.5, -1.0, -2.0], np.float32)),
+            tf.nn.relu6(tf.constant(np.array([-1.0, 3.0, 7.0], np.float32)) - image * 4.0),
+            tf.constant(np.array([-0.5, -1.0, -2.0], np.float32)) - tf.nn.relu(image),
+            y - z,
+            y * 50.0 - z * 0.01,
+            p - q,
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    # Every int8 code of the image and y; z's extremes beyond its calibration push y - z past
+    # the calibrated output range at both ends.
+    sweep = np.linspace(-1.0, 1.0, 384).astype(np.float32)
+    feeds = {
+        "image": sweep.reshape(1, 8, 16, 3),
+        "y": np.linspace(-1.0, 1.0, 256, dtype=np.float32).reshape(2, 1, 128),
+        "z": np.array([[-1.0], [0.0], [1.0]], np.float32),
+        # Codes on SUB_TIE_SCALES (sub_int8_ties): (23, 90) and (-23, -90) hit the tie.
+        "p": np.array([[-128], [-23], [-1], [0], [5], [23], [64], [127]], np.float32) * SUB_TIE_SCALES[0],
+        "q": np.array([[-128, -90, -7, 0, 1, 33, 90, 127]], np.float32) * np.float32(SUB_TIE_SCALES[1]),
+    }
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+# Scales (zero points 0) that sub_int8_ties gives sub_int8's p - q: input 1's, a power of two,
+# is the larger, so input 2's multiplier ends in 7 zero bits and its rescaled 23 * 2^20 and
+# 90 * 2^20 are exact ties; the output scale, 1/1545 of input 1's, is fine enough that one step
+# there moves the output: there a real subtraction and ADD with input 2's multiplier negated
+# give different outputs (found by search; calibrated scales never do).
+SUB_TIE_SCALES = (2.0**-5, 0.007995661348104477, 2.0224715626682155e-05)
+
+
+def sub_int8_ties(model: bytes) -> bytes:
+    """Sets the scales of sub_int8's p - q (the SUB of inputs p and q) to SUB_TIE_SCALES."""
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    m = flatbuffer_utils.convert_bytearray_to_object(bytearray(model))
+    g = m.subgraphs[0]
+    names = {i: g.tensors[i].name.decode() for i in g.inputs}
+    for op in g.operators:
+        if [names.get(i) for i in op.inputs] == ["p", "q"]:
+            for t, scale in zip([*op.inputs, op.outputs[0]], SUB_TIE_SCALES, strict=True):
+                g.tensors[t].quantization.scale = [scale]
+                g.tensors[t].quantization.zeroPoint = [0]
+            return bytes(flatbuffer_utils.convert_object_to_bytearray(m))
+    raise ValueError("sub_int8: no SUB of p and q")
+
+
 def pad_cnn_int8_source() -> Fixture:
     """A ResNet stem (ZeroPadding2D, strided conv, ReLU, padded max pool) for an int8 model."""
     rng = np.random.default_rng(44)
@@ -418,6 +483,7 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool]] = {
     "conv_transpose_int8": (conv_transpose, True),
     "ops_misc": (ops_misc, False),
     "ops_int8": (ops_int8, True),
+    "sub_int8": (sub_int8, True),
     "ops_shape": (ops_shape, False),
     "bert_tf1": (gen_models.bert_tf1, False),
     "bert_keras_hub": (gen_models.bert_keras_hub, False),
@@ -436,6 +502,8 @@ def main(names: list[str]) -> None:
             continue
         fixture = make()
         model = convert(fixture, int8)
+        if name == "sub_int8":
+            model = sub_int8_ties(model)
         (HERE / f"{name}.tflite").write_bytes(model)
         inputs = lite_inputs(model, fixture)
         resolver = "ref"
