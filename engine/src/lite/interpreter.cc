@@ -174,6 +174,7 @@ Status PrepareNode(NodeState* node) {
     case BuiltinOp::kGelu:
     case BuiltinOp::kHardSwish:
     case BuiltinOp::kLeakyRelu:
+    case BuiltinOp::kElu:
       return PrepareMiscUnary(node);
     case BuiltinOp::kPad:
     case BuiltinOp::kPadV2:

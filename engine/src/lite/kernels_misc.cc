@@ -1,7 +1,7 @@
 // Float/int/bool elementwise builtins of transformer models, as TFLite's reference kernels
 // (and integer ADD/MUL, which interpreter.cc routes here):
 // TANH, LOGISTIC, EXP, NEG, LOG, SQRT, RSQRT, SQUARE, ABS, LOGICAL_NOT, GELU, HARD_SWISH,
-// LEAKY_RELU; SUB, DIV, MAXIMUM, MINIMUM, POW, SQUARED_DIFFERENCE, LESS, LESS_EQUAL, GREATER,
+// LEAKY_RELU, ELU; SUB, DIV, MAXIMUM, MINIMUM, POW, SQUARED_DIFFERENCE, LESS, LESS_EQUAL, GREATER,
 // GREATER_EQUAL, EQUAL, NOT_EQUAL, LOGICAL_AND, LOGICAL_OR (NumPy broadcasting); SELECT,
 // SELECT_V2; CAST. The int8 ops of kernels_int8_misc.cc are routed there, int8 SUB to ADD's
 // kernel (kernels_elementwise.cc); other quantized variants are refused in Prepare with
@@ -144,6 +144,9 @@ Status EvalUnary(NodeState* node) {
             break;
           case BuiltinOp::kLeakyRelu:
             y[i] = v > 0.0f ? v : v * alpha;
+            break;
+          case BuiltinOp::kElu:  // reference_ops::Elu
+            y[i] = v < 0.0f ? std::expm1(v) : v;
             break;
           default:
             break;

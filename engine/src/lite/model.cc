@@ -145,6 +145,8 @@ constexpr OpInfo kOps[] = {
      OptionsType::kResizeNearestNeighbor},
     {BuiltinOp::kHardSwish, "HARD_SWISH", 1, OptionsType::kHardSwish},
     {BuiltinOp::kLeakyRelu, "LEAKY_RELU", 2, OptionsType::kLeakyRelu},
+    // Float only: TFLiteConverter keeps ELU in float in int8 models (DEQUANTIZE, ELU, QUANTIZE).
+    {BuiltinOp::kElu, "ELU", 1, OptionsType::kNone},
     {BuiltinOp::kPrelu, "PRELU", 2, OptionsType::kNone},  // float, int8 (kernels_extra.cc)
     // float and int8 (kernels_transpose_conv.cc); 3 adds the bias input, 4 the fused activation;
     // 5 (int16 with a quantized_bias_type) is refused.

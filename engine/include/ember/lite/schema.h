@@ -90,6 +90,7 @@ enum class BuiltinOp : int32_t {
   kResizeNearestNeighbor = 97,
   kHardSwish = 117,
   kLeakyRelu = 98,
+  kElu = 111,
   kPrelu = 54,
   kTransposeConv = 67,  // src/lite/kernels_transpose_conv.cc
 };

@@ -234,6 +234,21 @@ def ops_int8() -> Fixture:
     return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
 
 
+def elu() -> Fixture:
+    """ELU (Keras activation="elu"). LiteRT's reference resolver has no ELU, so these fixtures'
+    oracle is its builtin kernel (BUILTIN_ORACLE), expm1 in float. TFLiteConverter keeps ELU in
+    float in an int8 model too: elu_int8 runs it between DEQUANTIZE and QUANTIZE. The negative
+    side reaches -8, where ELU is -1 to within an int8 output step."""
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 160], name="x")
+        outs = [tf.nn.elu(x * 8.0), tf.nn.elu(x * 0.5 + 0.25)]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {"x": np.linspace(-1.0, 1.0, 320).astype(np.float32).reshape(2, 160)}
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
 def sub_int8() -> Fixture:
     """int8 SUB (EfficientNetV2's Normalization layer): broadcasts [1, H, W, 3] against [3] either
     way round and [2, 1, 128] against [3, 1], constants with zero points -128 and 127, fused RELU6,
@@ -484,6 +499,8 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool]] = {
     "ops_misc": (ops_misc, False),
     "ops_int8": (ops_int8, True),
     "sub_int8": (sub_int8, True),
+    "elu": (elu, False),
+    "elu_int8": (elu, True),
     "ops_shape": (ops_shape, False),
     "bert_tf1": (gen_models.bert_tf1, False),
     "bert_keras_hub": (gen_models.bert_keras_hub, False),
@@ -492,6 +509,10 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool]] = {
     "mobilenet_v2_int8": (gen_models.mobilenet_v2, True),
     "mobilenet_v1_int8": (gen_models.mobilenet_v1, True),
 }
+
+
+# Models with an op that LiteRT's reference resolver lacks: its builtin kernels are the oracle.
+BUILTIN_ORACLE = {"elu", "elu_int8"}
 
 
 def main(names: list[str]) -> None:
@@ -506,7 +527,7 @@ def main(names: list[str]) -> None:
             model = sub_int8_ties(model)
         (HERE / f"{name}.tflite").write_bytes(model)
         inputs = lite_inputs(model, fixture)
-        resolver = "ref"
+        resolver = "builtin" if name in BUILTIN_ORACLE else "ref"
         outputs = run_litert(model, inputs, resolver)
         for i, x in enumerate(inputs):
             np.save(HERE / f"{name}.input_{i}.npy", x)
