@@ -49,112 +49,83 @@ float Scale(int in, int out, bool align_corners) {
                                   : static_cast<float>(in) / static_cast<float>(out);
 }
 
-// ---- RESIZE_BILINEAR, float ----
+// Where each output row and column of a bilinear resize reads: source indices lo and hi and
+// the weight of hi, in float (the float kernel) and in 1/1024 steps (ResizeBilinearInteger, the
+// int8 kernel). Made once at Prepare, ow entries for the columns then oh for the rows: lo, hi
+// and w10 in NodeState::scratch32 (kLerpInts each), frac in scratchf.
 struct Lerp {
-  float pos;  // source coordinate
   int32_t lo, hi;
+  float frac;
+  int32_t w10;
 };
+constexpr size_t kLerpInts = 3;
 
-Lerp FloatLerp(int i, float scale, bool half_pixel, int in_size) {
-  Lerp l;
-  const float v = static_cast<float>(i);
-  l.pos = half_pixel ? (v + 0.5f) * scale - 0.5f : v * scale;
-  l.lo = std::max(static_cast<int32_t>(std::floor(l.pos)), int32_t{0});
-  l.hi = std::min(static_cast<int32_t>(std::ceil(l.pos)), static_cast<int32_t>(in_size - 1));
-  return l;
+Lerp LoadLerp(const NodeState& node, size_t i) {
+  const int32_t* v = node.scratch32.data() + i * kLerpInts;
+  return {v[0], v[1], node.scratchf[i], v[2]};
 }
 
-Status EvalBilinearFloat(NodeState* node) {
-  EMBER_RETURN_IF_ERROR(CheckRunTimeSize(*node));
-  const OpOptions& o = node->op->options;
-  const int c = node->ic, iw = node->iw, ih = node->ih, ow = node->ow, oh = node->oh;
-  const float sy = Scale(ih, oh, o.align_corners), sx = Scale(iw, ow, o.align_corners);
-  std::vector<Lerp> xs(static_cast<size_t>(ow));
-  for (int x = 0; x < ow; ++x) xs[x] = FloatLerp(x, sx, o.half_pixel_centers, iw);
-  const float* in = node->t.In<float>(0);
-  float* out = node->t.Out<float>(0);
-  const int rows = node->n * oh;
-  const int tasks = TaskCount(*node, rows, static_cast<int64_t>(ow) * c * 8);
-  RunTasks(*node, tasks, [&](int task, int) {
-    for (int r = rows * task / tasks; r < rows * (task + 1) / tasks; ++r) {
-      const int b = r / oh, y = r % oh;
-      const Lerp ly = FloatLerp(y, sy, o.half_pixel_centers, ih);
-      const float dy = ly.pos - static_cast<float>(ly.lo);
-      const float* row0 = in + (static_cast<size_t>(b) * ih + ly.lo) * iw * c;
-      const float* row1 = in + (static_cast<size_t>(b) * ih + ly.hi) * iw * c;
-      float* dst = out + static_cast<size_t>(r) * ow * c;
-      for (int x = 0; x < ow; ++x) {
-        const Lerp& lx = xs[x];
-        const float dx = lx.pos - static_cast<float>(lx.lo);
-        const float* p00 = row0 + static_cast<size_t>(lx.lo) * c;
-        const float* p01 = row0 + static_cast<size_t>(lx.hi) * c;
-        const float* p10 = row1 + static_cast<size_t>(lx.lo) * c;
-        const float* p11 = row1 + static_cast<size_t>(lx.hi) * c;
-        // The reference's expression and order: v * (1 - dy) * (1 - dx) + ...
-        for (int k = 0; k < c; ++k) {
-          dst[k] = p00[k] * (1 - dy) * (1 - dx) + p10[k] * dy * (1 - dx) + p01[k] * (1 - dy) * dx +
-                   p11[k] * dy * dx;
-        }
-        dst += c;
-      }
-    }
-  });
-  return Status::OK();
-}
-
-// ---- RESIZE_BILINEAR, int8 (ResizeBilinearInteger) ----
-struct Lerp10 {
-  int32_t pos;  // source coordinate in 1/1024 steps
-  int32_t lo, hi;
-};
-
-int32_t Scale10(int in, int out, bool align_corners) {
-  if (align_corners && out > 1) return (kOne10 * (in - 1) + (out - 1) / 2) / (out - 1);
-  return (kOne10 * in + out / 2) / out;
-}
-
-Lerp10 IntLerp(int i, int32_t scale10, bool half_pixel, int in_size) {
-  Lerp10 l;
-  l.pos = half_pixel ? i * scale10 + scale10 / 2 - (1 << 9) : i * scale10;
+Lerp MakeLerp(int i, int in_size, int out_size, bool align_corners, bool half_pixel, bool int8) {
+  Lerp l{};
+  const int32_t last = static_cast<int32_t>(in_size - 1);
+  if (!int8) {
+    const float v = static_cast<float>(i), scale = Scale(in_size, out_size, align_corners);
+    const float pos = half_pixel ? (v + 0.5f) * scale - 0.5f : v * scale;
+    l.lo = std::max(static_cast<int32_t>(std::floor(pos)), int32_t{0});
+    l.hi = std::min(static_cast<int32_t>(std::ceil(pos)), last);
+    l.frac = pos - static_cast<float>(l.lo);
+    return l;
+  }
+  const int32_t scale10 = align_corners && out_size > 1
+                              ? (kOne10 * (in_size - 1) + (out_size - 1) / 2) / (out_size - 1)
+                              : (kOne10 * in_size + out_size / 2) / out_size;
+  const int32_t pos = half_pixel ? i * scale10 + scale10 / 2 - (1 << 9) : i * scale10;
   // C++ division truncates toward zero, as the reference's does (pos can be just below 0).
-  l.lo = std::max(l.pos / kOne10, int32_t{0});
-  l.hi = std::min((l.pos + kOne10 - 1) / kOne10, static_cast<int32_t>(in_size - 1));
+  l.lo = std::max(pos / kOne10, int32_t{0});
+  l.hi = std::min((pos + kOne10 - 1) / kOne10, last);
+  l.w10 = pos - kOne10 * l.lo;
   return l;
 }
 
-Status EvalBilinearInt8(NodeState* node) {
+// One output value from the four neighbours p00 (lo row, lo column) ... p11, as the reference
+// computes it: float v * (1 - dy) * (1 - dx) + ... in that order; int8 the 20-bit weighted sum
+// rounded half away from zero.
+inline float Blend(float p00, float p01, float p10, float p11, const Lerp& ly, const Lerp& lx) {
+  const float dy = ly.frac, dx = lx.frac;
+  return p00 * (1 - dy) * (1 - dx) + p10 * dy * (1 - dx) + p01 * (1 - dy) * dx + p11 * dy * dx;
+}
+inline int8_t Blend(int8_t p00, int8_t p01, int8_t p10, int8_t p11, const Lerp& ly,
+                    const Lerp& lx) {
+  const int64_t wy1 = ly.w10, wy0 = kOne10 - wy1, wx1 = lx.w10, wx0 = kOne10 - wx1;
+  const int64_t sum = p00 * wy0 * wx0 + p10 * wy1 * wx0 + p01 * wy0 * wx1 + p11 * wy1 * wx1;
+  const int64_t round = sum > 0 ? (1 << 19) : -(1 << 19);
+  return static_cast<int8_t>((sum + round) / (1 << 20));
+}
+
+template <typename T>
+Status EvalBilinear(NodeState* node) {
   EMBER_RETURN_IF_ERROR(CheckRunTimeSize(*node));
-  const OpOptions& o = node->op->options;
   const int c = node->ic, iw = node->iw, ih = node->ih, ow = node->ow, oh = node->oh;
-  const int32_t sy = Scale10(ih, oh, o.align_corners), sx = Scale10(iw, ow, o.align_corners);
-  std::vector<Lerp10> xs(static_cast<size_t>(ow));
-  for (int x = 0; x < ow; ++x) xs[x] = IntLerp(x, sx, o.half_pixel_centers, iw);
-  const int8_t* in = node->t.In<int8_t>(0);
-  int8_t* out = node->t.Out<int8_t>(0);
+  const T* in = node->t.In<T>(0);
+  T* out = node->t.Out<T>(0);
   const int rows = node->n * oh;
   const int tasks = TaskCount(*node, rows, static_cast<int64_t>(ow) * c * 8);
   RunTasks(*node, tasks, [&](int task, int) {
-    for (int r = rows * task / tasks; r < rows * (task + 1) / tasks; ++r) {
-      const int b = r / oh, y = r % oh;
-      const Lerp10 ly = IntLerp(y, sy, o.half_pixel_centers, ih);
-      const int64_t wy1 = ly.pos - kOne10 * ly.lo, wy0 = kOne10 - wy1;
-      const int8_t* row0 = in + (static_cast<size_t>(b) * ih + ly.lo) * iw * c;
-      const int8_t* row1 = in + (static_cast<size_t>(b) * ih + ly.hi) * iw * c;
-      int8_t* dst = out + static_cast<size_t>(r) * ow * c;
-      for (int x = 0; x < ow; ++x) {
-        const Lerp10& lx = xs[x];
-        const int64_t wx1 = lx.pos - kOne10 * lx.lo, wx0 = kOne10 - wx1;
-        const int8_t* p00 = row0 + static_cast<size_t>(lx.lo) * c;
-        const int8_t* p01 = row0 + static_cast<size_t>(lx.hi) * c;
-        const int8_t* p10 = row1 + static_cast<size_t>(lx.lo) * c;
-        const int8_t* p11 = row1 + static_cast<size_t>(lx.hi) * c;
-        for (int k = 0; k < c; ++k) {
-          const int64_t sum =
-              p00[k] * wy0 * wx0 + p10[k] * wy1 * wx0 + p01[k] * wy0 * wx1 + p11[k] * wy1 * wx1;
-          const int64_t round = sum > 0 ? (1 << 19) : -(1 << 19);
-          dst[k] = static_cast<int8_t>((sum + round) / (1 << 20));
-        }
-        dst += c;
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int b = static_cast<int>(r / oh);
+      const Lerp ly = LoadLerp(*node, static_cast<size_t>(ow + r % oh));
+      const T* row0 = in + (static_cast<size_t>(b) * ih + ly.lo) * iw * c;
+      const T* row1 = in + (static_cast<size_t>(b) * ih + ly.hi) * iw * c;
+      T* dst = out + static_cast<size_t>(r) * ow * c;
+      for (int x = 0; x < ow; ++x, dst += c) {
+        const Lerp lx = LoadLerp(*node, static_cast<size_t>(x));
+        const T* p00 = row0 + static_cast<size_t>(lx.lo) * c;
+        const T* p01 = row0 + static_cast<size_t>(lx.hi) * c;
+        const T* p10 = row1 + static_cast<size_t>(lx.lo) * c;
+        const T* p11 = row1 + static_cast<size_t>(lx.hi) * c;
+        for (int k = 0; k < c; ++k) dst[k] = Blend(p00[k], p01[k], p10[k], p11[k], ly, lx);
       }
     }
   });
@@ -171,22 +142,22 @@ int32_t Nearest(int i, int in_size, int out_size, bool align_corners, bool half_
   return r;
 }
 
+// The source column of each output column, then the source row of each output row, made at
+// Prepare in scratch32.
 Status EvalNearest(NodeState* node) {
   EMBER_RETURN_IF_ERROR(CheckRunTimeSize(*node));
-  const OpOptions& o = node->op->options;
   const int ih = node->ih, iw = node->iw, oh = node->oh, ow = node->ow;
   const size_t px = static_cast<size_t>(node->ic) * TensorTypeSize(node->t.in[0]->type);
-  std::vector<size_t> xs(static_cast<size_t>(ow));
-  for (int x = 0; x < ow; ++x) {
-    xs[x] = static_cast<size_t>(Nearest(x, iw, ow, o.align_corners, o.half_pixel_centers)) * px;
-  }
+  const int32_t* xs = node->scratch32.data();
+  const int32_t* ys = xs + ow;
   const uint8_t* in = node->t.in_data[0];
   uint8_t* dst = node->t.out_data[0];
   for (int b = 0; b < node->n; ++b) {
     for (int y = 0; y < oh; ++y) {
-      const int32_t sy = Nearest(y, ih, oh, o.align_corners, o.half_pixel_centers);
-      const uint8_t* row = in + (static_cast<size_t>(b) * ih + sy) * iw * px;
-      for (int x = 0; x < ow; ++x, dst += px) std::memcpy(dst, row + xs[x], px);
+      const uint8_t* row = in + (static_cast<size_t>(b) * ih + ys[y]) * iw * px;
+      for (int x = 0; x < ow; ++x, dst += px) {
+        std::memcpy(dst, row + static_cast<size_t>(xs[x]) * px, px);
+      }
     }
   }
   return Status::OK();
@@ -243,11 +214,32 @@ Status PrepareResize(NodeState* node) {
   node->ic = in.shape[3];
   node->oh = out.shape[1];
   node->ow = out.shape[2];
+  const bool ac = o.align_corners, hp = o.half_pixel_centers;
   if (!bilinear) {
+    node->scratch32.resize(static_cast<size_t>(node->ow) + node->oh);
+    for (int x = 0; x < node->ow; ++x) node->scratch32[x] = Nearest(x, node->iw, node->ow, ac, hp);
+    for (int y = 0; y < node->oh; ++y) {
+      node->scratch32[static_cast<size_t>(node->ow) + y] = Nearest(y, node->ih, node->oh, ac, hp);
+    }
     node->eval = EvalNearest;
-  } else {
-    node->eval = t == TensorType::kInt8 ? EvalBilinearInt8 : EvalBilinearFloat;
+    return Status::OK();
   }
+  const bool int8 = t == TensorType::kInt8;
+  const size_t n = static_cast<size_t>(node->ow) + node->oh;
+  node->scratch32.resize(n * kLerpInts);
+  node->scratchf.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const bool col = i < static_cast<size_t>(node->ow);
+    const int at = static_cast<int>(col ? i : i - node->ow);
+    const Lerp l = col ? MakeLerp(at, node->iw, node->ow, ac, hp, int8)
+                       : MakeLerp(at, node->ih, node->oh, ac, hp, int8);
+    int32_t* v = node->scratch32.data() + i * kLerpInts;
+    v[0] = l.lo;
+    v[1] = l.hi;
+    v[2] = l.w10;
+    node->scratchf[i] = l.frac;
+  }
+  node->eval = int8 ? EvalBilinear<int8_t> : EvalBilinear<float>;
   return Status::OK();
 }
 
