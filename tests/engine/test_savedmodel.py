@@ -15,7 +15,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "engine" / "testdata" / "savedmodels"
-FIXTURES = ["module_two_signatures", "keras_small", "keras_image_ops", "mobilenet_v2", "tiny_bert", "tf1_variables"]
+FIXTURES = [
+    "module_two_signatures",
+    "keras_small",
+    "keras_image_ops",
+    "mobilenet_v2",
+    "tiny_bert",
+    "tf1_variables",
+    "keras_rnn",
+    "while_loop",
+]
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +41,9 @@ def _ember_run(prefix: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(prefix / "bin" / "ember-run"), *args], capture_output=True, text=True, timeout=300)
 
 
-def _run_signature(prefix: Path, model: Path, sig: str, entry: dict[str, Any], out: Path):
+def _run_signature(
+    prefix: Path, model: Path, sig: str, entry: dict[str, Any], out: Path
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     args = [str(model), "--signature", sig, "--out", str(out)]
     for key, file in entry["inputs"].items():
         args += ["--feed", f"{key}={DATA / model.name / file}"]

@@ -20,9 +20,11 @@ enum class DataType : int {
   kInt64 = 9,
   kBool = 10,
   kResource = 20,
+  // A TensorList handle (TensorFlow's DT_VARIANT), held only inside a step: never fed or fetched.
+  kVariant = 21,
 };
 
-// Size in bytes of one element; 0 for kInvalid, kString and kResource.
+// Size in bytes of one element; 0 for kInvalid, kString, kResource and kVariant.
 size_t DataTypeSize(DataType dt);
 // "float", "int32", ... as TensorFlow's DataTypeString prints them.
 std::string DataTypeString(DataType dt);

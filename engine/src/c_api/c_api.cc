@@ -58,7 +58,7 @@ void Guard(EMBER_Status* status, Fn fn) {
 
 ember::Status CheckDType(EMBER_DataType dtype) {
   int v = static_cast<int>(dtype);
-  if (!ember::DataTypeIsValid(v) || v == 7 || v == 20) {
+  if (!ember::DataTypeIsValid(v) || v == 7 || v == 20 || v == 21) {
     return ember::errors::InvalidArgument("Unsupported EMBER_DataType " + std::to_string(v) +
                                           "; use EMBER_FLOAT, EMBER_INT32, EMBER_INT64, ...");
   }

@@ -10,6 +10,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/control_flow.h"
 #include "core/executor.h"
 #include "core/graph.h"
 #include "core/graph_optimizer.h"
@@ -343,8 +344,12 @@ class DirectSession : public Session {
     go.num_cpu_devices = options_.num_cpu_devices;
     go.place_pruned_graph = options_.place_pruned_graph;
     go.allow_soft_placement = options_.allow_soft_placement;
+    // While loops become _EmberWhile nodes (src/core/control_flow.h); defs_ keeps the graph
+    // as given, so that a later Extend lowers the whole graph again.
+    std::vector<NodeDef> lowered = defs;
+    EMBER_RETURN_IF_ERROR(LowerWhileLoops(&lowered));
     auto g = std::make_shared<Graph>();
-    EMBER_RETURN_IF_ERROR(Graph::Build(defs, go, g.get()));
+    EMBER_RETURN_IF_ERROR(Graph::Build(lowered, go, g.get()));
     defs_ = std::move(defs);
     graph_ = std::move(g);
     created_ = true;

@@ -23,6 +23,7 @@ size_t DataTypeSize(DataType dt) {
     case DataType::kInvalid:
     case DataType::kString:
     case DataType::kResource:
+    case DataType::kVariant:
       return 0;
   }
   return 0;
@@ -52,6 +53,8 @@ std::string DataTypeString(DataType dt) {
       return "bool";
     case DataType::kResource:
       return "resource";
+    case DataType::kVariant:
+      return "variant";
   }
   return "unknown dtype enum (" + std::to_string(static_cast<int>(dt)) + ")";
 }
@@ -68,6 +71,7 @@ bool DataTypeIsValid(int value) {
     case 9:
     case 10:
     case 20:
+    case 21:
       return true;
     default:
       return false;

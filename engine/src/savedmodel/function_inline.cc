@@ -9,6 +9,7 @@
 
 #include "core/graph.h"
 #include "core/op_kernel.h"
+#include "savedmodel/functional_while.h"
 #include "savedmodel/op_defaults.h"
 
 namespace ember {
@@ -470,6 +471,16 @@ Status Inliner::Run(const std::vector<std::string>& roots, GraphDef* out,
     for (std::string& in : n.input) forward(&in);
   }
   for (std::string& r : *flat_roots) forward(&r);
+  // Functional loops become _EmberWhile nodes now that their resource inputs name variables.
+  ProducerLookup producer = [&](const std::string& in) -> const NodeDef* {
+    auto it = index.find(ParseTensorName(in).node);
+    return it == index.end() ? nullptr : &out_[it->second];
+  };
+  for (size_t i = 0; i < out_.size(); ++i) {
+    if (!IsFunctionalWhile(out_[i].op)) continue;
+    Status s = LowerFunctionalWhile(graph_.library, options_, producer, &out_[i]);
+    if (!s.ok()) return Status(s.code(), origin_[i] + ": " + s.message());
+  }
   // Keep what the roots reach.
   std::vector<bool> keep(out_.size(), false);
   for (const std::string& r : *flat_roots) {

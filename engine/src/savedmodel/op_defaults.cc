@@ -57,6 +57,7 @@ Defaults MakeDefaults() {
   for (const char* op : {"ArgMax", "ArgMin"}) d[op] = {{"output_type", Type(DataType::kInt64)}};
   d["Reshape"] = {{"Tshape", i32}};
   d["ConcatV2"] = {{"Tidx", i32}};
+  d["ReverseV2"] = {{"Tidx", i32}};
   d["Transpose"] = {{"Tperm", i32}};
   d["ExpandDims"] = {{"Tdim", i32}};
   d["Squeeze"] = {{"squeeze_dims", Ints({})}};

@@ -62,6 +62,53 @@ def keras_small(path: Path) -> dict:
     return {"serving_default": [x]}
 
 
+def keras_rnn(path: Path) -> dict[str, object]:
+    """A Keras GRU feeding a bidirectional LSTM: TF2's functional While with TensorLists in the
+    cond/body functions, the layers' variables passed into the loops as resources."""
+    import keras
+
+    keras.utils.set_random_seed(6)
+    inp = keras.Input((6, 4), name="seq")
+    h = keras.layers.GRU(8, return_sequences=True)(inp)
+    h = keras.layers.Bidirectional(keras.layers.LSTM(8))(h)
+    out = keras.layers.Dense(3)(h)
+    model = keras.Model(inp, out)
+    tf.saved_model.save(model, str(path))
+    x = np.random.RandomState(7).rand(2, 6, 4).astype(np.float32)
+    return {"serving_default": [x]}
+
+
+class WhileLoop(tf.Module):  # type: ignore[misc]
+    """tf.while_loop over a TensorArray, reading a variable in the body, and a nested loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = tf.Variable((np.random.RandomState(8).randn(4, 4) * 0.5).astype(np.float32), name="w")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2, 4], tf.float32)])  # type: ignore[untyped-decorator]
+    def scan(self, x: tf.Tensor) -> dict[str, tf.Tensor]:
+        steps = tf.shape(x)[0]
+        xs = tf.TensorArray(tf.float32, size=steps).unstack(x)
+        ys = tf.TensorArray(tf.float32, size=steps)
+
+        def body(i: tf.Tensor, h: tf.Tensor, ys: tf.TensorArray) -> tuple[tf.Tensor, tf.Tensor, tf.TensorArray]:
+            def inner(j: tf.Tensor, g: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+                return j + 1, g * 0.5 + tf.cast(j, tf.float32)
+
+            _, g = tf.while_loop(lambda j, g: j < i, inner, [0, h])
+            h = tf.tanh(tf.matmul(g, self.w) + xs.read(i))
+            return i + 1, h, ys.write(i, h)
+
+        _, h, ys = tf.while_loop(lambda i, h, ys: i < steps, body, [0, tf.zeros([2, 4]), ys])
+        return {"last": h, "all": ys.stack()}
+
+
+def while_loop(path: Path) -> dict[str, object]:
+    m = WhileLoop()
+    tf.saved_model.save(m, str(path), signatures={"serving_default": m.scan})
+    return {"serving_default": {"x": np.random.RandomState(9).randn(5, 2, 4).astype(np.float32)}}
+
+
 def keras_image_ops(path: Path) -> dict:
     """Segmentation-style layers whose TF ops carry attrs a SavedModel strips when default:
     a dilated conv (SpaceToBatchND/BatchToSpaceND), a grouped conv, a transposed conv
@@ -242,6 +289,8 @@ FIXTURES = {
     "keras_image_ops": keras_image_ops,
     "mobilenet_v2": mobilenet_v2,
     "tiny_bert": tiny_bert,
+    "keras_rnn": keras_rnn,
+    "while_loop": while_loop,
 }
 
 
