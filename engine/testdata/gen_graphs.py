@@ -663,6 +663,65 @@ def resize_error(
     return lambda: v1_graph(build)
 
 
+def rearrange() -> Fixture:
+    """MatrixBandPart (keras-hub decoders' causal masks: tf.linalg.band_part), Roll (Swin's
+    shifted windows) and XlaDynamicUpdateSlice (keras.ops.slice_update, Swin's attention mask):
+    bands with negative, zero, inner and whole-matrix bounds, constant and fed, int32 and int64;
+    rolls summed on one axis, negative and wider than the axis, on int32; updates whose starts
+    are clamped from either side."""
+    from tensorflow.compiler.tf2xla.ops import gen_xla_ops
+
+    rng = np.random.default_rng(23)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 3, 5, 6], name="x")
+        q = v1.placeholder(tf.int32, [4, 7], name="q")
+        lo = v1.placeholder(tf.int64, [], name="lo")
+        u = v1.placeholder(tf.float32, [2, 3, 4], name="u")
+        outs = [
+            tf.linalg.band_part(x, -1, 0, name="causal"),
+            tf.linalg.band_part(x, 0, -1, name="upper"),
+            tf.linalg.band_part(x, 1, 2, name="band12"),
+            tf.linalg.band_part(x, 5, 6, name="whole"),
+            tf.linalg.band_part(x, lo, tf.constant(0, tf.int64), name="band_fed"),
+            tf.linalg.band_part(q, tf.constant(2, tf.int32), tf.constant(1, tf.int32), name="band_int"),
+            tf.roll(x, 1, 3, name="roll_last"),
+            tf.roll(x, [3, -1, 2], [1, 1, -1], name="roll_summed"),
+            tf.roll(x, [7, -9], [-4, 2], name="roll_wrap"),
+            tf.roll(q, [2, 5], [0, 1], name="roll_int"),
+        ]
+        for i, start in enumerate([[0, 0, 0], [1, 2, 2], [3, -1, 9]]):
+            outs.append(gen_xla_ops.xla_dynamic_update_slice(x[1], u, tf.constant(start, tf.int32), name=f"update{i}"))
+        feeds = {
+            "x": rand(rng, 2, 3, 5, 6),
+            "q": rng.integers(-100, 100, (4, 7)).astype(np.int32),
+            "lo": np.array(2, np.int64),
+            "u": rand(rng, 2, 3, 4),
+        }
+        return feeds, outs
+
+    return v1_graph(build)
+
+
+def rearrange_error(op: str) -> Callable[[], Fixture]:
+    """A band wider than the matrix, or a roll axis past the rank, fed at run time: TensorFlow's
+    message is the oracle."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            x = v1.placeholder(tf.float32, None, name="x")
+            k = v1.placeholder(tf.int32, None, name="k")
+            if op == "MatrixBandPart":
+                out = tf.raw_ops.MatrixBandPart(input=x, num_lower=k, num_upper=tf.constant(0), name="op")
+                return {"x": np.ones([3, 4], np.float32), "k": np.array(9, np.int32)}, [out]
+            out = tf.raw_ops.Roll(input=x, shift=tf.constant([1]), axis=k, name="op")
+            return {"x": np.ones([3, 4], np.float32), "k": np.array([-3], np.int32)}, [out]
+
+        return v1_graph(build)
+
+    return make
+
+
 FIXTURES: dict[str, Callable[[], Fixture]] = {
     "mlp": mlp,
     "convnet": convnet,
@@ -692,6 +751,9 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "error_resize_rank": resize_error("ResizeNearestNeighbor", [4, 4, 1], [8, 8]),
     "error_resize_size": resize_error("ResizeBilinear", [1, 4, 4, 1], [-2, 8]),
     "error_resize_size_shape": resize_error("ResizeNearestNeighbor", [1, 4, 4, 1], [8, 8, 1]),
+    "rearrange": rearrange,
+    "error_band_part_lower": rearrange_error("MatrixBandPart"),
+    "error_roll_axis": rearrange_error("Roll"),
 }
 
 
