@@ -1,7 +1,8 @@
 """ember lite agrees with LiteRT on real-model .tflite files (engine/testdata/lite/models).
 
 Float models (BERT encoders written with Keras, KerasHub and tf.compat.v1, a Keras
-MultiHeadAttention encoder, MobileNetV2, and `ops_misc` with each transformer op on its own)
+MultiHeadAttention encoder, MobileNetV2, `ops_misc` with each transformer op on its own, Keras
+LSTM/GRU/Bidirectional(LSTM) layers and a tf.while_loop + tf.cond model: WHILE and IF)
 are compared with LiteRT's reference kernels (BUILTIN_REF) to rtol 1e-4, computed live on the
 stored inputs; int8 CNNs (MobileNetV2, MobileNet) must equal them exactly.
 The stored expected outputs are checked too, so a LiteRT upgrade that changes them shows up.
@@ -49,6 +50,7 @@ def run_ember(install: Path, model: Path, inputs: list[Path], out: Path) -> list
 
 def test_manifest_lists_the_models() -> None:
     assert {"bert_tf1", "bert_keras_hub", "mobilenet_v2", "mobilenet_v2_int8", "ops_misc"} <= set(MANIFEST)
+    assert {"lstm", "lstm_seq", "gru", "bilstm", "while_cond"} <= set(MANIFEST)
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))

@@ -101,7 +101,9 @@ class Builder {
     size_t cap = std::max<size_t>(1024, buf_.size());
     while (cap < size_ + n) cap *= 2;
     std::vector<uint8_t> fresh(cap);
-    std::memcpy(fresh.data() + cap - size_, buf_.data() + buf_.size() - size_, size_);
+    if (size_ != 0) {  // the first Reserve has nothing to move (and a null buf_.data())
+      std::memcpy(fresh.data() + cap - size_, buf_.data() + buf_.size() - size_, size_);
+    }
     buf_.swap(fresh);
   }
   void Prepend(const void* p, size_t n) {
@@ -112,7 +114,7 @@ class Builder {
   void Zeros(size_t n) {
     Reserve(n);
     size_ += n;
-    std::memset(At(size_), 0, n);
+    if (n) std::memset(At(size_), 0, n);  // the buffer may still be empty (null)
   }
   void PushCount(size_t n) {
     const uint32_t c = static_cast<uint32_t>(n);

@@ -153,6 +153,9 @@ Status PrepareNode(NodeState* node) {
     case BuiltinOp::kReshape:
       return PrepareReshape(node);
     case BuiltinOp::kConcatenation:
+      for (const std::vector<int32_t>* dims : node->t.in_dims) {
+        if (dims != nullptr) return PrepareConcatDynamic(node);
+      }
       return PrepareConcatenation(node);
     case BuiltinOp::kSoftmax:
       return PrepareSoftmax(node);
@@ -222,6 +225,18 @@ Status PrepareNode(NodeState* node) {
       return PrepareTile(node);
     case BuiltinOp::kTransposeConv:
       return PrepareTransposeConv(node);
+    case BuiltinOp::kSlice:
+      return PrepareSlice(node);
+    case BuiltinOp::kReverseV2:
+      return PrepareReverse(node);
+    case BuiltinOp::kDynamicUpdateSlice:
+      return PrepareDynamicUpdateSlice(node);
+    case BuiltinOp::kWhile:
+      return PrepareWhile(node);
+    case BuiltinOp::kIf:
+      return PrepareIf(node);
+    case BuiltinOp::kCumsum:
+      return PrepareCumsum(node);
     case BuiltinOp::kResizeBilinear:
     case BuiltinOp::kResizeNearestNeighbor:
       return PrepareResize(node);
@@ -235,7 +250,7 @@ Status PrepareNode(NodeState* node) {
   return errors::Unimplemented(node->what + ": no kernel");
 }
 
-Interpreter::~Interpreter() { std::free(arena_); }
+Interpreter::~Interpreter() = default;
 
 StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const Model> model,
                                                            InterpreterOptions options) {
@@ -250,157 +265,51 @@ StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const
   interp->model_ = std::move(model);
   interp->options_ = options;
   interp->pool_ = std::make_unique<ThreadPool>(std::max(1, options.num_threads));
-  const SubGraphDef& g = interp->model_->graph();
-  interp->data_.assign(g.tensors.size(), nullptr);
-  interp->bytes_.assign(g.tensors.size(), 0);
   return interp;
 }
 
 Status Interpreter::AllocateTensors() {
-  const SubGraphDef& g = model_->graph();
-  const size_t nt = g.tensors.size();
-  // Which tensors are written at run time: graph inputs and operator outputs.
-  std::vector<int> writer(nt, -2);  // -2 never written, -1 graph input, else operator index
-  for (int32_t i : g.inputs) writer[static_cast<size_t>(i)] = -1;
-  for (size_t oi = 0; oi < g.operators.size(); ++oi) {
-    const OperatorDef& op = g.operators[oi];
-    for (int32_t in : op.inputs) {
-      if (in < 0) continue;
-      const TensorDef& t = g.tensors[static_cast<size_t>(in)];
-      const int w = writer[static_cast<size_t>(in)];
-      if (w == -2 && t.data == nullptr) {
-        return errors::InvalidArgument("operator " + std::to_string(oi) + " (" +
-                                       BuiltinOpName(static_cast<int32_t>(op.op)) +
-                                       ") reads tensor " + std::to_string(in) + " ('" + t.name +
-                                       "'), which has no data and no earlier operator writes");
-      }
-    }
-    for (int32_t out : op.outputs) {
-      const TensorDef& t = g.tensors[static_cast<size_t>(out)];
-      if (writer[static_cast<size_t>(out)] != -2 || t.data != nullptr) {
-        return errors::InvalidArgument(
-            "operator " + std::to_string(oi) + " writes tensor " + std::to_string(out) + " ('" +
-            t.name + "'), which is constant, a graph input or written by another operator");
-      }
-      writer[static_cast<size_t>(out)] = static_cast<int>(oi);
-    }
-  }
-  for (int32_t o : g.outputs) {
-    const TensorDef& t = g.tensors[static_cast<size_t>(o)];
-    if (writer[static_cast<size_t>(o)] == -2 && t.data == nullptr) {
-      return errors::InvalidArgument("graph output tensor " + std::to_string(o) + " ('" + t.name +
-                                     "') is never written");
-    }
-  }
-  // One arena, every run-time tensor at a 64-byte aligned offset. A tensor is live from the
-  // operator that writes it to the last one that reads it; graph inputs and outputs for the
-  // whole Invoke (and after it). Tensors whose lives do not overlap share memory, so the
-  // activations a network passes along stay in the caches (preserve_all_tensors: none share).
-  const int nops = static_cast<int>(g.operators.size());
-  std::vector<int> first(nt, 0), last(nt, -1);
-  for (size_t i = 0; i < nt; ++i) {
-    if (writer[i] >= 0) first[i] = last[i] = writer[i];
-  }
-  for (size_t oi = 0; oi < g.operators.size(); ++oi) {
-    for (int32_t in : g.operators[oi].inputs) {
-      if (in >= 0) last[static_cast<size_t>(in)] = static_cast<int>(oi);
-    }
-  }
-  for (int32_t i : g.inputs) {
-    first[static_cast<size_t>(i)] = 0;
-    last[static_cast<size_t>(i)] = nops;
-  }
-  for (int32_t o : g.outputs) last[static_cast<size_t>(o)] = nops;
-  std::vector<size_t> order;
-  std::vector<size_t> aligned(nt, 0);
-  for (size_t i = 0; i < nt; ++i) {
-    const TensorDef& t = g.tensors[i];
-    if (writer[i] == -2) continue;
-    const size_t elem = TensorTypeSize(t.type);
-    if (elem == 0) {
-      return errors::Unimplemented("tensor " + std::to_string(i) + " ('" + t.name + "') has type " +
-                                   TensorTypeName(t.type) + ", which ember lite cannot hold");
-    }
-    const size_t bytes = t.num_elements * elem;
-    if (bytes > options_.max_arena_bytes) {
-      return errors::ResourceExhausted("activations need more than " +
-                                       std::to_string(options_.max_arena_bytes) +
-                                       " bytes (InterpreterOptions::max_arena_bytes)");
-    }
-    bytes_[i] = bytes;
-    aligned[i] = (bytes + 63) / 64 * 64;
-    order.push_back(i);
-  }
-  // Largest first, each at the lowest offset clear of the tensors already placed whose lives
-  // overlap its own (TFLite's arena planner does the same greedy placement).
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return aligned[a] > aligned[b]; });
-  size_t total = 0;
-  std::vector<size_t> offset(nt, 0);
-  std::vector<size_t> placed;
-  std::vector<std::pair<size_t, size_t>> busy;  // [begin, end) of overlapping placed tensors
-  for (size_t i : order) {
-    size_t at = 0;
-    if (options_.preserve_all_tensors) {
-      at = total;
-    } else {
-      busy.clear();
-      for (size_t j : placed) {
-        if (first[j] <= last[i] && first[i] <= last[j]) {
-          busy.emplace_back(offset[j], offset[j] + aligned[j]);
+  allocated_ = false;
+  graphs_.clear();
+  const std::vector<SubGraphDef>& defs = model_->subgraphs();
+  // The subgraphs that run: the main one and those its WHILE/IF operators reach, each counted
+  // once per operator that runs it (Model::Parse refused out-of-range indices and cycles).
+  std::vector<int> callers(defs.size(), 0);
+  std::vector<char> reached(defs.size(), 0);
+  std::vector<size_t> todo = {0};
+  reached[0] = 1;
+  while (!todo.empty()) {
+    const size_t g = todo.back();
+    todo.pop_back();
+    for (const OperatorDef& op : defs[g].operators) {
+      if (op.op != BuiltinOp::kWhile && op.op != BuiltinOp::kIf) continue;
+      const bool is_while = op.op == BuiltinOp::kWhile;
+      for (int32_t c : {is_while ? op.options.cond_subgraph : op.options.then_subgraph,
+                        is_while ? op.options.body_subgraph : op.options.else_subgraph}) {
+        const size_t ci = static_cast<size_t>(c);
+        ++callers[ci];
+        if (!reached[ci]) {
+          reached[ci] = 1;
+          todo.push_back(ci);
         }
       }
-      std::sort(busy.begin(), busy.end());
-      for (const auto& b : busy) {
-        if (b.first >= at + aligned[i]) break;  // the gap before this one fits
-        at = std::max(at, b.second);
-      }
-    }
-    if (aligned[i] > options_.max_arena_bytes || at > options_.max_arena_bytes - aligned[i]) {
-      return errors::ResourceExhausted("activations need more than " +
-                                       std::to_string(options_.max_arena_bytes) +
-                                       " bytes (InterpreterOptions::max_arena_bytes)");
-    }
-    offset[i] = at;
-    total = std::max(total, at + aligned[i]);
-    placed.push_back(i);
-  }
-  std::free(arena_);
-  arena_ = static_cast<uint8_t*>(std::calloc(total + 64, 1));
-  if (arena_ == nullptr) return errors::ResourceExhausted("cannot allocate the tensor arena");
-  for (size_t i = 0; i < nt; ++i) {
-    const TensorDef& t = g.tensors[i];
-    if (writer[i] != -2) {
-      data_[i] = arena_ + offset[i];
-    } else if (t.data != nullptr) {
-      data_[i] = const_cast<uint8_t*>(t.data);  // read-only: no operator writes constants
-      bytes_[i] = t.data_size;
     }
   }
-  nodes_.clear();
-  for (size_t oi = 0; oi < g.operators.size(); ++oi) {
-    auto node = std::make_unique<NodeState>();
-    node->op = &g.operators[oi];
-    node->index = static_cast<int>(oi);
-    node->pool = pool_.get();
-    node->threads = pool_->num_threads();
-    node->what = "operator " + std::to_string(oi) + " (" +
-                 BuiltinOpName(static_cast<int32_t>(node->op->op)) + ")";
-    for (int32_t in : node->op->inputs) {
-      node->t.in.push_back(in < 0 ? nullptr : &g.tensors[static_cast<size_t>(in)]);
-      node->t.in_data.push_back(in < 0 ? nullptr : data_[static_cast<size_t>(in)]);
-    }
-    for (int32_t out : node->op->outputs) {
-      node->t.out.push_back(&g.tensors[static_cast<size_t>(out)]);
-      node->t.out_data.push_back(data_[static_cast<size_t>(out)]);
-    }
-    Status s = PrepareNode(node.get());
-    if (!s.ok()) {
-      allocated_ = false;
-      return s;
-    }
-    nodes_.push_back(std::move(node));
+  std::vector<std::unique_ptr<SubgraphState>> graphs(defs.size());
+  size_t total = 0;
+  for (size_t g = 0; g < defs.size(); ++g) {
+    if (!reached[g]) continue;
+    graphs[g] = std::make_unique<SubgraphState>();
+    graphs[g]->callers = callers[g];
+    EMBER_RETURN_IF_ERROR(
+        PlanSubgraph(defs[g], static_cast<int>(g), options_, graphs[g].get(), &total));
   }
+  for (size_t g = 0; g < defs.size(); ++g) {
+    if (graphs[g] != nullptr) {
+      EMBER_RETURN_IF_ERROR(PrepareSubgraph(graphs[g].get(), graphs, pool_.get()));
+    }
+  }
+  graphs_ = std::move(graphs);
   allocated_ = true;
   return Status::OK();
 }
@@ -409,14 +318,15 @@ Status Interpreter::Invoke() {
   if (!allocated_) {
     return errors::FailedPrecondition("Invoke called before a successful AllocateTensors");
   }
+  std::vector<std::unique_ptr<NodeState>>& nodes = graphs_[0]->nodes;
   if (!profiling_) {
-    for (auto& node : nodes_) EMBER_RETURN_IF_ERROR(node->eval(node.get()));
+    for (auto& node : nodes) EMBER_RETURN_IF_ERROR(node->eval(node.get()));
     return Status::OK();
   }
-  if (op_times_.size() != nodes_.size()) {
-    op_times_.assign(nodes_.size(), OperatorTime());
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      const NodeState& n = *nodes_[i];
+  if (op_times_.size() != nodes.size()) {
+    op_times_.assign(nodes.size(), OperatorTime());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeState& n = *nodes[i];
       std::string label = n.what;
       if (!n.t.out.empty()) {
         label += " -> [";
@@ -429,9 +339,9 @@ Status Interpreter::Invoke() {
     }
   }
   using Clock = std::chrono::steady_clock;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
     const Clock::time_point start = Clock::now();
-    EMBER_RETURN_IF_ERROR(nodes_[i]->eval(nodes_[i].get()));
+    EMBER_RETURN_IF_ERROR(nodes[i]->eval(nodes[i].get()));
     op_times_[i].total_us +=
         std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     ++op_times_[i].calls;
@@ -451,8 +361,9 @@ TensorView Interpreter::tensor(int32_t index) const {
   const SubGraphDef& g = model_->graph();
   if (index < 0 || static_cast<size_t>(index) >= g.tensors.size()) return v;
   v.def = &g.tensors[static_cast<size_t>(index)];
-  v.data = data_[static_cast<size_t>(index)];
-  v.bytes = bytes_[static_cast<size_t>(index)];
+  if (graphs_.empty()) return v;  // before AllocateTensors
+  v.data = graphs_[0]->data[static_cast<size_t>(index)];
+  v.bytes = graphs_[0]->bytes[static_cast<size_t>(index)];
   return v;
 }
 

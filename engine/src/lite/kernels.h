@@ -4,6 +4,8 @@
 #define EMBER_SRC_LITE_KERNELS_H_
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,11 @@ struct OpTensors {
   std::vector<uint8_t*> in_data;
   std::vector<const TensorDef*> out;
   std::vector<uint8_t*> out_data;
+  // Run-time shapes (subgraph.cc): in_dims[i] is null unless input i is the output of a kernel
+  // whose shape is only known at run time (SLICE with a run-time begin/size); out_dims[i] is where
+  // such a kernel writes its output's shape, sized in Prepare.
+  std::vector<const std::vector<int32_t>*> in_dims;
+  std::vector<std::vector<int32_t>*> out_dims;
   template <typename T>
   const T* In(size_t i) const {
     return reinterpret_cast<const T*>(in_data[i]);
@@ -33,6 +40,8 @@ struct OpTensors {
     return reinterpret_cast<T*>(out_data[i]);
   }
 };
+
+struct SubgraphState;
 
 struct Interpreter::NodeState {
   const OperatorDef* op = nullptr;
@@ -80,9 +89,56 @@ struct Interpreter::NodeState {
   int diff_min = 0;
   std::vector<int32_t> in_shape6, in2_shape6, out_shape6;
   std::vector<int> axes;
+  // Set by Prepare when the outputs' shapes are only known at run time (in t.out_dims).
+  bool dynamic_out = false;
+  // WHILE (cond, body) and IF (then, else): the subgraphs it runs, and the byte copies between
+  // their tensors and its own, listed at Prepare (kernels_control_flow.cc).
+  struct ByteCopy {
+    uint8_t* dst;
+    const uint8_t* src;
+    size_t bytes;
+  };
+  std::vector<SubgraphState*> callees;
+  std::vector<ByteCopy> copies[4];
+  const uint8_t* flag = nullptr;  // WHILE: the cond subgraph's BOOL output
 };
 
 using NodeState = Interpreter::NodeState;
+
+// One subgraph's run-time state: its tensors' memory (an arena of its own), and its prepared
+// operators. The interpreter makes one for the main subgraph and one for each subgraph that its
+// WHILE/IF operators run (subgraph.cc).
+struct SubgraphState {
+  const SubGraphDef* def = nullptr;
+  int index = 0;
+  std::string where;           // "" for the main subgraph, else "subgraph 2 " (messages)
+  std::vector<uint8_t*> data;  // per tensor
+  std::vector<size_t> bytes;
+  std::vector<char> dynamic;  // per tensor: its shape is set at run time, in dims
+  std::vector<std::vector<int32_t>> dims;
+  uint8_t* arena = nullptr;
+  size_t arena_bytes = 0;
+  std::vector<std::unique_ptr<NodeState>> nodes;
+  int callers = 0;  // WHILE/IF operators (of the subgraphs that run) that run this one
+  SubgraphState() = default;
+  SubgraphState(const SubgraphState&) = delete;
+  SubgraphState& operator=(const SubgraphState&) = delete;
+  ~SubgraphState() { std::free(arena); }
+};
+
+// Checks `def`'s dataflow and lays out its arena (`*total` adds its size; with the options'
+// max_arena_bytes a cap on it): data and bytes for every tensor, no operator prepared.
+Status PlanSubgraph(const SubGraphDef& def, int index, const InterpreterOptions& options,
+                    SubgraphState* state, size_t* total);
+// Prepares every operator of a planned subgraph; `graphs` (by subgraph index, null for those
+// that never run) gives WHILE/IF their callees, already planned.
+Status PrepareSubgraph(SubgraphState* state,
+                       const std::vector<std::unique_ptr<SubgraphState>>& graphs, ThreadPool* pool);
+// Runs a prepared subgraph's operators in order.
+inline Status RunSubgraph(SubgraphState* state) {
+  for (auto& node : state->nodes) EMBER_RETURN_IF_ERROR(node->eval(node.get()));
+  return Status::OK();
+}
 
 // How many tasks to split `units` independent pieces of work into, each costing about
 // `cost_per_unit` multiply-adds: 1 (run inline) when the node has one thread or the work is too
@@ -151,6 +207,17 @@ Status PreparePad(NodeState* node);
 Status PrepareResize(NodeState* node);
 // TRANSPOSE_CONV (kernels_transpose_conv.cc)
 Status PrepareTransposeConv(NodeState* node);
+// SLICE, REVERSE_V2, DYNAMIC_UPDATE_SLICE, and CONCATENATION of inputs with run-time shapes
+// (kernels_slice.cc)
+Status PrepareSlice(NodeState* node);
+Status PrepareReverse(NodeState* node);
+Status PrepareDynamicUpdateSlice(NodeState* node);
+Status PrepareConcatDynamic(NodeState* node);
+// CUMSUM (kernels_cumsum.cc)
+Status PrepareCumsum(NodeState* node);
+// WHILE and IF (kernels_control_flow.cc)
+Status PrepareWhile(NodeState* node);
+Status PrepareIf(NodeState* node);
 
 // out[r] = sum_i rows[r * k + i] * x[i] for r < nrows (kernels_conv.cc; vectorised for the
 // ISA lite/loop_isa.h chooses).

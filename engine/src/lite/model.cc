@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "lite/flatbuffer_reader.h"
+#include "lite/model_control_flow.h"
 
 namespace ember {
 namespace lite {
@@ -151,6 +152,18 @@ constexpr OpInfo kOps[] = {
     // float and int8 (kernels_transpose_conv.cc); 3 adds the bias input, 4 the fused activation;
     // 5 (int16 with a quantized_bias_type) is refused.
     {BuiltinOp::kTransposeConv, "TRANSPOSE_CONV", 4, OptionsType::kTransposeConv},
+    // Byte moves, any type ember holds (kernels_slice.cc); SLICE 5-6 add int16/5-D, which the
+    // kernel handles too.
+    {BuiltinOp::kSlice, "SLICE", 6, OptionsType::kSlice},
+    {BuiltinOp::kReverseV2, "REVERSE_V2", 3, OptionsType::kReverseV2},
+    // 2 takes int64 start indices, 3 int16 data, 4 more types: all byte moves here.
+    {BuiltinOp::kDynamicUpdateSlice, "DYNAMIC_UPDATE_SLICE", 4, OptionsType::kDynamicUpdateSlice},
+    // Control flow (kernels_control_flow.cc): the subgraph indices, counts and types are
+    // checked by CheckControlFlow (model_control_flow.cc).
+    {BuiltinOp::kIf, "IF", 1, OptionsType::kIf},
+    {BuiltinOp::kWhile, "WHILE", 1, OptionsType::kWhile},
+    // float32, int32, int64 (kernels_cumsum.cc)
+    {BuiltinOp::kCumsum, "CUMSUM", 1, OptionsType::kCumsum},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -168,7 +181,7 @@ class Parser {
  public:
   Parser(const uint8_t* data, size_t size) : buf_(data, size) {}
 
-  Status Run(uint32_t* version, std::string* description, SubGraphDef* graph) {
+  Status Run(uint32_t* version, std::string* description, std::vector<SubGraphDef>* graphs) {
     if (buf_.size() < 8) {
       return Bad("file is " + std::to_string(buf_.size()) +
                  " bytes, too short for a FlatBuffer (truncated?)");
@@ -189,18 +202,18 @@ class Parser {
     fb::Vec subgraphs;
     if (!model.Vector(2, 4, &subgraphs, &err_)) return Bad("Model.subgraphs: " + err_);
     if (subgraphs.count == 0) return Bad("model has no subgraphs");
+    graphs->resize(subgraphs.count);
     for (uint32_t i = 0; i < subgraphs.count; ++i) {
       fb::Table sg;
       if (!model.TableAt(subgraphs, i, &sg, &err_)) return Bad("subgraph " + Str(i) + ": " + err_);
-      SubGraphDef parsed;
-      EMBER_RETURN_IF_ERROR(ParseSubGraph(sg, i, &parsed));
-      if (i == 0) *graph = std::move(parsed);
+      EMBER_RETURN_IF_ERROR(ParseSubGraph(sg, i, &(*graphs)[i]));
     }
-    return Status::OK();
+    return CheckControlFlow(*graphs);
   }
 
  private:
   static std::string Str(uint64_t v) { return std::to_string(v); }
+
   static Status Bad(const std::string& what) {
     return errors::InvalidArgument("invalid .tflite model: " + what);
   }
@@ -333,6 +346,18 @@ class Parser {
       n *= static_cast<size_t>(d);
     }
     t->num_elements = n;
+    fb::Vec sig;
+    if (!tt.Vector(7, 4, &sig, &err_)) return Bad(named + ".shape_signature: " + err_);
+    if (sig.count != 0 && sig.count != shape.count) {
+      return Bad(named + ": shape_signature has rank " + Str(sig.count) + " but shape " +
+                 Str(shape.count));
+    }
+    for (uint32_t i = 0; i < sig.count; ++i) {
+      const int32_t d = tt.ElementAt<int32_t>(sig, i);
+      if (d < -1)
+        return Bad(named + ": shape_signature dimension " + Str(i) + " is " + std::to_string(d));
+      t->shape_signature.push_back(d);
+    }
     if (t->buffer >= buffers_.size()) {
       return Bad(named + ": buffer index " + Str(t->buffer) + " is out of range (the model has " +
                  Str(buffers_.size()) + " buffers)");
@@ -481,6 +506,24 @@ class Parser {
           return fail();
         }
         break;
+      case OptionsType::kWhile:
+        if (!ot.Scalar<int32_t>(0, 0, &o->cond_subgraph, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->body_subgraph, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kCumsum:
+        if (!ot.Scalar<bool>(0, false, &o->exclusive, &err_) ||
+            !ot.Scalar<bool>(1, false, &o->reverse, &err_)) {
+          return fail();
+        }
+        break;
+      case OptionsType::kIf:
+        if (!ot.Scalar<int32_t>(0, 0, &o->then_subgraph, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->else_subgraph, &err_)) {
+          return fail();
+        }
+        break;
       case OptionsType::kSqueeze: {
         fb::Vec dims;
         if (!ot.Vector(0, 4, &dims, &err_)) return fail();
@@ -606,15 +649,17 @@ Model::~Model() {
 
 Status Model::Parse() {
   Parser parser(data_, size_);
-  EMBER_RETURN_IF_ERROR(parser.Run(&version_, &description_, &graph_));
-  for (TensorDef& t : graph_.tensors) {
-    const size_t elem = TensorTypeSize(t.type);
-    if (t.data == nullptr || elem == 0 || reinterpret_cast<uintptr_t>(t.data) % elem == 0) {
-      continue;
+  EMBER_RETURN_IF_ERROR(parser.Run(&version_, &description_, &graphs_));
+  for (SubGraphDef& g : graphs_) {
+    for (TensorDef& t : g.tensors) {
+      const size_t elem = TensorTypeSize(t.type);
+      if (t.data == nullptr || elem == 0 || reinterpret_cast<uintptr_t>(t.data) % elem == 0) {
+        continue;
+      }
+      aligned_consts_.emplace_back((t.data_size + 7) / 8);
+      std::memcpy(aligned_consts_.back().data(), t.data, t.data_size);
+      t.data = reinterpret_cast<const uint8_t*>(aligned_consts_.back().data());
     }
-    aligned_consts_.emplace_back((t.data_size + 7) / 8);
-    std::memcpy(aligned_consts_.back().data(), t.data, t.data_size);
-    t.data = reinterpret_cast<const uint8_t*>(aligned_consts_.back().data());
   }
   return Status::OK();
 }

@@ -129,6 +129,18 @@ OptionsType OptionsFor(BuiltinOp op) {
       return OptionsType::kLeakyRelu;
     case BuiltinOp::kTransposeConv:
       return OptionsType::kTransposeConv;
+    case BuiltinOp::kSlice:
+      return OptionsType::kSlice;
+    case BuiltinOp::kReverseV2:
+      return OptionsType::kReverseV2;
+    case BuiltinOp::kWhile:
+      return OptionsType::kWhile;
+    case BuiltinOp::kIf:
+      return OptionsType::kIf;
+    case BuiltinOp::kCumsum:
+      return OptionsType::kCumsum;
+    case BuiltinOp::kDynamicUpdateSlice:
+      return OptionsType::kDynamicUpdateSlice;
     default:  // RELU, RELU6 and the option-less float ops of kernels_misc.cc
       return OptionsType::kNone;
   }
@@ -245,38 +257,49 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
       b->AddScalar<uint8_t>(0, o.align_corners ? 1 : 0);
       b->AddScalar<uint8_t>(1, o.half_pixel_centers ? 1 : 0);
       break;
+    case OptionsType::kWhile:
+      b->AddScalar<int32_t>(0, o.cond_subgraph);
+      b->AddScalar<int32_t>(1, o.body_subgraph);
+      break;
+    case OptionsType::kIf:
+      b->AddScalar<int32_t>(0, o.then_subgraph);
+      b->AddScalar<int32_t>(1, o.else_subgraph);
+      break;
+    case OptionsType::kCumsum:
+      b->AddScalar<uint8_t>(0, o.exclusive ? 1 : 0);
+      b->AddScalar<uint8_t>(1, o.reverse ? 1 : 0);
+      break;
     default:
       break;
   }
   return b->EndTable();
 }
 
-}  // namespace
-
-StatusOr<std::vector<uint8_t>> WriteModel(const SubGraphDef& graph,
-                                          const std::string& description) {
-  Builder b;
+// Writes one subgraph's tensors and operators; its constants get buffers appended to `buffers`
+// and its operator codes join `codes`.
+Offset WriteSubGraph(Builder* bp, const SubGraphDef& graph, std::vector<Offset>* buffers,
+                     std::map<std::pair<int32_t, int32_t>, uint32_t>* code_index,
+                     std::vector<std::pair<int32_t, int32_t>>* codes) {
+  Builder& b = *bp;
   const size_t nt = graph.tensors.size();
-  // Buffers: 0 is the empty sentinel, then one per constant tensor.
-  std::vector<Offset> buffers;
   std::vector<uint32_t> tensor_buffer(nt, 0);
-  {
-    b.StartTable();
-    buffers.push_back(b.EndTable());
-  }
   for (size_t i = 0; i < nt; ++i) {
     const TensorDef& t = graph.tensors[i];
     if (t.data == nullptr || t.data_size == 0) continue;
     const Offset data = b.CreateVector(t.data, t.data_size, 1, 16);
     b.StartTable();
     b.AddOffset(0, data);
-    tensor_buffer[i] = static_cast<uint32_t>(buffers.size());
-    buffers.push_back(b.EndTable());
+    tensor_buffer[i] = static_cast<uint32_t>(buffers->size());
+    buffers->push_back(b.EndTable());
   }
   std::vector<Offset> tensors;
   for (size_t i = 0; i < nt; ++i) {
     const TensorDef& t = graph.tensors[i];
     const Offset shape = b.CreateVector(t.shape.data(), t.shape.size(), 4);
+    const Offset signature =
+        t.shape_signature.empty()
+            ? 0
+            : b.CreateVector(t.shape_signature.data(), t.shape_signature.size(), 4);
     const Offset name = b.CreateString(t.name);
     Offset quant = 0;
     if (!t.quant.empty()) {
@@ -294,17 +317,16 @@ StatusOr<std::vector<uint8_t>> WriteModel(const SubGraphDef& graph,
     b.AddScalar<uint32_t>(2, tensor_buffer[i]);
     b.AddOffset(3, name);
     b.AddOffset(4, quant);
+    if (signature != 0) b.AddOffset(7, signature);
     tensors.push_back(b.EndTable());
   }
-  std::map<std::pair<int32_t, int32_t>, uint32_t> code_index;
-  std::vector<std::pair<int32_t, int32_t>> codes;
   std::vector<Offset> ops;
   for (const OperatorDef& op : graph.operators) {
     const auto key = std::make_pair(static_cast<int32_t>(op.op), op.version);
-    auto it = code_index.find(key);
-    if (it == code_index.end()) {
-      it = code_index.emplace(key, static_cast<uint32_t>(codes.size())).first;
-      codes.push_back(key);
+    auto it = code_index->find(key);
+    if (it == code_index->end()) {
+      it = code_index->emplace(key, static_cast<uint32_t>(codes->size())).first;
+      codes->push_back(key);
     }
     const Offset ins = b.CreateVector(op.inputs.data(), op.inputs.size(), 4);
     const Offset outs = b.CreateVector(op.outputs.data(), op.outputs.size(), 4);
@@ -331,7 +353,41 @@ StatusOr<std::vector<uint8_t>> WriteModel(const SubGraphDef& graph,
   b.AddOffset(2, outputs);
   b.AddOffset(3, ops_vec);
   b.AddOffset(4, sg_name);
-  const Offset subgraph = b.EndTable();
+  return b.EndTable();
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> WriteModel(const SubGraphDef& graph,
+                                          const std::string& description) {
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    const BuiltinOp op = graph.operators[i].op;
+    if (op == BuiltinOp::kWhile || op == BuiltinOp::kIf) {
+      return errors::InvalidArgument(
+          "WriteModel: operator " + std::to_string(i) + " (" +
+          BuiltinOpName(static_cast<int32_t>(op)) +
+          ") runs other subgraphs; write the model with WriteModel(subgraphs) to include them");
+    }
+  }
+  return WriteModel(std::vector<SubGraphDef>{graph}, description);
+}
+
+StatusOr<std::vector<uint8_t>> WriteModel(const std::vector<SubGraphDef>& graphs,
+                                          const std::string& description) {
+  if (graphs.empty()) return errors::InvalidArgument("WriteModel: no subgraphs");
+  Builder b;
+  // Buffers: 0 is the empty sentinel, then one per constant tensor.
+  std::vector<Offset> buffers;
+  {
+    b.StartTable();
+    buffers.push_back(b.EndTable());
+  }
+  std::map<std::pair<int32_t, int32_t>, uint32_t> code_index;
+  std::vector<std::pair<int32_t, int32_t>> codes;
+  std::vector<Offset> subgraph_tables;
+  for (const SubGraphDef& g : graphs) {
+    subgraph_tables.push_back(WriteSubGraph(&b, g, &buffers, &code_index, &codes));
+  }
 
   std::vector<Offset> code_tables;
   for (const auto& c : codes) {
@@ -342,7 +398,7 @@ StatusOr<std::vector<uint8_t>> WriteModel(const SubGraphDef& graph,
     code_tables.push_back(b.EndTable());
   }
   const Offset codes_vec = b.CreateOffsetVector(code_tables);
-  const Offset subgraphs = b.CreateOffsetVector({subgraph});
+  const Offset subgraphs = b.CreateOffsetVector(subgraph_tables);
   const Offset desc = b.CreateString(description);
   const Offset buffers_vec = b.CreateOffsetVector(buffers);
   b.StartTable();

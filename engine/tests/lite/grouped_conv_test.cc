@@ -16,8 +16,10 @@
 #include "ember/lite/writer.h"
 #include "ember_test.h"
 #include "lite/kernels.h"
+#include "lite/lite_test_util.h"
 
 using namespace ember::lite;
+using ember::lite::testing::MakeTensor;
 
 namespace {
 
@@ -78,25 +80,14 @@ std::vector<Acc> RefSums(const Case& c, const std::vector<T>& x, const std::vect
   return y;
 }
 
-TensorDef Tensor(const std::string& name, TensorType type, std::vector<int32_t> shape,
-                 const void* data = nullptr, size_t bytes = 0) {
-  TensorDef t;
-  t.name = name;
-  t.type = type;
-  t.shape = std::move(shape);
-  t.data = static_cast<const uint8_t*>(data);
-  t.data_size = bytes;
-  return t;
-}
-
 SubGraphDef ConvGraph(const Case& c, TensorType type, const void* w, size_t w_bytes, const void* b,
                       size_t b_bytes, int oh, int ow) {
   SubGraphDef g;
-  g.tensors.push_back(Tensor("x", type, {1, c.h, c.w, c.c}));
-  g.tensors.push_back(Tensor("w", type, {c.oc, c.kh, c.kw, c.cg}, w, w_bytes));
+  g.tensors.push_back(MakeTensor("x", type, {1, c.h, c.w, c.c}));
+  g.tensors.push_back(MakeTensor("w", type, {c.oc, c.kh, c.kw, c.cg}, w, w_bytes));
   g.tensors.push_back(
-      Tensor("b", type == TensorType::kInt8 ? TensorType::kInt32 : type, {c.oc}, b, b_bytes));
-  g.tensors.push_back(Tensor("y", type, {1, oh, ow, c.oc}));
+      MakeTensor("b", type == TensorType::kInt8 ? TensorType::kInt32 : type, {c.oc}, b, b_bytes));
+  g.tensors.push_back(MakeTensor("y", type, {1, oh, ow, c.oc}));
   OperatorDef op;
   op.op = BuiltinOp::kConv2D;
   op.version = 6;  // what TensorFlow's converter writes for a grouped convolution

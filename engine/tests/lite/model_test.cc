@@ -15,21 +15,12 @@
 #include "ember/lite/interpreter.h"
 #include "ember/lite/writer.h"
 #include "ember_test.h"
+#include "lite/lite_test_util.h"
 
 using namespace ember::lite;
+using ember::lite::testing::MakeTensor;
 
 namespace {
-
-TensorDef MakeTensor(const std::string& name, TensorType type, std::vector<int32_t> shape,
-                     const void* data = nullptr, size_t bytes = 0) {
-  TensorDef t;
-  t.name = name;
-  t.type = type;
-  t.shape = std::move(shape);
-  t.data = static_cast<const uint8_t*>(data);
-  t.data_size = bytes;
-  return t;
-}
 
 const float kW[6] = {1, 2, 3, -1, 0.5f, 4};  // [2 units, 3 depth]
 const float kB[2] = {0.25f, -10};

@@ -1,4 +1,5 @@
-// Runs the main subgraph of a validated .tflite model.
+// Runs the main subgraph of a validated .tflite model (and the subgraphs its WHILE and IF
+// operators run).
 //
 //   auto model = ember::lite::Model::FromFile("m.tflite");
 //   auto interp = ember::lite::Interpreter::Create(*model);
@@ -56,6 +57,7 @@ struct InterpreterOptions {
 };
 
 class ThreadPool;
+struct SubgraphState;
 
 class Interpreter {
  public:
@@ -64,7 +66,8 @@ class Interpreter {
                                                        InterpreterOptions options = {});
 
   // Checks every operator's inputs and outputs (types, shapes, quantization) and allocates
-  // the activation arena. Must succeed before Invoke.
+  // the activation arena, for the main subgraph and every subgraph that its WHILE/IF operators
+  // run. Must succeed before Invoke.
   Status AllocateTensors();
   Status Invoke();
 
@@ -81,7 +84,8 @@ class Interpreter {
   int num_threads() const;
 
   // Per-operator wall time of the Invoke calls made while profiling is on (ember-benchmark
-  // --profile), one entry per operator in execution order. EnableProfiling (either way) clears
+  // --profile), one entry per operator of the main subgraph in execution order (a WHILE or IF
+  // counts once, with the subgraphs it ran). EnableProfiling (either way) clears
   // the counts; with it off Invoke reads no clock.
   struct OperatorTime {
     std::string label;  // "operator 3 (CONV_2D) -> [1, 48, 48, 16] int8"
@@ -98,10 +102,9 @@ class Interpreter {
 
   std::shared_ptr<const Model> model_;
   InterpreterOptions options_;
-  std::vector<uint8_t*> data_;  // per tensor
-  std::vector<size_t> bytes_;
-  uint8_t* arena_ = nullptr;
-  std::vector<std::unique_ptr<NodeState>> nodes_;
+  // By subgraph index; [0] the main one, null for subgraphs that never run. Empty until
+  // AllocateTensors.
+  std::vector<std::unique_ptr<SubgraphState>> graphs_;
   std::unique_ptr<ThreadPool> pool_;
   bool allocated_ = false;
   bool profiling_ = false;

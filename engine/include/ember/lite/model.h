@@ -33,8 +33,12 @@ class Model {
 
   uint32_t version() const { return version_; }
   const std::string& description() const { return description_; }
-  // The main subgraph (index 0); other subgraphs are validated but not run.
-  const SubGraphDef& graph() const { return graph_; }
+  // The main subgraph (index 0), which Interpreter runs.
+  const SubGraphDef& graph() const { return graphs_[0]; }
+  // Every subgraph, the main one first; the others are run by WHILE and IF operators (their
+  // subgraph indices, input/output counts and types are checked at load, and no subgraph runs
+  // itself, directly or through others).
+  const std::vector<SubGraphDef>& subgraphs() const { return graphs_; }
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
@@ -50,7 +54,7 @@ class Model {
   std::vector<std::vector<uint64_t>> aligned_consts_;  // copies of misaligned constant data
   uint32_t version_ = 0;
   std::string description_;
-  SubGraphDef graph_;
+  std::vector<SubGraphDef> graphs_;  // at least one once loaded
 };
 
 }  // namespace lite

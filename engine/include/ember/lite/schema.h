@@ -93,6 +93,12 @@ enum class BuiltinOp : int32_t {
   kElu = 111,
   kPrelu = 54,
   kTransposeConv = 67,  // src/lite/kernels_transpose_conv.cc
+  kSlice = 65,          // src/lite/kernels_slice.cc
+  kReverseV2 = 105,
+  kIf = 118,  // control flow (src/lite/kernels_control_flow.cc): run other subgraphs
+  kWhile = 119,
+  kCumsum = 128,  // src/lite/kernels_cumsum.cc
+  kDynamicUpdateSlice = 151,
 };
 
 // BuiltinOptions union tags.
@@ -151,6 +157,12 @@ enum class OptionsType : uint8_t {
   kHardSwish = 91,
   kLeakyRelu = 75,
   kTransposeConv = 49,
+  kSlice = 48,
+  kReverseV2 = 81,
+  kIf = 92,
+  kWhile = 93,
+  kCumsum = 102,
+  kDynamicUpdateSlice = 117,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
@@ -182,6 +194,9 @@ struct TensorDef {
   size_t data_size = 0;
   QuantizationDef quant;
   size_t num_elements = 0;
+  // The converter's shape_signature: -1 where a dimension is only known at run time (the output
+  // of a SLICE with run-time begin/size inside a loop body). Empty when the file has none.
+  std::vector<int32_t> shape_signature;
 };
 
 // Options of every supported builtin; fields not used by an op keep their defaults.
@@ -208,6 +223,10 @@ struct OpOptions {
   float alpha = 0.0f;                 // LEAKY_RELU
   int32_t num = 0;                    // SPLIT/SPLIT_V num_splits, PACK values_count, UNPACK num
   std::vector<int32_t> squeeze_dims;  // SQUEEZE
+  // Subgraph indices: WHILE's cond/body, IF's then/else (checked against the model at load).
+  int32_t cond_subgraph = 0, body_subgraph = 0;
+  int32_t then_subgraph = 0, else_subgraph = 0;
+  bool exclusive = false, reverse = false;  // CUMSUM
 };
 
 struct OperatorDef {

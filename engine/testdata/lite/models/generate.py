@@ -14,7 +14,9 @@ runs these int8 models; LiteRT's optimized kernels differ from it by one step in
 each transformer op ember lite added on its own (strided slices with masks, gather with
 batch_dims, casts, selects, comparisons), so every kernel is checked apart from the models.
 `ops_int8` does the same for the int8 activations and elementwise ops of kernels_int8_misc.cc,
-on inputs that take every int8 value, saturation included.
+on inputs that take every int8 value, saturation included. `lstm`, `lstm_seq`, `gru`, `bilstm`
+(Keras recurrent layers) and `while_cond` (tf.while_loop, tf.cond) hold WHILE and IF operators
+with subgraphs of their own.
 """
 
 from __future__ import annotations
@@ -484,7 +486,148 @@ def conv_transpose() -> Fixture:
     )
 
 
+def keras_rnn(build: Callable[[object], object], shape: tuple[int, int, int], seed: int) -> Fixture:
+    """A Keras model around a recurrent layer, random weights. TFLiteConverter writes the layer's
+    time loop as a WHILE whose cond and body are subgraphs of their own (Keras 3 LSTM/GRU)."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    inp = keras.Input(shape=shape[1:], batch_size=shape[0])
+    model = keras.Model(inp, build(inp))
+
+    def run(x: tf.Tensor) -> list[tf.Tensor]:
+        return [model(x, training=False)]
+
+    graph_def, fetches = gen_models.freeze(run, [tf.TensorSpec(shape, tf.float32, name="x")])
+    x = np.random.default_rng(seed).uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    return Fixture(graph_def, {"x": x}, fetches)
+
+
+def lstm() -> Fixture:
+    """Keras LSTM (last state only) + Dense: WHILE, its body's GATHER of one time step, SPLIT
+    into the gates; the body passes the input sequence through unchanged."""
+    import keras
+
+    return keras_rnn(lambda x: keras.layers.Dense(4)(keras.layers.LSTM(16)(x)), (1, 10, 8), 61)
+
+
+def lstm_seq() -> Fixture:
+    """Keras LSTM(return_sequences=True): the body writes each step into the output sequence
+    with SLICEs of run-time begin/size and a CONCATENATION."""
+    import keras
+
+    return keras_rnn(lambda x: keras.layers.LSTM(8, return_sequences=True)(x), (2, 6, 5), 62)
+
+
+def gru() -> Fixture:
+    """Keras GRU + Dense: SUB of a constant scalar and STRIDED_SLICEs in the body."""
+    import keras
+
+    return keras_rnn(lambda x: keras.layers.Dense(4)(keras.layers.GRU(12)(x)), (1, 9, 6), 63)
+
+
+def bilstm() -> Fixture:
+    """Keras Bidirectional(LSTM): two WHILEs (four subgraphs), REVERSE_V2 of the sequence."""
+    import keras
+
+    layer = keras.layers.Bidirectional(keras.layers.LSTM(8))
+    return keras_rnn(lambda x: keras.layers.Dense(3)(layer(x)), (1, 7, 6), 64)
+
+
+def while_cond() -> Fixture:
+    """tf.while_loop and tf.cond in a tf.function: WHILE with a run-time trip count (input n),
+    loop variables the body updates and one it passes through, and IF on the loop's result.
+
+    No loop variable is a permutation of others here: LiteRT 2.3 copies a body's outputs into
+    its inputs one by one, so swapped variables (`a, b = b, a`) both end up with one value there,
+    unlike TensorFlow and ember (engine/tests/lite/control_flow_test.cc checks ember's swap)."""
+    rng = np.random.default_rng(65)
+    w = tf.constant(rng.normal(0.0, 0.5, (6, 6)).astype(np.float32))
+
+    def run(x: tf.Tensor, n: tf.Tensor) -> list[tf.Tensor]:
+        def body(i: tf.Tensor, h: tf.Tensor, a: tf.Tensor, b: tf.Tensor) -> tuple[tf.Tensor, ...]:
+            return i + 1, tf.tanh(tf.matmul(h, w) + x), a + 0.5 * h, b
+
+        start = [tf.constant(0), x, x * 2.0, x * 3.0]
+        i, h, a, b = tf.while_loop(lambda i, h, a, b: i < n, body, start)
+        y = tf.cond(tf.reduce_sum(h) > 0.0, lambda: h * 2.0 + a, lambda: tf.exp(h) - b)
+        return [h, a, y, tf.cast(i, tf.float32)]
+
+    specs = [tf.TensorSpec([2, 6], tf.float32, name="x"), tf.TensorSpec([], tf.int32, name="n")]
+    graph_def, fetches = gen_models.freeze(run, specs)
+    feeds = {"x": rng.uniform(-1.0, 1.0, (2, 6)).astype(np.float32), "n": np.array(3, np.int32)}
+    return Fixture(graph_def, feeds, fetches)
+
+
+# int8: TensorFlow 2.21's calibrator crashes on these models (Keras LSTM, and a tf.while_loop
+# with one FULLY_CONNECTED), so the control-flow fixtures are float only.
+def cumsum_ops() -> Fixture:
+    """CUMSUM (tf.math.cumsum: keras-hub Falcon's ALiBi positions come from a cumulative sum of
+    its padding mask): float32, int32 and int64, first, middle, last and negative axes,
+    exclusive, reverse and both."""
+    rng = np.random.default_rng(47)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 5, 3, 4], name="x")
+        ids = v1.placeholder(tf.int32, [3, 7], name="ids")
+        outs = [
+            tf.math.cumsum(x, axis=0),
+            tf.math.cumsum(x, axis=1),
+            tf.math.cumsum(x, axis=-1, exclusive=True),
+            tf.math.cumsum(x, axis=2, reverse=True),
+            tf.math.cumsum(x, axis=-3, exclusive=True, reverse=True),
+            tf.math.cumsum(ids, axis=1),
+            tf.math.cumsum(ids, axis=0, exclusive=True, reverse=True),
+            tf.math.cumsum(tf.cast(ids, tf.int64) * 1000003, axis=-1, reverse=True),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {
+        "x": rng.standard_normal((2, 5, 3, 4)).astype(np.float32),
+        "ids": rng.integers(-50, 50, (3, 7)).astype(np.int32),
+    }
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+def dynamic_update_slice() -> Fixture:
+    """DYNAMIC_UPDATE_SLICE (keras.ops.slice_update, as Swin builds its attention mask): float32
+    and int32, constant and run-time start indices, starts clamped from below and above, and a
+    constant operand."""
+    from tensorflow.compiler.tf2xla.ops import gen_xla_ops
+
+    rng = np.random.default_rng(53)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [3, 5, 6], name="x")
+        u = v1.placeholder(tf.float32, [2, 3, 4], name="u")
+        start = v1.placeholder(tf.int32, [3], name="start")
+        update = gen_xla_ops.xla_dynamic_update_slice
+        base = tf.constant(rng.integers(-9, 9, (4, 7)).astype(np.int32))
+        outs = [
+            update(x, u, tf.constant([0, 0, 0])),
+            update(x, u, tf.constant([1, 2, 2])),
+            update(x, u, tf.constant([3, -1, 9])),
+            update(x, u, start),
+            update(base, tf.constant([[5, 6, 7]], tf.int32), tf.constant([2, 6])),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {
+        "x": rng.standard_normal((3, 5, 6)).astype(np.float32),
+        "u": rng.standard_normal((2, 3, 4)).astype(np.float32),
+        "start": np.array([-2, 1, 5], np.int32),
+    }
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
 MODELS: dict[str, tuple[Callable[[], Fixture], bool]] = {
+    "lstm": (lstm, False),
+    "lstm_seq": (lstm_seq, False),
+    "gru": (gru, False),
+    "bilstm": (bilstm, False),
+    "while_cond": (while_cond, False),
+    "cumsum": (cumsum_ops, False),
+    "dynamic_update_slice": (dynamic_update_slice, False),
     "extra_ops": (extra_ops, False),
     "extra_ops_int8": (extra_ops, True),
     "resize": (resize_ops, False),
