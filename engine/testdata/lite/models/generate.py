@@ -48,13 +48,21 @@ def to_session_converter(fixture: Fixture, sess: tf.compat.v1.Session) -> tf.lit
     return tf.compat.v1.lite.TFLiteConverter.from_session(sess, ins, outs)
 
 
-def convert(fixture: Fixture, int8: bool) -> bytes:
+def convert(fixture: Fixture, quant: bool | str) -> bytes:
+    """The fixture as .tflite: quant False or "float" (float32), True or "int8" (full integer,
+    calibrated on random inputs), "float16" (float16 weights, DEQUANTIZE to float32 at run time)
+    or "dynamic" (dynamic range: int8 weights, float activations, the hybrid kernels)."""
+    mode = ("int8" if quant else "float") if isinstance(quant, bool) else quant
     graph = tf.Graph()
     with graph.as_default():
         tf.graph_util.import_graph_def(fixture.graph_def, name="")
     with tf.compat.v1.Session(graph=graph) as sess:
         conv = to_session_converter(fixture, sess)
-        if int8:
+        if mode != "float":
+            conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        if mode == "float16":
+            conv.target_spec.supported_types = [tf.float16]
+        if mode == "int8":
             rng = np.random.default_rng(5)
             shapes = [v.shape for v in fixture.feeds.values()]
 
@@ -62,7 +70,6 @@ def convert(fixture: Fixture, int8: bool) -> bytes:
                 for _ in range(8):
                     yield [rng.uniform(-1.0, 1.0, size=s).astype(np.float32) for s in shapes]
 
-            conv.optimizations = [tf.lite.Optimize.DEFAULT]
             conv.representative_dataset = rep
             conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
             conv.inference_input_type = tf.int8
@@ -620,7 +627,8 @@ def dynamic_update_slice() -> Fixture:
     return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
 
 
-MODELS: dict[str, tuple[Callable[[], Fixture], bool]] = {
+# name -> (fixture, quantization: False float32, True int8, or "float16" / "dynamic")
+MODELS: dict[str, tuple[Callable[[], Fixture], bool | str]] = {
     "lstm": (lstm, False),
     "lstm_seq": (lstm_seq, False),
     "gru": (gru, False),
@@ -661,11 +669,11 @@ BUILTIN_ORACLE = {"elu", "elu_int8"}
 def main(names: list[str]) -> None:
     manifest_path = HERE / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    for name, (make, int8) in MODELS.items():
+    for name, (make, quant) in MODELS.items():
         if names and name not in names:
             continue
         fixture = make()
-        model = convert(fixture, int8)
+        model = convert(fixture, quant)
         if name == "sub_int8":
             model = sub_int8_ties(model)
         (HERE / f"{name}.tflite").write_bytes(model)
@@ -678,7 +686,7 @@ def main(names: list[str]) -> None:
             np.save(HERE / f"{name}.expected_{i}.npy", y)
         manifest[name] = {
             "oracle": f"ai_edge_litert {resolver}",
-            "exact": int8,
+            "exact": quant is True,
             "rtol": 1e-4,
             "atol": 1e-5,
             "inputs": len(inputs),
