@@ -120,11 +120,23 @@ struct SubgraphState {
   size_t arena_bytes = 0;
   std::vector<std::unique_ptr<NodeState>> nodes;
   int callers = 0;  // WHILE/IF operators (of the subgraphs that run) that run this one
+  // DEQUANTIZE of a constant is computed once (fold_dequantize.cc): its output becomes a
+  // float32 constant held here, and the operator is not run. defs[i] is the tensor every
+  // check and kernel sees: the model's, or its folded constant.
+  std::vector<const TensorDef*> defs;
+  std::vector<std::unique_ptr<TensorDef>> folded_defs;
+  std::vector<std::unique_ptr<AlignedVector<float>>> folded_data;
+  std::vector<char> folded_op;  // per operator
   SubgraphState() = default;
   SubgraphState(const SubgraphState&) = delete;
   SubgraphState& operator=(const SubgraphState&) = delete;
   ~SubgraphState() { std::free(arena); }
 };
+
+// Makes `state->defs`, with the constant DEQUANTIZE outputs of `def` folded (fold_dequantize.cc).
+Status FoldConstantDequantize(const SubGraphDef& def, SubgraphState* state);
+// IEEE 754 binary16 to float (exact).
+float HalfToFloat(uint16_t h);
 
 // Checks `def`'s dataflow and lays out its arena (`*total` adds its size; with the options'
 // max_arena_bytes a cap on it): data and bytes for every tensor, no operator prepared.

@@ -355,6 +355,15 @@ Status EvalDequantize(NodeState* node) {
   return Status::OK();
 }
 
+// A run-time FLOAT16 input (a constant one is folded at AllocateTensors: fold_dequantize.cc).
+Status EvalDequantizeF16(NodeState* node) {
+  const uint16_t* x = node->t.In<uint16_t>(0);
+  float* y = node->t.Out<float>(0);
+  const size_t n = node->t.in[0]->num_elements;
+  for (size_t i = 0; i < n; ++i) y[i] = HalfToFloat(x[i]);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status PrepareQuantize(NodeState* node) {
@@ -381,8 +390,12 @@ Status PrepareQuantize(NodeState* node) {
 Status PrepareDequantize(NodeState* node) {
   EMBER_RETURN_IF_ERROR(SameShapeUnary(node));
   const TensorDef& in = *node->t.in[0];
-  EMBER_RETURN_IF_ERROR(CheckType(*node, in, TensorType::kInt8, "input"));
   EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], TensorType::kFloat32, "output"));
+  if (in.type == TensorType::kFloat16) {
+    node->eval = EvalDequantizeF16;
+    return Status::OK();
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, in, TensorType::kInt8, "input"));
   EMBER_RETURN_IF_ERROR(NeedQuant(*node, in, "input"));
   node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
   node->eval = EvalDequantize;

@@ -42,14 +42,17 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
   state->bytes.assign(nt, 0);
   state->dynamic.assign(nt, 0);
   state->dims.assign(nt, {});
+  EMBER_RETURN_IF_ERROR(FoldConstantDequantize(g, state));
+  const std::vector<const TensorDef*>& defs = state->defs;
   // Which tensors are written at run time: graph inputs and operator outputs.
   std::vector<int> writer(nt, -2);  // -2 never written, -1 graph input, else operator index
   for (int32_t i : g.inputs) writer[static_cast<size_t>(i)] = -1;
   for (size_t oi = 0; oi < g.operators.size(); ++oi) {
     const OperatorDef& op = g.operators[oi];
+    if (state->folded_op[oi]) continue;
     for (int32_t in : op.inputs) {
       if (in < 0) continue;
-      const TensorDef& t = g.tensors[static_cast<size_t>(in)];
+      const TensorDef& t = *defs[static_cast<size_t>(in)];
       const int w = writer[static_cast<size_t>(in)];
       if (w == -2 && t.data == nullptr) {
         return errors::InvalidArgument(where + "operator " + std::to_string(oi) + " (" +
@@ -59,7 +62,7 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
       }
     }
     for (int32_t out : op.outputs) {
-      const TensorDef& t = g.tensors[static_cast<size_t>(out)];
+      const TensorDef& t = *defs[static_cast<size_t>(out)];
       if (writer[static_cast<size_t>(out)] != -2 || t.data != nullptr) {
         return errors::InvalidArgument(
             where + "operator " + std::to_string(oi) + " writes tensor " + std::to_string(out) +
@@ -69,7 +72,7 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
     }
   }
   for (int32_t o : g.outputs) {
-    const TensorDef& t = g.tensors[static_cast<size_t>(o)];
+    const TensorDef& t = *defs[static_cast<size_t>(o)];
     if (writer[static_cast<size_t>(o)] == -2 && t.data == nullptr) {
       return errors::InvalidArgument(where + "graph output tensor " + std::to_string(o) + " ('" +
                                      t.name + "') is never written");
@@ -86,6 +89,7 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
     if (writer[i] >= 0) first[i] = last[i] = writer[i];
   }
   for (size_t oi = 0; oi < g.operators.size(); ++oi) {
+    if (state->folded_op[oi]) continue;
     for (int32_t in : g.operators[oi].inputs) {
       if (in >= 0) last[static_cast<size_t>(in)] = static_cast<int>(oi);
     }
@@ -154,7 +158,7 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
   if (state->arena == nullptr) return errors::ResourceExhausted("cannot allocate the tensor arena");
   state->arena_bytes = total;
   for (size_t i = 0; i < nt; ++i) {
-    const TensorDef& t = g.tensors[i];
+    const TensorDef& t = *defs[i];
     if (writer[i] != -2) {
       state->data[i] = state->arena + offset[i];
     } else if (t.data != nullptr) {
@@ -171,6 +175,7 @@ Status PrepareSubgraph(SubgraphState* state,
   const SubGraphDef& g = *state->def;
   state->nodes.clear();
   for (size_t oi = 0; oi < g.operators.size(); ++oi) {
+    if (state->folded_op[oi]) continue;  // computed once at PlanSubgraph
     auto node = std::make_unique<NodeState>();
     node->op = &g.operators[oi];
     node->index = static_cast<int>(oi);
@@ -181,15 +186,15 @@ Status PrepareSubgraph(SubgraphState* state,
     const TensorDef* dynamic_in = nullptr;
     for (int32_t in : node->op->inputs) {
       const size_t i = static_cast<size_t>(in);
-      node->t.in.push_back(in < 0 ? nullptr : &g.tensors[i]);
+      node->t.in.push_back(in < 0 ? nullptr : state->defs[i]);
       node->t.in_data.push_back(in < 0 ? nullptr : state->data[i]);
       const bool dyn = in >= 0 && state->dynamic[i] != 0;
       node->t.in_dims.push_back(dyn ? &state->dims[i] : nullptr);
-      if (dyn && dynamic_in == nullptr) dynamic_in = &g.tensors[i];
+      if (dyn && dynamic_in == nullptr) dynamic_in = state->defs[i];
     }
     for (int32_t out : node->op->outputs) {
       const size_t o = static_cast<size_t>(out);
-      node->t.out.push_back(&g.tensors[o]);
+      node->t.out.push_back(state->defs[o]);
       node->t.out_data.push_back(state->data[o]);
       node->t.out_dims.push_back(&state->dims[o]);
     }
