@@ -64,6 +64,16 @@ Status NeedQuant(const NodeState& node, const TensorDef& t, const char* role) {
   return Status::OK();
 }
 
+Status NeedPerTensorQuant(const NodeState& node, const TensorDef& t, const char* role) {
+  EMBER_RETURN_IF_ERROR(NeedQuant(node, t, role));
+  if (t.quant.scale.size() != 1 || t.quant.zero_point.size() != 1) {
+    return errors::Unimplemented(node.what + ": " + role + " '" + t.name + "' is quantized per " +
+                                 "channel (" + std::to_string(t.quant.scale.size()) +
+                                 " scales); this operator takes one scale and zero point");
+  }
+  return Status::OK();
+}
+
 void FloatActivationRange(Activation act, float* lo, float* hi) {
   switch (act) {
     case Activation::kRelu:

@@ -177,6 +177,8 @@ Status CheckShape(const NodeState& node, const TensorDef& t, const std::vector<i
                   const char* role);
 Status CheckType(const NodeState& node, const TensorDef& t, TensorType type, const char* role);
 Status NeedQuant(const NodeState& node, const TensorDef& t, const char* role);
+// NeedQuant, and one scale and zero point (ops whose kernels take no per-channel parameters).
+Status NeedPerTensorQuant(const NodeState& node, const TensorDef& t, const char* role);
 void FloatActivationRange(Activation act, float* lo, float* hi);
 int ComputeOutSize(Padding padding, int in, int filter, int stride, int dilation);
 int ComputePadding(int stride, int dilation, int in, int filter, int out);

@@ -73,16 +73,6 @@ Status EvalPreluInt8(NodeState* node) {
   return Status::OK();
 }
 
-Status NeedPerTensorQuant(const NodeState& node, const TensorDef& t, const char* role) {
-  EMBER_RETURN_IF_ERROR(NeedQuant(node, t, role));
-  if (t.quant.scale.size() != 1 || t.quant.zero_point.size() != 1) {
-    return errors::Unimplemented(node.what + ": int8 " + role + " '" + t.name +
-                                 "' has per-channel quantization; PRELU takes one scale and "
-                                 "zero point");
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 Status PreparePrelu(NodeState* node) {

@@ -278,15 +278,6 @@ Status EvalSquaredDifferenceInt8(NodeState* node) {
   return Status::OK();
 }
 
-Status NeedScalarQuant(const NodeState& node, const TensorDef& t, const char* role) {
-  EMBER_RETURN_IF_ERROR(NeedQuant(node, t, role));
-  if (t.quant.scale.size() != 1 || t.quant.zero_point.size() != 1) {
-    return errors::InvalidArgument(node.what + ": int8 " + role + " '" + t.name +
-                                   "' must have one scale and zero point (per-tensor)");
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 Status PrepareUnaryInt8(NodeState* node) {
@@ -294,8 +285,8 @@ Status PrepareUnaryInt8(NodeState* node) {
   const TensorDef& y = *node->t.out[0];
   EMBER_RETURN_IF_ERROR(CheckType(*node, y, TensorType::kInt8, "output"));
   EMBER_RETURN_IF_ERROR(CheckShape(*node, y, x.shape, "output"));
-  EMBER_RETURN_IF_ERROR(NeedScalarQuant(*node, x, "input"));
-  EMBER_RETURN_IF_ERROR(NeedScalarQuant(*node, y, "output"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, x, "input"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, y, "output"));
   node->in_zp = static_cast<int32_t>(x.quant.zero_point[0]);
   node->out_zp = static_cast<int32_t>(y.quant.zero_point[0]);
   node->scratch8.assign(kTableSize, 0);
@@ -352,9 +343,9 @@ Status PrepareSquaredDifferenceInt8(NodeState* node) {
   }
   EMBER_RETURN_IF_ERROR(CheckType(*node, y, TensorType::kInt8, "output"));
   EMBER_RETURN_IF_ERROR(CheckShape(*node, y, shape, "output"));
-  EMBER_RETURN_IF_ERROR(NeedScalarQuant(*node, a, "input 0"));
-  EMBER_RETURN_IF_ERROR(NeedScalarQuant(*node, b, "input 1"));
-  EMBER_RETURN_IF_ERROR(NeedScalarQuant(*node, y, "output"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, a, "input 0"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, b, "input 1"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, y, "output"));
   node->in_zp = static_cast<int32_t>(a.quant.zero_point[0]);
   node->in2_zp = static_cast<int32_t>(b.quant.zero_point[0]);
   node->out_zp = static_cast<int32_t>(y.quant.zero_point[0]);

@@ -346,26 +346,16 @@ Status EvalBatchMatMulInt8(NodeState* node) {
   });
 }
 
-// Per-tensor quantization, as the int8 BATCH_MATMUL kernel reads it (params.scale/zero_point).
-Status NeedPerTensor(const NodeState& node, const TensorDef& t, const char* role) {
-  EMBER_RETURN_IF_ERROR(NeedQuant(node, t, role));
-  if (t.quant.scale.size() != 1 || t.quant.zero_point.size() != 1) {
-    return errors::Unimplemented(node.what + ": int8 " + role + " '" + t.name +
-                                 "' is quantized per channel; BATCH_MATMUL takes one scale "
-                                 "and zero point");
-  }
-  return Status::OK();
-}
-
+// int8 BATCH_MATMUL reads one scale and zero point per tensor (params.scale/zero_point).
 Status PrepareBatchMatMulInt8(NodeState* node) {
   const TensorDef& a = *node->t.in[0];
   const TensorDef& b = *node->t.in[1];
   const TensorDef& y = *node->t.out[0];
   EMBER_RETURN_IF_ERROR(CheckType(*node, b, TensorType::kInt8, "input 1"));
   if (y.type != TensorType::kInt8) return misc::Unsupported(*node, y.type);
-  EMBER_RETURN_IF_ERROR(NeedPerTensor(*node, a, "input 0"));
-  EMBER_RETURN_IF_ERROR(NeedPerTensor(*node, b, "input 1"));
-  EMBER_RETURN_IF_ERROR(NeedPerTensor(*node, y, "output"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, a, "input 0"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, b, "input 1"));
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, y, "output"));
   node->in_zp = static_cast<int32_t>(a.quant.zero_point[0]);
   node->in2_zp = static_cast<int32_t>(b.quant.zero_point[0]);
   node->out_zp = static_cast<int32_t>(y.quant.zero_point[0]);

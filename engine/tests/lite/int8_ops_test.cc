@@ -104,6 +104,24 @@ TEST(LiteInt8Ops, LogisticNeedsOutputScaleOneOver256) {
                        "LOGISTIC needs 1/256"));
 }
 
+// The table ops, SQUARED_DIFFERENCE, BATCH_MATMUL and PRELU take one scale and zero point per
+// tensor: a per-channel input is refused at AllocateTensors with what it has.
+TEST(LiteInt8Ops, PerChannelQuantizationIsRefused) {
+  SubGraphDef g = OneOp(BuiltinOp::kTanh, 1.0f / 128, 0);
+  g.tensors[0].quant.scale = {0.05f, 0.05f, 0.1f, 0.1f};
+  g.tensors[0].quant.zero_point = {0, 0, 0, 0};
+  g.tensors[0].quant.quantized_dimension = 1;
+  ember::Status s = WriteAndRun(g, kX).status;
+  EXPECT_TRUE(Contains(s, "operator 0 (TANH): input 'x' is quantized per channel (4 scales)"));
+  EXPECT_TRUE(s.code() == ember::Code::kUnimplemented);
+  g = OneOp(BuiltinOp::kSquaredDifference, 0.01f, -128, true);
+  g.tensors[2].quant = g.tensors[0].quant;
+  g.tensors[2].quant.scale = {0.05f, 0.05f, 0.1f, 0.1f};
+  g.tensors[2].quant.zero_point = {0, 0, 0, 0};
+  g.tensors[2].quant.quantized_dimension = 1;
+  EXPECT_TRUE(Contains(WriteAndRun(g, kX).status, "input 1 'x2' is quantized per channel"));
+}
+
 TEST(LiteInt8Ops, Int16VersionsAreRefused) {
   for (BuiltinOp op : {BuiltinOp::kLogistic, BuiltinOp::kTanh, BuiltinOp::kLeakyRelu}) {
     SubGraphDef g = OneOp(op, 1.0f / 256, -128);
