@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -48,7 +49,7 @@ Status NeedQuant(const NodeState& node, const TensorDef& t, const char* role) {
                                    "' is quantized but has no scale/zero_point");
   }
   for (float s : t.quant.scale) {
-    if (!(s > 0.0f) || s > 1e30f) {
+    if (!(s > 0.0f) || !std::isfinite(s)) {
       return errors::InvalidArgument(node.what + ": " + role + " '" + t.name +
                                      "' has a non-positive or non-finite scale");
     }

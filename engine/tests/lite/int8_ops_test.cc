@@ -5,6 +5,7 @@
 // pytest).
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,20 @@ TEST(LiteInt8Ops, PerChannelQuantizationIsRefused) {
   g.tensors[2].quant.zero_point = {0, 0, 0, 0};
   g.tensors[2].quant.quantized_dimension = 1;
   EXPECT_TRUE(Contains(WriteAndRun(g, kX).status, "input 1 'x2' is quantized per channel"));
+}
+
+// Any finite positive scale is accepted, as LiteRT accepts it (TFLiteConverter gave a Keras
+// pre-activation ResNet's first conv output a scale of 1.3e36); infinity and 0 are refused.
+TEST(LiteInt8Ops, HugeFiniteScalesAreAcceptedInfiniteRefused) {
+  SubGraphDef g = OneOp(BuiltinOp::kTanh, 1.0f / 128, 0);
+  g.tensors[0].quant.scale = {1e36f};
+  Run r = WriteAndRun(g, kX);
+  ASSERT_OK(r.status);
+  EXPECT_EQ(Ints(r.y), std::string("[-128,0,127,127]"));  // tanh(1e36 * (x + 3)) * 128
+  g.tensors[0].quant.scale = {std::numeric_limits<float>::infinity()};
+  EXPECT_TRUE(Contains(WriteAndRun(g, kX).status, "non-positive or non-finite scale"));
+  g.tensors[0].quant.scale = {0.0f};
+  EXPECT_TRUE(Contains(WriteAndRun(g, kX).status, "non-positive or non-finite scale"));
 }
 
 TEST(LiteInt8Ops, Int16VersionsAreRefused) {
