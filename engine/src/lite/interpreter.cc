@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -246,8 +246,37 @@ Status PrepareNode(NodeState* node) {
       return PrepareWhile(node);
     case BuiltinOp::kIf:
       return PrepareIf(node);
+    case BuiltinOp::kDepthToSpace:
+      return PrepareDepthToSpace(node);
+    case BuiltinOp::kSpaceToDepth:
+      return PrepareSpaceToDepth(node);
+    case BuiltinOp::kTopKV2:
+      return PrepareTopK(node);
+    case BuiltinOp::kBroadcastTo:
+      return PrepareBroadcastTo(node);
+    case BuiltinOp::kFloorDiv:
+      return PrepareFloorDiv(node);
+    case BuiltinOp::kFloorMod:
+      return PrepareFloorMod(node);
+    case BuiltinOp::kOneHot:
+      return PrepareOneHot(node);
+    case BuiltinOp::kGatherNd:
+      return PrepareGatherNd(node);
+    case BuiltinOp::kScatterNd:
+      return PrepareScatterNd(node);
     case BuiltinOp::kCumsum:
       return PrepareCumsum(node);
+    case BuiltinOp::kArgMax:
+    case BuiltinOp::kArgMin:
+      return PrepareArgMinMax(node);
+    case BuiltinOp::kLogSoftmax:
+      return PrepareLogSoftmax(node);
+    case BuiltinOp::kL2Normalization:
+      return PrepareL2Normalization(node);
+    case BuiltinOp::kMirrorPad:
+      return PrepareMirrorPad(node);
+    case BuiltinOp::kReduceProd:
+      return PrepareReduceProd(node);
     case BuiltinOp::kResizeBilinear:
     case BuiltinOp::kResizeNearestNeighbor:
       return PrepareResize(node);

@@ -43,6 +43,18 @@ struct OpTensors {
 
 struct SubgraphState;
 
+// Hybrid (dynamic-range) FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D (kernels_hybrid.cc):
+// int8 weights, float activations quantized to int8 at every Invoke.
+struct HybridParams {
+  bool asymmetric = false;          // inputs quantized with a zero point (else symmetrically)
+  bool per_channel = false;         // CONV_2D: LiteRT's EvalHybridPerChannel (else EvalHybrid)
+  std::vector<float> weight_scale;  // per output channel
+  std::vector<int32_t> row_sums;    // per output channel: the sum of its weights
+  std::vector<int8_t> q;            // the quantized input
+  std::vector<float> in_scale;      // per quantized batch (row for FULLY_CONNECTED)
+  std::vector<int32_t> in_offset;   // per quantized batch: the input zero point
+};
+
 struct Interpreter::NodeState {
   const OperatorDef* op = nullptr;
   int index = 0;
@@ -101,6 +113,7 @@ struct Interpreter::NodeState {
   std::vector<SubgraphState*> callees;
   std::vector<ByteCopy> copies[4];
   const uint8_t* flag = nullptr;  // WHILE: the cond subgraph's BOOL output
+  HybridParams hybrid;
 };
 
 using NodeState = Interpreter::NodeState;
@@ -184,6 +197,12 @@ int ComputeOutSize(Padding padding, int in, int filter, int stride, int dilation
 int ComputePadding(int stride, int dilation, int in, int filter, int out);
 
 Status PrepareFullyConnected(NodeState* node);
+// Float input with int8 weights: LiteRT's hybrid kernels (kernels_hybrid.cc). The conv ones are
+// called once PrepareSpatial has set the geometry.
+bool IsHybrid(const NodeState& node);
+Status PrepareFullyConnectedHybrid(NodeState* node);
+Status PrepareConv2DHybrid(NodeState* node);
+Status PrepareDepthwiseConv2DHybrid(NodeState* node);
 Status PrepareConv2D(NodeState* node);
 Status PrepareDepthwiseConv2D(NodeState* node);
 Status PrepareAddMul(NodeState* node);
@@ -229,9 +248,35 @@ Status PrepareDynamicUpdateSlice(NodeState* node);
 Status PrepareConcatDynamic(NodeState* node);
 // CUMSUM (kernels_cumsum.cc)
 Status PrepareCumsum(NodeState* node);
+// ARG_MAX and ARG_MIN (kernels_argminmax.cc)
+Status PrepareArgMinMax(NodeState* node);
+// LOG_SOFTMAX and L2_NORMALIZATION (kernels_norm.cc)
+Status PrepareLogSoftmax(NodeState* node);
+Status PrepareL2Normalization(NodeState* node);
+// MIRROR_PAD (kernels_mirror_pad.cc)
+Status PrepareMirrorPad(NodeState* node);
+// REDUCE_PROD (kernels_reduce_prod.cc)
+Status PrepareReduceProd(NodeState* node);
+// FULLY_CONNECTED whose weights are computed at run time (kernels_fc_runtime.cc); called by
+// PrepareFullyConnected for weights that are not constant.
+Status PrepareFullyConnectedRuntimeWeights(NodeState* node);
+// FULLY_CONNECTED's shape checks, shared by every weights form (kernels_conv.cc).
+Status FullyConnectedGeometry(NodeState* node);
 // WHILE and IF (kernels_control_flow.cc)
 Status PrepareWhile(NodeState* node);
 Status PrepareIf(NodeState* node);
+// DEPTH_TO_SPACE / SPACE_TO_DEPTH (kernels_depth_space.cc), TOPK_V2 (kernels_topk.cc),
+// BROADCAST_TO (kernels_broadcast_to.cc), FLOOR_DIV / FLOOR_MOD (kernels_floor.cc), ONE_HOT
+// (kernels_one_hot.cc), GATHER_ND / SCATTER_ND (kernels_gather_scatter_nd.cc)
+Status PrepareDepthToSpace(NodeState* node);
+Status PrepareSpaceToDepth(NodeState* node);
+Status PrepareTopK(NodeState* node);
+Status PrepareBroadcastTo(NodeState* node);
+Status PrepareFloorDiv(NodeState* node);
+Status PrepareFloorMod(NodeState* node);
+Status PrepareOneHot(NodeState* node);
+Status PrepareGatherNd(NodeState* node);
+Status PrepareScatterNd(NodeState* node);
 
 // out[r] = sum_i rows[r * k + i] * x[i] for r < nrows (kernels_conv.cc; vectorised for the
 // ISA lite/loop_isa.h chooses).

@@ -229,16 +229,13 @@ Status EvalFullyConnectedI8(NodeState* node) {
 
 }  // namespace
 
-Status PrepareFullyConnected(NodeState* node) {
+// FULLY_CONNECTED's geometry (constant or run-time weights): weights [units, depth], the input
+// a whole number of depth-long rows, and the output [rows, units] (keep_num_dims: the input's
+// shape with units last). Sets node->inner (depth), oc (units) and outer (rows).
+Status FullyConnectedGeometry(NodeState* node) {
   const OperatorDef& op = *node->op;
-  if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
-      node->t.in[0] == nullptr || node->t.in[1] == nullptr) {
-    return errors::InvalidArgument(node->what +
-                                   ": expects inputs (input, weights[, bias]) and one output");
-  }
   const TensorDef& in = *node->t.in[0];
   const TensorDef& w = *node->t.in[1];
-  EMBER_RETURN_IF_ERROR(RequireConstant(*node, &w, "weights"));
   if (w.shape.size() != 2 || w.shape[1] == 0 || in.shape.empty()) {
     return errors::InvalidArgument(node->what + ": weights '" + w.name +
                                    "' must be [units, depth], got " + ShapeString(w.shape));
@@ -264,6 +261,23 @@ Status PrepareFullyConnected(NodeState* node) {
     expect = {static_cast<int32_t>(node->outer), n};
   }
   EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], expect, "output"));
+  return Status::OK();
+}
+
+Status PrepareFullyConnected(NodeState* node) {
+  const OperatorDef& op = *node->op;
+  if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
+      node->t.in[0] == nullptr || node->t.in[1] == nullptr) {
+    return errors::InvalidArgument(node->what +
+                                   ": expects inputs (input, weights[, bias]) and one output");
+  }
+  const TensorDef& in = *node->t.in[0];
+  const TensorDef& w = *node->t.in[1];
+  EMBER_RETURN_IF_ERROR(FullyConnectedGeometry(node));
+  // Weights computed at run time (tf.einsum / tf.matmul of two activations): kernels_fc_runtime.cc.
+  if (w.data == nullptr) return PrepareFullyConnectedRuntimeWeights(node);
+  const int k = w.shape[1], n = w.shape[0];
+  if (IsHybrid(*node)) return PrepareFullyConnectedHybrid(node);
   EMBER_RETURN_IF_ERROR(PrepareWeighted(node, n, k, true));
   // LiteRT's per-channel FULLY_CONNECTED requantizes with single rounding; `left_shift`
   // flags it (it is otherwise unused by weighted ops).
@@ -638,6 +652,7 @@ Status PrepareConv2D(NodeState* node) {
                                    "' must be [O, KH, KW, I], got " + ShapeString(w.shape));
   }
   EMBER_RETURN_IF_ERROR(PrepareSpatial(node, w.shape[1], w.shape[2], w.shape[0]));
+  if (IsHybrid(*node)) return PrepareConv2DHybrid(node);
   if (w.shape[3] != node->ic) return PrepareGroupedConv2D(node, w.shape[3]);
   const int k = node->kh * node->kw * node->ic;
   EMBER_RETURN_IF_ERROR(PrepareWeighted(node, node->oc, k, true));
@@ -987,6 +1002,7 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
                                    " x depth_multiplier " + std::to_string(dm) +
                                    " must equal the filter's channels " + std::to_string(node->oc));
   }
+  if (IsHybrid(*node)) return PrepareDepthwiseConv2DHybrid(node);
   EMBER_RETURN_IF_ERROR(PrepareWeighted(node, node->oc, node->kh * node->kw, false));
   const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
   if (dm != 1) {

@@ -162,8 +162,32 @@ constexpr OpInfo kOps[] = {
     // checked by CheckControlFlow (model_control_flow.cc).
     {BuiltinOp::kIf, "IF", 1, OptionsType::kIf},
     {BuiltinOp::kWhile, "WHILE", 1, OptionsType::kWhile},
+    // Index and layout ops: byte moves of float32, int8, uint8, int32, int64
+    // (kernels_depth_space.cc; 2 is int8); TOPK_V2 3 and FLOOR_DIV 3 / FLOOR_MOD 2 are int16/int8
+    // (kernels_topk.cc, kernels_floor.cc); BROADCAST_TO starts at 2, 3 is int8/int16
+    // (kernels_broadcast_to.cc); GATHER_ND 2 is STRING (refused at Prepare), 3-5 int16 params,
+    // int16 indices, bool (kernels_gather_scatter_nd.cc); ONE_HOT (kernels_one_hot.cc).
+    {BuiltinOp::kDepthToSpace, "DEPTH_TO_SPACE", 2, OptionsType::kDepthToSpace},
+    {BuiltinOp::kSpaceToDepth, "SPACE_TO_DEPTH", 2, OptionsType::kSpaceToDepth},
+    {BuiltinOp::kTopKV2, "TOPK_V2", 2, OptionsType::kTopKV2},
+    {BuiltinOp::kBroadcastTo, "BROADCAST_TO", 3, OptionsType::kBroadcastTo},
+    {BuiltinOp::kFloorDiv, "FLOOR_DIV", 2, OptionsType::kFloorDiv},
+    {BuiltinOp::kFloorMod, "FLOOR_MOD", 1, OptionsType::kFloorMod},
+    {BuiltinOp::kOneHot, "ONE_HOT", 1, OptionsType::kOneHot},
+    {BuiltinOp::kGatherNd, "GATHER_ND", 5, OptionsType::kGatherNd},
+    {BuiltinOp::kScatterNd, "SCATTER_ND", 1, OptionsType::kScatterNd},
     // float32, int32, int64 (kernels_cumsum.cc)
     {BuiltinOp::kCumsum, "CUMSUM", 1, OptionsType::kCumsum},
+    // kernels_argminmax.cc: float32, int8, uint8, int32 input (3 is BOOL, refused).
+    {BuiltinOp::kArgMax, "ARG_MAX", 2, OptionsType::kArgMax},
+    {BuiltinOp::kArgMin, "ARG_MIN", 2, OptionsType::kArgMin},
+    // kernels_norm.cc: float32; 2 is int8 (uint8 refused at Prepare).
+    {BuiltinOp::kLogSoftmax, "LOG_SOFTMAX", 2, OptionsType::kLogSoftmax},
+    {BuiltinOp::kL2Normalization, "L2_NORMALIZATION", 2, OptionsType::kL2Norm},
+    // kernels_mirror_pad.cc: byte moves of float32, int8, uint8, int32, int64.
+    {BuiltinOp::kMirrorPad, "MIRROR_PAD", 2, OptionsType::kMirrorPad},
+    // kernels_reduce_prod.cc: float32 and int32 (2 is int8, refused).
+    {BuiltinOp::kReduceProd, "REDUCE_PROD", 1, OptionsType::kReducer},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -417,7 +441,8 @@ class Parser {
       case OptionsType::kFullyConnected: {
         int8_t format = 0;
         if (!ot.Scalar<int8_t>(0, 0, &act, &err_) || !ot.Scalar<int8_t>(1, 0, &format, &err_) ||
-            !ot.Scalar<bool>(2, false, &o->keep_num_dims, &err_)) {
+            !ot.Scalar<bool>(2, false, &o->keep_num_dims, &err_) ||
+            !ot.Scalar<bool>(3, false, &o->asymmetric_quantize_inputs, &err_)) {
           return fail();
         }
         if (format != 0) return Bad(what + ": only the DEFAULT weights_format is supported");
@@ -518,11 +543,28 @@ class Parser {
           return fail();
         }
         break;
+      case OptionsType::kArgMax:
+      case OptionsType::kArgMin:
+        if (!ot.Scalar<int8_t>(0, 0, &o->arg_output_type, &err_)) return fail();
+        break;
+      case OptionsType::kMirrorPad:
+        if (!ot.Scalar<int8_t>(0, 0, &o->mirror_mode, &err_)) return fail();
+        break;
+      case OptionsType::kL2Norm:
+        if (!ot.Scalar<int8_t>(0, 0, &act, &err_)) return fail();
+        break;
       case OptionsType::kIf:
         if (!ot.Scalar<int32_t>(0, 0, &o->then_subgraph, &err_) ||
             !ot.Scalar<int32_t>(1, 0, &o->else_subgraph, &err_)) {
           return fail();
         }
+        break;
+      case OptionsType::kDepthToSpace:
+      case OptionsType::kSpaceToDepth:
+        if (!ot.Scalar<int32_t>(0, 0, &o->block_size, &err_)) return fail();
+        break;
+      case OptionsType::kOneHot:
+        if (!ot.Scalar<int32_t>(0, 0, &o->axis, &err_)) return fail();
         break;
       case OptionsType::kSqueeze: {
         fb::Vec dims;

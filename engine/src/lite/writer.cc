@@ -137,8 +137,26 @@ OptionsType OptionsFor(BuiltinOp op) {
       return OptionsType::kWhile;
     case BuiltinOp::kIf:
       return OptionsType::kIf;
+    case BuiltinOp::kDepthToSpace:
+      return OptionsType::kDepthToSpace;
+    case BuiltinOp::kSpaceToDepth:
+      return OptionsType::kSpaceToDepth;
+    case BuiltinOp::kOneHot:
+      return OptionsType::kOneHot;
     case BuiltinOp::kCumsum:
       return OptionsType::kCumsum;
+    case BuiltinOp::kArgMax:
+      return OptionsType::kArgMax;
+    case BuiltinOp::kArgMin:
+      return OptionsType::kArgMin;
+    case BuiltinOp::kLogSoftmax:
+      return OptionsType::kLogSoftmax;
+    case BuiltinOp::kL2Normalization:
+      return OptionsType::kL2Norm;
+    case BuiltinOp::kMirrorPad:
+      return OptionsType::kMirrorPad;
+    case BuiltinOp::kReduceProd:
+      return OptionsType::kReducer;
     case BuiltinOp::kDynamicUpdateSlice:
       return OptionsType::kDynamicUpdateSlice;
     default:  // RELU, RELU6 and the option-less float ops of kernels_misc.cc
@@ -193,6 +211,7 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
     case OptionsType::kFullyConnected:
       b->AddScalar<int8_t>(0, act);
       b->AddScalar<uint8_t>(2, o.keep_num_dims ? 1 : 0);
+      b->AddScalar<uint8_t>(3, o.asymmetric_quantize_inputs ? 1 : 0);
       break;
     case OptionsType::kSoftmax:
       b->AddScalar<float>(0, o.beta);
@@ -265,9 +284,26 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
       b->AddScalar<int32_t>(0, o.then_subgraph);
       b->AddScalar<int32_t>(1, o.else_subgraph);
       break;
+    case OptionsType::kDepthToSpace:
+    case OptionsType::kSpaceToDepth:
+      b->AddScalar<int32_t>(0, o.block_size);
+      break;
+    case OptionsType::kOneHot:
+      b->AddScalar<int32_t>(0, o.axis);
+      break;
     case OptionsType::kCumsum:
       b->AddScalar<uint8_t>(0, o.exclusive ? 1 : 0);
       b->AddScalar<uint8_t>(1, o.reverse ? 1 : 0);
+      break;
+    case OptionsType::kArgMax:
+    case OptionsType::kArgMin:
+      b->AddScalar<int8_t>(0, o.arg_output_type);
+      break;
+    case OptionsType::kMirrorPad:
+      b->AddScalar<int8_t>(0, o.mirror_mode);
+      break;
+    case OptionsType::kL2Norm:
+      b->AddScalar<int8_t>(0, act);
       break;
     default:
       break;

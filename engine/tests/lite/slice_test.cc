@@ -12,48 +12,13 @@
 #include "lite/lite_test_util.h"
 
 using namespace ember::lite;
+using ember::lite::testing::Contains;
+using ember::lite::testing::Load;
 using ember::lite::testing::MakeOp;
 using ember::lite::testing::MakeTensor;
+using ember::lite::testing::Run;
 
 namespace {
-
-struct Run {
-  std::shared_ptr<const Model> model;
-  std::unique_ptr<Interpreter> interp;
-  ember::Status status;  // of the first step that failed
-};
-
-Run Load(const SubGraphDef& g) {
-  Run r;
-  auto bytes = WriteModel(g);
-  if (!bytes.ok()) {
-    r.status = bytes.status();
-    return r;
-  }
-  auto model = Model::FromBytes(*bytes);
-  if (!model.ok()) {
-    r.status = model.status();
-    return r;
-  }
-  r.model = *model;
-  auto interp = Interpreter::Create(r.model);
-  if (!interp.ok()) {
-    r.status = interp.status();
-    return r;
-  }
-  r.interp = std::move(*interp);
-  r.status = r.interp->AllocateTensors();
-  return r;
-}
-
-bool Contains(const ember::Status& s, const std::string& what) {
-  if (s.ok() || s.message().find(what) == std::string::npos) {
-    std::fprintf(stderr, "  expected an error with '%s', got: %s\n", what.c_str(),
-                 s.ToString().c_str());
-    return false;
-  }
-  return true;
-}
 
 const int32_t kBegin[2] = {1, 1};
 const int32_t kSize[2] = {2, -1};

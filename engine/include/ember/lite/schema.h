@@ -97,8 +97,26 @@ enum class BuiltinOp : int32_t {
   kReverseV2 = 105,
   kIf = 118,  // control flow (src/lite/kernels_control_flow.cc): run other subgraphs
   kWhile = 119,
+  // src/lite/kernels_depth_space.cc, kernels_topk.cc, kernels_broadcast_to.cc, kernels_floor.cc,
+  // kernels_one_hot.cc, kernels_gather_scatter_nd.cc
+  kDepthToSpace = 5,
+  kSpaceToDepth = 26,
+  kTopKV2 = 48,
+  kBroadcastTo = 130,
+  kFloorDiv = 90,
+  kFloorMod = 95,
+  kOneHot = 85,
+  kGatherNd = 107,
+  kScatterNd = 122,
   kCumsum = 128,  // src/lite/kernels_cumsum.cc
   kDynamicUpdateSlice = 151,
+  // src/lite/kernels_argminmax.cc, kernels_norm.cc, kernels_mirror_pad.cc, kernels_reduce_prod.cc
+  kArgMax = 56,
+  kArgMin = 79,
+  kLogSoftmax = 50,
+  kL2Normalization = 11,
+  kMirrorPad = 100,
+  kReduceProd = 81,
 };
 
 // BuiltinOptions union tags.
@@ -161,8 +179,22 @@ enum class OptionsType : uint8_t {
   kReverseV2 = 81,
   kIf = 92,
   kWhile = 93,
+  kDepthToSpace = 94,
+  kSpaceToDepth = 19,
+  kTopKV2 = 34,
+  kBroadcastTo = 104,
+  kFloorDiv = 65,
+  kFloorMod = 72,
+  kOneHot = 61,
+  kGatherNd = 83,
+  kScatterNd = 97,
   kCumsum = 102,
   kDynamicUpdateSlice = 117,
+  kArgMax = 40,
+  kArgMin = 57,
+  kLogSoftmax = 36,
+  kL2Norm = 12,
+  kMirrorPad = 77,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
@@ -208,6 +240,9 @@ struct OpOptions {
   int32_t depth_multiplier = 1;
   Activation activation = Activation::kNone;
   bool keep_num_dims = false;
+  // FULLY_CONNECTED with int8 weights and float input (hybrid): quantize each input row with a
+  // zero point (else symmetrically).
+  bool asymmetric_quantize_inputs = false;
   int32_t axis = 0;
   float beta = 1.0f;
   bool keep_dims = false;
@@ -223,10 +258,13 @@ struct OpOptions {
   float alpha = 0.0f;                 // LEAKY_RELU
   int32_t num = 0;                    // SPLIT/SPLIT_V num_splits, PACK values_count, UNPACK num
   std::vector<int32_t> squeeze_dims;  // SQUEEZE
+  int32_t block_size = 0;             // DEPTH_TO_SPACE, SPACE_TO_DEPTH (ONE_HOT: axis above)
   // Subgraph indices: WHILE's cond/body, IF's then/else (checked against the model at load).
   int32_t cond_subgraph = 0, body_subgraph = 0;
   int32_t then_subgraph = 0, else_subgraph = 0;
   bool exclusive = false, reverse = false;  // CUMSUM
+  int8_t arg_output_type = 0;  // ARG_MAX/ARG_MIN output_type (a TensorType; 0 when absent)
+  int8_t mirror_mode = 0;      // MIRROR_PAD: 0 REFLECT, 1 SYMMETRIC
 };
 
 struct OperatorDef {

@@ -627,7 +627,245 @@ def dynamic_update_slice() -> Fixture:
     return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
 
 
+def index_ops() -> Fixture:
+    """DEPTH_TO_SPACE, SPACE_TO_DEPTH, TOPK_V2 (top_k, sort and argsort descending; tied values),
+    BROADCAST_TO (int32 and int64 shapes), FLOOR_DIV and FLOOR_MOD (float32, int32, int64; both
+    divisor signs, broadcasting), ONE_HOT (axes -1, 0 and 1; int32 and int64 indices, some out of
+    range; float32, int32, int64 and bool values), GATHER_ND (constant and run-time int32/int64
+    indices, whole slices) and SCATTER_ND (duplicate indices summed; tensor_scatter_nd_update)."""
+    rng = np.random.default_rng(59)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 4, 6, 8], name="x")
+        v = v1.placeholder(tf.float32, [3, 10], name="v")
+        ids = v1.placeholder(tf.int32, [3, 4], name="ids")
+        a = v1.placeholder(tf.int32, [4, 6], name="a")
+        pts = v1.placeholder(tf.int32, [5, 2], name="pts")
+        ids64 = tf.cast(ids, tf.int64)
+        top = tf.math.top_k(v, 4)
+        top_ids = tf.math.top_k(ids, 3)
+        outs = [
+            tf.nn.depth_to_space(x, 2),
+            tf.nn.space_to_depth(x, 2),
+            tf.nn.depth_to_space(tf.cast(x * 10.0, tf.int32), 2),
+            tf.nn.space_to_depth(x[:, :, :, :3], 2),
+            top.values,
+            top.indices,
+            tf.sort(v, axis=-1, direction="DESCENDING"),
+            tf.argsort(v, axis=-1, direction="DESCENDING", stable=True),
+            top_ids.values,
+            top_ids.indices,
+            tf.math.top_k(ids64 * 3, 1).values,
+            tf.broadcast_to(v[:1], [3, 10]),
+            tf.broadcast_to(tf.reshape(v[0, :4], [4, 1, 1]), [2, 4, 5, 3]),
+            tf.broadcast_to(ids, [2, 3, 4]),
+            tf.broadcast_to(tf.reshape(ids64, [3, 1, 4]), tf.constant([3, 2, 4], tf.int64)),
+            tf.math.floormod(v, 0.7),
+            tf.math.floormod(v, -0.7),
+            tf.math.floordiv(v, 0.3),
+            tf.math.floordiv(v, v[::-1] * 2.0 - 0.05),
+            tf.math.floormod(v, v[0] * 2.0 - 0.05),
+            tf.math.floormod(a, tf.constant([3, -3, 5, -5, 7, -2], tf.int32)),
+            tf.math.floordiv(a, tf.constant([[3], [-3], [4], [-7]], tf.int32)),
+            tf.math.floormod(tf.cast(a, tf.int64) * 1000000007, tf.constant(-97, tf.int64)),
+            tf.one_hot(ids, 6),
+            tf.one_hot(ids, 5, on_value=3, off_value=-1, axis=0, dtype=tf.int32),
+            tf.one_hot(ids64, 4, axis=1, dtype=tf.int64),
+            tf.cast(tf.one_hot(ids, 7, on_value=True, off_value=False, dtype=tf.bool), tf.int32),
+            tf.gather_nd(v, [[0, 1], [2, 9], [1, 0]]),
+            tf.gather_nd(v, [[2], [0], [2]]),
+            tf.gather_nd(x, pts),
+            tf.gather_nd(ids, tf.cast(pts[:, :1], tf.int64) % 3),
+            tf.scatter_nd(pts[:, :1] % 4, tf.reshape(v[:, :5], [5, 3]), [4, 3]),
+            tf.scatter_nd(pts % [3, 4], tf.range(5, dtype=tf.int32) * 7, [3, 4]),
+            tf.tensor_scatter_nd_update(v, [[0], [2]], tf.ones([2, 10])),
+            tf.scatter_nd([[1, 1], [0, 2], [1, 1]], [1.5, 2.5, -4.0], [2, 3]),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {
+        "x": rng.standard_normal((2, 4, 6, 8)).astype(np.float32),
+        "v": np.round(rng.standard_normal((3, 10)), 1).astype(np.float32),
+        "ids": rng.integers(-1, 7, (3, 4)).astype(np.int32),
+        "a": rng.integers(-50, 50, (4, 6)).astype(np.int32),
+        "pts": np.array([[0, 1], [1, 3], [0, 2], [1, 0], [0, 1]], np.int32),
+    }
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+def index_ops_int8_source() -> Fixture:
+    """int8 DEPTH_TO_SPACE, SPACE_TO_DEPTH, TOPK_V2 (tied values), BROADCAST_TO, GATHER_ND and
+    SCATTER_ND (a duplicate index: raw int8 sums) for an int8 model. LiteRT's reference resolver
+    has only version 1 of DEPTH_TO_SPACE, so this fixture's oracle is its builtin resolver
+    (BUILTIN_ORACLE), whose kernels for these ops move the same bytes."""
+    rng = np.random.default_rng(61)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [1, 4, 6, 8], name="x")
+        v = v1.placeholder(tf.float32, [3, 10], name="v")
+        top = tf.math.top_k(v, 4)
+        outs = [
+            tf.nn.depth_to_space(x, 2),
+            tf.nn.space_to_depth(x, 2),
+            top.values,
+            top.indices,
+            tf.sort(v, axis=-1, direction="DESCENDING"),
+            tf.broadcast_to(v[:1], [3, 10]),
+            tf.broadcast_to(tf.reshape(v[0, :4], [4, 1, 1]), [2, 4, 5, 3]),
+            tf.gather_nd(v, [[0, 1], [2, 9], [1, 0], [0, 1]]),
+            tf.gather_nd(x, [[0, 3], [0, 1]]),
+            tf.scatter_nd([[1], [3], [1]], v, [5, 10]),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {
+        "x": rng.uniform(-1, 1, (1, 4, 6, 8)).astype(np.float32),
+        "v": np.round(rng.uniform(-1, 1, (3, 10)), 1).astype(np.float32),
+    }
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+def extra_builtins() -> Fixture:
+    """ARG_MAX/ARG_MIN (int64 and int32 outputs, negative axes, ties), FULLY_CONNECTED with
+    run-time weights (tf.einsum "ij,kj->ik" and tf.matmul of two activations, with a bias and
+    ReLU), LOG_SOFTMAX, L2_NORMALIZATION (a zero row: the epsilon), MIRROR_PAD (REFLECT and
+    SYMMETRIC, float32 and int32) and REDUCE_PROD (one axis, two with keep_dims, int32)."""
+    rng = np.random.default_rng(71)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 5, 6], name="x")
+        a = v1.placeholder(tf.float32, [4, 10], name="a")
+        b = v1.placeholder(tf.float32, [6, 10], name="b")
+        ids = v1.placeholder(tf.int32, [3, 7], name="ids")
+        bias = tf.constant(rng.normal(0, 0.5, 6).astype(np.float32))
+        img = tf.reshape(x, [1, 2, 5, 6])
+        outs = [
+            tf.argmax(x, axis=1),
+            tf.argmin(x, axis=-1, output_type=tf.int32),
+            tf.argmax(ids, axis=0, output_type=tf.int32),  # small integers: ties
+            tf.argmin(tf.cast(tf.cast(x * 2.0, tf.int32), tf.float32), axis=2),  # truncated: ties
+            tf.einsum("ij,kj->ik", a, b),
+            tf.nn.relu(tf.einsum("ij,kj->ik", a, b * 2.0) + bias),
+            tf.matmul(tf.reshape(a, [2, 2, 10]), tf.transpose(b)),
+            tf.nn.log_softmax(x * 4.0),
+            tf.math.l2_normalize(x, axis=-1),
+            tf.pad(img, [[0, 0], [1, 1], [2, 4], [1, 0]], "REFLECT"),
+            tf.pad(img, [[0, 0], [2, 0], [0, 5], [3, 6]], "SYMMETRIC"),
+            tf.pad(ids, [[2, 2], [1, 6]], "REFLECT"),
+            tf.reduce_prod(x, axis=1),
+            tf.reduce_prod(x + 1.0, axis=[0, -1], keepdims=True),
+            tf.reduce_prod(ids, axis=-1),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    xv = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    xv[1, 2, :] = 0.0  # L2_NORMALIZATION of a zero row
+    feeds = {
+        "x": xv,
+        "a": rng.standard_normal((4, 10)).astype(np.float32),
+        "b": rng.standard_normal((6, 10)).astype(np.float32),
+        "ids": rng.integers(-3, 4, (3, 7)).astype(np.int32),
+    }
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+def extra_builtins_int8_source() -> Fixture:
+    """The int8 versions of extra_builtins' ops that LiteRT's int8 kernels run: ARG_MAX/ARG_MIN of
+    int8 codes, FULLY_CONNECTED with run-time int8 weights (zero point -128 after the RELU),
+    MIRROR_PAD of int8, L2_NORMALIZATION onto its fixed 1/128 output scale (a zero row too),
+    LOG_SOFTMAX onto its fixed 16/256 scale (zero point 127)."""
+    rng = np.random.default_rng(72)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 5, 6], name="x")
+        a = v1.placeholder(tf.float32, [4, 10], name="a")
+        b = v1.placeholder(tf.float32, [6, 10], name="b")
+        img = tf.reshape(x, [1, 2, 5, 6])
+        outs = [
+            tf.argmax(x, axis=1),
+            tf.argmin(x, axis=-1, output_type=tf.int32),
+            tf.einsum("ij,kj->ik", a, tf.nn.relu(b)),
+            tf.pad(img, [[0, 0], [1, 1], [2, 4], [1, 0]], "REFLECT"),
+            tf.pad(img, [[0, 0], [2, 0], [0, 5], [3, 6]], "SYMMETRIC"),
+            tf.math.l2_normalize(x, axis=-1),
+            tf.math.l2_normalize(a * 0.05, axis=-1),
+            tf.nn.log_softmax(x * 4.0),
+            tf.nn.log_softmax(a * 12.0),  # differences past the output range: -128
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    xv = rng.uniform(-1, 1, (2, 5, 6)).astype(np.float32)
+    xv[0, 3, :] = 0.0  # L2_NORMALIZATION of a zero row
+    feeds = {
+        "x": xv,
+        "a": rng.uniform(-1, 1, (4, 10)).astype(np.float32),
+        "b": rng.uniform(-1, 1, (6, 10)).astype(np.float32),
+    }
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
 # name -> (fixture, quantization: False float32, True int8, or "float16" / "dynamic")
+def hybrid_ops() -> Fixture:
+    """Ops that dynamic-range quantization (mode "dynamic") gives int8 weights of >= 1024
+    elements and LiteRT runs with hybrid kernels: CONV_2D (SAME and strided VALID, grouped),
+    DEPTHWISE_CONV_2D (depth multiplier 4, dilated, strided), FULLY_CONNECTED on 2-D and 3-D
+    inputs; two images, so that each batch is quantized on its own."""
+    rng = np.random.default_rng(71)
+    v1 = tf.compat.v1
+
+    def const(*shape: int) -> tf.Tensor:
+        return tf.constant((rng.standard_normal(shape) * 0.3).astype(np.float32))
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 9, 9, 16], name="x")
+        h = tf.nn.relu(tf.nn.conv2d(x, const(3, 3, 16, 32), 1, "SAME") + const(32))
+        c = tf.nn.conv2d(h, const(3, 3, 32, 16), 2, "VALID") + const(16)
+        g = tf.nn.conv2d(h, const(3, 3, 8, 64), 1, "SAME")
+        d = tf.nn.relu6(tf.nn.depthwise_conv2d(h, const(3, 3, 32, 4), [1, 1, 1, 1], "SAME") + const(128))
+        e = tf.nn.depthwise_conv2d(d, const(3, 3, 128, 1), [1, 1, 1, 1], "SAME", dilations=[2, 2])
+        f = tf.nn.depthwise_conv2d(d, const(3, 3, 128, 1), [1, 2, 2, 1], "VALID")
+        m = tf.reduce_mean(h, axis=[1, 2])
+        fc = tf.matmul(m, const(32, 48)) + const(48)
+        seq = tf.reshape(h, [2, 81, 32])
+        fc3 = tf.nn.relu(tf.einsum("bsc,cd->bsd", seq, const(32, 40)))
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate([c, g, e, f, fc, fc3])]
+    feeds = {"x": rng.uniform(-1, 1, (2, 9, 9, 16)).astype(np.float32)}
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
+def hybrid_symmetric(model: bytes) -> bytes:
+    """The other forms of LiteRT's hybrid kernels, which TFLiteConverter does not emit itself:
+    FULLY_CONNECTED without asymmetric_quantize_inputs (rows quantized symmetrically) and
+    CONV_2D / FULLY_CONNECTED weights with one per-tensor scale (the int8 values rescaled to the
+    largest channel scale; CONV_2D then quantizes its input symmetrically)."""
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    m = flatbuffer_utils.convert_bytearray_to_object(bytearray(model))
+    g = m.subgraphs[0]
+    for op in g.operators:
+        opts = op.builtinOptions
+        if hasattr(opts, "asymmetricQuantizeInputs"):
+            opts.asymmetricQuantizeInputs = False
+        code = m.operatorCodes[op.opcodeIndex]
+        if max(code.builtinCode, code.deprecatedBuiltinCode) == 3:  # CONV_2D: per-tensor below
+            w = g.tensors[op.inputs[1]]
+            q = w.quantization
+            grouped = g.tensors[op.inputs[0]].shape[3] != w.shape[3]  # LiteRT: per channel only
+            if w.type != 9 or q is None or q.scale is None or len(q.scale) < 2 or grouped:
+                continue
+            buf = m.buffers[w.buffer]
+            values = np.frombuffer(bytes(buf.data), np.int8).reshape(w.shape).astype(np.float32)
+            scales = np.asarray(q.scale, np.float32)
+            top = float(scales.max())
+            values = np.clip(np.round(values * (scales / top).reshape(-1, 1, 1, 1)), -127, 127)
+            buf.data = np.frombuffer(values.astype(np.int8).tobytes(), np.uint8)
+            q.scale = np.array([top], np.float32)
+            q.zeroPoint = np.array([0], np.int64)
+            q.quantizedDimension = 0
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(m))
+
+
 MODELS: dict[str, tuple[Callable[[], Fixture], bool | str]] = {
     "lstm": (lstm, False),
     "lstm_seq": (lstm_seq, False),
@@ -638,7 +876,15 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool | str]] = {
     "lstm_float16": (lstm, "float16"),
     "ops_cnn_float16": (ops_cnn, "float16"),
     "mobilenet_v2_float16": (gen_models.mobilenet_v2, "float16"),
+    "hybrid_ops_dynamic": (hybrid_ops, "dynamic"),
+    "hybrid_sym_dynamic": (hybrid_ops, "dynamic"),
+    "lstm_dynamic": (lstm, "dynamic"),
+    "mobilenet_v2_dynamic": (gen_models.mobilenet_v2, "dynamic"),
     "dynamic_update_slice": (dynamic_update_slice, False),
+    "index_ops": (index_ops, False),
+    "index_ops_int8": (index_ops_int8_source, True),
+    "extra_builtins": (extra_builtins, False),
+    "extra_builtins_int8": (extra_builtins_int8_source, True),
     "extra_ops": (extra_ops, False),
     "extra_ops_int8": (extra_ops, True),
     "resize": (resize_ops, False),
@@ -667,6 +913,8 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool | str]] = {
 
 # Models with an op that LiteRT's reference resolver lacks: its builtin kernels are the oracle.
 BUILTIN_ORACLE = {"elu", "elu_int8"}
+# DEPTH_TO_SPACE version 2 (int8) is missing from the reference resolver.
+BUILTIN_ORACLE.add("index_ops_int8")
 
 
 def main(names: list[str]) -> None:
@@ -679,6 +927,8 @@ def main(names: list[str]) -> None:
         model = convert(fixture, quant)
         if name == "sub_int8":
             model = sub_int8_ties(model)
+        if name == "hybrid_sym_dynamic":
+            model = hybrid_symmetric(model)
         (HERE / f"{name}.tflite").write_bytes(model)
         inputs = lite_inputs(model, fixture)
         resolver = "builtin" if name in BUILTIN_ORACLE else "ref"
