@@ -189,6 +189,12 @@ Status PrepareNode(NodeState* node) {
     case BuiltinOp::kHardSwish:
     case BuiltinOp::kLeakyRelu:
     case BuiltinOp::kElu:
+    case BuiltinOp::kFloor:
+    case BuiltinOp::kCeil:
+    case BuiltinOp::kRound:
+    case BuiltinOp::kSin:
+    case BuiltinOp::kCos:
+    case BuiltinOp::kSign:
       return PrepareMiscUnary(node);
     case BuiltinOp::kPad:
     case BuiltinOp::kPadV2:

@@ -148,6 +148,21 @@ Status EvalUnary(NodeState* node) {
           case BuiltinOp::kElu:  // reference_ops::Elu
             y[i] = v < 0.0f ? std::expm1(v) : v;
             break;
+          case BuiltinOp::kFloor:
+            y[i] = std::floor(v);
+            break;
+          case BuiltinOp::kCeil:
+            y[i] = std::ceil(v);
+            break;
+          case BuiltinOp::kRound:  // halves to even, as LiteRT's RoundToNearest (and tf.round)
+            y[i] = std::nearbyint(v);
+            break;
+          case BuiltinOp::kSin:
+            y[i] = std::sin(v);
+            break;
+          case BuiltinOp::kCos:
+            y[i] = std::cos(v);
+            break;
           default:
             break;
         }
@@ -158,6 +173,7 @@ Status EvalUnary(NodeState* node) {
         if (op == BuiltinOp::kNeg) y[i] = static_cast<T>(-v);
         if (op == BuiltinOp::kSquare) y[i] = static_cast<T>(v * v);
         if (op == BuiltinOp::kAbs) y[i] = static_cast<T>(v < T(0) ? -v : v);
+        if (op == BuiltinOp::kSign) y[i] = static_cast<T>((T(0) < v) - (v < T(0)));  // NaN: 0
       }
     }
   });
@@ -355,10 +371,13 @@ Status PrepareMiscUnary(NodeState* node) {
   const BuiltinOp op = node->op->op;
   if (x.type == TensorType::kInt8 && misc::HasInt8Kernel(op)) return PrepareUnaryInt8(node);
   const bool float_only = op != BuiltinOp::kNeg && op != BuiltinOp::kSquare &&
-                          op != BuiltinOp::kAbs && op != BuiltinOp::kLogicalNot;
+                          op != BuiltinOp::kAbs && op != BuiltinOp::kLogicalNot &&
+                          op != BuiltinOp::kSign;
   const bool ok = op == BuiltinOp::kLogicalNot ? x.type == TensorType::kBool
-                  : float_only                 ? x.type == TensorType::kFloat32
-                                               : misc::Plain(x.type) && x.type != TensorType::kBool;
+                  : op == BuiltinOp::kSign
+                      ? x.type == TensorType::kFloat32 || x.type == TensorType::kInt32
+                  : float_only ? x.type == TensorType::kFloat32
+                               : misc::Plain(x.type) && x.type != TensorType::kBool;
   if (!ok) return misc::Unsupported(*node, x.type);
   EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], x.type, "output"));
   EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], x.shape, "output"));

@@ -114,6 +114,12 @@ constexpr OpInfo kOps[] = {
     {BuiltinOp::kEqual, "EQUAL", 3, OptionsType::kEqual},
     {BuiltinOp::kNotEqual, "NOT_EQUAL", 3, OptionsType::kNotEqual},
     {BuiltinOp::kLog, "LOG", 2, OptionsType::kNone},
+    {BuiltinOp::kFloor, "FLOOR", 1, OptionsType::kNone},
+    {BuiltinOp::kCeil, "CEIL", 1, OptionsType::kNone},
+    {BuiltinOp::kRound, "ROUND", 1, OptionsType::kNone},
+    {BuiltinOp::kSin, "SIN", 1, OptionsType::kNone},
+    {BuiltinOp::kCos, "COS", 1, OptionsType::kNone},
+    {BuiltinOp::kSign, "SIGN", 2, OptionsType::kNone},  // float; 2 adds int32
     {BuiltinOp::kSqrt, "SQRT", 2, OptionsType::kNone},
     {BuiltinOp::kRsqrt, "RSQRT", 3, OptionsType::kNone},
     {BuiltinOp::kPow, "POW", 1, OptionsType::kPow},

@@ -104,6 +104,12 @@ enum class BuiltinOp : int32_t {
   kTopKV2 = 48,
   kBroadcastTo = 130,
   kFloorDiv = 90,
+  kFloor = 8,  // FLOOR .. COS, SIGN: float unary (kernels_misc.cc)
+  kCeil = 104,
+  kRound = 116,
+  kSin = 66,
+  kCos = 108,
+  kSign = 158,
   kFloorMod = 95,
   kOneHot = 85,
   kGatherNd = 107,

@@ -804,6 +804,32 @@ def extra_builtins_int8_source() -> Fixture:
     return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
 
 
+def unary_math() -> Fixture:
+    """FLOOR, CEIL, ROUND (halves to even: -2.5, -0.5, 0.5, 1.5, 2.5 are in the input), SIN, COS
+    and SIGN (float with 0 and -0, and int32): tf.round / tf.sign of post-processing heads,
+    sinusoidal position embeddings."""
+    rng = np.random.default_rng(59)
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [3, 8], name="x")
+        ids = v1.placeholder(tf.int32, [2, 5], name="ids")
+        outs = [
+            tf.floor(x),
+            tf.math.ceil(x),
+            tf.round(x),
+            tf.sin(x * 3.0),
+            tf.cos(x * 3.0),
+            tf.sign(x),
+            tf.sign(ids),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    x = rng.uniform(-4, 4, (3, 8)).astype(np.float32)
+    x[0, :8] = [-2.5, -0.5, 0.5, 1.5, 2.5, 0.0, -0.0, 3.5]
+    feeds = {"x": x, "ids": rng.integers(-3, 4, (2, 5)).astype(np.int32)}
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
 # name -> (fixture, quantization: False float32, True int8, or "float16" / "dynamic")
 def hybrid_ops() -> Fixture:
     """Ops that dynamic-range quantization (mode "dynamic") gives int8 weights of >= 1024
@@ -873,6 +899,7 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool | str]] = {
     "bilstm": (bilstm, False),
     "while_cond": (while_cond, False),
     "cumsum": (cumsum_ops, False),
+    "unary_math": (unary_math, False),
     "lstm_float16": (lstm, "float16"),
     "ops_cnn_float16": (ops_cnn, "float16"),
     "mobilenet_v2_float16": (gen_models.mobilenet_v2, "float16"),
@@ -912,7 +939,7 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool | str]] = {
 
 
 # Models with an op that LiteRT's reference resolver lacks: its builtin kernels are the oracle.
-BUILTIN_ORACLE = {"elu", "elu_int8"}
+BUILTIN_ORACLE = {"elu", "elu_int8", "unary_math"}
 # DEPTH_TO_SPACE version 2 (int8) is missing from the reference resolver.
 BUILTIN_ORACLE.add("index_ops_int8")
 
