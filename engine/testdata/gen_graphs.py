@@ -722,6 +722,272 @@ def rearrange_error(op: str) -> Callable[[], Fixture]:
     return make
 
 
+def top_k() -> Fixture:
+    """TopKV2 (tf.math.top_k, tf.sort, tf.argsort): ties going to the lower index, k of 0, 1, the
+    whole row and fed at run time, negative values, int32 and int64 data, int64 k and indices,
+    and sorted=false (compared as sets: TensorFlow leaves their order to its heap)."""
+    rng = np.random.default_rng(31)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [3, 4, 9], name="x")
+        q = v1.placeholder(tf.int32, [5, 7], name="q")
+        k = v1.placeholder(tf.int32, [], name="k")
+        outs: list[tf.Tensor] = []
+        for i, kk in enumerate([0, 1, 3, 9]):
+            outs += list(tf.math.top_k(x, kk, name=f"top{i}"))
+        outs += list(tf.math.top_k(x, k, name="top_fed"))
+        outs += list(tf.math.top_k(q, 4, name="top_int"))
+        outs += list(tf.math.top_k(q, 7, name="top_int_all"))
+        for i, kk in enumerate([2, 5, 6]):
+            # Which entries, not their order: TensorFlow leaves that to its heap.
+            values, indices = tf.raw_ops.TopKV2(input=q, k=kk, sorted=False, name=f"unsorted{i}")
+            outs += [tf.sort(values), tf.sort(indices)]
+        wide = tf.raw_ops.TopKV2(input=tf.cast(q, tf.int64), k=tf.constant(3, tf.int64), index_type=tf.int64)
+        outs += list(wide)
+        outs += [
+            tf.sort(x, axis=1, name="sort_axis1"),
+            tf.sort(q, direction="DESCENDING", name="sort_desc"),
+            tf.argsort(x, axis=-1, name="argsort"),
+            tf.argsort(q, axis=0, direction="DESCENDING", stable=True, name="argsort_desc"),
+        ]
+        xv = np.round(rand(rng, 3, 4, 9) * 2) / 2  # many ties
+        xv[0, 0] = 1.0
+        feeds: dict[str, np.ndarray] = {
+            "x": xv,
+            "q": rng.integers(-4, 4, (5, 7)).astype(np.int32),
+            "k": np.array(5, np.int32),
+        }
+        return feeds, outs
+
+    return v1_graph(build)
+
+
+def top_k_error(k: int) -> Callable[[], Fixture]:
+    """TopKV2 with a fed k TensorFlow refuses (negative, or past the row)."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            x = v1.placeholder(tf.float32, None, name="x")
+            kk = v1.placeholder(tf.int32, None, name="k")
+            out = tf.raw_ops.TopKV2(input=x, k=kk, name="op")
+            return {"x": np.ones([2, 5], np.float32), "k": np.array(k, np.int32)}, [out.values]
+
+        return v1_graph(build)
+
+    return make
+
+
+def scatter_gather_nd() -> Fixture:
+    """GatherNd, ScatterNd, TensorScatterUpdate and TensorScatterAdd: index depths 0 to the full
+    rank, outer index dims of rank 1 to 3, int32 and int64 indices, int32 and bool data, and
+    repeated rows (ScatterNd and TensorScatterAdd add them)."""
+    rng = np.random.default_rng(37)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        p = v1.placeholder(tf.float32, [4, 5, 3], name="p")
+        q = v1.placeholder(tf.int32, [6, 4], name="q")
+        i2 = v1.placeholder(tf.int64, [2, 3, 2], name="i2")
+        outs = [
+            tf.gather_nd(p, i2, name="gather_depth2"),
+            tf.gather_nd(p, [[1], [3], [1]], name="gather_depth1"),
+            tf.gather_nd(p, [[[0, 4, 2]], [[3, 0, 1]]], name="gather_full"),
+            tf.gather_nd(p, np.zeros([2, 0], np.int32), name="gather_depth0"),
+            tf.gather_nd(q, tf.constant([[5, 3], [0, 0]], tf.int64), name="gather_int"),
+            tf.scatter_nd([[1], [3], [1]], tf.reshape(p[:3], [3, 15]), [5, 15], name="scatter_dup"),
+            tf.scatter_nd(i2, tf.ones([2, 3, 3]), tf.constant([4, 5, 3], tf.int64), name="scatter_deep"),
+            tf.scatter_nd([[0, 1], [2, 3], [0, 1]], q[0, :3], [3, 4], name="scatter_int"),
+            tf.scatter_nd([[1], [1], [4]], tf.constant([True, False, True]), [5], name="scatter_bool"),
+            tf.tensor_scatter_nd_update(p, [[0, 1], [3, 4]], tf.zeros([2, 3]), name="update"),
+            tf.tensor_scatter_nd_update(q, [[[2]], [[5]]], tf.fill([2, 1, 4], 7), name="update_int"),
+            tf.tensor_scatter_nd_add(p, [[1, 1, 1], [1, 1, 1], [0, 0, 0]], [1.0, 2.0, 3.0], name="add_dup"),
+            tf.tensor_scatter_nd_add(q, tf.constant([[0], [5]], tf.int64), q[:2], name="add_int"),
+        ]
+        feeds = {
+            "p": rand(rng, 4, 5, 3),
+            "q": rng.integers(-50, 50, (6, 4)).astype(np.int32),
+            "i2": np.array([[[0, 0], [3, 4], [2, 1]], [[1, 2], [0, 4], [3, 3]]], np.int64),
+        }
+        return feeds, outs
+
+    return v1_graph(build)
+
+
+def scatter_gather_nd_error(op: str) -> Callable[[], Fixture]:
+    """An index row outside the tensor, or updates of the wrong shape: TensorFlow's message."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            x = v1.placeholder(tf.float32, None, name="x")
+            i = v1.placeholder(tf.int32, None, name="i")
+            feeds = {"x": np.ones([3, 4], np.float32), "i": np.array([[[0, 1], [2, 3]], [[1, 0], [2, 4]]], np.int32)}
+            if op == "GatherNd":
+                out = tf.raw_ops.GatherNd(params=x, indices=i, name="op")
+            elif op == "ScatterNd":
+                out = tf.raw_ops.ScatterNd(indices=i, updates=tf.ones([2, 2]), shape=[3, 4], name="op")
+            else:
+                feeds["i"] = np.array([[0], [2]], np.int32)
+                out = tf.raw_ops.TensorScatterUpdate(tensor=x, indices=i, updates=tf.ones([2, 3]), name="op")
+            return feeds, [out]
+
+        return v1_graph(build)
+
+    return make
+
+
+def depth_space() -> Fixture:
+    """DepthToSpace and SpaceToDepth (NHWC): block sizes 2 and 3, float and int32 data, and a
+    round trip."""
+    rng = np.random.default_rng(41)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 6, 12, 36], name="x")
+        q = v1.placeholder(tf.int32, [1, 3, 2, 9], name="q")
+        outs = [
+            tf.nn.depth_to_space(x, 2, name="d2s2"),
+            tf.nn.depth_to_space(x, 3, name="d2s3"),
+            tf.nn.space_to_depth(x, 2, name="s2d2"),
+            tf.nn.space_to_depth(x, 3, name="s2d3"),
+            tf.nn.space_to_depth(tf.nn.depth_to_space(x, 3), 3, name="roundtrip"),
+            tf.nn.depth_to_space(q, 3, name="d2s_int"),
+            tf.nn.space_to_depth(tf.nn.depth_to_space(q, 3), 3, name="s2d_int"),
+        ]
+        feeds = {"x": rand(rng, 2, 6, 12, 36), "q": rng.integers(-100, 100, (1, 3, 2, 9)).astype(np.int32)}
+        return feeds, outs
+
+    return v1_graph(build)
+
+
+def depth_space_error(op: str) -> Callable[[], Fixture]:
+    """A depth (DepthToSpace) or a width (SpaceToDepth) the block does not divide."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            x = v1.placeholder(tf.float32, None, name="x")
+            if op == "DepthToSpace":
+                out = tf.raw_ops.DepthToSpace(input=x, block_size=2, name="op")
+            else:
+                out = tf.raw_ops.SpaceToDepth(input=x, block_size=2, name="op")
+            return {"x": np.ones([1, 4, 5, 6], np.float32)}, [out]
+
+        return v1_graph(build)
+
+    return make
+
+
+def local_response_norm() -> Fixture:
+    """LRN with TensorFlow's defaults and with radius 0, 2 and wider than the depth, beta 0.5, 0.75
+    and 1."""
+    rng = np.random.default_rng(43)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 5, 4, 7], name="x")
+        outs = [
+            tf.nn.local_response_normalization(x, name="lrn_default"),
+            tf.nn.local_response_normalization(x, 2, bias=2.0, alpha=1e-4, beta=0.75, name="lrn_alexnet"),
+            tf.nn.local_response_normalization(x, 0, bias=0.5, alpha=0.3, beta=1.0, name="lrn_r0"),
+            tf.nn.local_response_normalization(x, 9, bias=1.5, alpha=0.1, beta=0.5, name="lrn_wide"),
+        ]
+        return {"x": rand(rng, 2, 5, 4, 7, scale=2.0)}, outs
+
+    return v1_graph(build)
+
+
+def asserts() -> Fixture:
+    """Assert nodes that hold, reached only through control edges as tf.debugging's are. (In a
+    TF2 graph tf.debugging.Assert wraps the op in an If, which ember does not run; frozen
+    functions lower that If to Switch/Merge.)"""
+    rng = np.random.default_rng(47)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [1, 6, 8, 3], name="x")
+        check = tf.raw_ops.Assert(condition=tf.reduce_all(x > -100.0), data=[x, tf.constant(3)], name="bounded")
+        rank = tf.raw_ops.Assert(condition=tf.equal(tf.rank(x), 4), data=[tf.shape(x)], summarize=4, name="rank")
+        with tf.control_dependencies([check, rank]):
+            y = tf.identity(x * 2.0, name="y")
+        return {"x": rand(rng, 1, 6, 8, 3)}, [y]
+
+    return v1_graph(build)
+
+
+def assert_error(summarize: int) -> Callable[[], Fixture]:
+    """A failing Assert: TensorFlow's "assertion failed: [...]" summary of float, int, bool and
+    2-D data, cut at `summarize` entries."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            x = v1.placeholder(tf.float32, [2, 3], name="x")
+            data = [x, tf.constant([7, -8], tf.int64), tf.constant(True), tf.constant(1e-7), tf.zeros([0])]
+            cond = tf.reduce_all(x > 0.0)
+            check = tf.raw_ops.Assert(condition=cond, data=data, summarize=summarize, name="positive")
+            with tf.control_dependencies([check]):
+                y = tf.identity(x, name="y")
+            return {"x": np.array([[1.5, -2.0, 123456789.0], [0.1, 4.0, 5.0]], np.float32)}, [y]
+
+        return v1_graph(build)
+
+    return make
+
+
+def misc_math() -> Fixture:
+    """Atan2 (signs, zeros, broadcasting), ReverseSequence (batch dim before and after the
+    sequence dim, lengths 0 to full, int32 and int64), tf.linalg.diag and set_diag (batched,
+    rectangular), SegmentSum (repeated and skipped ids, int32 data) and Unique (float with
+    0.0 and -0.0, int32 with int64 positions)."""
+    rng = np.random.default_rng(53)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        a = v1.placeholder(tf.float32, [4, 6], name="a")
+        b = v1.placeholder(tf.float32, [6], name="b")
+        s = v1.placeholder(tf.float32, [3, 5, 2], name="s")
+        q = v1.placeholder(tf.int32, [8], name="q")
+        outs = [
+            tf.math.atan2(a, b, name="atan2"),
+            tf.math.atan2(
+                tf.constant([0.0, -0.0, 0.0, -0.0, 1.0, -1.0]), tf.constant([0.0, 0.0, -0.0, -0.0, 0.0, 0.0])
+            ),
+            tf.reverse_sequence(s, [2, 5, 0], seq_axis=1, batch_axis=0, name="rev_batch0"),
+            tf.reverse_sequence(s, tf.constant([1, 3], tf.int32), seq_axis=1, batch_axis=2, name="rev_batch2"),
+            tf.linalg.diag(s, name="diag"),
+            tf.linalg.diag(q, num_rows=8, num_cols=10, padding_value=-1, name="diag_rect"),
+            tf.linalg.set_diag(tf.tile(s, [1, 1, 3]), s[:, :, 0] * 0 + s[:, :5, 1], name="set_diag"),
+            tf.linalg.set_diag(a, b[:4], name="set_diag_wide"),
+            tf.math.segment_sum(a, [0, 0, 2, 5], name="segment_sum"),
+            tf.math.segment_sum(q, tf.constant([1, 1, 1, 2, 2, 4, 4, 4], tf.int64), name="segment_int"),
+        ]
+        outs += list(tf.unique(tf.reshape(tf.round(s), [-1]), name="unique"))
+        outs += list(tf.unique(q, out_idx=tf.int64, name="unique_int"))
+        bv = rand(rng, 6)
+        bv[0] = 0.0
+        feeds = {
+            "a": rand(rng, 4, 6),
+            "b": bv,
+            "s": rand(rng, 3, 5, 2),
+            "q": np.array([3, -1, 3, 3, 7, -1, 0, 7], np.int32),
+        }
+        feeds["s"][0, 0, 0] = -0.0
+        return feeds, outs
+
+    return v1_graph(build)
+
+
+def misc_math_error(op: str) -> Callable[[], Fixture]:
+    """SegmentSum with unsorted ids and ReverseSequence with a length past the sequence."""
+
+    def make() -> Fixture:
+        def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+            x = v1.placeholder(tf.float32, None, name="x")
+            i = v1.placeholder(tf.int32, None, name="i")
+            if op == "SegmentSum":
+                out = tf.raw_ops.SegmentSum(data=x, segment_ids=i, name="op")
+                return {"x": np.ones([3, 2], np.float32), "i": np.array([0, 2, 1], np.int32)}, [out]
+            out = tf.raw_ops.ReverseSequence(input=x, seq_lengths=i, seq_dim=1, batch_dim=0, name="op")
+            return {"x": np.ones([3, 2], np.float32), "i": np.array([1, 3, 0], np.int32)}, [out]
+
+        return v1_graph(build)
+
+    return make
+
+
 FIXTURES: dict[str, Callable[[], Fixture]] = {
     "mlp": mlp,
     "convnet": convnet,
@@ -754,6 +1020,23 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "rearrange": rearrange,
     "error_band_part_lower": rearrange_error("MatrixBandPart"),
     "error_roll_axis": rearrange_error("Roll"),
+    "top_k": top_k,
+    "error_top_k_negative": top_k_error(-1),
+    "error_top_k_columns": top_k_error(6),
+    "scatter_gather_nd": scatter_gather_nd,
+    "error_gather_nd_index": scatter_gather_nd_error("GatherNd"),
+    "error_scatter_nd_index": scatter_gather_nd_error("ScatterNd"),
+    "error_tensor_scatter_shape": scatter_gather_nd_error("TensorScatterUpdate"),
+    "depth_space": depth_space,
+    "error_depth_to_space_depth": depth_space_error("DepthToSpace"),
+    "error_space_to_depth_width": depth_space_error("SpaceToDepth"),
+    "local_response_norm": local_response_norm,
+    "asserts": asserts,
+    "error_assert": assert_error(3),
+    "error_assert_summarize": assert_error(10),
+    "misc_math": misc_math,
+    "error_segment_sum_order": misc_math_error("SegmentSum"),
+    "error_reverse_sequence_length": misc_math_error("ReverseSequence"),
 }
 
 

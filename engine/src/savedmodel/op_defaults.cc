@@ -101,7 +101,20 @@ Defaults MakeDefaults() {
   d["Cumsum"] = {{"exclusive", Bool(false)}, {"reverse", Bool(false)}, {"Tidx", i32}};
   d["OneHot"] = {{"axis", Int(-1)}, {"TI", Type(DataType::kInt64)}};
   d["Split"] = {};
-  d["TopKV2"] = {{"sorted", Bool(true)}, {"index_type", i32}};
+  d["TopKV2"] = {{"sorted", Bool(true)}, {"index_type", i32}, {"Tk", i32}};
+  for (const char* op : {"GatherNd", "ScatterNd", "TensorScatterUpdate", "TensorScatterAdd"}) {
+    d[op] = {{"bad_indices_policy", Str("")}};
+  }
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) d[op] = {{"data_format", Str("NHWC")}};
+  d["LRN"] = {{"depth_radius", Int(5)},
+              {"bias", Float(1.0f)},
+              {"alpha", Float(1.0f)},
+              {"beta", Float(0.5f)},
+              {"T", Type(DataType::kFloat)}};
+  d["Assert"] = {{"summarize", Int(3)}};
+  d["ReverseSequence"] = {{"batch_dim", Int(0)}, {"Tlen", Type(DataType::kInt64)}};
+  for (const char* op : {"MatrixDiagV3", "MatrixSetDiagV3"}) d[op] = {{"align", Str("RIGHT_LEFT")}};
+  d["Unique"] = {{"out_idx", i32}};
   d["SpaceToBatchND"] = {{"Tblock_shape", i32}, {"Tpaddings", i32}};
   d["BatchToSpaceND"] = {{"Tblock_shape", i32}, {"Tcrops", i32}};
   for (const char* op : {"ResizeBilinear", "ResizeNearestNeighbor"}) {

@@ -90,6 +90,61 @@ TEST(Robustness, RandomShapesNeverCrash) {
   }
 }
 
+// The index-driven model ops (top-k, gather/scatter by index rows, depth/space moves, sequence
+// reversal, segment sums, diagonals) on random shapes and index values in and out of range.
+TEST(Robustness, IndexedModelOpsNeverCrash) {
+  std::mt19937 gen(4321);
+  const char* float_index[] = {"TopKV2", "GatherNd", "SegmentSum", "ReverseSequence"};
+  for (int iter = 0; iter < 300; ++iter) {
+    for (const char* op : float_index) {
+      Node n = Node(op, std::string("bad_") + op)
+                   .Type("T", DataType::kFloat)
+                   .Type("Tparams", DataType::kFloat)
+                   .Type("Tk", DataType::kInt32)
+                   .Type("index_type", DataType::kInt32)
+                   .Type("Tindices", DataType::kInt32)
+                   .Type("Tlen", DataType::kInt32)
+                   .Int("seq_dim", iter % 3)
+                   .Int("batch_dim", (iter / 3) % 3);
+      Tensor index = RandomIndex(&gen, std::string(op) == "TopKV2" && iter % 4 != 0);
+      if (std::string(op) == "GatherNd" && iter % 2 == 0) {
+        index.CopyFrom(index, TensorShape({1, index.NumElements()}));
+      }
+      Check(n, {RandomFloats(TensorShape(RandomDims(&gen, 4)), 7), index});
+    }
+    Tensor rows = RandomIndex(&gen, false);
+    Tensor deep;
+    deep.CopyFrom(rows, TensorShape({rows.NumElements(), 1}));
+    Node scatter = Node("ScatterNd", "bad_scatter")
+                       .Type("T", DataType::kFloat)
+                       .Type("Tindices", DataType::kInt32);
+    Check(scatter, {iter % 2 ? deep : rows, RandomFloats(TensorShape(RandomDims(&gen, 3)), 8),
+                    RandomIndex(&gen, iter % 5 == 0)});
+    for (const char* op : {"TensorScatterUpdate", "TensorScatterAdd"}) {
+      Node n = Node(op, std::string("bad_") + op)
+                   .Type("T", DataType::kFloat)
+                   .Type("Tindices", DataType::kInt32);
+      Check(n, {RandomFloats(TensorShape(RandomDims(&gen, 3)), 9), iter % 2 ? deep : rows,
+                RandomFloats(TensorShape(RandomDims(&gen, 3)), 10)});
+    }
+    for (const char* op : {"DepthToSpace", "SpaceToDepth", "LRN", "Unique"}) {
+      Node n = Node(op, std::string("bad_") + op)
+                   .Type("T", DataType::kFloat)
+                   .Type("out_idx", DataType::kInt32)
+                   .Int("block_size", 2 + iter % 2)
+                   .Int("depth_radius", iter % 4);
+      Check(n, {RandomFloats(TensorShape(RandomDims(&gen, 5)), 11)});
+    }
+    Node diag = Node("MatrixDiagV3", "bad_diag").Type("T", DataType::kFloat);
+    Check(diag, {RandomFloats(TensorShape(RandomDims(&gen, 3)), 12),
+                 RandomIndex(&gen, iter % 3 != 0), RandomIndex(&gen, true), RandomIndex(&gen, true),
+                 RandomFloats(TensorShape(RandomDims(&gen, 1)), 13)});
+    Node set_diag = Node("MatrixSetDiagV3", "bad_set_diag").Type("T", DataType::kFloat);
+    Check(set_diag, {RandomFloats(TensorShape(RandomDims(&gen, 4)), 14),
+                     RandomFloats(TensorShape(RandomDims(&gen, 3)), 15), RandomIndex(&gen, true)});
+  }
+}
+
 TEST(Robustness, WrongInputDtypesAreErrors) {
   Tensor i32 = Ints32({2, 2}, {1, 2, 3, 4});
   Tensor f = RandomFloats({2, 2}, 1);
