@@ -75,6 +75,18 @@ Status NeedPerTensorQuant(const NodeState& node, const TensorDef& t, const char*
   return Status::OK();
 }
 
+Status NeedFixedOutputQuant(const NodeState& node, const TensorDef& out, float scale,
+                            std::optional<int64_t> zero_point, const char* needs) {
+  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(node, out, "output"));
+  const float s = out.quant.scale[0];
+  const int64_t zp = out.quant.zero_point[0];
+  if (s == scale && (!zero_point.has_value() || zp == *zero_point)) return Status::OK();
+  return errors::InvalidArgument(
+      node.what + ": int8 output '" + out.name + "' has scale " + std::to_string(s) +
+      (zero_point.has_value() ? " and zero point " + std::to_string(zp) : std::string()) + "; " +
+      BuiltinOpName(static_cast<int32_t>(node.op->op)) + " needs " + needs);
+}
+
 void FloatActivationRange(Activation act, float* lo, float* hi) {
   switch (act) {
     case Activation::kRelu:

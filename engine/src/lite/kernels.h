@@ -3,9 +3,11 @@
 #ifndef EMBER_SRC_LITE_KERNELS_H_
 #define EMBER_SRC_LITE_KERNELS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -192,6 +194,10 @@ Status CheckType(const NodeState& node, const TensorDef& t, TensorType type, con
 Status NeedQuant(const NodeState& node, const TensorDef& t, const char* role);
 // NeedQuant, and one scale and zero point (ops whose kernels take no per-channel parameters).
 Status NeedPerTensorQuant(const NodeState& node, const TensorDef& t, const char* role);
+// NeedPerTensorQuant for an int8 output that LiteRT's kernel writes on a fixed scale (and zero
+// point, where one is given): `needs` names them in the refusal ("1/128 and 0").
+Status NeedFixedOutputQuant(const NodeState& node, const TensorDef& out, float scale,
+                            std::optional<int64_t> zero_point, const char* needs);
 void FloatActivationRange(Activation act, float* lo, float* hi);
 int ComputeOutSize(Padding padding, int in, int filter, int stride, int dilation);
 int ComputePadding(int stride, int dilation, int in, int filter, int out);
@@ -281,6 +287,54 @@ Status PrepareScatterNd(NodeState* node);
 // out[r] = sum_i rows[r * k + i] * x[i] for r < nrows (kernels_conv.cc; vectorised for the
 // ISA lite/loop_isa.h chooses).
 void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out);
+
+// The int8 FULLY_CONNECTED driver that the int8 and hybrid kernels share: the int32 sums of each
+// of the node's `outer` rows of x (`inner` int8 values each) with its weights (input 1, packed
+// once when node->vnni), split by blocks of columns over the node's pool. For each row r and
+// column range [c0, c1) it calls emit(r, c0, c1, acc, vnni), where acc[c] is the sum for column
+// c; on the VNNI path the row went in as unsigned bytes (x + 128), so acc[c] also holds 128
+// times column c's weight sum, for emit to take off.
+template <typename Emit>
+void RunFullyConnectedInt8(NodeState* node, const int8_t* x, Emit emit) {
+  constexpr int64_t kAlign = 16;
+  const int k = static_cast<int>(node->inner), n = node->oc;
+  if (node->vnni) {
+    const PackedWeights& p = node->packed;
+    const int stride = p.k4 * 4;
+    uint8_t* xu = node->scratchu8.data();
+    for (int64_t r = 0; r < node->outer; ++r) {
+      OffsetToUnsigned(x + r * k, static_cast<size_t>(k), xu + static_cast<size_t>(r) * stride);
+    }
+    const int groups = p.nb / p.nr;
+    const int tasks = TaskCount(*node, groups, int64_t{16} * p.nr * k * node->outer);
+    RunTasks(*node, tasks, [&](int task, int thread) {
+      int64_t g0, g1;
+      ChunkRange(groups, tasks, task, 1, &g0, &g1);
+      const int c0 = static_cast<int>(g0) * p.nr * 16;
+      const int c1 = std::min(n, static_cast<int>(g1) * p.nr * 16);
+      if (c0 >= c1) return;
+      int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+      for (int64_t r = 0; r < node->outer; ++r) {
+        GemmVnniGroups(xu + static_cast<size_t>(r) * stride, 1, stride, p, static_cast<int>(g0),
+                       static_cast<int>(g1), acc, p.nb * 16);
+        emit(r, int64_t{c0}, int64_t{c1}, static_cast<const int32_t*>(acc), true);
+      }
+    });
+    return;
+  }
+  const int8_t* w = node->t.In<int8_t>(1);
+  const int tasks = TaskCount(*node, (n + kAlign - 1) / kAlign, kAlign * k * node->outer);
+  RunTasks(*node, tasks, [&](int task, int thread) {
+    int64_t c0, c1;
+    ChunkRange(n, tasks, task, kAlign, &c0, &c1);
+    if (c0 >= c1) return;
+    int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+    for (int64_t r = 0; r < node->outer; ++r) {
+      DotRowsInt8(w + c0 * k, static_cast<int>(c1 - c0), x + r * k, k, acc + c0);
+      emit(r, c0, c1, static_cast<const int32_t*>(acc), false);
+    }
+  });
+}
 
 }  // namespace lite
 }  // namespace ember

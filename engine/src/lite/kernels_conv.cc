@@ -176,54 +176,25 @@ Status EvalFullyConnectedF32(NodeState* node) {
 }
 
 Status EvalFullyConnectedI8(NodeState* node) {
-  const int8_t* x = node->t.In<int8_t>(0);
-  const int8_t* w = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
-  const int k = static_cast<int>(node->inner), n = node->oc;
-  if (node->vnni) {
-    // Columns are split by groups of packed 16-column blocks.
-    const PackedWeights& p = node->packed;
-    const int stride = p.k4 * 4;
-    uint8_t* xu = node->scratchu8.data();
-    for (int64_t r = 0; r < node->outer; ++r) {
-      OffsetToUnsigned(x + r * k, static_cast<size_t>(k), xu + static_cast<size_t>(r) * stride);
-    }
-    const int groups = p.nb / p.nr;
-    const int tasks = TaskCount(*node, groups, int64_t{16} * p.nr * k * node->outer);
-    RunTasks(*node, tasks, [&](int task, int thread) {
-      int64_t g0, g1;
-      ChunkRange(groups, tasks, task, 1, &g0, &g1);
-      const int c0 = static_cast<int>(g0) * p.nr * 16;
-      const int c1 = std::min(n, static_cast<int>(g1) * p.nr * 16);
-      if (c0 >= c1) return;
-      int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
-      for (int64_t r = 0; r < node->outer; ++r) {
-        GemmVnniGroups(xu + static_cast<size_t>(r) * stride, 1, stride, p, static_cast<int>(g0),
-                       static_cast<int>(g1), acc, p.nb * 16);
-        RequantizeVnni(acc + c0, node->bias_u8.data() + c0, node->multipliers.data() + c0,
-                       node->shifts.data() + c0, c1 - c0, node->left_shift == 1, node->out_zp,
-                       node->act_min, node->act_max, y + r * n + c0);
-      }
-    });
-    return Status::OK();
-  }
-  const int tasks =
-      TaskCount(*node, (n + kColumnAlign - 1) / kColumnAlign, kColumnAlign * k * node->outer);
-  RunTasks(*node, tasks, [&](int task, int thread) {
-    int64_t c0, c1;
-    ChunkRange(n, tasks, task, kColumnAlign, &c0, &c1);
-    if (c0 >= c1) return;
-    int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
-    for (int64_t r = 0; r < node->outer; ++r) {
-      DotRowsInt8(w + c0 * k, static_cast<int>(c1 - c0), x + r * k, k, acc + c0);
-      for (int64_t o = c0; o < c1; ++o) {
-        const int32_t a =
-            static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(o)]) +
-                                 static_cast<uint32_t>(node->bias[static_cast<size_t>(o)]));
-        y[r * n + o] = Requantize(*node, a, static_cast<size_t>(o));
-      }
-    }
-  });
+  const int n = node->oc;
+  RunFullyConnectedInt8(
+      node, node->t.In<int8_t>(0),
+      [&](int64_t r, int64_t c0, int64_t c1, const int32_t* acc, bool vnni) {
+        if (vnni) {
+          // bias_u8 holds the bias less 128 times each weight sum.
+          RequantizeVnni(acc + c0, node->bias_u8.data() + c0, node->multipliers.data() + c0,
+                         node->shifts.data() + c0, static_cast<int>(c1 - c0), node->left_shift == 1,
+                         node->out_zp, node->act_min, node->act_max, y + r * n + c0);
+          return;
+        }
+        for (int64_t o = c0; o < c1; ++o) {
+          const size_t c = static_cast<size_t>(o);
+          const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[c]) +
+                                                 static_cast<uint32_t>(node->bias[c]));
+          y[r * n + o] = Requantize(*node, a, c);
+        }
+      });
   return Status::OK();
 }
 

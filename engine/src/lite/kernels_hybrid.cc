@@ -221,8 +221,6 @@ const float* BiasData(const NodeState& node) {
   return node.t.in.size() > 2 && node.t.in[2] != nullptr ? node.t.In<float>(2) : nullptr;
 }
 
-constexpr int64_t kColumnAlign = 16;
-
 // y = bias + float(sum) * (input scale * weight scale) for the columns [c0, c1) of row r, from
 // acc[c] = the row's int8 sum for column c plus `shift` times the column's weight sum.
 void EmitFullyConnectedHybrid(const NodeState& node, int64_t r, int64_t c0, int64_t c1,
@@ -241,51 +239,15 @@ void EmitFullyConnectedHybrid(const NodeState& node, int64_t r, int64_t c0, int6
 }
 
 Status EvalFullyConnectedHybrid(NodeState* node) {
-  const int k = static_cast<int>(node->inner), n = node->oc;
-  QuantizeInput(node, node->t.In<float>(0), node->outer, static_cast<size_t>(k));
+  QuantizeInput(node, node->t.In<float>(0), node->outer, static_cast<size_t>(node->inner));
   const HybridParams& h = node->hybrid;
   float* y = node->t.Out<float>(0);
-  if (node->vnni) {
-    // As the int8 kernel: rows as unsigned bytes, columns split by groups of packed blocks.
-    const PackedWeights& p = node->packed;
-    const int stride = p.k4 * 4;
-    uint8_t* xu = node->scratchu8.data();
-    for (int64_t r = 0; r < node->outer; ++r) {
-      OffsetToUnsigned(h.q.data() + r * k, static_cast<size_t>(k),
-                       xu + static_cast<size_t>(r) * stride);
-    }
-    const int groups = p.nb / p.nr;
-    const int tasks = TaskCount(*node, groups, int64_t{16} * p.nr * k * node->outer);
-    RunTasks(*node, tasks, [&](int task, int thread) {
-      int64_t g0, g1;
-      ChunkRange(groups, tasks, task, 1, &g0, &g1);
-      const int c0 = static_cast<int>(g0) * p.nr * 16;
-      const int c1 = std::min(n, static_cast<int>(g1) * p.nr * 16);
-      if (c0 >= c1) return;
-      int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
-      for (int64_t r = 0; r < node->outer; ++r) {
-        GemmVnniGroups(xu + static_cast<size_t>(r) * stride, 1, stride, p, static_cast<int>(g0),
-                       static_cast<int>(g1), acc, p.nb * 16);
-        const uint32_t shift = 128u + static_cast<uint32_t>(h.in_offset[static_cast<size_t>(r)]);
-        EmitFullyConnectedHybrid(*node, r, c0, c1, acc, shift, y);
-      }
-    });
-    return Status::OK();
-  }
-  const int8_t* w = node->t.In<int8_t>(1);
-  const int tasks =
-      TaskCount(*node, (n + kColumnAlign - 1) / kColumnAlign, kColumnAlign * k * node->outer);
-  RunTasks(*node, tasks, [&](int task, int thread) {
-    int64_t c0, c1;
-    ChunkRange(n, tasks, task, kColumnAlign, &c0, &c1);
-    if (c0 >= c1) return;
-    int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
-    for (int64_t r = 0; r < node->outer; ++r) {
-      DotRowsInt8(w + c0 * k, static_cast<int>(c1 - c0), h.q.data() + r * k, k, acc + c0);
-      EmitFullyConnectedHybrid(*node, r, c0, c1, acc,
-                               static_cast<uint32_t>(h.in_offset[static_cast<size_t>(r)]), y);
-    }
-  });
+  RunFullyConnectedInt8(
+      node, h.q.data(), [&](int64_t r, int64_t c0, int64_t c1, const int32_t* acc, bool vnni) {
+        // The VNNI rows went in as unsigned bytes: 128 more per weight.
+        const uint32_t off = static_cast<uint32_t>(h.in_offset[static_cast<size_t>(r)]);
+        EmitFullyConnectedHybrid(*node, r, c0, c1, acc, vnni ? 128u + off : off, y);
+      });
   return Status::OK();
 }
 

@@ -294,10 +294,7 @@ Status PrepareUnaryInt8(NodeState* node) {
   switch (node->op->op) {
     case BuiltinOp::kLogistic:
       // LiteRT refuses other output scales (activations.cc, SigmoidPrepare).
-      if (y.quant.scale[0] != 1. / 256) {
-        return errors::InvalidArgument(node->what + ": int8 output '" + y.name + "' has scale " +
-                                       std::to_string(y.quant.scale[0]) + "; LOGISTIC needs 1/256");
-      }
+      EMBER_RETURN_IF_ERROR(NeedFixedOutputQuant(*node, y, 1.0f / 256.0f, std::nullopt, "1/256"));
       FillFloatTable(*node, Sigmoid, table);
       break;
     case BuiltinOp::kTanh:

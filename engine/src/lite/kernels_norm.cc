@@ -282,13 +282,7 @@ Status PrepareLogSoftmaxI8(NodeState* node) {
   const TensorDef& in = *node->t.in[0];
   const TensorDef& out = *node->t.out[0];
   EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, in, "input"));
-  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, out, "output"));
-  if (out.quant.scale[0] != 16.0f / 256.0f || out.quant.zero_point[0] != 127) {
-    return errors::InvalidArgument(node->what + ": int8 output '" + out.name + "' has scale " +
-                                   std::to_string(out.quant.scale[0]) + " and zero point " +
-                                   std::to_string(out.quant.zero_point[0]) +
-                                   "; LOG_SOFTMAX needs 16/256 and 127");
-  }
+  EMBER_RETURN_IF_ERROR(NeedFixedOutputQuant(*node, out, 16.0f / 256.0f, 127, "16/256 and 127"));
   constexpr int kIntegerBits = 5;
   const double real = std::min(static_cast<double>(in.quant.scale[0]) *
                                    static_cast<double>(int64_t{1} << (31 - kIntegerBits)),
@@ -346,13 +340,7 @@ Status PrepareL2Normalization(NodeState* node) {
   const TensorDef& in = *node->t.in[0];
   const TensorDef& out = *node->t.out[0];
   EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, in, "input"));
-  EMBER_RETURN_IF_ERROR(NeedPerTensorQuant(*node, out, "output"));
-  if (out.quant.scale[0] != 1.0f / 128.0f || out.quant.zero_point[0] != 0) {
-    return errors::InvalidArgument(node->what + ": int8 output '" + out.name + "' has scale " +
-                                   std::to_string(out.quant.scale[0]) + " and zero point " +
-                                   std::to_string(out.quant.zero_point[0]) +
-                                   "; L2_NORMALIZATION needs 1/128 and 0");
-  }
+  EMBER_RETURN_IF_ERROR(NeedFixedOutputQuant(*node, out, 1.0f / 128.0f, 0, "1/128 and 0"));
   node->in_zp = static_cast<int32_t>(in.quant.zero_point[0]);
   node->eval = EvalL2NormalizationI8;
   return Status::OK();

@@ -691,6 +691,11 @@ std::string BuiltinOpName(int32_t code) {
   return "BUILTIN(" + std::to_string(code) + ")";
 }
 
+OptionsType BuiltinOptionsType(BuiltinOp op) {
+  const OpInfo* info = FindOp(static_cast<int32_t>(op));
+  return info != nullptr ? info->options : OptionsType::kNone;
+}
+
 Model::~Model() {
   if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
 }

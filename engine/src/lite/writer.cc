@@ -14,156 +14,6 @@ namespace {
 using fb::Builder;
 using Offset = Builder::Offset;
 
-OptionsType OptionsFor(BuiltinOp op) {
-  switch (op) {
-    case BuiltinOp::kAdd:
-      return OptionsType::kAdd;
-    case BuiltinOp::kAveragePool2D:
-    case BuiltinOp::kMaxPool2D:
-      return OptionsType::kPool2D;
-    case BuiltinOp::kConcatenation:
-      return OptionsType::kConcatenation;
-    case BuiltinOp::kConv2D:
-      return OptionsType::kConv2D;
-    case BuiltinOp::kDepthwiseConv2D:
-      return OptionsType::kDepthwiseConv2D;
-    case BuiltinOp::kDequantize:
-      return OptionsType::kDequantize;
-    case BuiltinOp::kFullyConnected:
-      return OptionsType::kFullyConnected;
-    case BuiltinOp::kMul:
-      return OptionsType::kMul;
-    case BuiltinOp::kReshape:
-      return OptionsType::kReshape;
-    case BuiltinOp::kSoftmax:
-      return OptionsType::kSoftmax;
-    case BuiltinOp::kMean:
-      return OptionsType::kReducer;
-    case BuiltinOp::kQuantize:
-      return OptionsType::kQuantize;
-    case BuiltinOp::kGather:
-      return OptionsType::kGather;
-    case BuiltinOp::kTranspose:
-      return OptionsType::kTranspose;
-    case BuiltinOp::kSub:
-      return OptionsType::kSub;
-    case BuiltinOp::kDiv:
-      return OptionsType::kDiv;
-    case BuiltinOp::kStridedSlice:
-      return OptionsType::kStridedSlice;
-    case BuiltinOp::kCast:
-      return OptionsType::kCast;
-    case BuiltinOp::kBatchMatMul:
-      return OptionsType::kBatchMatMul;
-    case BuiltinOp::kGelu:
-      return OptionsType::kGelu;
-    case BuiltinOp::kExp:
-      return OptionsType::kExp;
-    case BuiltinOp::kMaximum:
-      return OptionsType::kMaximumMinimum;
-    case BuiltinOp::kMinimum:
-      return OptionsType::kMaximumMinimum;
-    case BuiltinOp::kLess:
-      return OptionsType::kLess;
-    case BuiltinOp::kNeg:
-      return OptionsType::kNeg;
-    case BuiltinOp::kGreater:
-      return OptionsType::kGreater;
-    case BuiltinOp::kGreaterEqual:
-      return OptionsType::kGreaterEqual;
-    case BuiltinOp::kLessEqual:
-      return OptionsType::kLessEqual;
-    case BuiltinOp::kSelect:
-      return OptionsType::kSelect;
-    case BuiltinOp::kEqual:
-      return OptionsType::kEqual;
-    case BuiltinOp::kNotEqual:
-      return OptionsType::kNotEqual;
-    case BuiltinOp::kPow:
-      return OptionsType::kPow;
-    case BuiltinOp::kLogicalOr:
-      return OptionsType::kLogicalOr;
-    case BuiltinOp::kLogicalAnd:
-      return OptionsType::kLogicalAnd;
-    case BuiltinOp::kLogicalNot:
-      return OptionsType::kLogicalNot;
-    case BuiltinOp::kSquare:
-      return OptionsType::kSquare;
-    case BuiltinOp::kSquaredDifference:
-      return OptionsType::kSquaredDifference;
-    case BuiltinOp::kAbs:
-      return OptionsType::kAbs;
-    case BuiltinOp::kSelectV2:
-      return OptionsType::kSelectV2;
-    case BuiltinOp::kSqueeze:
-      return OptionsType::kSqueeze;
-    case BuiltinOp::kSplit:
-      return OptionsType::kSplit;
-    case BuiltinOp::kSplitV:
-      return OptionsType::kSplitV;
-    case BuiltinOp::kTile:
-      return OptionsType::kTile;
-    case BuiltinOp::kExpandDims:
-      return OptionsType::kExpandDims;
-    case BuiltinOp::kPack:
-      return OptionsType::kPack;
-    case BuiltinOp::kUnpack:
-      return OptionsType::kUnpack;
-    case BuiltinOp::kSum:
-    case BuiltinOp::kReduceMax:
-    case BuiltinOp::kReduceMin:
-    case BuiltinOp::kReduceAny:
-    case BuiltinOp::kReduceAll:
-      return OptionsType::kReducer;
-    case BuiltinOp::kPad:
-      return OptionsType::kPad;
-    case BuiltinOp::kPadV2:
-      return OptionsType::kPadV2;
-    case BuiltinOp::kResizeBilinear:
-      return OptionsType::kResizeBilinear;
-    case BuiltinOp::kResizeNearestNeighbor:
-      return OptionsType::kResizeNearestNeighbor;
-    case BuiltinOp::kHardSwish:
-      return OptionsType::kHardSwish;
-    case BuiltinOp::kLeakyRelu:
-      return OptionsType::kLeakyRelu;
-    case BuiltinOp::kTransposeConv:
-      return OptionsType::kTransposeConv;
-    case BuiltinOp::kSlice:
-      return OptionsType::kSlice;
-    case BuiltinOp::kReverseV2:
-      return OptionsType::kReverseV2;
-    case BuiltinOp::kWhile:
-      return OptionsType::kWhile;
-    case BuiltinOp::kIf:
-      return OptionsType::kIf;
-    case BuiltinOp::kDepthToSpace:
-      return OptionsType::kDepthToSpace;
-    case BuiltinOp::kSpaceToDepth:
-      return OptionsType::kSpaceToDepth;
-    case BuiltinOp::kOneHot:
-      return OptionsType::kOneHot;
-    case BuiltinOp::kCumsum:
-      return OptionsType::kCumsum;
-    case BuiltinOp::kArgMax:
-      return OptionsType::kArgMax;
-    case BuiltinOp::kArgMin:
-      return OptionsType::kArgMin;
-    case BuiltinOp::kLogSoftmax:
-      return OptionsType::kLogSoftmax;
-    case BuiltinOp::kL2Normalization:
-      return OptionsType::kL2Norm;
-    case BuiltinOp::kMirrorPad:
-      return OptionsType::kMirrorPad;
-    case BuiltinOp::kReduceProd:
-      return OptionsType::kReducer;
-    case BuiltinOp::kDynamicUpdateSlice:
-      return OptionsType::kDynamicUpdateSlice;
-    default:  // RELU, RELU6 and the option-less float ops of kernels_misc.cc
-      return OptionsType::kNone;
-  }
-}
-
 Offset WriteOptions(Builder* b, const OperatorDef& op) {
   const OpOptions& o = op.options;
   const int8_t pad = static_cast<int8_t>(o.padding);
@@ -176,7 +26,7 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
     new_shape = b->CreateVector(o.squeeze_dims.data(), o.squeeze_dims.size(), 4);
   }
   b->StartTable();
-  switch (OptionsFor(op.op)) {
+  switch (BuiltinOptionsType(op.op)) {
     case OptionsType::kConv2D:
       b->AddScalar<int8_t>(0, pad);
       b->AddScalar<int32_t>(1, o.stride_w);
@@ -366,7 +216,7 @@ Offset WriteSubGraph(Builder* bp, const SubGraphDef& graph, std::vector<Offset>*
     }
     const Offset ins = b.CreateVector(op.inputs.data(), op.inputs.size(), 4);
     const Offset outs = b.CreateVector(op.outputs.data(), op.outputs.size(), 4);
-    const OptionsType ot = OptionsFor(op.op);
+    const OptionsType ot = BuiltinOptionsType(op.op);
     const Offset opts = ot == OptionsType::kNone ? 0 : WriteOptions(&b, op);
     b.StartTable();
     b.AddScalar<uint32_t>(0, it->second);

@@ -13,8 +13,11 @@
 #include "lite/lite_test_util.h"
 
 using namespace ember::lite;
+using ember::lite::testing::Contains;
+using ember::lite::testing::Load;
 using ember::lite::testing::MakeOp;
 using ember::lite::testing::MakeTensor;
+using ember::lite::testing::Run;
 
 namespace {
 
@@ -86,25 +89,6 @@ std::vector<uint8_t> Write(const std::vector<SubGraphDef>& graphs) {
   return bytes.ok() ? *bytes : std::vector<uint8_t>();
 }
 
-// Loads and allocates; the first error, or OK.
-ember::Status LoadAndAllocate(const std::vector<SubGraphDef>& graphs) {
-  const std::vector<uint8_t> bytes = Write(graphs);
-  auto model = Model::FromBuffer(bytes.data(), bytes.size());
-  if (!model.ok()) return model.status();
-  auto interp = Interpreter::Create(*model);
-  if (!interp.ok()) return interp.status();
-  return (*interp)->AllocateTensors();
-}
-
-bool Contains(const ember::Status& s, const std::string& what) {
-  if (s.ok() || s.message().find(what) == std::string::npos) {
-    std::fprintf(stderr, "  expected an error with '%s', got: %s\n", what.c_str(),
-                 s.ToString().c_str());
-    return false;
-  }
-  return true;
-}
-
 struct LoopResult {
   int32_t i = -1;
   float a[2] = {0, 0}, b[2] = {0, 0}, s[2] = {0, 0};
@@ -127,15 +111,10 @@ LoopResult RunLoop(Interpreter* in, int32_t n, const float a[2], const float b[2
 
 TEST(LiteWhile, SwappedVariablesKeepBothValues) {
   LoopModel m;
-  const std::vector<uint8_t> bytes = Write(m.graphs);
-  ASSERT_TRUE(!bytes.empty());
-  auto model = Model::FromBuffer(bytes.data(), bytes.size());
-  ASSERT_OK(model.status());
-  EXPECT_EQ((*model)->subgraphs().size(), size_t{3});
-  auto interp = Interpreter::Create(*model);
-  ASSERT_OK(interp.status());
-  Interpreter& in = **interp;
-  ASSERT_OK(in.AllocateTensors());
+  Run run = Load(m.graphs);
+  ASSERT_OK(run.status);
+  EXPECT_EQ(run.model->subgraphs().size(), size_t{3});
+  Interpreter& in = *run.interp;
   const float a[2] = {1, 2}, b[2] = {10, 20};
   // 3 iterations: (a, b) = (b, a) three times, s = a + b + a.
   for (int round = 0; round < 2; ++round) {  // the second Invoke starts from the inputs again
@@ -157,16 +136,12 @@ TEST(LiteWhile, SwappedVariablesKeepBothValues) {
 
 TEST(LiteWhile, ZeroIterationsReturnTheInputs) {
   LoopModel m;
-  const std::vector<uint8_t> bytes = Write(m.graphs);
-  auto model = Model::FromBuffer(bytes.data(), bytes.size());
-  ASSERT_OK(model.status());
-  auto interp = Interpreter::Create(*model);
-  ASSERT_OK(interp.status());
-  ASSERT_OK((*interp)->AllocateTensors());
+  Run run = Load(m.graphs);
+  ASSERT_OK(run.status);
   const float a[2] = {1, 2}, b[2] = {10, 20};
-  RunLoop(interp->get(), 5, a, b);  // leave other values in the subgraphs' tensors first
+  RunLoop(run.interp.get(), 5, a, b);  // leave other values in the subgraphs' tensors first
   for (int32_t n : {0, -3}) {
-    const LoopResult r = RunLoop(interp->get(), n, a, b);
+    const LoopResult r = RunLoop(run.interp.get(), n, a, b);
     EXPECT_EQ(r.i, 0);
     EXPECT_EQ(r.a[0], 1.0f);
     EXPECT_EQ(r.a[1], 2.0f);
@@ -179,16 +154,12 @@ TEST(LiteWhile, ZeroIterationsReturnTheInputs) {
 
 TEST(LiteWhile, ProfilingCountsTheLoopAsOneOperator) {
   LoopModel m;
-  const std::vector<uint8_t> bytes = Write(m.graphs);
-  auto model = Model::FromBuffer(bytes.data(), bytes.size());
-  ASSERT_OK(model.status());
-  auto interp = Interpreter::Create(*model);
-  ASSERT_OK(interp.status());
-  ASSERT_OK((*interp)->AllocateTensors());
-  (*interp)->EnableProfiling(true);
+  Run run = Load(m.graphs);
+  ASSERT_OK(run.status);
+  run.interp->EnableProfiling(true);
   const float a[2] = {1, 2}, b[2] = {10, 20};
-  RunLoop(interp->get(), 3, a, b);
-  const auto& times = (*interp)->operator_times();
+  RunLoop(run.interp.get(), 3, a, b);
+  const auto& times = run.interp->operator_times();
   ASSERT_TRUE(times.size() == 2);
   EXPECT_TRUE(times[1].label.find("WHILE") != std::string::npos);
   EXPECT_EQ(times[1].calls, int64_t{1});
@@ -198,17 +169,17 @@ TEST(LiteWhile, BadSubgraphIndicesAreRefusedAtLoad) {
   for (int32_t bad : {7, -1, 0}) {
     LoopModel m;
     m.main().operators[1].options.cond_subgraph = bad;
-    const ember::Status s = LoadAndAllocate(m.graphs);
+    const ember::Status s = Load(m.graphs).status;
     EXPECT_TRUE(Contains(s, "subgraph 0 operator 1 (WHILE): cond_subgraph_index"));
   }
   LoopModel m;
   m.main().operators[1].options.body_subgraph = 3;
-  EXPECT_TRUE(Contains(LoadAndAllocate(m.graphs),
+  EXPECT_TRUE(Contains(Load(m.graphs).status,
                        "body_subgraph_index 3 is out of range (the model has 3 subgraphs)"));
   LoopModel same;
   same.main().operators[1].options.body_subgraph = 1;
-  EXPECT_TRUE(Contains(LoadAndAllocate(same.graphs),
-                       "cond_subgraph_index and body_subgraph_index are both 1"));
+  EXPECT_TRUE(
+      Contains(Load(same.graphs).status, "cond_subgraph_index and body_subgraph_index are both 1"));
 }
 
 // Appends to `g` a WHILE of (cond, body) on tensors `ins`, with outputs of their types.
@@ -228,8 +199,8 @@ TEST(LiteWhile, SelfRecursiveSubgraphsAreRefused) {
   // The body runs a WHILE whose body is the body itself.
   LoopModel direct;
   AddLoop(&direct.body(), {6, 1, 2, 3, 7}, 1, 2);
-  EXPECT_TRUE(Contains(LoadAndAllocate(direct.graphs),
-                       "subgraph 2 runs itself (subgraph 2 -> subgraph 2)"));
+  EXPECT_TRUE(
+      Contains(Load(direct.graphs).status, "subgraph 2 runs itself (subgraph 2 -> subgraph 2)"));
 
   // Indirectly: body 2 runs a loop of body 4, which runs a loop of body 2.
   LoopModel indirect;
@@ -238,7 +209,7 @@ TEST(LiteWhile, SelfRecursiveSubgraphsAreRefused) {
   AddLoop(&body4, {6, 1, 2, 3, 7}, 1, 2);
   indirect.graphs.push_back(LoopModel().cond());
   indirect.graphs.push_back(body4);
-  const ember::Status s = LoadAndAllocate(indirect.graphs);
+  const ember::Status s = Load(indirect.graphs).status;
   EXPECT_TRUE(Contains(s, "subgraph 2 runs itself (subgraph 2 -> subgraph 4 -> subgraph 2)"));
 }
 
@@ -248,14 +219,10 @@ TEST(LiteWhile, TwoLoopsOfOneBodyRunOneAfterTheOther) {
   LoopModel twice;
   AddLoop(&twice.main(), {3, 0, 7, 8, 9}, 1, 2);
   twice.main().outputs = {10, 12, 13, 14};
-  const std::vector<uint8_t> bytes = Write(twice.graphs);
-  auto model = Model::FromBuffer(bytes.data(), bytes.size());
-  ASSERT_OK(model.status());
-  auto interp = Interpreter::Create(*model);
-  ASSERT_OK(interp.status());
-  ASSERT_OK((*interp)->AllocateTensors());
+  Run run = Load(twice.graphs);
+  ASSERT_OK(run.status);
   const float a[2] = {1, 2}, b[2] = {10, 20};
-  const LoopResult r = RunLoop(interp->get(), 3, a, b);
+  const LoopResult r = RunLoop(run.interp.get(), 3, a, b);
   // First loop: (a, b) = (b, a), s = 2a + b; the second swaps back and adds b + a + b.
   EXPECT_EQ(r.i, 3);
   EXPECT_EQ(r.a[0], 1.0f);
@@ -267,21 +234,21 @@ TEST(LiteWhile, TwoLoopsOfOneBodyRunOneAfterTheOther) {
 TEST(LiteWhile, MismatchedCountsAndTypesAreRefusedAtLoad) {
   LoopModel fewer;
   fewer.cond().inputs.pop_back();
-  EXPECT_TRUE(Contains(LoadAndAllocate(fewer.graphs),
+  EXPECT_TRUE(Contains(Load(fewer.graphs).status,
                        "(WHILE): it has 5 inputs but cond subgraph 1's inputs has 4"));
   LoopModel outs;
   outs.body().outputs.push_back(0);
-  EXPECT_TRUE(Contains(LoadAndAllocate(outs.graphs),
-                       "it has 5 inputs but body subgraph 2's outputs has 6"));
+  EXPECT_TRUE(
+      Contains(Load(outs.graphs).status, "it has 5 inputs but body subgraph 2's outputs has 6"));
   LoopModel op_outs;
   op_outs.main().operators[1].outputs.pop_back();
-  EXPECT_TRUE(Contains(LoadAndAllocate(op_outs.graphs), "the operator's outputs has 4"));
+  EXPECT_TRUE(Contains(Load(op_outs.graphs).status, "the operator's outputs has 4"));
   LoopModel types;
   types.cond().tensors[2].type = TensorType::kInt32;  // a in cond
-  EXPECT_TRUE(Contains(LoadAndAllocate(types.graphs), "loop variable 2 is INT32 in cond"));
+  EXPECT_TRUE(Contains(Load(types.graphs).status, "loop variable 2 is INT32 in cond"));
   LoopModel flag;
   flag.cond().outputs = {0};
-  EXPECT_TRUE(Contains(LoadAndAllocate(flag.graphs), "output 'i' is INT32 [], not one BOOL"));
+  EXPECT_TRUE(Contains(Load(flag.graphs).status, "output 'i' is INT32 [], not one BOOL"));
 }
 
 TEST(LiteWhile, ShapeMismatchesAreRefusedAtAllocate) {
@@ -291,13 +258,13 @@ TEST(LiteWhile, ShapeMismatchesAreRefusedAtAllocate) {
   body.tensors.push_back(MakeTensor("s_grown", TensorType::kFloat32, {4}));
   body.operators.push_back(MakeOp(BuiltinOp::kConcatenation, {7, 7}, {8}));
   body.outputs[4] = 8;
-  const ember::Status s = LoadAndAllocate(grow.graphs);
+  const ember::Status s = Load(grow.graphs).status;
   EXPECT_TRUE(Contains(s, "operator 1 (WHILE): subgraph 2 output 4 's_grown' has shape [4]"));
   EXPECT_TRUE(Contains(s, "a loop whose variables change shape is not supported"));
   // The cond's copy of a has another shape than the operator's input.
   LoopModel cond_shape;
   cond_shape.cond().tensors[2].shape = {3};
-  EXPECT_TRUE(Contains(LoadAndAllocate(cond_shape.graphs),
+  EXPECT_TRUE(Contains(Load(cond_shape.graphs).status,
                        "input 2 'a' has shape [2] but subgraph 1 tensor 'a' has shape [3]"));
 }
 
@@ -332,13 +299,9 @@ std::vector<SubGraphDef> IfModel() {
 }
 
 TEST(LiteIf, RunsTheBranchTheConditionPicks) {
-  const std::vector<uint8_t> bytes = Write(IfModel());
-  auto model = Model::FromBuffer(bytes.data(), bytes.size());
-  ASSERT_OK(model.status());
-  auto interp = Interpreter::Create(*model);
-  ASSERT_OK(interp.status());
-  Interpreter& in = **interp;
-  ASSERT_OK(in.AllocateTensors());
+  Run run = Load(IfModel());
+  ASSERT_OK(run.status);
+  Interpreter& in = *run.interp;
   const float x[2] = {1.5f, -4.0f};
   std::memcpy(in.input(1).data, x, 8);
   for (bool c : {true, false, true}) {
@@ -353,22 +316,22 @@ TEST(LiteIf, RunsTheBranchTheConditionPicks) {
 TEST(LiteIf, MismatchesAreRefused) {
   std::vector<SubGraphDef> count = IfModel();
   count[2].inputs = {0, 1};
-  EXPECT_TRUE(Contains(LoadAndAllocate(count),
+  EXPECT_TRUE(Contains(Load(count).status,
                        "subgraph 0 operator 0 (IF): it passes 1 inputs (after the condition) but "
                        "else subgraph 2 has 2"));
   std::vector<SubGraphDef> outs = IfModel();
   outs[1].outputs = {2, 0};
-  EXPECT_TRUE(Contains(LoadAndAllocate(outs), "it has 1 outputs but then subgraph 1 has 2"));
+  EXPECT_TRUE(Contains(Load(outs).status, "it has 1 outputs but then subgraph 1 has 2"));
   std::vector<SubGraphDef> index = IfModel();
   index[0].operators[0].options.else_subgraph = 9;
-  EXPECT_TRUE(Contains(LoadAndAllocate(index), "else_subgraph_index 9 is out of range"));
+  EXPECT_TRUE(Contains(Load(index).status, "else_subgraph_index 9 is out of range"));
   std::vector<SubGraphDef> flag = IfModel();
   flag[0].tensors[0].type = TensorType::kFloat32;
-  EXPECT_TRUE(Contains(LoadAndAllocate(flag), "condition input 'c' is FLOAT32 [], not one BOOL"));
+  EXPECT_TRUE(Contains(Load(flag).status, "condition input 'c' is FLOAT32 [], not one BOOL"));
   std::vector<SubGraphDef> shape = IfModel();
   shape[2].tensors[2].shape = {1, 2};
   shape[2].tensors[1].shape = {1, 2};
-  EXPECT_TRUE(Contains(LoadAndAllocate(shape), "output 0 'y' has shape [2] but subgraph 2 tensor"));
+  EXPECT_TRUE(Contains(Load(shape).status, "output 0 'y' has shape [2] but subgraph 2 tensor"));
 }
 
 TEST(LiteIf, ChainsDeeperThan64SubgraphsAreRefused) {
@@ -390,7 +353,7 @@ TEST(LiteIf, ChainsDeeperThan64SubgraphsAreRefused) {
       }
       graphs.push_back(g);
     }
-    const ember::Status s = LoadAndAllocate(graphs);
+    const ember::Status s = Load(graphs).status;
     if (depth == 64) {
       EXPECT_OK(s);
     } else {

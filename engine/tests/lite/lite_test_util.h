@@ -49,9 +49,9 @@ struct Run {
   ember::Status status;
 };
 
-inline Run Load(const SubGraphDef& g) {
+// Loads the bytes WriteModel gave (or its error).
+inline Run LoadWritten(const StatusOr<std::vector<uint8_t>>& bytes) {
   Run r;
-  auto bytes = WriteModel(g);
   if (!bytes.ok()) {
     r.status = bytes.status();
     return r;
@@ -71,6 +71,10 @@ inline Run Load(const SubGraphDef& g) {
   r.status = r.interp->AllocateTensors();
   return r;
 }
+
+// One subgraph, or several (the first is the model's main subgraph; WHILE and IF name others).
+inline Run Load(const SubGraphDef& g) { return LoadWritten(WriteModel(g)); }
+inline Run Load(const std::vector<SubGraphDef>& graphs) { return LoadWritten(WriteModel(graphs)); }
 
 // True when `s` failed with `what` in its message; else says what it got, on stderr.
 inline bool Contains(const ember::Status& s, const std::string& what) {

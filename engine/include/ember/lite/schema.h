@@ -212,6 +212,9 @@ std::string TensorTypeName(TensorType type);
 size_t TensorTypeSize(TensorType type);
 // "CONV_2D", ...; "BUILTIN(n)" for codes ember does not know.
 std::string BuiltinOpName(int32_t code);
+// The builtin_options table an operator's FlatBuffer carries (OptionsType::kNone for operators
+// without one and for those ember does not know).
+OptionsType BuiltinOptionsType(BuiltinOp op);
 // "[1,28,28,3]".
 std::string ShapeString(const std::vector<int32_t>& shape);
 

@@ -192,6 +192,20 @@ bool ValidEmpty(int64_t inputs, int64_t indices, int64_t updates) {
   return inputs != 0 && indices != 0 && updates != 0;
 }
 
+// TensorFlow's first check in ScatterNd and TensorScatterUpdate/Add: indices and updates have
+// rank one or more.
+Status CheckScatterRanks(const NodeDef& node, const Tensor& indices, const Tensor& updates) {
+  if (indices.dims() < 1) {
+    return InvalidArg(
+        node, "Indices shape must have rank at least one. Found:" + indices.shape().DebugString());
+  }
+  if (updates.dims() < 1) {
+    return InvalidArg(
+        node, "Updates shape must have rank at least one. Found:" + updates.shape().DebugString());
+  }
+  return Status::OK();
+}
+
 class ScatterNdOp : public OpKernel {
  public:
   explicit ScatterNdOp(OpKernelConstruction* c) : OpKernel(c) {
@@ -207,16 +221,7 @@ class ScatterNdOp : public OpKernel {
     const Tensor& indices = ctx->input(0);
     const Tensor& updates = ctx->input(1);
     const Tensor& shape_in = ctx->input(2);
-    if (indices.dims() < 1) {
-      ctx->SetStatus(InvalidArg(node, "Indices shape must have rank at least one. Found:" +
-                                          indices.shape().DebugString()));
-      return;
-    }
-    if (updates.dims() < 1) {
-      ctx->SetStatus(InvalidArg(node, "Updates shape must have rank at least one. Found:" +
-                                          updates.shape().DebugString()));
-      return;
-    }
+    EMBER_OP_REQUIRES_OK(ctx, CheckScatterRanks(node, indices, updates));
     Tensor flat;
     flat.CopyFrom(shape_in, TensorShape({shape_in.NumElements()}));
     std::vector<int64_t> dims;
@@ -309,16 +314,7 @@ class TensorScatterOp : public OpKernel {
     const Tensor& in = ctx->input(0);
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
-    if (indices.dims() < 1) {
-      ctx->SetStatus(InvalidArg(node, "Indices shape must have rank at least one. Found:" +
-                                          indices.shape().DebugString()));
-      return;
-    }
-    if (updates.dims() < 1) {
-      ctx->SetStatus(InvalidArg(node, "Updates shape must have rank at least one. Found:" +
-                                          updates.shape().DebugString()));
-      return;
-    }
+    EMBER_OP_REQUIRES_OK(ctx, CheckScatterRanks(node, indices, updates));
     if (updates.dtype() != in.dtype()) {
       ctx->SetStatus(InvalidArg(node, "updates is " + DataTypeString(updates.dtype()) +
                                           " but tensor is " + DataTypeString(in.dtype())));
