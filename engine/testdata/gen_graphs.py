@@ -988,6 +988,94 @@ def misc_math_error(op: str) -> Callable[[], Fixture]:
     return make
 
 
+def cond_functional() -> Fixture:
+    """Conds outside loops as a TF2 graph holds them: StatelessIf nodes whose branches are
+    functions of the GraphDef's library (cond_v1 is the same graph with TF1's Switch/Merge), as
+    models have them for an is_training flag. Both branches are taken somewhere: the predicates
+    come from the data, a branch holds constants (waiting on its pivot by a control edge) and a
+    conv, one cond is nested in another's branch, one returns two values, one merges the
+    Switch outputs directly, and one reads a fed flag (PlaceholderWithDefault, not fed)."""
+    rng = np.random.default_rng(53)
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2, 6, 6, 3], name="x")
+        training = v1.placeholder_with_default(False, [], name="is_training")
+        pos = tf.reduce_mean(x) > -10.0  # true
+        neg = tf.logical_not(pos)
+        w = rand(rng, 3, 3, 3, 4, scale=0.3)
+
+        def conv_branch() -> tf.Tensor:
+            return tf.nn.relu(tf.nn.conv2d(x, w, strides=1, padding="SAME") + tf.constant(0.5))
+
+        def pool_branch() -> tf.Tensor:
+            return tf.tile(tf.nn.avg_pool2d(x, 1, 1, "SAME")[..., :1], [1, 1, 1, 4]) * 3.0
+
+        a = v1.cond(pos, conv_branch, pool_branch, name="cond_taken_true")
+        b = v1.cond(neg, conv_branch, pool_branch, name="cond_taken_false")
+        mean, var = tf.nn.moments(x, axes=[0, 1, 2])
+        moving = (tf.constant(rng.standard_normal(3).astype(np.float32)), tf.constant(np.full(3, 0.8, np.float32)))
+        m, v = v1.cond(training, lambda: (mean, var), lambda: moving, name="batch_norm_stats")
+        normed = (x - m) * tf.math.rsqrt(v + 1e-3)
+
+        def outer_true() -> tf.Tensor:
+            inner = v1.cond(tf.reduce_max(x) > 100.0, lambda: x * 0.0, lambda: x - 1.0, name="inner")
+            return inner * 2.0
+
+        nested = v1.cond(pos, outer_true, lambda: x, name="outer")
+        direct = v1.cond(neg, lambda: x, lambda: normed, name="direct")
+        return {"x": rand(rng, 2, 6, 6, 3)}, [a, b, normed, nested, direct]
+
+    return v1_graph(build)
+
+
+def cond_v1() -> Fixture:
+    """The conds of cond_functional as TF1 builds them (control flow v2 off): Switch and Merge
+    in the root frame, the pivots' control edges reaching the branches' constants."""
+    v1.disable_control_flow_v2()
+    try:
+        return cond_functional()
+    finally:
+        v1.enable_control_flow_v2()
+
+
+def cond_tf2() -> Fixture:
+    """tf.cond in a tf.function (an If of two branch functions), frozen with
+    convert_variables_to_constants_v2, which lowers the If to Switch and Merge; a Keras layer
+    with a data-dependent tf.cond, a cond nested in a branch, and one with two outputs."""
+    rng = np.random.default_rng(59)
+    dense = tf.keras.layers.Dense(5)
+    dense.build((None, 4))
+
+    @tf.function(input_signature=[tf.TensorSpec([3, 4], tf.float32, name="x")])  # type: ignore[untyped-decorator]
+    def model(x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        h = dense(x)
+        y = tf.cond(tf.reduce_sum(h) > 0.0, lambda: tf.nn.relu(h), lambda: tf.nn.sigmoid(h))
+        z = tf.cond(
+            tf.reduce_max(x) > 5.0,
+            lambda: tf.zeros_like(h),
+            lambda: tf.cond(tf.reduce_min(x) < 0.0, lambda: h * 2.0, lambda: h - 1.0),
+        )
+        s, t = tf.cond(tf.reduce_mean(x) < 100.0, lambda: (x + 1.0, tf.shape(x)), lambda: (x, tf.shape(h)))
+        return y + z, s, t
+
+    frozen = convert_variables_to_constants_v2(model.get_concrete_function())
+    graph_def = frozen.graph.as_graph_def()
+    return Fixture(graph_def, {"x": rand(rng, 3, 4)}, [t.name for t in frozen.outputs])
+
+
+def cond_dead_fetch_error() -> Fixture:
+    """Fetching the untaken output of a Switch: TensorFlow's error for a dead tensor."""
+
+    def build() -> tuple[dict[str, np.ndarray], list[tf.Tensor]]:
+        x = v1.placeholder(tf.float32, [2], name="x")
+        from tensorflow.python.ops import control_flow_ops
+
+        false_out, _ = control_flow_ops.switch(x, tf.constant(True), name="switch")
+        return {"x": np.array([1.0, 2.0], np.float32)}, [tf.identity(false_out, name="untaken")]
+
+    return v1_graph(build)
+
+
 FIXTURES: dict[str, Callable[[], Fixture]] = {
     "mlp": mlp,
     "convnet": convnet,
@@ -1037,6 +1125,10 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "misc_math": misc_math,
     "error_segment_sum_order": misc_math_error("SegmentSum"),
     "error_reverse_sequence_length": misc_math_error("ReverseSequence"),
+    "cond_functional": cond_functional,
+    "cond_v1": cond_v1,
+    "cond_tf2": cond_tf2,
+    "error_cond_dead_fetch": cond_dead_fetch_error,
 }
 
 

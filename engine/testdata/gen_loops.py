@@ -130,6 +130,36 @@ def nested_loops() -> Fixture:
     return Fixture(graph_def, {"x": x}, fetches)
 
 
+def loop_cond() -> Fixture:
+    """tf.cond and while loops inside each other: a loop body whose cond reads the loop variable
+    (both branches taken over the iterations), a cond nested in that branch, and a cond whose
+    taken branch runs a while loop while the untaken one holds another (dead, never run)."""
+
+    def run(x: tf.Tensor) -> list[tf.Tensor]:
+        def body(i: tf.Tensor, acc: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+            def even() -> tf.Tensor:
+                return tf.cond(tf.reduce_sum(acc) > 0.0, lambda: acc * 0.5, lambda: acc + x)
+
+            acc = tf.cond(tf.equal(i % 2, 0), even, lambda: tf.tanh(acc - x))
+            return i + 1, acc
+
+        n, acc = tf.while_loop(lambda i, a: i < 5, body, [0, x])
+
+        def loop_branch(k: int) -> Callable[[], tf.Tensor]:
+            def branch() -> tf.Tensor:
+                _, y = tf.while_loop(lambda j, y: j < k, lambda j, y: (j + 1, y * 1.5 - 0.25), [0, acc])
+                return y
+
+            return branch
+
+        picked = tf.cond(tf.reduce_max(x) < 100.0, loop_branch(3), loop_branch(7))
+        return [n, acc, picked]
+
+    graph_def, fetches = freeze(run, [tf.TensorSpec([BATCH, 3], tf.float32, name="x")])
+    x = np.random.default_rng(39).standard_normal((BATCH, 3)).astype(np.float32)
+    return Fixture(graph_def, {"x": x}, fetches)
+
+
 def list_read_uninitialized() -> Fixture:
     """Reads an element of a TensorArray with no element shape and none written: an error."""
 
@@ -150,6 +180,7 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
     "model_stacked_rnn": stacked_rnn,
     "loop_tensor_array": tensor_array_loop,
     "loop_nested": nested_loops,
+    "loop_cond": loop_cond,
     "error_list_read_uninitialized": list_read_uninitialized,
 }
 

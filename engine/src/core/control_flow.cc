@@ -282,6 +282,27 @@ class LoopLowering {
         body_.insert(id);
       }
     }
+    // A tf.cond inside the body: its Switch nodes read another predicate than the LoopCond and
+    // its Merge nodes no NextIteration. They are body nodes, run with dead tensors by the body's
+    // executor (Executor::RunCondNode).
+    if (loop_cond_ >= 0) {
+      std::vector<int> loop_switches, loop_merges;
+      for (int s : switches_) {
+        const auto& in = edges_.data[static_cast<size_t>(s)];
+        (in.size() == 2 && in[1].first == loop_cond_ ? loop_switches : cond_nodes_).push_back(s);
+      }
+      for (int m : merges_) {
+        bool next = false;
+        for (const auto& in : edges_.data[static_cast<size_t>(m)]) {
+          next = next || (in.first >= 0 && member_[static_cast<size_t>(in.first)] &&
+                          node(in.first).op == "NextIteration");
+        }
+        (next ? loop_merges : cond_nodes_).push_back(m);
+      }
+      switches_ = std::move(loop_switches);
+      merges_ = std::move(loop_merges);
+      body_.insert(cond_nodes_.begin(), cond_nodes_.end());
+    }
     if (loop_cond_ < 0) {
       return Invalid(Where() + " (entered by " + Quoted(FirstEnterName()) +
                      ") has no LoopCond node; ember runs while loops of the form Enter -> Merge "
@@ -332,17 +353,14 @@ class LoopLowering {
         return Invalid(what + " has " + std::to_string(ins.size()) +
                        " inputs; a loop Merge has two (Enter, NextIteration)");
       }
-      if (v.next < 0) {
-        return Invalid(what +
-                       " has no NextIteration input; ember runs only while loops "
-                       "(Enter -> Merge <- NextIteration), not tf.cond's Switch/Merge");
-      }
+      if (v.next < 0) return Invalid(what + " has no NextIteration input");
       if (v.enter < 0) return Invalid(what + " has no Enter input");
       if (!claimed.insert(v.enter).second || !claimed.insert(v.next).second) {
         return Invalid(what + " shares its Enter or NextIteration with another Merge");
       }
       for (int u : Uses(m, 0)) {
-        if (node(u).op != "Switch") continue;
+        // The loop's own Switch; a tf.cond's in the body may read the variable too.
+        if (std::find(switches_.begin(), switches_.end(), u) == switches_.end()) continue;
         if (v.sw >= 0) {
           return Invalid(what + " feeds two Switch nodes, " + Quoted(node(v.sw).name) + " and " +
                          Quoted(node(u).name));
@@ -365,8 +383,14 @@ class LoopLowering {
     }
     for (int e : var_enters_) {
       if (claimed.count(e) == 0) {
+        std::string why;
+        for (int u : Uses(e, 0)) {
+          if (node(u).op == "Merge") {
+            why = " (Merge node " + Quoted(node(u).name) + " has no NextIteration input)";
+          }
+        }
         return Invalid("Enter node " + Quoted(node(e).name) + " of " + Where() +
-                       " (is_constant false) feeds no loop Merge");
+                       " (is_constant false) feeds no loop Merge" + why);
       }
       for (int u : Uses(e, 0)) {
         if (node(u).op != "Merge") {
@@ -385,8 +409,7 @@ class LoopLowering {
     for (int s : switches_) {
       if (switch_var_.count(s) == 0) {
         return Invalid("Switch node " + Quoted(node(s).name) + " in " + Where() +
-                       " does not read a loop Merge; ember does not run tf.cond (Switch/Merge) "
-                       "inside loops");
+                       " reads the LoopCond but no loop Merge");
       }
     }
     for (int x : var_enters_) {
@@ -619,6 +642,7 @@ class LoopLowering {
   std::string frame_;
   std::vector<char> member_;
   std::vector<int> var_enters_, invariants_, merges_, switches_, nexts_;
+  std::vector<int> cond_nodes_;  // Switch and Merge of a tf.cond in the body
   int loop_cond_ = -1;
   std::set<int> body_;
   std::map<std::pair<int, int>, std::vector<int>> uses_;

@@ -186,8 +186,9 @@ Status Executor::Create(std::shared_ptr<const Graph> graph, const Signature& sig
       ex->nodes_[self].inputs.push_back(src);
     }
     for (int c : node->control_inputs) {
-      ex->nodes_[static_cast<size_t>(exec_id[static_cast<size_t>(c)])].consumers.push_back(
-          static_cast<int>(self));
+      const int from = exec_id[static_cast<size_t>(c)];
+      ex->nodes_[static_cast<size_t>(from)].consumers.push_back(static_cast<int>(self));
+      ex->nodes_[self].control_in.push_back(from);
       ++ex->nodes_[self].num_pending;
     }
   }
@@ -206,6 +207,9 @@ Status Executor::Create(std::shared_ptr<const Graph> graph, const Signature& sig
     if (en.node == nullptr || en.output_space != nullptr) continue;
     const std::string& op = en.node->def.op;
     en.forward_only = op == "Identity" || op == "NoOp" || op == "StopGradient" || op == "Snapshot";
+    if (op == "Switch") en.flow = ExecNode::Flow::kSwitch;
+    if (op == "Merge") en.flow = ExecNode::Flow::kMerge;
+    if (en.flow != ExecNode::Flow::kNone) ex->has_cond_ = true;
   }
   ex->cost_ns_ = std::make_unique<std::atomic<int32_t>[]>(ex->nodes_.size());
   for (size_t i = 0; i < ex->nodes_.size(); ++i) ex->cost_ns_[i].store(-1);
@@ -321,6 +325,9 @@ struct Executor::Step {
   StepCancellation own_cancellation;
   StepCancellation* cancellation = nullptr;
   std::vector<Tensor> slots;
+  // Per exec node, in a graph with Switch or Merge: 1 when it was dead (Executor::RunCondNode).
+  // Written by the node's thread before it counts down its consumers, read by them after.
+  std::unique_ptr<uint8_t[]> dead;
   std::unique_ptr<std::atomic<int>[]> pending;
   std::atomic<int64_t> outstanding{0};
   std::atomic<bool> failed{false};
@@ -456,7 +463,56 @@ struct ReleaseContext {
 };
 }  // namespace
 
+Status Executor::RunCondNode(Step* step, int id, bool* done) const {
+  const ExecNode& en = nodes_[static_cast<size_t>(id)];
+  auto input = [&](size_t k) -> const Tensor& {
+    const Source& s = en.inputs[k];
+    return s.feed >= 0 ? (*step->feeds)[static_cast<size_t>(s.feed)]
+                       : step->slots[static_cast<size_t>(s.slot)];
+  };
+  const size_t first = static_cast<size_t>(en.first_slot);
+  *done = true;
+  if (en.flow == ExecNode::Flow::kMerge) {
+    for (size_t k = 0; k < en.inputs.size(); ++k) {
+      if (!input(k).IsInitialized()) continue;
+      step->slots[first] = input(k);
+      Tensor index(DataType::kInt32, TensorShape({}));
+      index.data<int32_t>()[0] = static_cast<int32_t>(k);
+      step->slots[first + 1] = std::move(index);
+      return Status::OK();
+    }
+    step->dead[static_cast<size_t>(id)] = 1;
+    return Status::OK();
+  }
+  bool dead = false;
+  for (size_t k = 0; k < en.inputs.size() && !dead; ++k) dead = !input(k).IsInitialized();
+  for (size_t k = 0; k < en.control_in.size() && !dead; ++k) {
+    dead = step->dead[static_cast<size_t>(en.control_in[k])] != 0;
+  }
+  if (dead) {
+    step->dead[static_cast<size_t>(id)] = 1;
+    return Status::OK();
+  }
+  if (en.flow != ExecNode::Flow::kSwitch) {
+    *done = false;
+    return Status::OK();
+  }
+  const Tensor& pred = input(1);
+  if (pred.dims() != 0) {
+    return errors::InvalidArgument("The second input must be a scalar, but it has shape " +
+                                   pred.shape().DebugString() + "\n\t [[{{node " + en.node->name() +
+                                   "}}]]");
+  }
+  step->slots[first + (pred.data<bool>()[0] ? 1 : 0)] = input(0);
+  return Status::OK();
+}
+
 Status Executor::ComputeNode(Step* step, int id) const {
+  if (has_cond_) {
+    bool done = false;
+    Status s = RunCondNode(step, id, &done);
+    if (done || !s.ok()) return s;
+  }
   const ExecNode& en = nodes_[static_cast<size_t>(id)];
   ContextStorage storage;
   OpKernelContext::Params p;
@@ -579,6 +635,7 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
   // Nodes are timed in the first runs and then one run in 32 (two clock reads per node).
   const uint32_t run = runs_.fetch_add(1, std::memory_order_relaxed);
   step->sample = run < 4 || run % 32 == 0;
+  if (has_cond_) step->dead.reset(new uint8_t[nodes_.size()]());
   step->pending.reset(new std::atomic<int>[nodes_.size()]);
   for (size_t i = 0; i < nodes_.size(); ++i) step->pending[i].store(nodes_[i].num_pending);
   if (args.inter_op_pool == nullptr) {
@@ -680,9 +737,14 @@ Status Executor::Run(const RunArgs& args, const std::vector<Tensor>& feeds,
   }
   fetches->clear();
   fetches->reserve(fetch_slots_.size());
-  for (const Source& s : fetch_slots_) {
-    const Tensor& t = step->slots[static_cast<size_t>(s.slot)];
-    if (!t.IsInitialized()) return errors::Internal("Fetch was not computed by the step");
+  for (size_t i = 0; i < fetch_slots_.size(); ++i) {
+    const Tensor& t = step->slots[static_cast<size_t>(fetch_slots_[i].slot)];
+    if (!t.IsInitialized()) {
+      if (has_cond_) {  // an untaken branch's tensor: TensorFlow's message for a dead fetch
+        return errors::InvalidArgument("Retval[" + std::to_string(i) + "] does not have value");
+      }
+      return errors::Internal("Fetch was not computed by the step");
+    }
     fetches->push_back(t);
   }
   return Status::OK();

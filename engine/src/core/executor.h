@@ -118,6 +118,9 @@ class Executor {
     // Identity, NoOp, StopGradient or Snapshot in host memory: it only passes a tensor on, so it
     // runs on the thread that makes it ready, never as a closure of its own on the pool.
     bool forward_only = false;
+    // Switch or Merge (a lowered tf.cond), which the executor runs itself: see RunCondNode.
+    enum class Flow : uint8_t { kNone, kSwitch, kMerge } flow = Flow::kNone;
+    std::vector<int> control_in;  // exec nodes it waits on by control edges
   };
   struct Step;
 
@@ -127,6 +130,12 @@ class Executor {
   Status RunNode(Step* step, int id) const;
   // The kernel call itself, with its inputs and outputs.
   Status ComputeNode(Step* step, int id) const;
+  // In a graph with Switch or Merge nodes, TensorFlow's dead tensors: an untaken Switch output
+  // is a slot left uninitialized; a node that reads one, or waits by a control edge on a dead
+  // node, is dead itself (it does not run; its outputs stay uninitialized); Merge passes on its
+  // first live input, and is dead only when all its inputs are. Sets *done when it ran the node
+  // (a Switch or Merge) or found it dead; else ComputeNode runs its kernel.
+  Status RunCondNode(Step* step, int id, bool* done) const;
   // Writes exec node `id`'s time slot around ComputeNode.
   Status TraceNode(Step* step, int id) const;
   // The traced step's slots as step stats: the nodes that ran, by start, grouped by device.
@@ -165,6 +174,7 @@ class Executor {
     return c >= 0 && c < kInlineNs;
   }
   int num_slots_ = 0;
+  bool has_cond_ = false;  // some exec node is a Switch or Merge: steps track dead nodes
   std::vector<DataType> feed_types_;
   std::vector<std::string> feed_names_;
   std::vector<std::string> fetch_names_;

@@ -1,6 +1,7 @@
-// While loops (src/core/control_flow.h, kernels/cpu/while_op.cc) and TensorLists
-// (kernels/cpu/list_ops.cc): hand-written v1 loops, the malformed ones ember refuses, and
-// TensorList reads TensorFlow answers with an error. Keras RNN models are in
+// While loops (src/core/control_flow.h, kernels/cpu/while_op.cc), tf.cond's Switch/Merge outside
+// loops (dead tensors, Executor::RunCondNode) and TensorLists (kernels/cpu/list_ops.cc):
+// hand-written v1 loops and conds, the malformed ones ember refuses, and TensorList reads
+// TensorFlow answers with an error. Keras RNN models are in
 // engine/testdata/graphs/ (gen_loops.py), checked against TensorFlow by test_tf_agreement.py.
 #include "core/control_flow.h"
 
@@ -31,6 +32,13 @@ AttrValue Str(const std::string& s) {
   AttrValue v;
   v.kind = AttrValue::Kind::kS;
   v.s = s;
+  return v;
+}
+
+AttrValue TypeList(const std::vector<DataType>& types) {
+  AttrValue v;
+  v.kind = AttrValue::Kind::kList;
+  v.list.type = types;
   return v;
 }
 
@@ -263,6 +271,82 @@ NodeDef ListOp(const std::string& name, const std::string& op, std::vector<std::
 }
 
 }  // namespace
+
+// y = p ? x * 2 : x + 1 with the pivots' control edges reaching each branch's constant, and an
+// Assert(false) in the true branch: it must not run when the branch is not taken. "idx" is the
+// Merge's value_index.
+std::vector<NodeDef> CondGraph() {
+  const DataType f = DataType::kFloat, b = DataType::kBool;
+  return {
+      Node("x", "Placeholder", {}, {{"dtype", TypeAttr(f)}}),
+      Node("p", "Placeholder", {}, {{"dtype", TypeAttr(b)}}),
+      Typed("pivot", "Switch", {"p", "p"}, b),
+      Typed("pivot_t", "Identity", {"pivot:1"}, b),
+      Typed("pivot_f", "Identity", {"pivot"}, b),
+      Typed("sw_x", "Switch", {"x", "p"}, f),
+      ConstNode<float>("two", TensorShape(), {2.0f}, {"^pivot_t"}),
+      ConstNode<float>("one", TensorShape(), {1.0f}, {"^pivot_f"}),
+      ConstNode<bool>("no", TensorShape(), {false}, {"^pivot_t"}),
+      Node("never", "Assert", {"no", "two"}, {{"T", TypeList({f})}}),
+      Node("mul", "Mul", {"sw_x:1", "two", "^never"}, {{"T", TypeAttr(f)}}),
+      Typed("add", "AddV2", {"sw_x", "one"}, f),
+      Node("merge", "Merge", {"add", "mul"}, {{"T", TypeAttr(f)}, {"N", IntAttr(2)}}),
+      Typed("y", "Identity", {"merge"}, f),
+      Node("idx", "Identity", {"merge:1"}, {{"T", TypeAttr(DataType::kInt32)}}),
+  };
+}
+
+Status RunCond(const std::vector<NodeDef>& nodes, const Tensor& pred,
+               const std::vector<std::string>& fetches, std::vector<Tensor>* out) {
+  auto session = NewSession(SessionOptions());
+  EMBER_RETURN_IF_ERROR(session->Create(Graph(nodes)));
+  return session->Run({{"x", Tensor::From<float>(TensorShape({2}), {1.5f, -4.0f})}, {"p", pred}},
+                      fetches, {}, out);
+}
+
+TEST(Cond, RunsTheTakenBranchOnly) {
+  for (bool p : {true, false}) {
+    std::vector<Tensor> out;
+    // The Assert in the true branch fails when it runs: taken, it stops the step.
+    Status s = RunCond(CondGraph(), Tensor::From<bool>(TensorShape(), {p}), {"y", "idx"}, &out);
+    if (p) {
+      EXPECT_EQ(s.code(), Code::kInvalidArgument);
+      EXPECT_TRUE(Contains(s.message(), "assertion failed"));
+      continue;
+    }
+    ASSERT_OK(s);
+    EXPECT_EQ(out[0].data<float>()[0], 2.5f);
+    EXPECT_EQ(out[0].data<float>()[1], -3.0f);
+    EXPECT_EQ(out[1].data<int32_t>()[0], 0);
+  }
+  std::vector<NodeDef> nodes = CondGraph();
+  Find(&nodes, "mul")->input.pop_back();  // no Assert: the true branch runs through
+  std::vector<Tensor> out;
+  ASSERT_OK(RunCond(nodes, Tensor::From<bool>(TensorShape(), {true}), {"y", "idx"}, &out));
+  EXPECT_EQ(out[0].data<float>()[0], 3.0f);
+  EXPECT_EQ(out[1].data<int32_t>()[0], 1);
+}
+
+TEST(Cond, FetchingTheUntakenBranchFails) {
+  std::vector<Tensor> out;
+  Status s = RunCond(CondGraph(), Tensor::From<bool>(TensorShape(), {false}), {"y", "mul"}, &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  // TensorFlow numbers the fetches as the session sorts them: "mul" before "y".
+  EXPECT_TRUE(Contains(s.message(), "Retval[0] does not have value"));
+  // Running an untaken node as a target is no error: it is dead and does nothing.
+  auto session = NewSession(SessionOptions());
+  ASSERT_OK(session->Create(Graph(CondGraph())));
+  ASSERT_OK(session->Run({{"x", Tensor::From<float>(TensorShape({2}), {1.5f, -4.0f})},
+                          {"p", Tensor::From<bool>(TensorShape(), {false})}},
+                         {"y"}, {"never"}, &out));
+}
+
+TEST(Cond, ANonScalarPredicateIsRefused) {
+  std::vector<Tensor> out;
+  Status s = RunCond(CondGraph(), Tensor::From<bool>(TensorShape({2}), {true, false}), {"y"}, &out);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(s.message(), "The second input must be a scalar, but it has shape [2]"));
+}
 
 TEST(TensorList, GetItemWithUnknownElementShapeAndNothingSetFails) {
   Tensor out;
