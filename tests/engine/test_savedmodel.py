@@ -24,6 +24,7 @@ FIXTURES = [
     "tf1_variables",
     "keras_rnn",
     "while_loop",
+    "cond_module",
 ]
 
 pytestmark = pytest.mark.integration

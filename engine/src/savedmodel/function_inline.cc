@@ -9,6 +9,7 @@
 
 #include "core/graph.h"
 #include "core/op_kernel.h"
+#include "savedmodel/functional_if.h"
 #include "savedmodel/functional_while.h"
 #include "savedmodel/op_defaults.h"
 
@@ -480,6 +481,22 @@ Status Inliner::Run(const std::vector<std::string>& roots, GraphDef* out,
     if (!IsFunctionalWhile(out_[i].op)) continue;
     Status s = LowerFunctionalWhile(graph_.library, options_, producer, &out_[i]);
     if (!s.ok()) return Status(s.code(), origin_[i] + ": " + s.message());
+  }
+  // Functional conds become Switch/Merge with both branches inlined (functional_if.h).
+  for (size_t i = 0, n = out_.size(); i < n; ++i) {
+    if (!IsFunctionalIf(out_[i].op)) continue;
+    std::vector<NodeDef> added;
+    const std::string where = origin_[i];
+    Status s = LowerFunctionalIf(graph_.library, options_, producer, &out_[i], &added);
+    if (!s.ok()) return Status(s.code(), where + ": " + s.message());
+    for (NodeDef& a : added) {
+      if (!index.emplace(a.name, out_.size()).second) {
+        return errors::InvalidArgument("Inlining made two nodes named '" + a.name + "' (from " +
+                                       where + ")");
+      }
+      out_.push_back(std::move(a));
+      origin_.push_back(where);
+    }
   }
   // Keep what the roots reach.
   std::vector<bool> keep(out_.size(), false);

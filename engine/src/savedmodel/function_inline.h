@@ -24,6 +24,21 @@ struct InlineOptions {
   bool add_default_attrs = true;
 };
 
+// Attr values of the nodes the functional While and If lowerings write.
+inline AttrValue TypeValue(DataType t) {
+  AttrValue v;
+  v.kind = AttrValue::Kind::kType;
+  v.type = t;
+  return v;
+}
+
+inline AttrValue TypeList(const std::vector<DataType>& types) {
+  AttrValue v;
+  v.kind = AttrValue::Kind::kList;
+  v.list.type = types;
+  return v;
+}
+
 // `roots` are tensor names ("n", "n:1") or control targets ("^n") of `graph`'s top level;
 // `flat_roots` receives their names in `out`, which holds only what the roots need.
 Status InlineFunctionCalls(const GraphDef& graph, const std::vector<std::string>& roots,

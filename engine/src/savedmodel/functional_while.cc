@@ -11,20 +11,6 @@
 namespace ember {
 namespace {
 
-AttrValue TypeValue(DataType t) {
-  AttrValue v;
-  v.kind = AttrValue::Kind::kType;
-  v.type = t;
-  return v;
-}
-
-AttrValue TypeList(const std::vector<DataType>& types) {
-  AttrValue v;
-  v.kind = AttrValue::Kind::kList;
-  v.list.type = types;
-  return v;
-}
-
 Status FuncAttr(const NodeDef& node, const char* name, AttrValue* out) {
   auto it = node.attr.find(name);
   if (it == node.attr.end() || it->second.kind != AttrValue::Kind::kFunc || it->second.s.empty()) {

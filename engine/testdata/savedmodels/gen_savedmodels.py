@@ -109,6 +109,48 @@ def while_loop(path: Path) -> dict[str, object]:
     return {"serving_default": {"x": np.random.RandomState(9).randn(5, 2, 4).astype(np.float32)}}
 
 
+class CondModule(tf.Module):  # type: ignore[misc]
+    """tf.cond in a tf.function, kept as TF2's functional If / StatelessIf with branch functions:
+    a data-dependent cond, conds whose branches and predicate read variables (passed into the
+    branches as resources) and a cond nested in a branch. Three signatures run the same function
+    on inputs that take every branch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        rng = np.random.RandomState(13)
+        self.w = tf.Variable(rng.randn(4, 3).astype(np.float32), name="w")
+        self.scale = tf.Variable(1.5, name="scale")
+        self.threshold = tf.Variable(0.25, name="threshold")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])  # type: ignore[untyped-decorator]
+    def classify(self, x: tf.Tensor) -> dict[str, tf.Tensor]:
+        total = tf.reduce_sum(x)
+        y = tf.cond(total > 0.0, lambda: tf.nn.relu(x) * 2.0, lambda: tf.abs(x) - 1.0)
+        z = tf.cond(
+            tf.reduce_mean(x) > self.threshold,
+            lambda: tf.matmul(x, self.w),
+            lambda: tf.matmul(x, self.w) * self.scale,
+        )
+        nested = tf.cond(
+            total > 0.0,
+            lambda: tf.cond(tf.reduce_max(x) > 1.0, lambda: x * 3.0, lambda: x + 3.0),
+            lambda: -x,
+        )
+        return {"y": y, "z": z, "nested": nested}
+
+
+def cond_module(path: Path) -> dict[str, object]:
+    m = CondModule()
+    fn = m.classify.get_concrete_function()
+    tf.saved_model.save(m, str(path), signatures={"serving_default": fn, "small": fn, "negative": fn})
+    rng = np.random.RandomState(14)
+    return {
+        "serving_default": {"x": rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)},
+        "small": {"x": rng.uniform(0.3, 0.9, (2, 4)).astype(np.float32)},
+        "negative": {"x": rng.uniform(-2.0, 0.1, (2, 4)).astype(np.float32)},
+    }
+
+
 def keras_image_ops(path: Path) -> dict:
     """Segmentation-style layers whose TF ops carry attrs a SavedModel strips when default:
     a dilated conv (SpaceToBatchND/BatchToSpaceND), a grouped conv, a transposed conv
@@ -291,6 +333,7 @@ FIXTURES = {
     "tiny_bert": tiny_bert,
     "keras_rnn": keras_rnn,
     "while_loop": while_loop,
+    "cond_module": cond_module,
 }
 
 

@@ -8,44 +8,14 @@
 #include "ember/session.h"
 #include "ember_test.h"
 #include "savedmodel/function_inline.h"
+#include "savedmodel/savedmodel_test_util.h"
 
 using namespace ember;
+using ember::testing::Const;
+using ember::testing::Func;
+using ember::testing::Node;
 
 namespace {
-
-AttrValue Type(DataType t) {
-  AttrValue v;
-  v.kind = AttrValue::Kind::kType;
-  v.type = t;
-  return v;
-}
-
-AttrValue Func(const std::string& name) {
-  AttrValue v;
-  v.kind = AttrValue::Kind::kFunc;
-  v.s = name;
-  return v;
-}
-
-NodeDef Node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
-             DataType t) {
-  NodeDef n;
-  n.name = name;
-  n.op = op;
-  n.input = std::move(inputs);
-  n.attr["T"] = Type(t);
-  return n;
-}
-
-NodeDef IntConst(const std::string& name, int32_t v) {
-  NodeDef n;
-  n.name = name;
-  n.op = "Const";
-  n.attr["dtype"] = Type(DataType::kInt32);
-  n.attr["value"].kind = AttrValue::Kind::kTensor;
-  n.attr["value"].tensor = Tensor::Scalar<int32_t>(v);
-  return n;
-}
 
 // (i, x) -> while (i < 3) { i += 1; x *= x_scale } with x_scale a third, unchanged, loop input.
 GraphDef WhileGraph(DataType third) {
@@ -54,13 +24,15 @@ GraphDef WhileGraph(DataType third) {
   cond.name = "cond";
   cond.input_arg = {{"i", i32, "", "", ""}, {"x", f, "", "", ""}, {"s", third, "", "", ""}};
   cond.output_arg = {{"r", DataType::kBool, "", "", ""}};
-  cond.node_def = {IntConst("three", 3), Node("less", "Less", {"i", "three:output:0"}, i32)};
+  cond.node_def = {Const("three", Tensor::Scalar<int32_t>(3)),
+                   Node("less", "Less", {"i", "three:output:0"}, i32)};
   cond.ret["r"] = "less:z:0";
   FunctionDef body;
   body.name = "body";
   body.input_arg = cond.input_arg;
   body.output_arg = {{"i2", i32, "", "", ""}, {"x2", f, "", "", ""}, {"s2", third, "", "", ""}};
-  body.node_def = {IntConst("one", 1), Node("add", "AddV2", {"i", "one:output:0"}, i32)};
+  body.node_def = {Const("one", Tensor::Scalar<int32_t>(1)),
+                   Node("add", "AddV2", {"i", "one:output:0"}, i32)};
   body.ret["i2"] = "add:z:0";
   body.ret["s2"] = "s";
   if (third == f) {
@@ -74,10 +46,10 @@ GraphDef WhileGraph(DataType third) {
   NodeDef x;
   x.name = "x";
   x.op = "Placeholder";
-  x.attr["dtype"] = Type(f);
+  x.attr["dtype"] = TypeValue(f);
   NodeDef s = x;
   s.name = "s";
-  s.attr["dtype"] = Type(third);
+  s.attr["dtype"] = TypeValue(third);
   NodeDef w;
   w.name = "loop";
   w.op = "StatelessWhile";
@@ -86,7 +58,7 @@ GraphDef WhileGraph(DataType third) {
   w.attr["T"].list.type = {i32, f, third};
   w.attr["cond"] = Func("cond");
   w.attr["body"] = Func("body");
-  g.node = {IntConst("zero", 0), x, s, w};
+  g.node = {Const("zero", Tensor::Scalar<int32_t>(0)), x, s, w};
   return g;
 }
 
