@@ -37,6 +37,7 @@ struct GraphBenchResult {
   double median_us = 0, mean_us = 0, min_us = 0, max_us = 0;
   std::vector<NodeProfile> profile;  // every node the traced runs ran, in first-run order
   int profile_runs = 0;
+  double profile_run_max_us = 0;  // the slowest traced run, wall clock
 };
 
 // True for the GraphDef suffixes ember-run reads (.pb, .json, .graphdef).

@@ -372,7 +372,8 @@ void PrintGraphProfile(const ember::bench::GraphBenchResult& r, bool json) {
                    [&](size_t a, size_t b) { return nodes[a].total_us > nodes[b].total_us; });
   auto share = [&](double total) { return sum > 0 ? total / sum : 0.0; };
   if (json) {
-    std::printf(", \"profile_runs\": %d, \"profile_ops\": [", r.profile_runs);
+    std::printf(", \"profile_runs\": %d, \"profile_run_max_us\": %.3f, \"profile_ops\": [",
+                r.profile_runs, r.profile_run_max_us);
     for (size_t i = 0; i < ops.size(); ++i) {
       std::printf("%s{\"op\": \"%s\", \"nodes\": %d, \"mean_us\": %.3f, \"share\": %.6f}",
                   i ? ", " : "", JsonEscape(ops[i].first).c_str(), ops[i].second.second,
