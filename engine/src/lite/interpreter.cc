@@ -254,6 +254,10 @@ Status PrepareNode(NodeState* node) {
       return PrepareTile(node);
     case BuiltinOp::kTransposeConv:
       return PrepareTransposeConv(node);
+    case BuiltinOp::kConv3D:
+      return PrepareConv3D(node);
+    case BuiltinOp::kConv3DTranspose:
+      return PrepareConv3DTranspose(node);
     case BuiltinOp::kSlice:
       return PrepareSlice(node);
     case BuiltinOp::kReverseV2:

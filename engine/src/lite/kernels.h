@@ -246,6 +246,9 @@ Status PreparePad(NodeState* node);
 Status PrepareResize(NodeState* node);
 // TRANSPOSE_CONV (kernels_transpose_conv.cc)
 Status PrepareTransposeConv(NodeState* node);
+// CONV_3D and CONV_3D_TRANSPOSE (kernels_conv3d.cc)
+Status PrepareConv3D(NodeState* node);
+Status PrepareConv3DTranspose(NodeState* node);
 // SLICE, REVERSE_V2, DYNAMIC_UPDATE_SLICE, and CONCATENATION of inputs with run-time shapes
 // (kernels_slice.cc)
 Status PrepareSlice(NodeState* node);

@@ -194,6 +194,9 @@ constexpr OpInfo kOps[] = {
     {BuiltinOp::kMirrorPad, "MIRROR_PAD", 2, OptionsType::kMirrorPad},
     // kernels_reduce_prod.cc: float32 and int32 (2 is int8, refused).
     {BuiltinOp::kReduceProd, "REDUCE_PROD", 1, OptionsType::kReducer},
+    // kernels_conv3d.cc: float32 (the only version LiteRT has).
+    {BuiltinOp::kConv3D, "CONV_3D", 1, OptionsType::kConv3D},
+    {BuiltinOp::kConv3DTranspose, "CONV_3D_TRANSPOSE", 1, OptionsType::kConv3D},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -558,6 +561,18 @@ class Parser {
         break;
       case OptionsType::kL2Norm:
         if (!ot.Scalar<int8_t>(0, 0, &act, &err_)) return fail();
+        break;
+      case OptionsType::kConv3D:
+        if (!ot.Scalar<int8_t>(0, 0, &padding, &err_) ||
+            !ot.Scalar<int32_t>(1, 0, &o->stride_d, &err_) ||
+            !ot.Scalar<int32_t>(2, 0, &o->stride_w, &err_) ||
+            !ot.Scalar<int32_t>(3, 0, &o->stride_h, &err_) ||
+            !ot.Scalar<int8_t>(4, 0, &act, &err_) ||
+            !ot.Scalar<int32_t>(5, 1, &o->dilation_d, &err_) ||
+            !ot.Scalar<int32_t>(6, 1, &o->dilation_w, &err_) ||
+            !ot.Scalar<int32_t>(7, 1, &o->dilation_h, &err_)) {
+          return fail();
+        }
         break;
       case OptionsType::kIf:
         if (!ot.Scalar<int32_t>(0, 0, &o->then_subgraph, &err_) ||

@@ -35,6 +35,16 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
       b->AddScalar<int32_t>(4, o.dilation_w);
       b->AddScalar<int32_t>(5, o.dilation_h);
       break;
+    case OptionsType::kConv3D:
+      b->AddScalar<int8_t>(0, pad);
+      b->AddScalar<int32_t>(1, o.stride_d);
+      b->AddScalar<int32_t>(2, o.stride_w);
+      b->AddScalar<int32_t>(3, o.stride_h);
+      b->AddScalar<int8_t>(4, act);
+      b->AddScalar<int32_t>(5, o.dilation_d);
+      b->AddScalar<int32_t>(6, o.dilation_w);
+      b->AddScalar<int32_t>(7, o.dilation_h);
+      break;
     case OptionsType::kTransposeConv:
       b->AddScalar<int8_t>(0, pad);
       b->AddScalar<int32_t>(1, o.stride_w);

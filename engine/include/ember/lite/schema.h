@@ -123,6 +123,9 @@ enum class BuiltinOp : int32_t {
   kL2Normalization = 11,
   kMirrorPad = 100,
   kReduceProd = 81,
+  // src/lite/kernels_conv3d.cc
+  kConv3D = 132,
+  kConv3DTranspose = 141,
 };
 
 // BuiltinOptions union tags.
@@ -201,6 +204,7 @@ enum class OptionsType : uint8_t {
   kLogSoftmax = 36,
   kL2Norm = 12,
   kMirrorPad = 77,
+  kConv3D = 106,  // CONV_3D and CONV_3D_TRANSPOSE
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
@@ -274,6 +278,7 @@ struct OpOptions {
   bool exclusive = false, reverse = false;  // CUMSUM
   int8_t arg_output_type = 0;  // ARG_MAX/ARG_MIN output_type (a TensorType; 0 when absent)
   int8_t mirror_mode = 0;      // MIRROR_PAD: 0 REFLECT, 1 SYMMETRIC
+  int32_t stride_d = 1, dilation_d = 1;  // CONV_3D, CONV_3D_TRANSPOSE (w, h above)
 };
 
 struct OperatorDef {

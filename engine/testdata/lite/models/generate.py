@@ -493,6 +493,47 @@ def conv_transpose() -> Fixture:
     )
 
 
+def conv3d_ops() -> Fixture:
+    """CONV_3D and CONV_3D_TRANSPOSE (Keras's Conv3D and Conv3DTranspose, video and volumetric
+    models): SAME and VALID, strides mixing 1 and 2, a dilated conv, a bias and ReLU the converter
+    fuses, a 1x1x1 conv, and transposes with output sizes a stride cannot reach, batch 2."""
+    rng = np.random.default_rng(53)
+    v1 = tf.compat.v1
+
+    def weights(*shape: int) -> tf.Tensor:
+        fan_in = int(np.prod(shape[:3])) * shape[3]
+        return tf.constant(rng.normal(0, 1 / np.sqrt(fan_in), shape).astype(np.float32))
+
+    def bias(n: int) -> tf.Tensor:
+        return tf.constant(rng.normal(0, 0.3, n).astype(np.float32))
+
+    def conv(
+        h: tf.Tensor, k: tuple[int, int, int], m: int, strides: list[int], padding: str, **kw: object
+    ) -> tf.Tensor:
+        return tf.nn.conv3d(h, weights(*k, h.shape[-1], m), [1, *strides, 1], padding, **kw)  # type: ignore[arg-type]
+
+    def transpose(h: tf.Tensor, k: tuple[int, int, int], out: list[int], strides: list[int], padding: str) -> tf.Tensor:
+        w = weights(*k, out[4], h.shape[-1])
+        return tf.nn.conv3d_transpose(h, w, out, [1, *strides, 1], padding) + bias(out[4])
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 5, 6, 7, 3], name="volume")
+        h = tf.nn.relu(conv(x, (3, 3, 3), 8, [1, 2, 1], "SAME") + bias(8))
+        outs = [
+            conv(x, (3, 2, 3), 4, [1, 1, 1], "VALID"),
+            conv(x, (2, 3, 3), 5, [2, 1, 2], "SAME") + bias(5),
+            conv(x, (3, 3, 2), 4, [1, 1, 1], "SAME", dilations=[1, 2, 1, 2, 1]),
+            conv(h, (1, 1, 1), 6, [1, 1, 1], "VALID"),
+            transpose(h, (3, 3, 3), [2, 10, 6, 14, 4], [2, 2, 2], "SAME"),
+            transpose(h, (2, 3, 2), [2, 11, 8, 15, 3], [2, 2, 2], "VALID"),
+            transpose(x, (3, 3, 3), [2, 9, 11, 7, 2], [2, 2, 1], "SAME"),
+        ]
+        outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+    feeds = {"volume": rng.uniform(-1, 1, (2, 5, 6, 7, 3)).astype(np.float32)}
+    return Fixture(graph.as_graph_def(), feeds, [o.name for o in outs])
+
+
 def keras_rnn(build: Callable[[object], object], shape: tuple[int, int, int], seed: int) -> Fixture:
     """A Keras model around a recurrent layer, random weights. TFLiteConverter writes the layer's
     time loop as a WHILE whose cond and body are subgraphs of their own (Keras 3 LSTM/GRU)."""
@@ -923,6 +964,7 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool | str]] = {
     "grouped_conv_int8": (grouped_conv, True),
     "conv_transpose": (conv_transpose, False),
     "conv_transpose_int8": (conv_transpose, True),
+    "conv3d_ops": (conv3d_ops, False),
     "ops_misc": (ops_misc, False),
     "ops_int8": (ops_int8, True),
     "sub_int8": (sub_int8, True),
