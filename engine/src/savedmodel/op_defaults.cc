@@ -120,7 +120,18 @@ Defaults MakeDefaults() {
   for (const char* op : {"ResizeBilinear", "ResizeNearestNeighbor"}) {
     d[op] = {{"align_corners", Bool(false)}, {"half_pixel_centers", Bool(false)}};
   }
+  d["ResizeBicubic"] = d["ResizeBilinear"];
+  d["ResizeArea"] = {{"align_corners", Bool(false)}};
+  for (const char* op :
+       {"UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMax", "UnsortedSegmentMin"}) {
+    d[op] = {{"Tnumsegments", i32}};
+  }
   d["Conv2DBackpropInput"] = d["Conv2D"];
+  for (const char* op : {"Conv3D", "Conv3DBackpropInputV2"}) {
+    d[op] = {{"data_format", Str("NDHWC")}, {"dilations", Ints({1, 1, 1, 1, 1})}};
+  }
+  d["Conv3DBackpropInputV2"]["Tshape"] = i32;
+  for (const char* op : {"MaxPool3D", "AvgPool3D"}) d[op] = {{"data_format", Str("NDHWC")}};
   return d;
 }
 

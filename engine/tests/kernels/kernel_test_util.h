@@ -72,6 +72,13 @@ class Node {
     def_.attr[attr] = v;
     return *this;
   }
+  Node& Floats(const std::string& attr, std::vector<float> list) {
+    AttrValue v;
+    v.kind = AttrValue::Kind::kList;
+    v.list.f = std::move(list);
+    def_.attr[attr] = v;
+    return *this;
+  }
   Node& Value(const std::string& attr, const Tensor& t) {
     AttrValue v;
     v.kind = AttrValue::Kind::kTensor;

@@ -94,7 +94,8 @@ TEST(Robustness, RandomShapesNeverCrash) {
 // reversal, segment sums, diagonals) on random shapes and index values in and out of range.
 TEST(Robustness, IndexedModelOpsNeverCrash) {
   std::mt19937 gen(4321);
-  const char* float_index[] = {"TopKV2", "GatherNd", "SegmentSum", "ReverseSequence"};
+  const char* float_index[] = {"TopKV2",     "GatherNd",   "SegmentSum",  "SegmentMean",
+                               "SegmentMax", "SegmentMin", "SegmentProd", "ReverseSequence"};
   for (int iter = 0; iter < 300; ++iter) {
     for (const char* op : float_index) {
       Node n = Node(op, std::string("bad_") + op)
@@ -142,6 +143,58 @@ TEST(Robustness, IndexedModelOpsNeverCrash) {
     Node set_diag = Node("MatrixSetDiagV3", "bad_set_diag").Type("T", DataType::kFloat);
     Check(set_diag, {RandomFloats(TensorShape(RandomDims(&gen, 4)), 14),
                      RandomFloats(TensorShape(RandomDims(&gen, 3)), 15), RandomIndex(&gen, true)});
+  }
+}
+
+// 3D convolution and pooling, unsorted segments, Bucketize and the extra resizes on random
+// shapes, windows, strides, ids and sizes.
+TEST(Robustness, VolumeSegmentAndResizeOpsNeverCrash) {
+  std::mt19937 gen(8765);
+  for (int iter = 0; iter < 300; ++iter) {
+    const int64_t k = 1 + iter % 3, s = 1 + (iter / 3) % 2;
+    const char* padding = iter % 2 ? "SAME" : "VALID";
+    Node conv = Node("Conv3D", "bad_conv3d")
+                    .Type("T", DataType::kFloat)
+                    .Ints("strides", {1, s, 1, s, 1})
+                    .Str("padding", padding);
+    Check(conv, {RandomFloats(TensorShape(RandomDims(&gen, 6)), 16),
+                 RandomFloats(TensorShape(RandomDims(&gen, 6)), 17)});
+    Node back = Node("Conv3DBackpropInputV2", "bad_conv3d_back")
+                    .Type("T", DataType::kFloat)
+                    .Type("Tshape", DataType::kInt32)
+                    .Ints("strides", {1, s, s, 1, 1})
+                    .Str("padding", padding);
+    Check(back, {RandomIndex(&gen, false), RandomFloats(TensorShape(RandomDims(&gen, 6)), 18),
+                 RandomFloats(TensorShape(RandomDims(&gen, 6)), 19)});
+    for (const char* op : {"MaxPool3D", "AvgPool3D"}) {
+      Node n = Node(op, std::string("bad_") + op)
+                   .Type("T", DataType::kFloat)
+                   .Ints("ksize", {1, k, 2, 1, 1})
+                   .Ints("strides", {1, s, 1, 2, 1})
+                   .Str("padding", padding);
+      Check(n, {RandomFloats(TensorShape(RandomDims(&gen, 6)), 20)});
+    }
+    for (const char* op : {"UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin",
+                           "UnsortedSegmentProd"}) {
+      Node n = Node(op, std::string("bad_") + op)
+                   .Type("T", DataType::kFloat)
+                   .Type("Tindices", DataType::kInt32)
+                   .Type("Tnumsegments", DataType::kInt32);
+      Check(n, {RandomFloats(TensorShape(RandomDims(&gen, 3)), 21), RandomIndex(&gen, false),
+                RandomIndex(&gen, iter % 4 != 0)});
+    }
+    Node bucket = Node("Bucketize", "bad_bucketize")
+                      .Type("T", DataType::kFloat)
+                      .Floats("boundaries", iter % 5 ? std::vector<float>{-1.0f, 0.0f, 2.5f}
+                                                     : std::vector<float>{1.0f, -1.0f});
+    Check(bucket, {RandomFloats(TensorShape(RandomDims(&gen, 4)), 22)});
+    for (const char* op : {"ResizeBicubic", "ResizeArea"}) {
+      Node n = Node(op, std::string("bad_") + op)
+                   .Type("T", DataType::kFloat)
+                   .Bool("align_corners", iter % 3 == 0)
+                   .Bool("half_pixel_centers", iter % 3 == 1 && std::string(op) != "ResizeArea");
+      Check(n, {RandomFloats(TensorShape(RandomDims(&gen, 5)), 23), RandomIndex(&gen, false)});
+    }
   }
 }
 

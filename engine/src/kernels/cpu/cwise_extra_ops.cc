@@ -1,8 +1,10 @@
 // More elementwise CPU ops, with TensorFlow's semantics and NumPy broadcasting:
 //   unary float: Rsqrt, Erf, Erfc, Log, Log1p, Expm1, Reciprocal/Inv, Softplus, Softsign, Elu,
-//     Selu, LeakyRelu, Sin, Cos, Floor, Ceil, Round, Rint; IsNan/IsInf/IsFinite (to bool);
+//     Selu, LeakyRelu, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma,
+//     Floor, Ceil, Round, Rint; IsNan/IsInf/IsFinite (to bool);
 //   unary numeric: Abs, Sign; LogicalNot;
-//   binary: Pow, SquaredDifference, FloorDiv, FloorMod, TruncateDiv, Div, DivNoNan,
+//   binary: Pow, SquaredDifference, FloorDiv, FloorMod, TruncateDiv, TruncateMod, Div, DivNoNan,
+//     Xlogy, Xdivy,
 //     Less/LessEqual/Greater/GreaterEqual/Equal/NotEqual (to bool), LogicalAnd/LogicalOr;
 //   Select, SelectV2 (three-way broadcasting), AddN, ClipByValue.
 #include <cmath>
@@ -26,7 +28,8 @@ using oputil::FixedArg;
 using oputil::RegisterOp;
 using oputil::TypedArg;
 
-enum class Set { kFloat, kNumeric, kPod, kBool, kInt };
+// kReal: float, double, int32, int64 (TruncateMod's CPU kernels).
+enum class Set { kFloat, kNumeric, kPod, kBool, kInt, kReal };
 
 template <Set S, typename F>
 bool DispatchSet(DataType dt, F&& f) {
@@ -70,6 +73,11 @@ bool DispatchSet(DataType dt, F&& f) {
         }
       }
       return false;
+    case Set::kReal:
+      if constexpr (S == Set::kReal) {
+        return DispatchFloat(dt, f) || DispatchIndex(dt, f);
+      }
+      return false;
   }
   return false;
 }
@@ -85,6 +93,8 @@ const char* SetNames(Set s) {
       return "bool";
     case Set::kInt:
       return "int32, int64, int8, uint8, int16";
+    case Set::kReal:
+      return "float, double, int32, int64";
   }
   return "";
 }
@@ -157,6 +167,7 @@ class Binary : public OpKernel {
     }
     not_equal_ = c->node().op == "NotEqual";
     pow_ = c->node().op == "Pow";
+    truncate_ = c->node().op == "TruncateDiv" || c->node().op == "TruncateMod";
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
@@ -190,7 +201,13 @@ class Binary : public OpKernel {
       BinaryLoop<T, O>(a, b, dims, out->data<O>(), ctx->intra_op_pool(),
                        [&fn, err](T x, T y) { return static_cast<O>(fn(x, y, err)); });
     });
-    if (error) ctx->SetStatus(InvalidArg(ctx->node(), "Integer division by zero"));
+    if (!error) return;
+    // TensorFlow's BinaryOp names the error only for Div, FloorDiv, Mod and FloorMod; its
+    // truncating kernels fail with INTERNAL instead.
+    ctx->SetStatus(truncate_ ? NodeError(ctx->node(), Code::kInternal,
+                                         "Unexpected error in binary operator (only integer div "
+                                         "and mod should have errors)")
+                             : InvalidArg(ctx->node(), "Integer division by zero"));
   }
 
   // Pow of a float tensor by the scalar 2 or 3 (GELU's x^3, a variance's x^2) as products:
@@ -219,6 +236,7 @@ class Binary : public OpKernel {
   bool shape_error_ = true;
   bool not_equal_ = false;
   bool pow_ = false;
+  bool truncate_ = false;
 };
 
 template <bool kToBool, Set set, typename Fn>
@@ -473,6 +491,16 @@ T FloorDivInt(T x, T y, bool* err) {
   RegUnary<false, Set::kFloat>("Expm1", f([](auto x, float) { return std::expm1(x); }));
   RegUnary<false, Set::kFloat>("Sin", f([](auto x, float) { return std::sin(x); }));
   RegUnary<false, Set::kFloat>("Cos", f([](auto x, float) { return std::cos(x); }));
+  RegUnary<false, Set::kFloat>("Tan", f([](auto x, float) { return std::tan(x); }));
+  RegUnary<false, Set::kFloat>("Asin", f([](auto x, float) { return std::asin(x); }));
+  RegUnary<false, Set::kFloat>("Acos", f([](auto x, float) { return std::acos(x); }));
+  RegUnary<false, Set::kFloat>("Atan", f([](auto x, float) { return std::atan(x); }));
+  RegUnary<false, Set::kFloat>("Sinh", f([](auto x, float) { return std::sinh(x); }));
+  RegUnary<false, Set::kFloat>("Cosh", f([](auto x, float) { return std::cosh(x); }));
+  RegUnary<false, Set::kFloat>("Asinh", f([](auto x, float) { return std::asinh(x); }));
+  RegUnary<false, Set::kFloat>("Acosh", f([](auto x, float) { return std::acosh(x); }));
+  RegUnary<false, Set::kFloat>("Atanh", f([](auto x, float) { return std::atanh(x); }));
+  RegUnary<false, Set::kFloat>("Lgamma", f([](auto x, float) { return std::lgamma(x); }));
   RegUnary<false, Set::kFloat>("Floor", f([](auto x, float) { return std::floor(x); }));
   RegUnary<false, Set::kFloat>("Ceil", f([](auto x, float) { return std::ceil(x); }));
   RegUnary<false, Set::kFloat>("Rint", f([](auto x, float) { return std::nearbyint(x); }));
@@ -583,6 +611,23 @@ T FloorDivInt(T x, T y, bool* err) {
                                       return static_cast<T>(x / y);
                                     }));
   }
+  RegBinary<false, Set::kReal>("TruncateMod", f([](auto x, auto y, bool* err) {
+                                 using T = decltype(x);
+                                 if constexpr (std::is_floating_point<T>::value) {
+                                   return std::fmod(x, y);
+                                 } else {
+                                   if (y == 0) {
+                                     *err = true;
+                                     return T(0);
+                                   }
+                                   return static_cast<T>(x % y);
+                                 }
+                               }));
+  // 0 where x is 0, whatever y is (NaN included), as TensorFlow defines them.
+  RegBinary<false, Set::kFloat>(
+      "Xlogy", f([](auto x, auto y, bool*) { return x == 0 ? decltype(x)(0) : x * std::log(y); }));
+  RegBinary<false, Set::kFloat>(
+      "Xdivy", f([](auto x, auto y, bool*) { return x == 0 ? decltype(x)(0) : x / y; }));
   RegBinary<false, Set::kFloat>(
       "DivNoNan", f([](auto x, auto y, bool*) { return y == 0 ? decltype(x)(0) : x / y; }));
   RegBinary<true, Set::kNumeric>("Less", f([](auto x, auto y, bool*) { return x < y; }));

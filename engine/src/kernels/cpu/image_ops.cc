@@ -15,27 +15,16 @@
 #include "core/op_kernel.h"
 #include "kernels/cpu/kernel_util.h"
 #include "kernels/cpu/op_util.h"
+#include "kernels/cpu/resize_util.h"
 
 namespace ember {
 namespace kernels {
-namespace {
 
-using oputil::FixedArg;
-using oputil::RegisterCpu;
-using oputil::RegisterOp;
-using oputil::TypedArg;
-
-// CalculateResizeScale.
+// ---- resize_util.h: shared with image_resize_extra_ops.cc ----
 float ResizeScale(int64_t in, int64_t out, bool align_corners) {
   return align_corners && out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
                                   : static_cast<float>(in) / static_cast<float>(out);
 }
-
-// ImageResizerState: the checks of ValidateAndCalculateOutputSize, in TensorFlow's order.
-struct ResizeGeometry {
-  int64_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
-  float scale_h = 0, scale_w = 0;
-};
 
 Status ValidateResize(const OpKernelContext* ctx, bool align_corners, bool half_pixel,
                       ResizeGeometry* g) {
@@ -86,6 +75,29 @@ Status ValidateResize(const OpKernelContext* ctx, bool align_corners, bool half_
   }
   return Status::OK();
 }
+
+// [batch, size[0], size[1], channels] as far as the input shape and a constant size tell.
+Status ResizeShape(ShapeContext* c) {
+  std::vector<int64_t> d(4, -1);
+  if (oputil::KnownRank(c, 0) && c->input_shapes[0].dims.size() == 4) {
+    d[0] = c->input_shapes[0].dims[0];
+    d[3] = c->input_shapes[0].dims[3];
+  }
+  std::vector<int64_t> size;
+  if (oputil::ConstVector(c, 1, &size) && size.size() == 2 && size[0] > 0 && size[1] > 0) {
+    d[1] = size[0];
+    d[2] = size[1];
+  }
+  c->output_shapes.assign(1, KnownShape(d));
+  return Status::OK();
+}
+
+namespace {
+
+using oputil::FixedArg;
+using oputil::RegisterCpu;
+using oputil::RegisterOp;
+using oputil::TypedArg;
 
 class ResizeOp : public OpKernel {
  public:
@@ -207,22 +219,6 @@ class ResizeOp : public OpKernel {
   bool align_corners_ = false;
   bool half_pixel_ = false;
 };
-
-// [batch, size[0], size[1], channels] as far as the input shape and a constant size tell.
-Status ResizeShape(ShapeContext* c) {
-  std::vector<int64_t> d(4, -1);
-  if (oputil::KnownRank(c, 0) && c->input_shapes[0].dims.size() == 4) {
-    d[0] = c->input_shapes[0].dims[0];
-    d[3] = c->input_shapes[0].dims[3];
-  }
-  std::vector<int64_t> size;
-  if (oputil::ConstVector(c, 1, &size) && size.size() == 2 && size[0] > 0 && size[1] > 0) {
-    d[1] = size[0];
-    d[2] = size[1];
-  }
-  c->output_shapes.assign(1, KnownShape(d));
-  return Status::OK();
-}
 
 [[maybe_unused]] const bool kRegistered = [] {
   RegisterOp("ResizeBilinear", {TypedArg("images", "T"), FixedArg("size", DataType::kInt32)},

@@ -1,7 +1,7 @@
 // Smaller ops common models use, with TensorFlow's semantics and validation messages: Atan2
-// (cwise_op_atan2.cc), ReverseSequence (reverse_sequence_op.cc), SegmentSum
-// (segment_reduction_ops_impl.h) and Unique (unique_op.cc). MatrixDiagV3 / MatrixSetDiagV3 are
-// in matrix_diag_ops.cc.
+// (cwise_op_atan2.cc), ReverseSequence (reverse_sequence_op.cc) and Unique (unique_op.cc).
+// MatrixDiagV3 / MatrixSetDiagV3 are in matrix_diag_ops.cc, SegmentSum and the other segment
+// reductions in segment_ops.cc.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -136,79 +136,6 @@ class ReverseSequenceOp : public OpKernel {
   int64_t seq_dim_ = 0, batch_dim_ = 0;
 };
 
-// Sums the rows of data that share a (sorted) segment id; rows of ids that do not occur are 0.
-class SegmentSumOp : public OpKernel {
- public:
-  explicit SegmentSumOp(OpKernelConstruction* c) : OpKernel(c) {
-    const DataType dt = c->input_types().empty() ? DataType::kInvalid : c->input_types()[0];
-    CheckTypeAllowed(c, "T", dt, DispatchNumeric(dt, [](auto) {}),
-                     "float, double, int32, int64, int8, uint8, int16");
-  }
-
-  void Compute(OpKernelContext* ctx) override {
-    const NodeDef& node = ctx->node();
-    const Tensor& data = ctx->input(0);
-    const Tensor& ids_t = ctx->input(1);
-    if (ids_t.dims() != 1) {
-      ctx->SetStatus(InvalidArg(node, "segment_ids should be a vector."));
-      return;
-    }
-    if (data.dims() < 1 || ids_t.dim_size(0) != data.dim_size(0)) {
-      ctx->SetStatus(
-          InvalidArg(node, "segment_ids should be the same size as dimension 0 of input."));
-      return;
-    }
-    std::vector<int64_t> ids;
-    EMBER_OP_REQUIRES_OK(ctx, ReadIndexVector(node, ids_t, "segment_ids", &ids));
-    const int64_t num = static_cast<int64_t>(ids.size());
-    const int64_t rows_out = num > 0 ? ids.back() + 1 : 0;
-    if (rows_out < 0) {
-      ctx->SetStatus(InvalidArg(node, "segment ids must be >= 0"));
-      return;
-    }
-    std::vector<int64_t> od = data.shape().dim_sizes();
-    od[0] = rows_out;
-    Tensor* out = nullptr;
-    EMBER_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(od), &out));
-    if (num == 0) return;
-    const int64_t inner = data.NumElements() / num;
-    // TensorFlow's walk: check each new id against the last, then the range of the segment.
-    int64_t start = 0, end = 1, id = ids[0];
-    while (end <= num) {
-      int64_t next = 0;
-      if (end < num) {
-        next = ids[static_cast<size_t>(end)];
-        if (next == id) {
-          ++end;
-          continue;
-        }
-        if (next < id) {
-          ctx->SetStatus(InvalidArg(node, "segment ids are not increasing"));
-          return;
-        }
-      }
-      if (id < 0 || id >= rows_out) {
-        ctx->SetStatus(InvalidArg(node, "Segment id " + std::to_string(id) + " out of range [0, " +
-                                            std::to_string(rows_out) +
-                                            "), possibly because 'segment_ids' input is not "
-                                            "sorted."));
-        return;
-      }
-      DispatchNumeric(data.dtype(), [&](auto tag) {
-        using T = decltype(tag);
-        const T* src = data.data<T>();
-        T* dst = out->data<T>() + id * inner;
-        for (int64_t r = start; r < end; ++r) {
-          for (int64_t j = 0; j < inner; ++j) dst[j] = static_cast<T>(dst[j] + src[r * inner + j]);
-        }
-      });
-      start = end;
-      ++end;
-      id = next;
-    }
-  }
-};
-
 // The distinct values of a vector in order of first occurrence, and each entry's position in
 // them. Equal floats (0.0 and -0.0) are one value; every NaN is its own.
 class UniqueOp : public OpKernel {
@@ -274,9 +201,6 @@ Status UniqueShape(ShapeContext* c) {
   RegisterOp("ReverseSequence", {TypedArg("input", "T"), TypedArg("seq_lengths", "Tlen")},
              {TypedArg("output", "T")}, UnchangedShape());
   RegisterCpu<ReverseSequenceOp>("ReverseSequence");
-  RegisterOp("SegmentSum", {TypedArg("data", "T"), TypedArg("segment_ids", "Tindices")},
-             {TypedArg("output", "T")}, oputil::UnknownOutputs(1));
-  RegisterCpu<SegmentSumOp>("SegmentSum");
   RegisterOp("Unique", {TypedArg("x", "T")}, {TypedArg("y", "T"), TypedArg("idx", "out_idx")},
              UniqueShape);
   RegisterCpu<UniqueOp>("Unique");
