@@ -647,6 +647,54 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
 // shifts all fit HighRoundingFits, blocks with one that does not (a scale of one half or more, a
 // shift below -23), with and without an activation clamp, strides 1 and 2, partial blocks, one
 // row at a time and two (two rows of one image whose rows above and below are padding too).
+// The float depthwise row as dispatched on this CPU (on AVX2 and AVX-512 CPUs a 3x3 filter
+// with channels a multiple of 8 takes the AVX2 FMA row) against a double-precision loop: SAME
+// and VALID, strides 1 and 2, the clamp, images narrower than the filter, and shapes the fast
+// row does not take (channels not a multiple of 8, dilation).
+TEST(DepthwiseF32, DispatchedRowMatchesDoubleReference) {
+  struct Case {
+    int ih, iw, c, s, d, pad;
+  };
+  for (const Case& cs : {Case{9, 11, 8, 1, 1, 1}, Case{10, 9, 24, 2, 1, 1},
+                         Case{7, 30, 48, 1, 1, 0}, Case{9, 20, 16, 2, 1, 0}, Case{4, 2, 8, 1, 1, 1},
+                         Case{6, 7, 20, 1, 1, 1}, Case{8, 8, 16, 1, 2, 2}}) {
+    DepthwiseGeometry g;
+    g.ih = cs.ih;
+    g.iw = cs.iw;
+    g.c = cs.c;
+    g.kh = g.kw = 3;
+    g.stride_h = g.stride_w = cs.s;
+    g.dil_h = g.dil_w = cs.d;
+    g.pad_h = g.pad_w = cs.pad;
+    const int eff = 2 * cs.d + 1;
+    g.oh = (g.ih + 2 * cs.pad - eff) / cs.s + 1;
+    g.ow = (g.iw + 2 * cs.pad - eff) / cs.s + 1;
+    if (g.oh <= 0 || g.ow <= 0) continue;
+    const size_t c = static_cast<size_t>(g.c);
+    const std::vector<float> x = RandomFloats(static_cast<size_t>(g.ih) * g.iw * c, 21);
+    const std::vector<float> w = RandomFloats(9 * c, 22), b = RandomFloats(c, 23);
+    std::vector<float> y(static_cast<size_t>(g.ow) * c);
+    for (int oy = 0; oy < g.oh; ++oy) {
+      DepthwiseRowF32(g, x.data(), w.data(), b.data(), -1.5f, 1.5f, oy, y.data());
+      for (int ox = 0; ox < g.ow; ++ox) {
+        for (size_t ch = 0; ch < c; ++ch) {
+          double sum = b[ch];
+          for (int ky = 0; ky < 3; ++ky) {
+            for (int kx = 0; kx < 3; ++kx) {
+              const int iy = oy * cs.s - cs.pad + ky * cs.d, ix = ox * cs.s - cs.pad + kx * cs.d;
+              if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) continue;
+              sum += static_cast<double>(x[(static_cast<size_t>(iy) * g.iw + ix) * c + ch]) *
+                     w[static_cast<size_t>(ky * 3 + kx) * c + ch];
+            }
+          }
+          const double want = std::min(1.5, std::max(-1.5, sum));
+          EXPECT_NEAR(y[static_cast<size_t>(ox) * c + ch], want, 1e-5);
+        }
+      }
+    }
+  }
+}
+
 TEST(DepthwiseVnni3x3, MatchesPortableRows) {
   if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   struct Case {
