@@ -1064,5 +1064,188 @@ void RequantizeRowsVnni(const int32_t*, int, int, const int32_t*, const int32_t*
 
 #endif
 
+void PackWeightsI16(const int8_t* w, int n, int k, PackedI16* out) {
+  out->n = n;
+  out->k = k;
+  out->k2 = (k + 1) / 2;
+  out->blocks = (n + 7) / 8;
+  out->data.assign(static_cast<size_t>(out->blocks) * out->k2 * 16, 0);
+  for (int c = 0; c < n; ++c) {
+    int16_t* dst = out->data.data() + static_cast<size_t>(c / 8) * out->k2 * 16 + (c % 8) * 2;
+    for (int p = 0; p < k; ++p) {
+      dst[static_cast<size_t>(p / 2) * 16 + p % 2] = w[static_cast<size_t>(c) * k + p];
+    }
+  }
+}
+
+void WidenRowsI8(const int8_t* x, int m, int x_stride, int k, int k2, int16_t* x16) {
+  for (int r = 0; r < m; ++r) {
+    const int8_t* src = x + static_cast<size_t>(r) * x_stride;
+    int16_t* dst = x16 + static_cast<size_t>(r) * 2 * k2;
+    for (int p = 0; p < k; ++p) dst[p] = src[p];
+    for (int p = k; p < 2 * k2; ++p) dst[p] = 0;
+  }
+}
+
+#ifdef EMBER_LITE_X86
+namespace {
+
+// MR rows x NB blocks of 8 channels: MR * NB accumulators in registers over the whole depth.
+template <int MR, int NB>
+__attribute__((target("avx2"))) inline void GemmI16Tile(const int16_t* x16, const PackedI16& w,
+                                                        int b, int32_t* acc, int acc_stride) {
+  __m256i a[MR][NB];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) a[i][j] = _mm256_setzero_si256();
+  const size_t bstride = static_cast<size_t>(w.k2) * 16;
+  const int16_t* wb = w.data.data() + static_cast<size_t>(b) * bstride;
+  const size_t xs = static_cast<size_t>(w.k2) * 2;
+  for (int q = 0; q < w.k2; ++q) {
+    __m256i wv[NB];
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      wv[j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wb + j * bstride + q * 16));
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      int32_t pair;
+      std::memcpy(&pair, x16 + i * xs + 2 * q, sizeof(pair));
+      const __m256i xv = _mm256_set1_epi32(pair);
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j)
+        a[i][j] = _mm256_add_epi32(a[i][j], _mm256_madd_epi16(xv, wv[j]));
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(acc + static_cast<size_t>(i) * acc_stride + (b + j) * 8),
+          a[i][j]);
+    }
+}
+
+template <int MR>
+__attribute__((target("avx2"))) void GemmI16Rows(const int16_t* x16, const PackedI16& w,
+                                                 int32_t* acc, int acc_stride) {
+  int b = 0;
+  for (; b + 2 <= w.blocks; b += 2) GemmI16Tile<MR, 2>(x16, w, b, acc, acc_stride);
+  if (b < w.blocks) GemmI16Tile<MR, 1>(x16, w, b, acc, acc_stride);
+}
+
+// (p + nudge) / 2^31 toward zero, low 32 bits, for four signed 64-bit products p.
+__attribute__((target("avx2"))) inline __m256i HighOf(__m256i p) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i pos_nudge = _mm256_set1_epi64x(int64_t{1} << 30);
+  const __m256i neg_nudge = _mm256_set1_epi64x(1 - (int64_t{1} << 30));
+  const __m256i v =
+      _mm256_add_epi64(p, _mm256_blendv_epi8(pos_nudge, neg_nudge, _mm256_cmpgt_epi64(zero, p)));
+  const __m256i rem = _mm256_and_si256(v, _mm256_set1_epi64x(0x7FFFFFFF));
+  // -1 where a negative quotient was rounded down: subtracting it rounds toward zero.
+  const __m256i fix =
+      _mm256_andnot_si256(_mm256_cmpeq_epi64(rem, zero), _mm256_cmpgt_epi64(zero, v));
+  return _mm256_sub_epi64(_mm256_srli_epi64(v, 31), fix);
+}
+
+// Eight lanes of MultiplyByQuantizedMultiplier: the doubling high multiply of 64-bit products
+// (even and odd lanes apart), truncated toward zero as the scalar division, then the rounding
+// right shift. Only the low 32 bits of (product + nudge) >> 31 are kept, which a logical shift
+// gives as the arithmetic one would.
+__attribute__((target("avx2"))) inline __m256i RequantLanes(__m256i a, __m256i mult, __m256i sh) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i left = _mm256_max_epi32(sh, zero);
+  const __m256i right =
+      _mm256_min_epi32(_mm256_sub_epi32(zero, _mm256_min_epi32(sh, zero)), _mm256_set1_epi32(31));
+  const __m256i x = _mm256_sllv_epi32(a, left);  // 0 for a shift of 32 or more, as the scalar
+  const __m256i even = HighOf(_mm256_mul_epi32(x, mult));
+  const __m256i odd =
+      HighOf(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(mult, 32)));
+  const __m256i hm = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+  const __m256i remainder = _mm256_and_si256(hm, mask);
+  const __m256i threshold =
+      _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), _mm256_cmpgt_epi32(zero, hm));
+  return _mm256_sub_epi32(_mm256_srav_epi32(hm, right), _mm256_cmpgt_epi32(remainder, threshold));
+}
+
+__attribute__((target("avx2"))) int RequantizeRowAvx2Impl(const int32_t* acc, const int32_t* bias,
+                                                          const int32_t* mult, const int* shift,
+                                                          int n, int32_t zp, int32_t lo, int32_t hi,
+                                                          int8_t* y) {
+  const __m256i vzp = _mm256_set1_epi32(zp), vlo = _mm256_set1_epi32(lo),
+                vhi = _mm256_set1_epi32(hi);
+  // Byte 0 of each 32-bit lane to the front of its 128-bit half, then the halves' first words
+  // together.
+  const __m256i bytes =
+      _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
+                       -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i words = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+  int c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const __m256i a =
+        _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + c)),
+                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + c)));
+    const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mult + c));
+    const __m256i sh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(shift + c));
+    __m256i v = _mm256_add_epi32(RequantLanes(a, m, sh), vzp);
+    v = _mm256_max_epi32(vlo, _mm256_min_epi32(vhi, v));
+    v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, bytes), words);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + c), _mm256_castsi256_si128(v));
+  }
+  return c;
+}
+
+}  // namespace
+#endif
+
+int RequantizeRowAvx2(const int32_t* acc, const int32_t* bias, const int32_t* mult,
+                      const int* shift, int n, int32_t zp, int32_t lo, int32_t hi, int8_t* y) {
+#ifdef EMBER_LITE_X86
+  if (GemmI16Available()) return RequantizeRowAvx2Impl(acc, bias, mult, shift, n, zp, lo, hi, y);
+#endif
+  (void)acc;
+  (void)bias;
+  (void)mult;
+  (void)shift;
+  (void)n;
+  (void)zp;
+  (void)lo;
+  (void)hi;
+  (void)y;
+  return 0;
+}
+
+bool GemmI16Available() {
+#ifdef EMBER_LITE_X86
+  static const bool has = cpu::BestIsaTier(cpu::Avx512Need::kSkx) != cpu::IsaTier::kGeneric;
+  return has;
+#else
+  return false;
+#endif
+}
+
+void GemmI16(const int16_t* x16, int m, const PackedI16& w, int32_t* acc, int acc_stride) {
+#ifdef EMBER_LITE_X86
+  const size_t xs = static_cast<size_t>(w.k2) * 2;
+  int r = 0;
+  for (; r + 4 <= m; r += 4) {
+    GemmI16Rows<4>(x16 + r * xs, w, acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+  }
+  for (; r < m; ++r) {
+    GemmI16Rows<1>(x16 + r * xs, w, acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+  }
+#else
+  (void)x16;
+  (void)m;
+  (void)w;
+  (void)acc;
+  (void)acc_stride;
+#endif
+}
+
 }  // namespace lite
 }  // namespace ember

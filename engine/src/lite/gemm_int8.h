@@ -94,6 +94,29 @@ void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_stride, const int3
                         const int32_t* mult, const int* shift, int n, bool single_rounding,
                         int32_t out_zp, int32_t act_min, int32_t act_max, int8_t* out);
 
+// CPUs with AVX2 but no VNNI: weights [n, k] as sign-extended int16 pairs, in blocks of 8
+// channels: block b holds, for each pair q < k2 = ceil(k / 2), the 16 values w[8b + c][2q],
+// w[8b + c][2q + 1] for c < 8 (zero padded past n and k). One VPMADDWD per pair and block: exact
+// int32 sums, the portable DotRowsInt8's.
+struct PackedI16 {
+  int n = 0, k = 0, k2 = 0, blocks = 0;
+  AlignedVector<int16_t> data;
+};
+void PackWeightsI16(const int8_t* w, int n, int k, PackedI16* out);
+// True where GemmI16 runs its AVX2 kernel (x86-64 with AVX2, not forced lower by EMBER_CPU_ISA).
+bool GemmI16Available();
+// x16[r * 2 * k2 + p] = x[r * x_stride + p] for r < m (zero for p >= k): a GemmI16 input.
+void WidenRowsI8(const int8_t* x, int m, int x_stride, int k, int k2, int16_t* x16);
+// acc[r * acc_stride + c] = sum_p x16[r * 2 * w.k2 + p] * w[c][p] for r < m, c < 8 * w.blocks.
+// Needs GemmI16Available().
+void GemmI16(const int16_t* x16, int m, const PackedI16& w, int32_t* acc, int acc_stride);
+// y[c] = clamp(MultiplyByQuantizedMultiplier(acc[c] + bias[c], mult[c], shift[c]) + zp, lo,
+// hi) (double rounding, as ember/lite/quant.h) for the first channels of n, eight at a time with
+// AVX2; returns how many it wrote (a multiple of 8, 0 without GemmI16Available()). Multipliers
+// are QuantizeMultiplier's (never INT32_MIN).
+int RequantizeRowAvx2(const int32_t* acc, const int32_t* bias, const int32_t* mult,
+                      const int* shift, int n, int32_t zp, int32_t lo, int32_t hi, int8_t* y);
+
 }  // namespace lite
 }  // namespace ember
 

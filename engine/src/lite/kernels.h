@@ -93,6 +93,11 @@ struct Interpreter::NodeState {
   size_t acc_slice = 0;              // per-thread slice of scratch32 (accumulators)
   size_t im2col_base = 0;            // where the im2col slices of scratchu8 start
   bool direct_1x1 = false;           // 1x1, stride 1: the input rows are the GEMM's rows
+  // int8 CONV_2D on AVX2 CPUs without VNNI: int16 weight pairs, and per-thread slices of the
+  // im2col row widened to int16 (GemmI16).
+  PackedI16 w16;
+  AlignedVector<int16_t> scratch16;
+  size_t scratch16_slice = 0;
   // int8 3x3 DEPTHWISE_CONV_2D with VNNI: packed filter, and rows built in scratchu8 slices.
   bool dw3_vnni = false;
   Depthwise3x3Vnni dw3;

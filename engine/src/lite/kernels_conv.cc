@@ -153,6 +153,26 @@ inline int8_t Requantize(const NodeState& node, int32_t acc, size_t c) {
   return static_cast<int8_t>(v);
 }
 
+// y[c] = Requantize(acc[c] + bias[c]) for c < n (the node's folded bias). The constants are
+// read once: an int8 store may alias anything, so Requantize's reads of the node would be
+// repeated for every output.
+void RequantizeRow(const NodeState& node, const int32_t* acc, int n, int8_t* y) {
+  const int32_t* bias = node.bias.data();
+  const int32_t* mult = node.multipliers.data();
+  const int* shift = node.shifts.data();
+  const int32_t zp = node.out_zp, lo = node.act_min, hi = node.act_max;
+  const bool single = node.left_shift == 1;
+  int c = single ? 0 : RequantizeRowAvx2(acc, bias, mult, shift, n, zp, lo, hi, y);
+  for (; c < n; ++c) {
+    const int32_t a = WrappingAdd(acc[c], bias[c]);
+    const int32_t v =
+        WrappingAdd(single ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
+                           : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]),
+                    zp);
+    y[c] = static_cast<int8_t>(std::max(lo, std::min(hi, v)));
+  }
+}
+
 // FULLY_CONNECTED splits its output columns over the threads: every output is still one sum
 // over k in order, so the result does not depend on the thread count.
 constexpr int64_t kColumnAlign = 16;
@@ -555,18 +575,25 @@ Status EvalConvI8(NodeState* node) {
     int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
     int64_t r0, r1;
     ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
+    const PackedI16& w16 = node->w16;
     for (int64_t r = r0; r < r1; ++r) {
       const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
       Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
+      if (w16.blocks > 0) {
+        int16_t* x16 = node->scratch16.data() + static_cast<size_t>(thread) * node->scratch16_slice;
+        WidenRowsI8(cols, node->ow, k, k, w16.k2, x16);
+        const int stride = w16.blocks * 8;
+        GemmI16(x16, node->ow, w16, acc, stride);
+        for (int ox = 0; ox < node->ow; ++ox) {
+          RequantizeRow(*node, acc + static_cast<size_t>(ox) * stride, node->oc,
+                        y + (static_cast<size_t>(r) * node->ow + ox) * node->oc);
+        }
+        continue;
+      }
       for (int ox = 0; ox < node->ow; ++ox) {
         int8_t* yo = y + (static_cast<size_t>(r) * node->ow + ox) * node->oc;
         DotRowsInt8(w, node->oc, cols + static_cast<size_t>(ox) * k, k, acc);
-        for (int c = 0; c < node->oc; ++c) {
-          const int32_t a =
-              static_cast<int32_t>(static_cast<uint32_t>(acc[static_cast<size_t>(c)]) +
-                                   static_cast<uint32_t>(node->bias[static_cast<size_t>(c)]));
-          yo[c] = Requantize(*node, a, static_cast<size_t>(c));
-        }
+        RequantizeRow(*node, acc, node->oc, yo);
       }
     }
   });
@@ -671,6 +698,14 @@ Status PrepareConv2D(NodeState* node) {
     node->im2col_base = 0;
     node->scratch_slice = (static_cast<size_t>(node->ow) * k + 63) / 64 * 64;
     node->acc_slice = static_cast<size_t>(node->oc);
+    node->w16 = PackedI16();
+    if (GemmI16Available()) {
+      // A whole output row's sums at once: ow rows of GemmI16 against the int16 weight pairs.
+      PackWeightsI16(reinterpret_cast<const int8_t*>(w.data), node->oc, k, &node->w16);
+      node->acc_slice = static_cast<size_t>(node->ow) * node->w16.blocks * 8;
+      node->scratch16_slice = (static_cast<size_t>(node->ow) * node->w16.k2 * 2 + 31) / 32 * 32;
+      node->scratch16.assign(node->scratch16_slice * static_cast<size_t>(node->threads), 0);
+    }
   }
   const size_t threads = static_cast<size_t>(node->threads);
   const bool rgb = node->ic == 3 && node->kw * node->ic % 4 != 0;
@@ -923,10 +958,7 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
                          false, node->out_zp, node->act_min, node->act_max, yo);
           continue;
         }
-        for (int c = 0; c < g.c; ++c) {
-          yo[c] = Requantize(*node, WrappingAdd(a[c], node->bias[static_cast<size_t>(c)]),
-                             static_cast<size_t>(c));
-        }
+        RequantizeRow(*node, a, g.c, yo);
       }
     }
   });

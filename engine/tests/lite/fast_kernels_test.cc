@@ -695,6 +695,117 @@ TEST(DepthwiseF32, DispatchedRowMatchesDoubleReference) {
   }
 }
 
+// Why an AVX2 kernel test checks nothing here.
+constexpr const char* kNoAvx2 =
+    "no AVX2 here (CPU, OS or EMBER_CPU_ISA): the AVX2 kernel it compares does not run";
+
+// The AVX2 int8 GEMM (int16 weight pairs) against plain int32 dot products: odd depths (a
+// zero-padded last pair), channel counts off the 8-channel blocks, row counts off the 4-row tile,
+// the int8 extremes.
+TEST(GemmI16, MatchesScalarDots) {
+  if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
+  for (const auto& [m, n, k] :
+       {std::array<int, 3>{1, 8, 2}, std::array<int, 3>{5, 13, 27}, std::array<int, 3>{9, 64, 576},
+        std::array<int, 3>{4, 24, 1}, std::array<int, 3>{7, 130, 33}}) {
+    std::vector<int8_t> x = RandomInt8(static_cast<size_t>(m) * k, 31);
+    std::vector<int8_t> w = RandomInt8(static_cast<size_t>(n) * k, 32);
+    x[0] = -128;
+    w[0] = -128;
+    PackedI16 p;
+    PackWeightsI16(w.data(), n, k, &p);
+    std::vector<int16_t> x16(static_cast<size_t>(m) * p.k2 * 2);
+    WidenRowsI8(x.data(), m, k, k, p.k2, x16.data());
+    const int stride = p.blocks * 8;
+    std::vector<int32_t> acc(static_cast<size_t>(m) * stride, -1);
+    GemmI16(x16.data(), m, p, acc.data(), stride);
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < n; ++c) {
+        int32_t want = 0;
+        for (int i = 0; i < k; ++i) {
+          want += int32_t{x[static_cast<size_t>(r) * k + i]} * w[static_cast<size_t>(c) * k + i];
+        }
+        EXPECT_EQ(acc[static_cast<size_t>(r) * stride + c], want);
+      }
+    }
+  }
+}
+
+// The AVX2 requantization against MultiplyByQuantizedMultiplier over the int32 range, the
+// shifts QuantizeMultiplier makes (left shifts up to 30, right shifts to -31 and past it),
+// halves that round each way, and clamps.
+TEST(RequantizeRowAvx2, MatchesScalarDoubleRounding) {
+  if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
+  std::mt19937 gen(77);
+  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small(-70000, 70000);
+  std::uniform_real_distribution<double> log_scale(-14.0, 4.0);
+  const int n = 8 * 64 + 5;
+  std::vector<int32_t> acc(n), bias(n), mult(n);
+  std::vector<int> shift(n);
+  std::vector<int8_t> y(n);
+  for (int round = 0; round < 200; ++round) {
+    for (int c = 0; c < n; ++c) {
+      acc[c] = round % 3 == 0 ? any(gen) : small(gen);
+      bias[c] = round % 5 == 0 ? any(gen) : small(gen) / 8;
+      QuantizeMultiplier(std::exp2(log_scale(gen)), &mult[c], &shift[c]);
+      if (c % 37 == 0) shift[c] = -40 + c % 9;  // past the 31 RoundingDivideByPOT clamps to
+      if (c % 41 == 0) acc[c] = (c % 2 ? 1 : -1) * (int32_t{1} << (c % 20)) - bias[c];
+    }
+    const int32_t zp = round % 7 - 3, lo = round % 2 ? -128 : -20, hi = round % 2 ? 127 : 90;
+    const int done = RequantizeRowAvx2(acc.data(), bias.data(), mult.data(), shift.data(), n, zp,
+                                       lo, hi, y.data());
+    EXPECT_EQ(done, n / 8 * 8);
+    for (int c = 0; c < done; ++c) {
+      const int32_t a = WrappingAdd(acc[c], bias[c]);
+      const int32_t v = WrappingAdd(MultiplyByQuantizedMultiplier(a, mult[c], shift[c]), zp);
+      EXPECT_EQ(int{y[c]}, std::max(lo, std::min(hi, v)));
+    }
+  }
+}
+
+// The int8 depthwise row as dispatched here (on AVX2 and AVX-512 CPUs a 3x3 filter over
+// channels a multiple of 16 takes the AVX2 pairs row) against the definition: padding taps add
+// nothing, strides 1 and 2, the int8 extremes and zero points at both ends.
+TEST(DepthwiseI8, DispatchedRowMatchesDefinition) {
+  struct Case {
+    int ih, iw, c, s, pad, zp;
+  };
+  for (const Case& cs :
+       {Case{9, 11, 16, 1, 1, -128}, Case{10, 9, 48, 2, 1, 5}, Case{7, 30, 32, 1, 0, 127},
+        Case{4, 2, 16, 1, 1, 0}, Case{6, 7, 24, 2, 1, -3}}) {
+    DepthwiseGeometry g;
+    g.ih = cs.ih;
+    g.iw = cs.iw;
+    g.c = cs.c;
+    g.kh = g.kw = 3;
+    g.stride_h = g.stride_w = cs.s;
+    g.pad_h = g.pad_w = cs.pad;
+    g.oh = (g.ih + 2 * cs.pad - 3) / cs.s + 1;
+    g.ow = (g.iw + 2 * cs.pad - 3) / cs.s + 1;
+    if (g.oh <= 0 || g.ow <= 0) continue;
+    const size_t c = static_cast<size_t>(g.c);
+    std::vector<int8_t> x = RandomInt8(static_cast<size_t>(g.ih) * g.iw * c, 41);
+    std::vector<int8_t> w = RandomInt8(9 * c, 42);
+    x[0] = -128;
+    w[0] = -128;
+    std::vector<int32_t> acc(static_cast<size_t>(g.ow) * c);
+    for (int oy = 0; oy < g.oh; ++oy) {
+      DepthwiseRowI8(g, x.data(), w.data(), cs.zp, oy, acc.data());
+      for (int ox = 0; ox < g.ow; ++ox) {
+        for (size_t ch = 0; ch < c; ++ch) {
+          int32_t want = 0;
+          for (int t = 0; t < 9; ++t) {
+            const int iy = oy * cs.s - cs.pad + t / 3, ix = ox * cs.s - cs.pad + t % 3;
+            if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) continue;
+            want += int32_t{w[t * c + ch]} *
+                    (int32_t{x[(static_cast<size_t>(iy) * g.iw + ix) * c + ch]} - cs.zp);
+          }
+          EXPECT_EQ(acc[static_cast<size_t>(ox) * c + ch], want);
+        }
+      }
+    }
+  }
+}
+
 TEST(DepthwiseVnni3x3, MatchesPortableRows) {
   if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   struct Case {
