@@ -1172,10 +1172,11 @@ __attribute__((target("avx2"))) inline __m256i RequantLanes(__m256i a, __m256i m
   return _mm256_sub_epi32(_mm256_srav_epi32(hm, right), _mm256_cmpgt_epi32(remainder, threshold));
 }
 
-__attribute__((target("avx2"))) int RequantizeRowAvx2Impl(const int32_t* acc, const int32_t* bias,
-                                                          const int32_t* mult, const int* shift,
-                                                          int n, int32_t zp, int32_t lo, int32_t hi,
-                                                          int8_t* y) {
+__attribute__((target("avx2"))) int RequantizeRowsAvx2Impl(const int32_t* acc, int rows,
+                                                           int acc_stride, const int32_t* bias,
+                                                           const int32_t* mult, const int* shift,
+                                                           int n, int32_t zp, int32_t lo,
+                                                           int32_t hi, int8_t* y) {
   const __m256i vzp = _mm256_set1_epi32(zp), vlo = _mm256_set1_epi32(lo),
                 vhi = _mm256_set1_epi32(hi);
   // Byte 0 of each 32-bit lane to the front of its 128-bit half, then the halves' first words
@@ -1184,30 +1185,39 @@ __attribute__((target("avx2"))) int RequantizeRowAvx2Impl(const int32_t* acc, co
       _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
                        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
   const __m256i words = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
-  int c = 0;
-  for (; c + 8 <= n; c += 8) {
-    const __m256i a =
-        _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + c)),
-                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + c)));
+  const int n8 = n / 8 * 8;
+  for (int c = 0; c < n8; c += 8) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + c));
     const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mult + c));
     const __m256i sh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(shift + c));
-    __m256i v = _mm256_add_epi32(RequantLanes(a, m, sh), vzp);
-    v = _mm256_max_epi32(vlo, _mm256_min_epi32(vhi, v));
-    v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, bytes), words);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + c), _mm256_castsi256_si128(v));
+    for (int r = 0; r < rows; ++r) {
+      const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                             acc + static_cast<size_t>(r) * acc_stride + c)),
+                                         b);
+      __m256i v = _mm256_add_epi32(RequantLanes(a, m, sh), vzp);
+      v = _mm256_max_epi32(vlo, _mm256_min_epi32(vhi, v));
+      v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, bytes), words);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y + static_cast<size_t>(r) * n + c),
+                       _mm256_castsi256_si128(v));
+    }
   }
-  return c;
+  return n8;
 }
 
 }  // namespace
 #endif
 
-int RequantizeRowAvx2(const int32_t* acc, const int32_t* bias, const int32_t* mult,
-                      const int* shift, int n, int32_t zp, int32_t lo, int32_t hi, int8_t* y) {
+int RequantizeRowsAvx2(const int32_t* acc, int rows, int acc_stride, const int32_t* bias,
+                       const int32_t* mult, const int* shift, int n, int32_t zp, int32_t lo,
+                       int32_t hi, int8_t* y) {
 #ifdef EMBER_LITE_X86
-  if (GemmI16Available()) return RequantizeRowAvx2Impl(acc, bias, mult, shift, n, zp, lo, hi, y);
+  if (GemmI16Available()) {
+    return RequantizeRowsAvx2Impl(acc, rows, acc_stride, bias, mult, shift, n, zp, lo, hi, y);
+  }
 #endif
   (void)acc;
+  (void)rows;
+  (void)acc_stride;
   (void)bias;
   (void)mult;
   (void)shift;

@@ -110,12 +110,14 @@ void WidenRowsI8(const int8_t* x, int m, int x_stride, int k, int k2, int16_t* x
 // acc[r * acc_stride + c] = sum_p x16[r * 2 * w.k2 + p] * w[c][p] for r < m, c < 8 * w.blocks.
 // Needs GemmI16Available().
 void GemmI16(const int16_t* x16, int m, const PackedI16& w, int32_t* acc, int acc_stride);
-// y[c] = clamp(MultiplyByQuantizedMultiplier(acc[c] + bias[c], mult[c], shift[c]) + zp, lo,
-// hi) (double rounding, as ember/lite/quant.h) for the first channels of n, eight at a time with
-// AVX2; returns how many it wrote (a multiple of 8, 0 without GemmI16Available()). Multipliers
-// are QuantizeMultiplier's (never INT32_MIN).
-int RequantizeRowAvx2(const int32_t* acc, const int32_t* bias, const int32_t* mult,
-                      const int* shift, int n, int32_t zp, int32_t lo, int32_t hi, int8_t* y);
+// y[r * n + c] = clamp(MultiplyByQuantizedMultiplier(acc[r * acc_stride + c] + bias[c],
+// mult[c], shift[c]) + zp, lo, hi) (double rounding, as ember/lite/quant.h) for r < rows and the
+// first channels of n, eight at a time with AVX2; returns how many channels of each row it wrote
+// (a multiple of 8, 0 without GemmI16Available()). Multipliers are QuantizeMultiplier's (never
+// INT32_MIN).
+int RequantizeRowsAvx2(const int32_t* acc, int rows, int acc_stride, const int32_t* bias,
+                       const int32_t* mult, const int* shift, int n, int32_t zp, int32_t lo,
+                       int32_t hi, int8_t* y);
 
 }  // namespace lite
 }  // namespace ember

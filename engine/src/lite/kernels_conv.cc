@@ -153,23 +153,29 @@ inline int8_t Requantize(const NodeState& node, int32_t acc, size_t c) {
   return static_cast<int8_t>(v);
 }
 
-// y[c] = Requantize(acc[c] + bias[c]) for c < n (the node's folded bias). The constants are
-// read once: an int8 store may alias anything, so Requantize's reads of the node would be
-// repeated for every output.
-void RequantizeRow(const NodeState& node, const int32_t* acc, int n, int8_t* y) {
+// y[r * n + c] = Requantize(acc[r * acc_stride + c] + bias[c]) for r < rows, c < n (the
+// node's folded bias). The constants are read once: an int8 store may alias them, so
+// Requantize's reads of the node would be repeated for every output.
+void RequantizeRows(const NodeState& node, const int32_t* acc, int rows, int acc_stride, int n,
+                    int8_t* y) {
   const int32_t* bias = node.bias.data();
   const int32_t* mult = node.multipliers.data();
   const int* shift = node.shifts.data();
   const int32_t zp = node.out_zp, lo = node.act_min, hi = node.act_max;
   const bool single = node.left_shift == 1;
-  int c = single ? 0 : RequantizeRowAvx2(acc, bias, mult, shift, n, zp, lo, hi, y);
-  for (; c < n; ++c) {
-    const int32_t a = WrappingAdd(acc[c], bias[c]);
-    const int32_t v =
-        WrappingAdd(single ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
-                           : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]),
-                    zp);
-    y[c] = static_cast<int8_t>(std::max(lo, std::min(hi, v)));
+  const int done =
+      single ? 0 : RequantizeRowsAvx2(acc, rows, acc_stride, bias, mult, shift, n, zp, lo, hi, y);
+  for (int r = 0; r < rows; ++r) {
+    const int32_t* ar = acc + static_cast<size_t>(r) * acc_stride;
+    int8_t* yr = y + static_cast<size_t>(r) * n;
+    for (int c = done; c < n; ++c) {
+      const int32_t a = WrappingAdd(ar[c], bias[c]);
+      const int32_t v =
+          WrappingAdd(single ? MultiplyByQuantizedMultiplierSingleRounding(a, mult[c], shift[c])
+                             : MultiplyByQuantizedMultiplier(a, mult[c], shift[c]),
+                      zp);
+      yr[c] = static_cast<int8_t>(std::max(lo, std::min(hi, v)));
+    }
   }
 }
 
@@ -584,16 +590,14 @@ Status EvalConvI8(NodeState* node) {
         WidenRowsI8(cols, node->ow, k, k, w16.k2, x16);
         const int stride = w16.blocks * 8;
         GemmI16(x16, node->ow, w16, acc, stride);
-        for (int ox = 0; ox < node->ow; ++ox) {
-          RequantizeRow(*node, acc + static_cast<size_t>(ox) * stride, node->oc,
-                        y + (static_cast<size_t>(r) * node->ow + ox) * node->oc);
-        }
+        RequantizeRows(*node, acc, node->ow, stride, node->oc,
+                       y + static_cast<size_t>(r) * node->ow * node->oc);
         continue;
       }
       for (int ox = 0; ox < node->ow; ++ox) {
         int8_t* yo = y + (static_cast<size_t>(r) * node->ow + ox) * node->oc;
         DotRowsInt8(w, node->oc, cols + static_cast<size_t>(ox) * k, k, acc);
-        RequantizeRow(*node, acc, node->oc, yo);
+        RequantizeRows(*node, acc, 1, node->oc, node->oc, yo);
       }
     }
   });
@@ -950,15 +954,14 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
       const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
       DepthwiseRowI8(g, x + bi * in_image, w, node->in_zp, oy, acc);
       int8_t* yr = y + static_cast<size_t>(r) * g.ow * g.c;
+      if (!vnni) {
+        RequantizeRows(*node, acc, g.ow, g.c, g.c, yr);
+        continue;
+      }
       for (int ox = 0; ox < g.ow; ++ox) {
-        const int32_t* a = acc + static_cast<size_t>(ox) * g.c;
-        int8_t* yo = yr + static_cast<size_t>(ox) * g.c;
-        if (vnni) {
-          RequantizeVnni(a, node->bias.data(), node->multipliers.data(), node->shifts.data(), g.c,
-                         false, node->out_zp, node->act_min, node->act_max, yo);
-          continue;
-        }
-        RequantizeRow(*node, a, g.c, yo);
+        RequantizeVnni(acc + static_cast<size_t>(ox) * g.c, node->bias.data(),
+                       node->multipliers.data(), node->shifts.data(), g.c, false, node->out_zp,
+                       node->act_min, node->act_max, yr + static_cast<size_t>(ox) * g.c);
       }
     }
   });

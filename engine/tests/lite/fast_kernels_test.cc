@@ -733,7 +733,7 @@ TEST(GemmI16, MatchesScalarDots) {
 // The AVX2 requantization against MultiplyByQuantizedMultiplier over the int32 range, the
 // shifts QuantizeMultiplier makes (left shifts up to 30, right shifts to -31 and past it),
 // halves that round each way, and clamps.
-TEST(RequantizeRowAvx2, MatchesScalarDoubleRounding) {
+TEST(RequantizeRowsAvx2, MatchesScalarDoubleRounding) {
   if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
   std::mt19937 gen(77);
   std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small(-70000, 70000);
@@ -751,8 +751,8 @@ TEST(RequantizeRowAvx2, MatchesScalarDoubleRounding) {
       if (c % 41 == 0) acc[c] = (c % 2 ? 1 : -1) * (int32_t{1} << (c % 20)) - bias[c];
     }
     const int32_t zp = round % 7 - 3, lo = round % 2 ? -128 : -20, hi = round % 2 ? 127 : 90;
-    const int done = RequantizeRowAvx2(acc.data(), bias.data(), mult.data(), shift.data(), n, zp,
-                                       lo, hi, y.data());
+    const int done = RequantizeRowsAvx2(acc.data(), 1, n, bias.data(), mult.data(), shift.data(), n,
+                                        zp, lo, hi, y.data());
     EXPECT_EQ(done, n / 8 * 8);
     for (int c = 0; c < done; ++c) {
       const int32_t a = WrappingAdd(acc[c], bias[c]);
