@@ -1129,11 +1129,11 @@ __attribute__((target("avx2"))) inline void GemmI16Tile(const int16_t* x16, cons
 }
 
 template <int MR>
-__attribute__((target("avx2"))) void GemmI16Rows(const int16_t* x16, const PackedI16& w,
-                                                 int32_t* acc, int acc_stride) {
-  int b = 0;
-  for (; b + 2 <= w.blocks; b += 2) GemmI16Tile<MR, 2>(x16, w, b, acc, acc_stride);
-  if (b < w.blocks) GemmI16Tile<MR, 1>(x16, w, b, acc, acc_stride);
+__attribute__((target("avx2"))) void GemmI16Rows(const int16_t* x16, const PackedI16& w, int b0,
+                                                 int b1, int32_t* acc, int acc_stride) {
+  int b = b0;
+  for (; b + 2 <= b1; b += 2) GemmI16Tile<MR, 2>(x16, w, b, acc, acc_stride);
+  if (b < b1) GemmI16Tile<MR, 1>(x16, w, b, acc, acc_stride);
 }
 
 // (p + nudge) / 2^31 toward zero, low 32 bits, for four signed 64-bit products p.
@@ -1239,19 +1239,26 @@ bool GemmI16Available() {
 }
 
 void GemmI16(const int16_t* x16, int m, const PackedI16& w, int32_t* acc, int acc_stride) {
+  GemmI16Blocks(x16, m, w, 0, w.blocks, acc, acc_stride);
+}
+
+void GemmI16Blocks(const int16_t* x16, int m, const PackedI16& w, int b0, int b1, int32_t* acc,
+                   int acc_stride) {
 #ifdef EMBER_LITE_X86
   const size_t xs = static_cast<size_t>(w.k2) * 2;
   int r = 0;
   for (; r + 4 <= m; r += 4) {
-    GemmI16Rows<4>(x16 + r * xs, w, acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+    GemmI16Rows<4>(x16 + r * xs, w, b0, b1, acc + static_cast<size_t>(r) * acc_stride, acc_stride);
   }
   for (; r < m; ++r) {
-    GemmI16Rows<1>(x16 + r * xs, w, acc + static_cast<size_t>(r) * acc_stride, acc_stride);
+    GemmI16Rows<1>(x16 + r * xs, w, b0, b1, acc + static_cast<size_t>(r) * acc_stride, acc_stride);
   }
 #else
   (void)x16;
   (void)m;
   (void)w;
+  (void)b0;
+  (void)b1;
   (void)acc;
   (void)acc_stride;
 #endif

@@ -110,6 +110,9 @@ void WidenRowsI8(const int8_t* x, int m, int x_stride, int k, int k2, int16_t* x
 // acc[r * acc_stride + c] = sum_p x16[r * 2 * w.k2 + p] * w[c][p] for r < m, c < 8 * w.blocks.
 // Needs GemmI16Available().
 void GemmI16(const int16_t* x16, int m, const PackedI16& w, int32_t* acc, int acc_stride);
+// GemmI16 for the channel blocks [b0, b1) only (channels 8 * b0 to 8 * b1; acc indexed as there).
+void GemmI16Blocks(const int16_t* x16, int m, const PackedI16& w, int b0, int b1, int32_t* acc,
+                   int acc_stride);
 // y[r * n + c] = clamp(MultiplyByQuantizedMultiplier(acc[r * acc_stride + c] + bias[c],
 // mult[c], shift[c]) + zp, lo, hi) (double rounding, as ember/lite/quant.h) for r < rows and the
 // first channels of n, eight at a time with AVX2; returns how many channels of each row it wrote

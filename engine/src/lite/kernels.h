@@ -276,6 +276,9 @@ Status PrepareReduceProd(NodeState* node);
 Status PrepareFullyConnectedRuntimeWeights(NodeState* node);
 // FULLY_CONNECTED's shape checks, shared by every weights form (kernels_conv.cc).
 Status FullyConnectedGeometry(NodeState* node);
+// The int8 and hybrid FULLY_CONNECTED without VNNI: acc_slice, and on AVX2 CPUs the int16
+// weight pairs and row buffer RunFullyConnectedInt8 uses (kernels_conv.cc).
+void PrepareFullyConnectedNoVnni(NodeState* node, const int8_t* w, int n, int k);
 // WHILE and IF (kernels_control_flow.cc)
 Status PrepareWhile(NodeState* node);
 Status PrepareIf(NodeState* node);
@@ -331,6 +334,10 @@ void RunFullyConnectedInt8(NodeState* node, const int8_t* x, Emit emit) {
     return;
   }
   const int8_t* w = node->t.In<int8_t>(1);
+  const PackedI16& w16 = node->w16;  // AVX2 without VNNI: rows widened to int16 once
+  const int16_t* x16 = node->scratch16.data();
+  if (w16.blocks > 0)
+    WidenRowsI8(x, static_cast<int>(node->outer), k, k, w16.k2, node->scratch16.data());
   const int tasks = TaskCount(*node, (n + kAlign - 1) / kAlign, kAlign * k * node->outer);
   RunTasks(*node, tasks, [&](int task, int thread) {
     int64_t c0, c1;
@@ -338,7 +345,12 @@ void RunFullyConnectedInt8(NodeState* node, const int8_t* x, Emit emit) {
     if (c0 >= c1) return;
     int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
     for (int64_t r = 0; r < node->outer; ++r) {
-      DotRowsInt8(w + c0 * k, static_cast<int>(c1 - c0), x + r * k, k, acc + c0);
+      if (w16.blocks > 0) {
+        GemmI16Blocks(x16 + r * 2 * w16.k2, 1, w16, static_cast<int>(c0 / 8),
+                      static_cast<int>((c1 + 7) / 8), acc, 0);
+      } else {
+        DotRowsInt8(w + c0 * k, static_cast<int>(c1 - c0), x + r * k, k, acc + c0);
+      }
       emit(r, c0, c1, static_cast<const int32_t*>(acc), false);
     }
   });

@@ -261,6 +261,15 @@ Status FullyConnectedGeometry(NodeState* node) {
   return Status::OK();
 }
 
+void PrepareFullyConnectedNoVnni(NodeState* node, const int8_t* w, int n, int k) {
+  node->acc_slice = static_cast<size_t>(n);
+  node->w16 = PackedI16();
+  if (!GemmI16Available()) return;
+  PackWeightsI16(w, n, k, &node->w16);
+  node->acc_slice = static_cast<size_t>(node->w16.blocks) * 8;  // GemmI16 writes whole blocks
+  node->scratch16.assign(static_cast<size_t>(node->outer) * node->w16.k2 * 2, 0);
+}
+
 Status PrepareFullyConnected(NodeState* node) {
   const OperatorDef& op = *node->op;
   if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1 ||
@@ -293,7 +302,7 @@ Status PrepareFullyConnected(NodeState* node) {
     node->scratchu8.assign(static_cast<size_t>(node->outer) * p.k4 * 4, 0);
     node->acc_slice = static_cast<size_t>(p.nb) * 16;
   } else {
-    node->acc_slice = static_cast<size_t>(n);
+    PrepareFullyConnectedNoVnni(node, reinterpret_cast<const int8_t*>(w.data), n, k);
   }
   node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads), 0);
   return Status::OK();

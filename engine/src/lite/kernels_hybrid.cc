@@ -446,7 +446,8 @@ Status PrepareFullyConnectedHybrid(NodeState* node) {
     node->scratchu8.assign(static_cast<size_t>(node->outer) * p.k4 * 4, 0);
     node->acc_slice = static_cast<size_t>(p.nb) * 16;
   } else {
-    node->acc_slice = static_cast<size_t>(n);
+    PrepareFullyConnectedNoVnni(node, reinterpret_cast<const int8_t*>(node->t.in[1]->data), n,
+                                static_cast<int>(node->inner));
   }
   node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads), 0);
   node->eval = EvalFullyConnectedHybrid;
