@@ -591,18 +591,28 @@ Status EvalConvI8(NodeState* node) {
     int64_t r0, r1;
     ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
     const PackedI16& w16 = node->w16;
+    const OpOptions& o = node->op->options;
+    const bool plain_1x1 = node->kh == 1 && node->kw == 1 && o.stride_h == 1 && o.stride_w == 1 &&
+                           node->pad_h == 0 && node->pad_w == 0 && node->ow == node->iw;
     for (int64_t r = r0; r < r1; ++r) {
       const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
-      Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
       if (w16.blocks > 0) {
+        // A 1x1 stride-1 unpadded conv's rows are the input's pixels: no im2col copy.
+        const int8_t* src = cols;
+        if (plain_1x1) {
+          src = x + (static_cast<size_t>(bi) * node->ih + oy) * node->iw * node->ic;
+        } else {
+          Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
+        }
         int16_t* x16 = node->scratch16.data() + static_cast<size_t>(thread) * node->scratch16_slice;
-        WidenRowsI8(cols, node->ow, k, k, w16.k2, x16);
+        WidenRowsI8(src, node->ow, k, k, w16.k2, x16);
         const int stride = w16.blocks * 8;
         GemmI16(x16, node->ow, w16, acc, stride);
         RequantizeRows(*node, acc, node->ow, stride, node->oc,
                        y + static_cast<size_t>(r) * node->ow * node->oc);
         continue;
       }
+      Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
       for (int ox = 0; ox < node->ow; ++ox) {
         int8_t* yo = y + (static_cast<size_t>(r) * node->ow + ox) * node->oc;
         DotRowsInt8(w, node->oc, cols + static_cast<size_t>(ox) * k, k, acc);
