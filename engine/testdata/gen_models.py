@@ -35,7 +35,7 @@ from tensorflow.python.framework.convert_to_constants import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_graphs import Fixture, _endpoint, tf_outputs
+from gen_graphs import Fixture, _endpoint, tf_outputs, write_fixture
 
 OUT = Path(__file__).resolve().parent / "graphs"
 v1 = tf.compat.v1
@@ -280,6 +280,33 @@ def main(names: list[str]) -> None:
         if names and name not in names:
             continue
         write_model(OUT / name, make())
+        print(f"wrote {OUT / name}")
+
+
+def generate(
+    fixtures: dict[str, Callable[[], Fixture]],
+    models: dict[str, Callable[[], Fixture]],
+    names: list[str],
+    generator: str,
+) -> None:
+    """The main of the per-op generators: writes the fixtures named (all when none are), `models`
+    in this file's layout (.pb only, rtol 1e-4) and the rest in gen_graphs.py's, each manifest
+    naming `generator`."""
+    known = {**fixtures, **models}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"unknown fixture(s) {unknown}; known: {sorted(known)}")
+    for name, make in known.items():
+        if names and name not in names:
+            continue
+        if name in models:
+            write_model(OUT / name, make())
+        else:
+            write_fixture(name, make())
+        manifest_path = OUT / name / "manifest.json"
+        manifest = json.loads(manifest_path.read_text())
+        manifest["generator"] = f"{generator} with tensorflow {tf.__version__}"
+        manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
         print(f"wrote {OUT / name}")
 
 

@@ -15,7 +15,6 @@ engine/testdata/graphs/<name>/, so tests/engine/test_tf_agreement.py runs them.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tensorflow as tf
-from gen_graphs import Fixture, rand, v1_graph, write_fixture
-from gen_models import OUT, freeze, write_model
+from gen_graphs import Fixture, rand, v1_graph
+from gen_models import freeze, generate
 
 v1 = tf.compat.v1
 
@@ -180,24 +179,5 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
 MODELS: dict[str, Callable[[], Fixture]] = {"model_conv3d": model_conv3d}
 
 
-def main(names: list[str]) -> None:
-    known = {**FIXTURES, **MODELS}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise SystemExit(f"unknown fixture(s) {unknown}; known: {sorted(known)}")
-    for name, make in known.items():
-        if names and name not in names:
-            continue
-        if name in MODELS:
-            write_model(OUT / name, make())
-        else:
-            write_fixture(name, make())
-        manifest_path = OUT / name / "manifest.json"
-        manifest = json.loads(manifest_path.read_text())
-        manifest["generator"] = f"engine/testdata/gen_ops3d.py with tensorflow {tf.__version__}"
-        manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
-        print(f"wrote {OUT / name}")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    generate(FIXTURES, MODELS, sys.argv[1:], "engine/testdata/gen_ops3d.py")

@@ -15,7 +15,6 @@ model_keras_preprocessing is a small Keras model frozen as gen_models.py freezes
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +23,8 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_graphs import OUT, Fixture, rand, v1_graph, write_fixture
-from gen_models import freeze, write_model
+from gen_graphs import Fixture, rand, v1_graph
+from gen_models import freeze, generate
 
 v1 = tf.compat.v1
 raw = tf.raw_ops
@@ -285,24 +284,5 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
 MODELS: dict[str, Callable[[], Fixture]] = {"model_keras_preprocessing": keras_preprocessing}
 
 
-def main(names: list[str]) -> None:
-    known = {**FIXTURES, **MODELS}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise SystemExit(f"unknown fixture(s) {unknown}; known: {sorted(known)}")
-    for name, make in known.items():
-        if names and name not in names:
-            continue
-        if name in MODELS:
-            write_model(OUT / name, make())
-        else:
-            write_fixture(name, make())
-        manifest_file = OUT / name / "manifest.json"
-        manifest = json.loads(manifest_file.read_text())
-        manifest["generator"] = f"engine/testdata/gen_ops_extra.py with tensorflow {tf.__version__}"
-        manifest_file.write_text(json.dumps(manifest, indent=2) + "\n")
-        print(f"wrote {OUT / name}")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    generate(FIXTURES, MODELS, sys.argv[1:], "engine/testdata/gen_ops_extra.py")
