@@ -647,6 +647,21 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
 // shifts all fit HighRoundingFits, blocks with one that does not (a scale of one half or more, a
 // shift below -23), with and without an activation clamp, strides 1 and 2, partial blocks, one
 // row at a time and two (two rows of one image whose rows above and below are padding too).
+// A 3x3 depthwise geometry (explicit padding on every side).
+DepthwiseGeometry Geometry3x3(int ih, int iw, int c, int s, int d, int pad) {
+  DepthwiseGeometry g;
+  g.ih = ih;
+  g.iw = iw;
+  g.c = c;
+  g.kh = g.kw = 3;
+  g.stride_h = g.stride_w = s;
+  g.dil_h = g.dil_w = d;
+  g.pad_h = g.pad_w = pad;
+  g.oh = (ih + 2 * pad - (2 * d + 1)) / s + 1;
+  g.ow = (iw + 2 * pad - (2 * d + 1)) / s + 1;
+  return g;
+}
+
 // The float depthwise row as dispatched on this CPU (on AVX2 and AVX-512 CPUs a 3x3 filter
 // with channels a multiple of 8 takes the AVX2 FMA row) against a double-precision loop: SAME
 // and VALID, strides 1 and 2, the clamp, images narrower than the filter, and shapes the fast
@@ -658,17 +673,7 @@ TEST(DepthwiseF32, DispatchedRowMatchesDoubleReference) {
   for (const Case& cs : {Case{9, 11, 8, 1, 1, 1}, Case{10, 9, 24, 2, 1, 1},
                          Case{7, 30, 48, 1, 1, 0}, Case{9, 20, 16, 2, 1, 0}, Case{4, 2, 8, 1, 1, 1},
                          Case{6, 7, 20, 1, 1, 1}, Case{8, 8, 16, 1, 2, 2}}) {
-    DepthwiseGeometry g;
-    g.ih = cs.ih;
-    g.iw = cs.iw;
-    g.c = cs.c;
-    g.kh = g.kw = 3;
-    g.stride_h = g.stride_w = cs.s;
-    g.dil_h = g.dil_w = cs.d;
-    g.pad_h = g.pad_w = cs.pad;
-    const int eff = 2 * cs.d + 1;
-    g.oh = (g.ih + 2 * cs.pad - eff) / cs.s + 1;
-    g.ow = (g.iw + 2 * cs.pad - eff) / cs.s + 1;
+    const DepthwiseGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, cs.d, cs.pad);
     if (g.oh <= 0 || g.ow <= 0) continue;
     const size_t c = static_cast<size_t>(g.c);
     const std::vector<float> x = RandomFloats(static_cast<size_t>(g.ih) * g.iw * c, 21);
@@ -772,15 +777,7 @@ TEST(DepthwiseI8, DispatchedRowMatchesDefinition) {
   for (const Case& cs :
        {Case{9, 11, 16, 1, 1, -128}, Case{10, 9, 48, 2, 1, 5}, Case{7, 30, 32, 1, 0, 127},
         Case{4, 2, 16, 1, 1, 0}, Case{6, 7, 24, 2, 1, -3}}) {
-    DepthwiseGeometry g;
-    g.ih = cs.ih;
-    g.iw = cs.iw;
-    g.c = cs.c;
-    g.kh = g.kw = 3;
-    g.stride_h = g.stride_w = cs.s;
-    g.pad_h = g.pad_w = cs.pad;
-    g.oh = (g.ih + 2 * cs.pad - 3) / cs.s + 1;
-    g.ow = (g.iw + 2 * cs.pad - 3) / cs.s + 1;
+    const DepthwiseGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, 1, cs.pad);
     if (g.oh <= 0 || g.ow <= 0) continue;
     const size_t c = static_cast<size_t>(g.c);
     std::vector<int8_t> x = RandomInt8(static_cast<size_t>(g.ih) * g.iw * c, 41);
