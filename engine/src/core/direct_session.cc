@@ -18,6 +18,7 @@
 #include "core/resource_mgr.h"
 #include "core/thread_pool.h"
 #include "ember/session.h"
+#include "savedmodel/function_inline.h"
 
 namespace ember {
 
@@ -344,13 +345,40 @@ class DirectSession : public Session {
     go.num_cpu_devices = options_.num_cpu_devices;
     go.place_pruned_graph = options_.place_pruned_graph;
     go.allow_soft_placement = options_.allow_soft_placement;
-    // While loops become _EmberWhile nodes (src/core/control_flow.h); defs_ keeps the graph
-    // as given, so that a later Extend lowers the whole graph again.
+    FunctionDefLibrary library = library_;
+    for (const FunctionDef& fn : graph.library.function) {
+      const FunctionDef* had = library.Find(fn.name);
+      if (had == nullptr) {
+        library.function.push_back(fn);
+      } else if (had->node_def.size() != fn.node_def.size() || had->ret != fn.ret) {
+        return errors::InvalidArgument("Extend: the graph's function library redefines '" +
+                                       fn.name + "' differently from the session's");
+      }
+    }
+    // Calls into the function library (PartitionedCall, StatelessIf, StatelessWhile, a
+    // function's own op name) are inlined first, every top-level node kept: a call stays
+    // fetchable as an IdentityN of its name (savedmodel/function_inline.h). Then while loops
+    // become _EmberWhile nodes (src/core/control_flow.h). defs_ keeps the graph as given, so
+    // that a later Extend lowers the whole graph again.
     std::vector<NodeDef> lowered = defs;
+    if (!library.function.empty()) {
+      GraphDef whole;
+      whole.node = defs;
+      whole.library = library;
+      std::vector<std::string> roots, flat;
+      roots.reserve(defs.size());
+      for (const NodeDef& n : defs) roots.push_back("^" + n.name);
+      InlineOptions inline_options;
+      inline_options.keep_top_level_calls = true;
+      GraphDef inlined;
+      EMBER_RETURN_IF_ERROR(InlineFunctionCalls(whole, roots, inline_options, &inlined, &flat));
+      lowered = std::move(inlined.node);
+    }
     EMBER_RETURN_IF_ERROR(LowerWhileLoops(&lowered));
     auto g = std::make_shared<Graph>();
     EMBER_RETURN_IF_ERROR(Graph::Build(lowered, go, g.get()));
     defs_ = std::move(defs);
+    library_ = std::move(library);
     graph_ = std::move(g);
     created_ = true;
     return Status::OK();
@@ -502,6 +530,7 @@ class DirectSession : public Session {
   std::mutex graph_mu_;
   bool created_ = false;
   std::vector<NodeDef> defs_;
+  FunctionDefLibrary library_;
   std::shared_ptr<const Graph> graph_;
 
   std::atomic<bool> closed_{false};

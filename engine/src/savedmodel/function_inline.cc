@@ -269,10 +269,13 @@ Status Inliner::EnsureCall(Frame* f, const std::string& name, CallState** out) {
   Frame* body = child.get();
   frames_.push_back(std::move(child));
   EMBER_RETURN_IF_ERROR(EmitBody(body));
-  // The rets, then a NoOp that stands for the whole call as a control dependency.
+  // The rets, then a NoOp that stands for the whole call as a control dependency (or, for a
+  // kept top-level call, an IdentityN of the rets that its consumers read).
   NodeDef done;
   done.name = f->prefix + name;
   done.op = "NoOp";
+  std::vector<DataType> types;
+  bool keep = options_.keep_top_level_calls && f->fn == nullptr;
   for (const FunctionArg& a : fn->output_arg) {
     auto r = fn->ret.find(a.name);
     if (r == fn->ret.end()) {
@@ -282,7 +285,21 @@ Status Inliner::EnsureCall(Frame* f, const std::string& name, CallState** out) {
     std::string flat;
     EMBER_RETURN_IF_ERROR(Resolve(body, r->second, &flat));
     st.rets.push_back(flat);
-    done.input.push_back("^" + ParseTensorName(flat).node);
+    DataType t = a.type;
+    auto ta = a.type_attr.empty() ? inst.end() : inst.find(a.type_attr);
+    if (ta != inst.end() && ta->second.kind == AttrValue::Kind::kType) t = ta->second.type;
+    if (t == DataType::kInvalid || t == DataType::kResource) keep = false;
+    types.push_back(t);
+  }
+  if (keep && !st.rets.empty()) {
+    done.op = "IdentityN";
+    done.input = st.rets;
+    done.attr["T"] = TypeList(types);
+    for (size_t i = 0; i < st.rets.size(); ++i) {
+      st.rets[i] = done.name + (i == 0 ? "" : ":" + std::to_string(i));
+    }
+  } else {
+    for (const std::string& r : st.rets) done.input.push_back("^" + ParseTensorName(r).node);
   }
   for (const auto& cr : fn->control_ret) {
     std::string flat;

@@ -22,6 +22,11 @@ struct InlineOptions {
   bool check_ops = true;
   // Restore the default attrs SavedModels strip (op_defaults.h).
   bool add_default_attrs = true;
+  // A call in the top-level graph stays a node of its own name: an IdentityN of its rets (and
+  // control rets) that its consumers read, so that a Session can feed and fetch "call:i" as
+  // TensorFlow's does. Off (the SavedModel loader), the call's consumers read the rets directly
+  // and a NoOp of its name stands for it as a control dependency.
+  bool keep_top_level_calls = false;
 };
 
 // Attr values of the nodes the functional While and If lowerings write.

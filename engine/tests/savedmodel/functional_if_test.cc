@@ -383,4 +383,67 @@ TEST(FunctionalIf, NamesTheNestedIfThatIsBroken) {
   EXPECT_TRUE(Has(s, "its else_branch 'missing_fn' is not in the graph's function library"));
 }
 
+// A Session given a GraphDef with a function library inlines its calls itself, as TensorFlow's
+// runs them: the If and a PartitionedCall stay fetchable (and the call feedable) by name.
+TEST(SessionWithLibrary, RunsIfAndCallsWithoutFlatteningFirst) {
+  GraphDef g = BranchGraph();
+  NodeDef call = Node("call", "PartitionedCall", {"x"}, kF);
+  call.attr.erase("T");
+  call.attr["Tin"] = TypeList({kF});
+  call.attr["Tout"] = TypeList({kF, kF});
+  call.attr["f"] = Func("double_and_same");
+  g.node.push_back(call);
+  g.node.push_back(Node("after_call", "Neg", {"call"}, kF));
+  std::unique_ptr<Session> session = NewSession(SessionOptions());
+  ASSERT_OK(session->Create(g));
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({{"x", Floats({1.5f, -1.0f})}, {"pred", Tensor::Scalar<bool>(true)}},
+                         {"cond:0", "second", "call:0", "call:1", "after_call"}, {}, &out));
+  ASSERT_TRUE(out.size() == 5u);
+  EXPECT_TRUE(Values(out[0]) == (std::vector<float>{3.0f, -2.0f}));
+  EXPECT_TRUE(Values(out[1]) == (std::vector<float>{1.5f, -1.0f}));
+  EXPECT_TRUE(Values(out[2]) == (std::vector<float>{3.0f, -2.0f}));
+  EXPECT_TRUE(Values(out[3]) == (std::vector<float>{1.5f, -1.0f}));
+  EXPECT_TRUE(Values(out[4]) == (std::vector<float>{-3.0f, 2.0f}));
+  // Feeding the call's output replaces it for its consumers, as for any node's.
+  ASSERT_OK(session->Run({{"call:0", Floats({7.0f})}}, {"after_call"}, {}, &out));
+  EXPECT_TRUE(Values(out[0]) == (std::vector<float>{-7.0f}));
+  // The untaken-branch failure still reaches the caller.
+  Status s = session->Run({{"x", Floats({1.0f, 2.0f})}, {"pred", Tensor::Scalar<bool>(false)}},
+                          {"cond:0"}, {}, &out);
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(SessionWithLibrary, ExtendAddsFunctionsAndRefusesARedefinition) {
+  GraphDef g = BranchGraph();
+  GraphDef first;
+  first.node = {g.node[0], g.node[1]};
+  GraphDef second;
+  second.node = {g.node[2], g.node[3]};
+  second.library = g.library;
+  std::unique_ptr<Session> session = NewSession(SessionOptions());
+  ASSERT_OK(session->Create(first));
+  ASSERT_OK(session->Extend(second));
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({{"x", Floats({2.0f})}, {"pred", Tensor::Scalar<bool>(true)}}, {"cond:0"},
+                         {}, &out));
+  EXPECT_TRUE(Values(out[0]) == (std::vector<float>{4.0f}));
+  GraphDef third;
+  third.node = {Placeholder("y", kF)};
+  third.library.function = {g.library.function[0]};
+  third.library.function[0].ret["y"] = "x";
+  Status s = session->Extend(third);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Has(s, "redefines 'double_and_same'"));
+}
+
+TEST(SessionWithLibrary, AMissingFunctionIsNamed) {
+  GraphDef g = BranchGraph();
+  g.library.function.pop_back();
+  std::unique_ptr<Session> session = NewSession(SessionOptions());
+  Status s = session->Create(g);
+  EXPECT_EQ(s.code(), Code::kNotFound);
+  EXPECT_TRUE(Has(s, "reshape_and_neg"));
+}
+
 EMBER_TEST_MAIN

@@ -41,17 +41,16 @@ bool SameShape(const PartialShape& a, const PartialShape& b) {
                      });
   oputil::RegisterCpu<RunByExecutorOp>("Switch");
   // The output's shape is the inputs' when they all agree (TensorFlow keeps the dims they share).
-  oputil::RegisterOp("Merge", {TypedArg("inputs", "T", "N")},
-                     {TypedArg("output", "T"), FixedArg("value_index", DataType::kInt32)},
-                     [](ShapeContext* c) {
-                       PartialShape out = c->input_shapes.empty() ? UnknownShape()
-                                                                  : c->input_shapes[0];
-                       for (const PartialShape& s : c->input_shapes) {
-                         if (!SameShape(s, out)) out = UnknownShape();
-                       }
-                       c->output_shapes = {out, KnownShape({})};
-                       return Status::OK();
-                     });
+  oputil::RegisterOp(
+      "Merge", {TypedArg("inputs", "T", "N")},
+      {TypedArg("output", "T"), FixedArg("value_index", DataType::kInt32)}, [](ShapeContext* c) {
+        PartialShape out = c->input_shapes.empty() ? UnknownShape() : c->input_shapes[0];
+        for (const PartialShape& s : c->input_shapes) {
+          if (!SameShape(s, out)) out = UnknownShape();
+        }
+        c->output_shapes = {out, KnownShape({})};
+        return Status::OK();
+      });
   oputil::RegisterCpu<RunByExecutorOp>("Merge");
   return true;
 }();
