@@ -25,6 +25,11 @@ struct AddI8Params {
 // sets it), no multiplier INT32_MIN and every shift <= 0.
 void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p, int8_t* y);
 
+// The same with AVX2 (eight lanes; call only where GemmI16Available()): y[i] for i below the
+// returned count, a multiple of 8 (0 where the output multiplier is INT32_MIN); the caller
+// finishes the rest. Same preconditions as AddI8Avx512.
+size_t AddI8Avx2(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p, int8_t* y);
+
 // Tests: each input's stage alone, out[i] = MultiplyByQuantizedMultiplierSmallerThanOne(
 // (x[i] - zp) * 2^20, m, shift) (an off-by-one there seldom reaches ADD's int8 output).
 void AddI8InputStageForTesting(const int8_t* x, size_t n, int32_t zp, int32_t m, int shift,

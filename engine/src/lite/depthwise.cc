@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
 #include "lite/loop_isa.h"
 
@@ -87,18 +88,36 @@ EMBER_LOOP_AVX2 void RowF32Avx2(const DepthwiseGeometry& g, const float* x, cons
 }
 
 // int8 3x3 rows without dilation, channels a multiple of 16: exact int32 sums, the loop's.
-// Per block of 16 channels, two taps at a time: their (x - zero point) as int16, interleaved
-// (VPUNPCKL/HWD) with the two taps' weights likewise, one VPMADDWD adds both products per
-// channel. The interleave leaves channels {0-3, 8-11} in one accumulator and {4-7, 12-15} in the
-// other, put back in order at the store. Taps in the padding are skipped (they add nothing).
+// Per block of 16 channels: the three input rows the output row reads are widened to int16 once,
+// less the zero point (zero in the padding, where x - zp adds nothing), and each pixel is stored
+// interleaved with its right neighbour (VPUNPCKL/HWD), the pair (ix, ix + 1) one madd operand.
+// An output then takes, per kernel row, one VPMADDWD of the pair (ix0, ix0 + 1) with the weights
+// (w0, w1) and one of the pair (ix0 + 2, ix0 + 3) with (w2, 0): twelve madds from memory and no
+// shuffles, where widening each tap per output cost nine conversions and ten unpacks. The
+// interleave leaves channels {0-3, 8-11} in one accumulator and {4-7, 12-15} in the other, put
+// back in order at the store. Exact int32 sums: any order gives LiteRT's result.
 bool Row3x3I8Fits(const DepthwiseGeometry& g) {
   return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1 && g.c % 16 == 0 && g.c > 0;
 }
 
-// 16 int8 values as int16, less the zero point.
-__attribute__((target("avx2"))) inline __m256i WidenLessZp(const int8_t* p, __m256i zp) {
+// 16 int8 values at x[iy, ix, ch..] as int16 less the zero point; zero in the padding.
+__attribute__((target("avx2"))) inline __m256i WidenedTap(const DepthwiseGeometry& g,
+                                                          const int8_t* x, int iy, int ix,
+                                                          size_t ch, __m256i zp) {
+  if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) return _mm256_setzero_si256();
+  const size_t at =
+      (static_cast<size_t>(iy) * static_cast<size_t>(g.iw) + static_cast<size_t>(ix)) *
+          static_cast<size_t>(g.c) +
+      ch;
   return _mm256_sub_epi16(
-      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), zp);
+      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + at))), zp);
+}
+
+// 16 int8 weights of one tap as int16.
+__attribute__((target("avx2"))) inline __m256i WidenedWeights(const int8_t* w, int tap, size_t c,
+                                                              size_t ch) {
+  return _mm256_cvtepi8_epi16(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + static_cast<size_t>(tap) * c + ch)));
 }
 
 __attribute__((target("avx2"))) void Row3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* x,
@@ -106,38 +125,51 @@ __attribute__((target("avx2"))) void Row3x3I8Avx2(const DepthwiseGeometry& g, co
                                                   int32_t* acc) {
   const size_t c = static_cast<size_t>(g.c);
   const int iy0 = oy * g.stride_h - g.pad_h;
+  const int ix_start = -g.pad_w;
+  // Pair positions j = ix - ix_start; the last output reads pairs up to (ow - 1) * stride + 2.
+  const size_t span = static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
+  // Per kernel row and position: the low and the high interleaved halves, 16 int16 each.
+  thread_local std::vector<int16_t> pairs;
+  if (pairs.size() < 3 * span * 32) pairs.resize(3 * span * 32);
   const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(in_zp));
   for (size_t ch = 0; ch < c; ch += 16) {
-    // Weight pairs (taps 2q, 2q + 1; tap 9 is zero), interleaved as the inputs will be.
-    __m256i wlo[5], whi[5];
-    for (int q = 0; q < 5; ++q) {
-      const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128(
-          reinterpret_cast<const __m128i*>(w + static_cast<size_t>(2 * q) * c + ch)));
-      const __m256i b = q < 4
-                            ? _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
-                                  w + static_cast<size_t>(2 * q + 1) * c + ch)))
-                            : _mm256_setzero_si256();
-      wlo[q] = _mm256_unpacklo_epi16(a, b);
-      whi[q] = _mm256_unpackhi_epi16(a, b);
+    __m256i w01lo[3], w01hi[3], w2lo[3], w2hi[3];
+    for (int ky = 0; ky < 3; ++ky) {
+      const __m256i a = WidenedWeights(w, 3 * ky, c, ch), b = WidenedWeights(w, 3 * ky + 1, c, ch),
+                    d = WidenedWeights(w, 3 * ky + 2, c, ch);
+      w01lo[ky] = _mm256_unpacklo_epi16(a, b);
+      w01hi[ky] = _mm256_unpackhi_epi16(a, b);
+      w2lo[ky] = _mm256_unpacklo_epi16(d, _mm256_setzero_si256());
+      w2hi[ky] = _mm256_unpackhi_epi16(d, _mm256_setzero_si256());
     }
+    for (int ky = 0; ky < 3; ++ky) {
+      __m256i* row = reinterpret_cast<__m256i*>(pairs.data() + static_cast<size_t>(ky) * span * 32);
+      const int iy = iy0 + ky;
+      __m256i left = WidenedTap(g, x, iy, ix_start, ch, zp);
+      for (size_t j = 0; j < span; ++j) {
+        const __m256i right = WidenedTap(g, x, iy, ix_start + static_cast<int>(j) + 1, ch, zp);
+        _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
+        _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
+        left = right;
+      }
+    }
+    const __m256i* r0 = reinterpret_cast<const __m256i*>(pairs.data());
+    const __m256i* r1 = r0 + 2 * span;
+    const __m256i* r2 = r1 + 2 * span;
     for (int ox = 0; ox < g.ow; ++ox) {
-      const int ix0 = ox * g.stride_w - g.pad_w;
-      // The nine taps' inputs (zero where in the padding: x - zp = 0 adds nothing).
-      __m256i xv[10];
-      for (int t = 0; t < 9; ++t) {
-        const int iy = iy0 + t / 3, ix = ix0 + t % 3;
-        xv[t] = iy >= 0 && iy < g.ih && ix >= 0 && ix < g.iw
-                    ? WidenLessZp(x + (static_cast<size_t>(iy) * g.iw + ix) * c + ch, zp)
-                    : _mm256_setzero_si256();
-      }
-      xv[9] = _mm256_setzero_si256();
-      __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
-      for (int q = 0; q < 5; ++q) {
-        lo = _mm256_add_epi32(
-            lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xv[2 * q], xv[2 * q + 1]), wlo[q]));
-        hi = _mm256_add_epi32(
-            hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xv[2 * q], xv[2 * q + 1]), whi[q]));
-      }
+      const size_t j = 2 * static_cast<size_t>(ox) * static_cast<size_t>(g.stride_w);
+      __m256i lo = _mm256_madd_epi16(_mm256_loadu_si256(r0 + j), w01lo[0]);
+      __m256i hi = _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 1), w01hi[0]);
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 4), w2lo[0]));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 5), w2hi[0]));
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j), w01lo[1]));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 1), w01hi[1]));
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 4), w2lo[1]));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 5), w2hi[1]));
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j), w01lo[2]));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 1), w01hi[2]));
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 4), w2lo[2]));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 5), w2hi[2]));
       int32_t* a = acc + static_cast<size_t>(ox) * c + ch;
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(a), _mm256_permute2x128_si256(lo, hi, 0x20));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 8),

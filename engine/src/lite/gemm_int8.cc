@@ -21,6 +21,7 @@
 #include <immintrin.h>
 
 #include "common/cpu_features.h"
+#include "lite/requant_avx2.h"
 #include "lite/requant_avx512.h"
 #define EMBER_LITE_X86 1
 // AMX tiles through inline assembly (the assembler must know the instructions: binutils 2.36,
@@ -1172,6 +1173,36 @@ __attribute__((target("avx2"))) inline __m256i RequantLanes(__m256i a, __m256i m
   return _mm256_sub_epi32(_mm256_srav_epi32(hm, right), _mm256_cmpgt_epi32(remainder, threshold));
 }
 
+// Eight channels of `rows` rows: kMode 0 RequantLanes (any multiplier), 1 the composed
+// rounding with left shifts or e = 0 lanes, 2 the composed rounding of right shifts only.
+template <int kMode>
+__attribute__((target("avx2"))) void RequantBlockRows(const int32_t* acc, int rows, int acc_stride,
+                                                      __m256i b, __m256i m, __m256i sh,
+                                                      const avx2::Rounding& k, __m256i vzp,
+                                                      __m256i vlo, __m256i vhi, int n, int8_t* y) {
+  // Byte 0 of each 32-bit lane to the front of its 128-bit half, then the halves' first words
+  // together.
+  const __m256i bytes =
+      _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
+                       -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i words = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+  for (int r = 0; r < rows; ++r) {
+    const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                           acc + static_cast<size_t>(r) * acc_stride)),
+                                       b);
+    __m256i v;
+    if constexpr (kMode == 0) {
+      v = RequantLanes(a, m, sh);
+    } else {
+      v = avx2::ApplyRounding<kMode == 1, kMode == 1>(k, a);
+    }
+    v = _mm256_max_epi32(vlo, _mm256_min_epi32(vhi, _mm256_add_epi32(v, vzp)));
+    v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, bytes), words);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + static_cast<size_t>(r) * n),
+                     _mm256_castsi256_si128(v));
+  }
+}
+
 __attribute__((target("avx2"))) int RequantizeRowsAvx2Impl(const int32_t* acc, int rows,
                                                            int acc_stride, const int32_t* bias,
                                                            const int32_t* mult, const int* shift,
@@ -1179,26 +1210,22 @@ __attribute__((target("avx2"))) int RequantizeRowsAvx2Impl(const int32_t* acc, i
                                                            int32_t hi, int8_t* y) {
   const __m256i vzp = _mm256_set1_epi32(zp), vlo = _mm256_set1_epi32(lo),
                 vhi = _mm256_set1_epi32(hi);
-  // Byte 0 of each 32-bit lane to the front of its 128-bit half, then the halves' first words
-  // together.
-  const __m256i bytes =
-      _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1,
-                       -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-  const __m256i words = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
   const int n8 = n / 8 * 8;
   for (int c = 0; c < n8; c += 8) {
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + c));
     const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mult + c));
     const __m256i sh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(shift + c));
-    for (int r = 0; r < rows; ++r) {
-      const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                             acc + static_cast<size_t>(r) * acc_stride + c)),
-                                         b);
-      __m256i v = _mm256_add_epi32(RequantLanes(a, m, sh), vzp);
-      v = _mm256_max_epi32(vlo, _mm256_min_epi32(vhi, v));
-      v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, bytes), words);
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(y + static_cast<size_t>(r) * n + c),
-                       _mm256_castsi256_si128(v));
+    // The composed rounding (requant_avx2.h), specialised for the block's shifts; a block with
+    // an INT32_MIN multiplier takes RequantLanes, which saturates as TFLite does.
+    avx2::Rounding k{};
+    int8_t* yc = y + c;
+    const int32_t* ac = acc + c;
+    if (!avx2::MakeRounding(m, sh, &k)) {
+      RequantBlockRows<0>(ac, rows, acc_stride, b, m, sh, k, vzp, vlo, vhi, n, yc);
+    } else if (k.any_left || k.any_double) {
+      RequantBlockRows<1>(ac, rows, acc_stride, b, m, sh, k, vzp, vlo, vhi, n, yc);
+    } else {
+      RequantBlockRows<2>(ac, rows, acc_stride, b, m, sh, k, vzp, vlo, vhi, n, yc);
     }
   }
   return n8;

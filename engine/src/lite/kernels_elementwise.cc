@@ -127,12 +127,26 @@ int32_t MulSmallerThanOne(int32_t x, int32_t m, int shift) {
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, m), -shift);
 }
 
+// One element of int8 ADD or SUB (reference_ops::SubElementwise, BroadcastQuantSubSlow: SUB
+// rescales both inputs as ADD does and subtracts the rescaled values; it is not ADD with m2
+// negated, which would round exact ties of the input stage the other way). Each rescaled value
+// is below 2^28 in magnitude.
+int8_t AddI8Scalar(const NodeState& p, int8_t a, int8_t b) {
+  const int32_t x1 = (a - p.in_zp) * (1 << p.left_shift);
+  const int32_t x2 = (b - p.in2_zp) * (1 << p.left_shift);
+  const int32_t r1 = MulSmallerThanOne(x1, p.m1, p.s1);
+  const int32_t r2 = MulSmallerThanOne(x2, p.m2, p.s2);
+  const int32_t sum = p.op->op == BuiltinOp::kSub ? r1 - r2 : WrappingAdd(r1, r2);
+  const int32_t out = WrappingAdd(MulSmallerThanOne(sum, p.multiplier, p.shift), p.out_zp);
+  return static_cast<int8_t>(std::min(p.act_max, std::max(p.act_min, out)));
+}
+
 Status EvalAddI8(NodeState* node) {
   const int8_t* a = node->t.In<int8_t>(0);
   const int8_t* b = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
   const NodeState& p = *node;
-  if (p.vnni) {  // same shapes, AVX-512
+  if (p.vnni || p.add_avx2) {  // same shapes, AVX-512 or AVX2
     AddI8Params q;
     q.in_zp = p.in_zp;
     q.in2_zp = p.in2_zp;
@@ -152,24 +166,18 @@ Status EvalAddI8(NodeState* node) {
     RunTasks(p, tasks, [&](int task, int) {
       int64_t e0, e1;
       ChunkRange(n, tasks, task, kElementChunk, &e0, &e1);
-      if (e0 < e1) AddI8Avx512(a + e0, b + e0, static_cast<size_t>(e1 - e0), q, y + e0);
+      if (e0 >= e1) return;
+      const size_t len = static_cast<size_t>(e1 - e0);
+      if (p.vnni) return AddI8Avx512(a + e0, b + e0, len, q, y + e0);
+      const size_t done = AddI8Avx2(a + e0, b + e0, len, q, y + e0);
+      for (size_t i = done; i < len; ++i) {
+        y[e0 + static_cast<int64_t>(i)] =
+            AddI8Scalar(p, a[e0 + static_cast<int64_t>(i)], b[e0 + static_cast<int64_t>(i)]);
+      }
     });
     return Status::OK();
   }
-  // int8 SUB (reference_ops::SubElementwise, BroadcastQuantSubSlow) rescales both inputs as ADD
-  // does and subtracts the rescaled values; it is not ADD with m2 negated, which would round
-  // exact ties of the input stage the other way. Each rescaled value is below 2^28 in magnitude.
-  const bool sub = p.op->op == BuiltinOp::kSub;
-  Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
-    const int32_t x1 = (a[ia] - p.in_zp) * (1 << p.left_shift);
-    const int32_t x2 = (b[ib] - p.in2_zp) * (1 << p.left_shift);
-    const int32_t r1 = MulSmallerThanOne(x1, p.m1, p.s1);
-    const int32_t r2 = MulSmallerThanOne(x2, p.m2, p.s2);
-    const int32_t sum = sub ? r1 - r2 : WrappingAdd(r1, r2);
-    int32_t out = WrappingAdd(MulSmallerThanOne(sum, p.multiplier, p.shift), p.out_zp);
-    out = std::min(p.act_max, std::max(p.act_min, out));
-    y[i] = static_cast<int8_t>(out);
-  });
+  Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) { y[i] = AddI8Scalar(p, a[ia], b[ib]); });
   return Status::OK();
 }
 
@@ -249,9 +257,11 @@ Status PrepareAddMul(NodeState* node) {
     node->eval = EvalAddI8;
     // AddI8Avx512's plain requantization: no INT32_MIN multiplier (only a negative scale,
     // which a hostile model could hold, gives one); the shifts are <= 0 (checked above).
-    // AddI8Avx512 adds; SUB takes the scalar loop.
-    node->vnni = !sub && HasVnni() && node->in_shape6 == node->in2_shape6 &&
-                 node->m1 != INT32_MIN && node->m2 != INT32_MIN && node->multiplier != INT32_MIN;
+    // AddI8Avx512 (AddI8Avx2 without AVX-512) adds; SUB takes the scalar loop.
+    const bool lanes = !sub && node->in_shape6 == node->in2_shape6 && node->m1 != INT32_MIN &&
+                       node->m2 != INT32_MIN && node->multiplier != INT32_MIN;
+    node->vnni = lanes && HasVnni();
+    node->add_avx2 = lanes && !node->vnni && GemmI16Available();
   } else {
     const double real = static_cast<double>(sa) * static_cast<double>(sb) / static_cast<double>(so);
     QuantizeMultiplier(real, &node->multiplier, &node->shift);

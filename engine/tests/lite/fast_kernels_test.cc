@@ -46,6 +46,8 @@ namespace {
 // Why an AVX-512 kernel test checks nothing here (the kernel does not run on this machine).
 constexpr const char* kNoVnni =
     "no AVX-512 VNNI here (CPU, OS or EMBER_CPU_ISA): the AVX-512 kernel it compares does not run";
+constexpr const char* kNoAvx2 =
+    "no AVX2 here (CPU, OS or EMBER_CPU_ISA): the AVX2 kernel it compares does not run";
 
 std::vector<float> RandomFloats(size_t n, unsigned seed) {
   std::mt19937 gen(seed);
@@ -445,8 +447,15 @@ TEST(OffsetToUnsigned, FlipsTheSignBitOfEveryByte) {
   }
 }
 
-TEST(AddI8Avx512, MatchesScalarAdd) {
-  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+// Both lane kernels of int8 ADD: AddI8Avx512 covers every element, AddI8Avx2 a multiple of 8
+// (the rest is the caller's); each returns how many it wrote.
+using AddKernel = size_t (*)(const int8_t*, const int8_t*, size_t, const AddI8Params&, int8_t*);
+size_t AddAvx512All(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p, int8_t* y) {
+  AddI8Avx512(a, b, n, p, y);
+  return n;
+}
+
+void CheckAddMatchesScalar(AddKernel add) {
   std::mt19937 gen(31);
   std::uniform_real_distribution<double> scale(0.002, 0.2);
   for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{47}, size_t{300}}) {
@@ -466,8 +475,10 @@ TEST(AddI8Avx512, MatchesScalarAdd) {
       p.act_min = trial % 3 == 0 ? p.out_zp : -128;
       const std::vector<int8_t> a = RandomInt8(n, 40 + trial), b = RandomInt8(n, 80 + trial);
       std::vector<int8_t> y(n + 2, 55);
-      AddI8Avx512(a.data(), b.data(), n, p, y.data());
-      for (size_t i = 0; i < n; ++i) {
+      const size_t done = add(a.data(), b.data(), n, p, y.data());
+      EXPECT_TRUE(done <= n && n - done < 8);
+      for (size_t i = done; i < n; ++i) EXPECT_EQ(y[i], 55);
+      for (size_t i = 0; i < done; ++i) {
         const int32_t x1 = (a[i] - p.in_zp) * (1 << p.left_shift);
         const int32_t x2 = (b[i] - p.in2_zp) * (1 << p.left_shift);
         const int32_t sum = MultiplyByQuantizedMultiplier(x1, p.m1, p.s1) +
@@ -479,6 +490,16 @@ TEST(AddI8Avx512, MatchesScalarAdd) {
       EXPECT_EQ(y[n], 55);
     }
   }
+}
+
+TEST(AddI8Avx512, MatchesScalarAdd) {
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  CheckAddMatchesScalar(AddAvx512All);
+}
+
+TEST(AddI8Avx2, MatchesScalarAdd) {
+  if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
+  CheckAddMatchesScalar(AddI8Avx2);
 }
 
 // Each input's stage alone, against TFLite's MultiplyByQuantizedMultiplier: every int8 input and
@@ -516,8 +537,7 @@ TEST(AddI8Avx512, InputStageMatchesReference) {
 // one input 2^-10 to 2^-40 of the other (shifts down to -31 and below, where QuantizeMultiplier
 // gives a zero multiplier), a negative scale (negative multipliers, as a hostile model could
 // give; the split of the multiplier must hold for either sign) and zero points at both ends.
-TEST(AddI8Avx512, EveryInputPair) {
-  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+void CheckAddEveryInputPair(AddKernel add) {
   std::vector<int8_t> a(65536), b(65536);
   for (int i = 0; i < 65536; ++i) {
     a[static_cast<size_t>(i)] = static_cast<int8_t>(i & 255);
@@ -542,7 +562,7 @@ TEST(AddI8Avx512, EveryInputPair) {
     QuantizeMultiplier(twice_max / ((1 << p.left_shift) * c.so), &p.multiplier, &p.shift);
     ASSERT_TRUE(p.s1 <= 0 && p.s2 <= 0 && p.shift <= 0);
     std::vector<int8_t> y(a.size());
-    AddI8Avx512(a.data(), b.data(), a.size(), p, y.data());
+    EXPECT_EQ(add(a.data(), b.data(), a.size(), p, y.data()), a.size());
     int wrong = 0;
     for (size_t i = 0; i < a.size(); ++i) {
       const int32_t x1 = (a[i] - p.in_zp) * (1 << p.left_shift);
@@ -562,6 +582,16 @@ TEST(AddI8Avx512, EveryInputPair) {
     }
     EXPECT_EQ(wrong, 0);
   }
+}
+
+TEST(AddI8Avx512, EveryInputPair) {
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  CheckAddEveryInputPair(AddAvx512All);
+}
+
+TEST(AddI8Avx2, EveryInputPair) {
+  if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
+  CheckAddEveryInputPair(AddI8Avx2);
 }
 
 // ctest runs the lite tests again under EMBER_CPU_ISA=generic and avx2: the loops must follow the
@@ -701,8 +731,6 @@ TEST(DepthwiseF32, DispatchedRowMatchesDoubleReference) {
 }
 
 // Why an AVX2 kernel test checks nothing here.
-constexpr const char* kNoAvx2 =
-    "no AVX2 here (CPU, OS or EMBER_CPU_ISA): the AVX2 kernel it compares does not run";
 
 // The AVX2 int8 GEMM (int16 weight pairs) against plain int32 dot products: odd depths (a
 // zero-padded last pair), channel counts off the 8-channel blocks, row counts off the 4-row tile,
@@ -754,6 +782,10 @@ TEST(RequantizeRowsAvx2, MatchesScalarDoubleRounding) {
       QuantizeMultiplier(std::exp2(log_scale(gen)), &mult[c], &shift[c]);
       if (c % 37 == 0) shift[c] = -40 + c % 9;  // past the 31 RoundingDivideByPOT clamps to
       if (c % 41 == 0) acc[c] = (c % 2 ? 1 : -1) * (int32_t{1} << (c % 20)) - bias[c];
+      // Blocks with an INT32_MIN multiplier (the saturating product), positive shifts, e = 0.
+      if (round % 4 == 1 && c % 64 == 3) mult[c] = INT32_MIN;
+      if (round % 4 == 2 && c % 16 == 5) shift[c] = c % 3;
+      if (c % 53 == 0) acc[c] = round % 2 ? INT32_MIN : INT32_MAX;
     }
     const int32_t zp = round % 7 - 3, lo = round % 2 ? -128 : -20, hi = round % 2 ? 127 : 90;
     const int done = RequantizeRowsAvx2(acc.data(), 1, n, bias.data(), mult.data(), shift.data(), n,
