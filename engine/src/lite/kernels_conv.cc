@@ -594,24 +594,34 @@ Status EvalConvI8(NodeState* node) {
     const OpOptions& o = node->op->options;
     const bool plain_1x1 = node->kh == 1 && node->kw == 1 && o.stride_h == 1 && o.stride_w == 1 &&
                            node->pad_h == 0 && node->pad_w == 0 && node->ow == node->iw;
-    for (int64_t r = r0; r < r1; ++r) {
-      const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
-      if (w16.blocks > 0) {
-        // A 1x1 stride-1 unpadded conv's rows are the input's pixels: no im2col copy.
+    if (w16.blocks > 0) {
+      // gemm_rows output rows a GEMM (narrow outputs: whole 4-row tiles, the weights read once
+      // for several rows). A 1x1 stride-1 unpadded conv's rows are the input's pixels, in
+      // order across rows and images: no im2col copy.
+      for (int64_t r = r0; r < r1; r += node->gemm_rows) {
+        const int rows = static_cast<int>(std::min<int64_t>(node->gemm_rows, r1 - r));
+        const int pixels = rows * node->ow;
         const int8_t* src = cols;
         if (plain_1x1) {
-          src = x + (static_cast<size_t>(bi) * node->ih + oy) * node->iw * node->ic;
+          src = x + static_cast<size_t>(r) * node->iw * node->ic;
         } else {
-          Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
+          for (int j = 0; j < rows; ++j) {
+            const int bi = static_cast<int>((r + j) / node->oh);
+            const int oy = static_cast<int>((r + j) % node->oh);
+            Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols + static_cast<size_t>(j) * node->ow * k);
+          }
         }
         int16_t* x16 = node->scratch16.data() + static_cast<size_t>(thread) * node->scratch16_slice;
-        WidenRowsI8(src, node->ow, k, k, w16.k2, x16);
+        WidenRowsI8(src, pixels, k, k, w16.k2, x16);
         const int stride = w16.blocks * 8;
-        GemmI16(x16, node->ow, w16, acc, stride);
-        RequantizeRows(*node, acc, node->ow, stride, node->oc,
+        GemmI16(x16, pixels, w16, acc, stride);
+        RequantizeRows(*node, acc, pixels, stride, node->oc,
                        y + static_cast<size_t>(r) * node->ow * node->oc);
-        continue;
       }
+      return;
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
       Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
       for (int ox = 0; ox < node->ow; ++ox) {
         int8_t* yo = y + (static_cast<size_t>(r) * node->ow + ox) * node->oc;
@@ -722,11 +732,20 @@ Status PrepareConv2D(NodeState* node) {
     node->scratch_slice = (static_cast<size_t>(node->ow) * k + 63) / 64 * 64;
     node->acc_slice = static_cast<size_t>(node->oc);
     node->w16 = PackedI16();
+    node->gemm_rows = 1;
     if (GemmI16Available()) {
-      // A whole output row's sums at once: ow rows of GemmI16 against the int16 weight pairs.
+      // Whole output rows' sums at once: GemmI16 against the int16 weight pairs, over enough
+      // rows for 16 pixels in whole 4-pixel tiles where the rows are narrow (MobileNet's 6 and
+      // 3 pixel rows went through single-row tiles).
       PackWeightsI16(reinterpret_cast<const int8_t*>(w.data), node->oc, k, &node->w16);
-      node->acc_slice = static_cast<size_t>(node->ow) * node->w16.blocks * 8;
-      node->scratch16_slice = (static_cast<size_t>(node->ow) * node->w16.k2 * 2 + 31) / 32 * 32;
+      const int total_rows = node->n * node->oh;
+      int g = 1;
+      while (g < total_rows && (g * node->ow < 16 || g * node->ow % 4 != 0) && g < 16) ++g;
+      node->gemm_rows = g;
+      const size_t pixels = static_cast<size_t>(g) * node->ow;
+      node->scratch_slice = (pixels * k + 63) / 64 * 64;
+      node->acc_slice = pixels * node->w16.blocks * 8;
+      node->scratch16_slice = (pixels * node->w16.k2 * 2 + 31) / 32 * 32;
       node->scratch16.assign(node->scratch16_slice * static_cast<size_t>(node->threads), 0);
     }
   }
