@@ -1065,26 +1065,30 @@ void RequantizeRowsVnni(const int32_t*, int, int, const int32_t*, const int32_t*
 
 #endif
 
-void PackWeightsI16(const int8_t* w, int n, int k, PackedI16* out) {
-  out->n = n;
-  out->k = k;
-  out->k2 = (k + 1) / 2;
-  out->blocks = (n + 7) / 8;
-  out->data.assign(static_cast<size_t>(out->blocks) * out->k2 * 16, 0);
+template <typename T>
+void PackPairs(const int8_t* w, int n, int k, int k2, T* out) {
   for (int c = 0; c < n; ++c) {
-    int16_t* dst = out->data.data() + static_cast<size_t>(c / 8) * out->k2 * 16 + (c % 8) * 2;
+    T* dst = out + static_cast<size_t>(c / 8) * k2 * 16 + (c % 8) * 2;
     for (int p = 0; p < k; ++p) {
       dst[static_cast<size_t>(p / 2) * 16 + p % 2] = w[static_cast<size_t>(c) * k + p];
     }
   }
 }
 
-void WidenRowsI8(const int8_t* x, int m, int x_stride, int k, int k2, int16_t* x16) {
-  for (int r = 0; r < m; ++r) {
-    const int8_t* src = x + static_cast<size_t>(r) * x_stride;
-    int16_t* dst = x16 + static_cast<size_t>(r) * 2 * k2;
-    for (int p = 0; p < k; ++p) dst[p] = src[p];
-    for (int p = k; p < 2 * k2; ++p) dst[p] = 0;
+void PackWeightsI16(const int8_t* w, int n, int k, PackedI16* out, bool narrow) {
+  out->n = n;
+  out->k = k;
+  out->k2 = (k + 1) / 2;
+  out->blocks = (n + 7) / 8;
+  const size_t size = static_cast<size_t>(out->blocks) * out->k2 * 16;
+  out->data.clear();
+  out->data8.clear();
+  if (narrow) {
+    out->data8.assign(size, 0);
+    PackPairs(w, n, k, out->k2, out->data8.data());
+  } else {
+    out->data.assign(size, 0);
+    PackPairs(w, n, k, out->k2, out->data.data());
   }
 }
 
@@ -1127,6 +1131,39 @@ __attribute__((target("avx2"))) inline void GemmI16Tile(const int16_t* x16, cons
           reinterpret_cast<__m256i*>(acc + static_cast<size_t>(i) * acc_stride + (b + j) * 8),
           a[i][j]);
     }
+}
+
+// One row x NB blocks from the narrow (int8) packing: each pair's 16 weights widened as loaded.
+template <int NB>
+__attribute__((target("avx2"))) inline void GemmI8PairsTile(const int16_t* x16, const PackedI16& w,
+                                                            int b, int32_t* acc) {
+  __m256i a[NB];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) a[j] = _mm256_setzero_si256();
+  const size_t bstride = static_cast<size_t>(w.k2) * 16;
+  const int8_t* wb = w.data8.data() + static_cast<size_t>(b) * bstride;
+  for (int q = 0; q < w.k2; ++q) {
+    int32_t pair;
+    std::memcpy(&pair, x16 + 2 * q, sizeof(pair));
+    const __m256i xv = _mm256_set1_epi32(pair);
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      const __m256i wv = _mm256_cvtepi8_epi16(
+          _mm_load_si128(reinterpret_cast<const __m128i*>(wb + j * bstride + q * 16)));
+      a[j] = _mm256_add_epi32(a[j], _mm256_madd_epi16(xv, wv));
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + (b + j) * 8), a[j]);
+  }
+}
+
+__attribute__((target("avx2"))) void GemmI8PairsRow(const int16_t* x16, const PackedI16& w, int b0,
+                                                    int b1, int32_t* acc) {
+  int b = b0;
+  for (; b + 4 <= b1; b += 4) GemmI8PairsTile<4>(x16, w, b, acc);
+  for (; b < b1; ++b) GemmI8PairsTile<1>(x16, w, b, acc);
 }
 
 template <int MR>
@@ -1274,6 +1311,12 @@ void GemmI16Blocks(const int16_t* x16, int m, const PackedI16& w, int b0, int b1
 #ifdef EMBER_LITE_X86
   const size_t xs = static_cast<size_t>(w.k2) * 2;
   int r = 0;
+  if (!w.data8.empty()) {
+    for (; r < m; ++r) {
+      GemmI8PairsRow(x16 + r * xs, w, b0, b1, acc + static_cast<size_t>(r) * acc_stride);
+    }
+    return;
+  }
   for (; r + 4 <= m; r += 4) {
     GemmI16Rows<4>(x16 + r * xs, w, b0, b1, acc + static_cast<size_t>(r) * acc_stride, acc_stride);
   }
@@ -1289,6 +1332,49 @@ void GemmI16Blocks(const int16_t* x16, int m, const PackedI16& w, int b0, int b1
   (void)acc;
   (void)acc_stride;
 #endif
+}
+
+#ifdef EMBER_LITE_X86
+namespace {
+
+// y[i] = x[i] for i < n, sixteen at a time.
+__attribute__((target("avx2"))) void WidenAvx2(const int8_t* x, size_t n, int16_t* y) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(y + i),
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+  }
+  for (; i < n; ++i) y[i] = x[i];
+}
+
+}  // namespace
+#endif
+
+// Rows of a 1x1 conv or FULLY_CONNECTED are often short (16 to 96 channels) and, with an even
+// depth and no gap between them, one flat run: widened as one, 16 values a step (a compiled
+// loop per row left short rows to its scalar tail).
+void WidenRowsI8(const int8_t* x, int m, int x_stride, int k, int k2, int16_t* x16) {
+#ifdef EMBER_LITE_X86
+  if (GemmI16Available()) {
+    if (x_stride == k && 2 * k2 == k) {
+      WidenAvx2(x, static_cast<size_t>(m) * static_cast<size_t>(k), x16);
+      return;
+    }
+    for (int r = 0; r < m; ++r) {
+      int16_t* dst = x16 + static_cast<size_t>(r) * 2 * k2;
+      WidenAvx2(x + static_cast<size_t>(r) * x_stride, static_cast<size_t>(k), dst);
+      for (int p = k; p < 2 * k2; ++p) dst[p] = 0;
+    }
+    return;
+  }
+#endif
+  for (int r = 0; r < m; ++r) {
+    const int8_t* src = x + static_cast<size_t>(r) * x_stride;
+    int16_t* dst = x16 + static_cast<size_t>(r) * 2 * k2;
+    for (int p = 0; p < k; ++p) dst[p] = src[p];
+    for (int p = k; p < 2 * k2; ++p) dst[p] = 0;
+  }
 }
 
 }  // namespace lite

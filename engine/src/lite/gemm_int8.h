@@ -98,11 +98,14 @@ void RequantizeRowsVnni(const int32_t* acc, int rows, int acc_stride, const int3
 // channels: block b holds, for each pair q < k2 = ceil(k / 2), the 16 values w[8b + c][2q],
 // w[8b + c][2q + 1] for c < 8 (zero padded past n and k). One VPMADDWD per pair and block: exact
 // int32 sums, the portable DotRowsInt8's.
+// Narrow (a single input row, FULLY_CONNECTED at batch 1, where reading the weights is the
+// cost): the same layout kept as int8 in data8, widened in the kernel; data stays empty.
 struct PackedI16 {
   int n = 0, k = 0, k2 = 0, blocks = 0;
   AlignedVector<int16_t> data;
+  AlignedVector<int8_t> data8;
 };
-void PackWeightsI16(const int8_t* w, int n, int k, PackedI16* out);
+void PackWeightsI16(const int8_t* w, int n, int k, PackedI16* out, bool narrow = false);
 // True where GemmI16 runs its AVX2 kernel (x86-64 with AVX2, not forced lower by EMBER_CPU_ISA).
 bool GemmI16Available();
 // x16[r * 2 * k2 + p] = x[r * x_stride + p] for r < m (zero for p >= k): a GemmI16 input.

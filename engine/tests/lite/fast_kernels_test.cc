@@ -739,25 +739,29 @@ TEST(GemmI16, MatchesScalarDots) {
   if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
   for (const auto& [m, n, k] :
        {std::array<int, 3>{1, 8, 2}, std::array<int, 3>{5, 13, 27}, std::array<int, 3>{9, 64, 576},
-        std::array<int, 3>{4, 24, 1}, std::array<int, 3>{7, 130, 33}}) {
-    std::vector<int8_t> x = RandomInt8(static_cast<size_t>(m) * k, 31);
-    std::vector<int8_t> w = RandomInt8(static_cast<size_t>(n) * k, 32);
-    x[0] = -128;
-    w[0] = -128;
-    PackedI16 p;
-    PackWeightsI16(w.data(), n, k, &p);
-    std::vector<int16_t> x16(static_cast<size_t>(m) * p.k2 * 2);
-    WidenRowsI8(x.data(), m, k, k, p.k2, x16.data());
-    const int stride = p.blocks * 8;
-    std::vector<int32_t> acc(static_cast<size_t>(m) * stride, -1);
-    GemmI16(x16.data(), m, p, acc.data(), stride);
-    for (int r = 0; r < m; ++r) {
-      for (int c = 0; c < n; ++c) {
-        int32_t want = 0;
-        for (int i = 0; i < k; ++i) {
-          want += int32_t{x[static_cast<size_t>(r) * k + i]} * w[static_cast<size_t>(c) * k + i];
+        std::array<int, 3>{4, 24, 1}, std::array<int, 3>{7, 130, 33},
+        std::array<int, 3>{1, 1000, 1280}, std::array<int, 3>{2, 40, 7}}) {
+    for (bool narrow : {false, true}) {  // the int16 pairs, and the int8 ones widened as loaded
+      std::vector<int8_t> x = RandomInt8(static_cast<size_t>(m) * k, 31);
+      std::vector<int8_t> w = RandomInt8(static_cast<size_t>(n) * k, 32);
+      x[0] = -128;
+      w[0] = -128;
+      PackedI16 p;
+      PackWeightsI16(w.data(), n, k, &p, narrow);
+      EXPECT_EQ(p.data8.empty(), !narrow);
+      std::vector<int16_t> x16(static_cast<size_t>(m) * p.k2 * 2);
+      WidenRowsI8(x.data(), m, k, k, p.k2, x16.data());
+      const int stride = p.blocks * 8;
+      std::vector<int32_t> acc(static_cast<size_t>(m) * stride, -1);
+      GemmI16(x16.data(), m, p, acc.data(), stride);
+      for (int r = 0; r < m; ++r) {
+        for (int c = 0; c < n; ++c) {
+          int32_t want = 0;
+          for (int i = 0; i < k; ++i) {
+            want += int32_t{x[static_cast<size_t>(r) * k + i]} * w[static_cast<size_t>(c) * k + i];
+          }
+          EXPECT_EQ(acc[static_cast<size_t>(r) * stride + c], want);
         }
-        EXPECT_EQ(acc[static_cast<size_t>(r) * stride + c], want);
       }
     }
   }
