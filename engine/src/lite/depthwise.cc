@@ -4,10 +4,12 @@
 #include "lite/depthwise.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <vector>
 
 #include "lite/loop_isa.h"
+#include "lite/requant_avx2.h"
 
 #ifdef EMBER_LOOP_X86
 #include <immintrin.h>
@@ -178,6 +180,161 @@ __attribute__((target("avx2"))) void Row3x3I8Avx2(const DepthwiseGeometry& g, co
   }
 }
 
+// Several output rows of a 3x3 int8 depthwise convolution, requantized in registers: the pairs
+// of Row3x3I8Avx2, built once per input row into a ring of three rows (all channels) that the
+// output rows share (stride 1 builds one new input row per output row, stride 2 two, instead of
+// three each), and each block's two accumulators requantized where they are (requant_avx2.h, the
+// constants permuted once into the accumulators' channel order) and packed to 16 int8 outputs.
+// The sums, roundings, zero point and clamp are the unfused row's plus RequantizeRows'.
+struct FusedBlockConstants {
+  avx2::Rounding lo, hi;
+  __m256i bias_lo, bias_hi;
+  __m256i w01lo[3], w01hi[3], w2lo[3], w2hi[3];
+};
+
+// Channels {0-3, 8-11} (the low accumulator's) and {4-7, 12-15} of 16 values.
+__attribute__((target("avx2"))) inline void SplitAsAccumulators(const int32_t* v, __m256i* lo,
+                                                                __m256i* hi) {
+  const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v));
+  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 8));
+  *lo = _mm256_permute2x128_si256(a, b, 0x20);
+  *hi = _mm256_permute2x128_si256(a, b, 0x31);
+}
+
+// Input row iy's pairs for every channel block: [block][position][32 int16].
+__attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, const int8_t* x,
+                                                   int iy, size_t span, __m256i zp, int16_t* out) {
+  const size_t c = static_cast<size_t>(g.c);
+  for (size_t ch = 0; ch < c; ch += 16) {
+    __m256i* row = reinterpret_cast<__m256i*>(out + ch / 16 * span * 32);
+    if (iy < 0 || iy >= g.ih) {
+      for (size_t j = 0; j < 2 * span; ++j) _mm256_storeu_si256(row + j, _mm256_setzero_si256());
+      continue;
+    }
+    if (g.stride_w == 2) {
+      // Outputs read the pairs at even positions only (2 ox and 2 ox + 2).
+      for (size_t j = 0; j < span; j += 2) {
+        const int ix = -g.pad_w + static_cast<int>(j);
+        const __m256i left = WidenedTap(g, x, iy, ix, ch, zp);
+        const __m256i right = WidenedTap(g, x, iy, ix + 1, ch, zp);
+        _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
+        _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
+      }
+      continue;
+    }
+    __m256i left = WidenedTap(g, x, iy, -g.pad_w, ch, zp);
+    for (size_t j = 0; j < span; ++j) {
+      const __m256i right = WidenedTap(g, x, iy, -g.pad_w + static_cast<int>(j) + 1, ch, zp);
+      _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
+      _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
+      left = right;
+    }
+  }
+}
+
+template <bool kGeneral>
+__attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, const int8_t* x,
+                                                    int32_t in_zp, const DepthwiseRequant& q,
+                                                    const FusedBlockConstants* consts,
+                                                    int16_t* ring, int oy0, int oy1, int8_t* y) {
+  const size_t c = static_cast<size_t>(g.c);
+  const size_t blocks = c / 16;
+  const size_t span = static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
+  const size_t slot_size = blocks * span * 32;
+  const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(in_zp));
+  const __m256i out_zp = _mm256_set1_epi32(q.out_zp);
+  const __m256i lo_clamp = _mm256_set1_epi32(q.act_min), hi_clamp = _mm256_set1_epi32(q.act_max);
+  int tag[3] = {INT32_MIN, INT32_MIN, INT32_MIN};
+  for (int oy = oy0; oy < oy1; ++oy) {
+    const int iy0 = oy * g.stride_h - g.pad_h;
+    const int16_t* rows[3];
+    for (int ky = 0; ky < 3; ++ky) {
+      const int iy = iy0 + ky;
+      const int slot = ((iy % 3) + 3) % 3;
+      int16_t* dst = ring + static_cast<size_t>(slot) * slot_size;
+      if (tag[slot] != iy) {
+        BuildPairsRow(g, x, iy, span, zp, dst);
+        tag[slot] = iy;
+      }
+      rows[ky] = dst;
+    }
+    int8_t* yr = y + static_cast<size_t>(oy - oy0) * static_cast<size_t>(g.ow) * c;
+    for (size_t b = 0; b < blocks; ++b) {
+      const FusedBlockConstants& k = consts[b];
+      const __m256i* r0 = reinterpret_cast<const __m256i*>(rows[0] + b * span * 32);
+      const __m256i* r1 = reinterpret_cast<const __m256i*>(rows[1] + b * span * 32);
+      const __m256i* r2 = reinterpret_cast<const __m256i*>(rows[2] + b * span * 32);
+      for (int ox = 0; ox < g.ow; ++ox) {
+        const size_t j = 2 * static_cast<size_t>(ox) * static_cast<size_t>(g.stride_w);
+        __m256i lo =
+            _mm256_add_epi32(k.bias_lo, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j), k.w01lo[0]));
+        __m256i hi = _mm256_add_epi32(
+            k.bias_hi, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 1), k.w01hi[0]));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 4), k.w2lo[0]));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 5), k.w2hi[0]));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j), k.w01lo[1]));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 1), k.w01hi[1]));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 4), k.w2lo[1]));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 5), k.w2hi[1]));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j), k.w01lo[2]));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 1), k.w01hi[2]));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 4), k.w2lo[2]));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 5), k.w2hi[2]));
+        lo = _mm256_add_epi32(avx2::ApplyRounding<kGeneral, kGeneral>(k.lo, lo), out_zp);
+        hi = _mm256_add_epi32(avx2::ApplyRounding<kGeneral, kGeneral>(k.hi, hi), out_zp);
+        lo = _mm256_min_epi32(_mm256_max_epi32(lo, lo_clamp), hi_clamp);
+        hi = _mm256_min_epi32(_mm256_max_epi32(hi, lo_clamp), hi_clamp);
+        // In range now: the packs only narrow. Per 128-bit half: (lo, hi) is channels 0-7,
+        // then 8-15; the second pack leaves each half's 8 bytes in its low quadword.
+        const __m256i w16 = _mm256_packs_epi32(lo, hi);
+        const __m256i b8 = _mm256_permute4x64_epi64(_mm256_packs_epi16(w16, w16), 0x08);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(yr + static_cast<size_t>(ox) * c + b * 16),
+                         _mm256_castsi256_si128(b8));
+      }
+    }
+  }
+}
+
+__attribute__((target("avx2"))) bool FusedRows3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* x,
+                                                        const int8_t* w, int32_t in_zp,
+                                                        const DepthwiseRequant& q, int oy0, int oy1,
+                                                        int8_t* y) {
+  const size_t c = static_cast<size_t>(g.c);
+  const size_t blocks = c / 16;
+  thread_local AlignedVector<FusedBlockConstants> consts;  // 32-byte members
+  consts.resize(blocks);
+  bool general = false;
+  for (size_t b = 0; b < blocks; ++b) {
+    FusedBlockConstants& k = consts[b];
+    const size_t ch = b * 16;
+    __m256i m_lo, m_hi, s_lo, s_hi;
+    SplitAsAccumulators(q.mult + ch, &m_lo, &m_hi);
+    SplitAsAccumulators(q.shift + ch, &s_lo, &s_hi);
+    SplitAsAccumulators(q.bias + ch, &k.bias_lo, &k.bias_hi);
+    if (!avx2::MakeRounding(m_lo, s_lo, &k.lo) || !avx2::MakeRounding(m_hi, s_hi, &k.hi)) {
+      return false;
+    }
+    general = general || k.lo.any_left || k.lo.any_double || k.hi.any_left || k.hi.any_double;
+    for (int ky = 0; ky < 3; ++ky) {
+      const __m256i a = WidenedWeights(w, 3 * ky, c, ch), bw = WidenedWeights(w, 3 * ky + 1, c, ch),
+                    d = WidenedWeights(w, 3 * ky + 2, c, ch);
+      k.w01lo[ky] = _mm256_unpacklo_epi16(a, bw);
+      k.w01hi[ky] = _mm256_unpackhi_epi16(a, bw);
+      k.w2lo[ky] = _mm256_unpacklo_epi16(d, _mm256_setzero_si256());
+      k.w2hi[ky] = _mm256_unpackhi_epi16(d, _mm256_setzero_si256());
+    }
+  }
+  const size_t span = static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
+  thread_local std::vector<int16_t> ring;
+  if (ring.size() < 3 * blocks * span * 32) ring.resize(3 * blocks * span * 32);
+  if (general) {
+    FusedRows3x3I8<true>(g, x, in_zp, q, consts.data(), ring.data(), oy0, oy1, y);
+  } else {
+    FusedRows3x3I8<false>(g, x, in_zp, q, consts.data(), ring.data(), oy0, oy1, y);
+  }
+  return true;
+}
+
 // 3x3 rows without dilation, channels a multiple of 8 (MobileNet's): for each block of 8
 // channels the nine weights, the bias and the clamp stay in registers over the whole row, and
 // each output is one accumulator, bias first and then the taps inside the image in (ky, kx)
@@ -246,6 +403,22 @@ void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w
 #endif
     default:
       return RowI8Generic(g, x, w, in_zp, oy, acc);
+  }
+}
+
+bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
+                          int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int8_t* y) {
+  switch (ActiveLoopIsa()) {
+#ifdef EMBER_LOOP_X86
+    case LoopIsa::kAvx512:
+    case LoopIsa::kAvx2:
+      if (Row3x3I8Fits(g) && g.ow > 0 && oy0 < oy1) {
+        return FusedRows3x3I8Avx2(g, x, w, in_zp, q, oy0, oy1, y);
+      }
+      return false;
+#endif
+    default:
+      return false;
   }
 }
 

@@ -986,10 +986,30 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     });
     return Status::OK();
   }
+  DepthwiseRequant q;
+  q.bias = node->bias.data();
+  q.mult = node->multipliers.data();
+  q.shift = node->shifts.data();
+  q.out_zp = node->out_zp;
+  q.act_min = node->act_min;
+  q.act_max = node->act_max;
   RunTasks(*node, tasks, [&](int task, int thread) {
     int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
     int64_t r0, r1;
     ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    // AVX2 3x3: the task's rows of each image at once, requantized in registers (RequantizeRows'
+    // double rounding; false for the whole node where it does not apply).
+    if (!vnni && node->left_shift != 1) {
+      bool fused = true;
+      for (int64_t r = r0; fused && r < r1;) {
+        const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
+        const int oy1 = static_cast<int>(std::min<int64_t>(g.oh, oy + (r1 - r)));
+        fused = DepthwiseRowsI8Fused(g, x + bi * in_image, w, node->in_zp, q, oy, oy1,
+                                     y + static_cast<size_t>(r) * g.ow * g.c);
+        r += oy1 - oy;
+      }
+      if (fused) return;
+    }
     for (int64_t r = r0; r < r1; ++r) {
       const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
       DepthwiseRowI8(g, x + bi * in_image, w, node->in_zp, oy, acc);

@@ -839,6 +839,74 @@ TEST(DepthwiseI8, DispatchedRowMatchesDefinition) {
   }
 }
 
+// The fused AVX2 3x3 rows (pairs ring, requantization in registers) against the definition and
+// MultiplyByQuantizedMultiplier: strides 1 and 2, row ranges that start inside the image and
+// end at its bottom (the ring's reuse and its padding rows), left shifts and e = 0 next to
+// ordinary right shifts, clamps, and no result for an INT32_MIN multiplier.
+TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
+  if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
+  struct Case {
+    int ih, iw, c, s, pad, zp, oy0, oy1;
+    bool odd_shifts;
+  };
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> log_scale(-12.0, -1.0);
+  for (const Case& cs :
+       {Case{9, 11, 16, 1, 1, -128, 0, 9, false}, Case{10, 9, 48, 2, 1, 5, 1, 5, true},
+        Case{7, 30, 32, 1, 0, 127, 2, 5, false}, Case{4, 2, 16, 1, 1, 0, 0, 4, true},
+        Case{12, 7, 32, 2, 1, -3, 0, 6, false}, Case{6, 6, 16, 1, 1, 9, 3, 6, true}}) {
+    const DepthwiseGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, 1, cs.pad);
+    ASSERT_TRUE(cs.oy1 <= g.oh);
+    const size_t c = static_cast<size_t>(g.c);
+    std::vector<int8_t> x = RandomInt8(static_cast<size_t>(g.ih) * g.iw * c, 51);
+    std::vector<int8_t> w = RandomInt8(9 * c, 52);
+    x[0] = -128;
+    w[0] = -128;
+    std::vector<int32_t> bias(c), mult(c);
+    std::vector<int> shift(c);
+    for (size_t ch = 0; ch < c; ++ch) {
+      bias[ch] = static_cast<int32_t>(ch * 977 % 20000) - 10000;
+      QuantizeMultiplier(std::exp2(log_scale(gen)), &mult[ch], &shift[ch]);
+      if (cs.odd_shifts && ch % 5 == 1) shift[ch] = 0;  // e = 0
+      if (cs.odd_shifts && ch % 7 == 2) shift[ch] = 2;  // a left shift
+    }
+    DepthwiseRequant q;
+    q.bias = bias.data();
+    q.mult = mult.data();
+    q.shift = shift.data();
+    q.out_zp = cs.zp / 2;
+    q.act_min = cs.odd_shifts ? -100 : -128;
+    q.act_max = cs.odd_shifts ? 90 : 127;
+    const size_t rows = static_cast<size_t>(cs.oy1 - cs.oy0);
+    std::vector<int8_t> y(rows * g.ow * c + 3, 77);
+    ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, y.data()));
+    for (size_t i = rows * g.ow * c; i < y.size(); ++i) EXPECT_EQ(y[i], 77);
+    int wrong = 0;
+    for (int oy = cs.oy0; oy < cs.oy1; ++oy) {
+      for (int ox = 0; ox < g.ow; ++ox) {
+        for (size_t ch = 0; ch < c; ++ch) {
+          int32_t acc = 0;
+          for (int t = 0; t < 9; ++t) {
+            const int iy = oy * cs.s - cs.pad + t / 3, ix = ox * cs.s - cs.pad + t % 3;
+            if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) continue;
+            acc += int32_t{w[t * c + ch]} *
+                   (int32_t{x[(static_cast<size_t>(iy) * g.iw + ix) * c + ch]} - cs.zp);
+          }
+          const int32_t v = WrappingAdd(
+              MultiplyByQuantizedMultiplier(WrappingAdd(acc, bias[ch]), mult[ch], shift[ch]),
+              q.out_zp);
+          const int want = std::max(q.act_min, std::min(q.act_max, v));
+          const size_t at = (static_cast<size_t>(oy - cs.oy0) * g.ow + ox) * c + ch;
+          if (int{y[at]} != want && ++wrong <= 5) EXPECT_EQ(int{y[at]}, want);
+        }
+      }
+    }
+    EXPECT_EQ(wrong, 0);
+    mult[c - 1] = INT32_MIN;  // TFLite's saturating case: the caller's general path
+    EXPECT_FALSE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, y.data()));
+  }
+}
+
 TEST(DepthwiseVnni3x3, MatchesPortableRows) {
   if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   struct Case {
