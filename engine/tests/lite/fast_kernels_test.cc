@@ -147,6 +147,7 @@ TEST(MatVecF32, EachIsaMatchesDoubleReference) {
     CheckMatVecF32(1000, 67, 0, 63);
     CheckMatVecF32(1000, 67, 9, 40);
     CheckMatVecF32(200, 130, 3, 13);
+    CheckMatVecF32(200, 130, 9, 13);  // a partial last panel inside a group of four
     CheckMatVecF32(40, 1, 0, 3);
   }
   GemmF32ForceIsaForTesting(F32Isa::kAuto);
