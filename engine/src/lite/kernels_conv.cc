@@ -586,6 +586,30 @@ Status EvalConvI8(NodeState* node) {
   }
   const int out_rows = node->n * node->oh;
   const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
+  const OpOptions& opt = node->op->options;
+  if (node->w16.blocks > 0 && node->kh == 1 && node->kw == 1 && opt.stride_h == 1 &&
+      opt.stride_w == 1 && node->pad_h == 0 && node->pad_w == 0 && node->ow == node->iw) {
+    // A 1x1 stride-1 unpadded conv's rows are the input's pixels, in order across rows and
+    // images: one flat GEMM, no im2col, split over the tasks in whole 4-pixel tiles (row
+    // chunks of narrow layers left single-row tiles to each thread).
+    const int64_t total = static_cast<int64_t>(out_rows) * node->ow;
+    const int64_t step = static_cast<int64_t>(node->gemm_rows) * node->ow;  // scratch capacity
+    const PackedI16& w16 = node->w16;
+    const int stride = w16.blocks * 8;
+    RunTasks(*node, tasks, [&](int task, int thread) {
+      int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+      int16_t* x16 = node->scratch16.data() + static_cast<size_t>(thread) * node->scratch16_slice;
+      int64_t p0, p1;
+      ChunkRange(total, tasks, task, 4, &p0, &p1);
+      for (int64_t p = p0; p < p1; p += step) {
+        const int pixels = static_cast<int>(std::min(step, p1 - p));
+        WidenRowsI8(x + static_cast<size_t>(p) * node->ic, pixels, k, k, w16.k2, x16);
+        GemmI16(x16, pixels, w16, acc, stride);
+        RequantizeRows(*node, acc, pixels, stride, node->oc, y + static_cast<size_t>(p) * node->oc);
+      }
+    });
+    return Status::OK();
+  }
   RunTasks(*node, tasks, [&](int task, int thread) {
     int8_t* cols = reinterpret_cast<int8_t*>(node->scratchu8.data()) +
                    static_cast<size_t>(thread) * node->scratch_slice;
@@ -593,28 +617,19 @@ Status EvalConvI8(NodeState* node) {
     int64_t r0, r1;
     ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
     const PackedI16& w16 = node->w16;
-    const OpOptions& o = node->op->options;
-    const bool plain_1x1 = node->kh == 1 && node->kw == 1 && o.stride_h == 1 && o.stride_w == 1 &&
-                           node->pad_h == 0 && node->pad_w == 0 && node->ow == node->iw;
     if (w16.blocks > 0) {
       // gemm_rows output rows a GEMM (narrow outputs: whole 4-row tiles, the weights read once
-      // for several rows). A 1x1 stride-1 unpadded conv's rows are the input's pixels, in
-      // order across rows and images: no im2col copy.
+      // for several rows).
       for (int64_t r = r0; r < r1; r += node->gemm_rows) {
         const int rows = static_cast<int>(std::min<int64_t>(node->gemm_rows, r1 - r));
         const int pixels = rows * node->ow;
-        const int8_t* src = cols;
-        if (plain_1x1) {
-          src = x + static_cast<size_t>(r) * node->iw * node->ic;
-        } else {
-          for (int j = 0; j < rows; ++j) {
-            const int bi = static_cast<int>((r + j) / node->oh);
-            const int oy = static_cast<int>((r + j) % node->oh);
-            Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols + static_cast<size_t>(j) * node->ow * k);
-          }
+        for (int j = 0; j < rows; ++j) {
+          const int bi = static_cast<int>((r + j) / node->oh);
+          const int oy = static_cast<int>((r + j) % node->oh);
+          Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols + static_cast<size_t>(j) * node->ow * k);
         }
         int16_t* x16 = node->scratch16.data() + static_cast<size_t>(thread) * node->scratch16_slice;
-        WidenRowsI8(src, pixels, k, k, w16.k2, x16);
+        WidenRowsI8(cols, pixels, k, k, w16.k2, x16);
         const int stride = w16.blocks * 8;
         GemmI16(x16, pixels, w16, acc, stride);
         RequantizeRows(*node, acc, pixels, stride, node->oc,
