@@ -953,14 +953,14 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
   const bool vnni = HasVnni();
   const int rows = node->n * g.oh;
   const int tasks = TaskCount(*node, rows, static_cast<int64_t>(g.ow) * g.c * g.kh * g.kw);
+  DepthwiseRequant q;
+  q.bias = node->bias.data();
+  q.mult = node->multipliers.data();
+  q.shift = node->shifts.data();
+  q.out_zp = node->out_zp;
+  q.act_min = node->act_min;
+  q.act_max = node->act_max;
   if (node->vnni) {
-    DepthwiseRequant q;
-    q.bias = node->bias.data();
-    q.mult = node->multipliers.data();
-    q.shift = node->shifts.data();
-    q.out_zp = node->out_zp;
-    q.act_min = node->act_min;
-    q.act_max = node->act_max;
     const int32_t* w32 = node->scratch32.data();  // widened weights, read-only
     if (node->dw3_vnni) {
       // At stride 1, pairs of rows (one row buffer for both), unless the threads would then get
@@ -1001,13 +1001,6 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     });
     return Status::OK();
   }
-  DepthwiseRequant q;
-  q.bias = node->bias.data();
-  q.mult = node->multipliers.data();
-  q.shift = node->shifts.data();
-  q.out_zp = node->out_zp;
-  q.act_min = node->act_min;
-  q.act_max = node->act_max;
   RunTasks(*node, tasks, [&](int task, int thread) {
     int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
     int64_t r0, r1;
