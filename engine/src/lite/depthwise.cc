@@ -441,18 +441,22 @@ void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w
 
 bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
                           int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int8_t* y) {
-  switch (ActiveLoopIsa()) {
 #ifdef EMBER_LOOP_X86
-    case LoopIsa::kAvx512:
-    case LoopIsa::kAvx2:
-      if (Row3x3I8Fits(g) && g.ow > 0 && oy0 < oy1) {
-        return FusedRows3x3I8Avx2(g, x, w, in_zp, q, oy0, oy1, y);
-      }
-      return false;
-#endif
-    default:
-      return false;
+  if (ActiveLoopIsa() != LoopIsa::kGeneric && Row3x3I8Fits(g) && g.ow > 0 && oy0 < oy1) {
+    return FusedRows3x3I8Avx2(g, x, w, in_zp, q, oy0, oy1, y);
   }
+  return false;
+#else
+  (void)g;
+  (void)x;
+  (void)w;
+  (void)in_zp;
+  (void)q;
+  (void)oy0;
+  (void)oy1;
+  (void)y;
+  return false;
+#endif
 }
 
 void DepthwiseRowF32(const DepthwiseGeometry& g, const float* x, const float* w, const float* bias,
