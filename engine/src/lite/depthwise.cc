@@ -102,6 +102,12 @@ bool Row3x3I8Fits(const DepthwiseGeometry& g) {
   return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1 && g.c % 16 == 0 && g.c > 0;
 }
 
+// 16 int8 values at p as int16 less the zero point.
+__attribute__((target("avx2"))) inline __m256i WidenAt(const int8_t* p, __m256i zp) {
+  return _mm256_sub_epi16(
+      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), zp);
+}
+
 // 16 int8 values at x[iy, ix, ch..] as int16 less the zero point; zero in the padding.
 __attribute__((target("avx2"))) inline __m256i WidenedTap(const DepthwiseGeometry& g,
                                                           const int8_t* x, int iy, int ix,
@@ -111,8 +117,7 @@ __attribute__((target("avx2"))) inline __m256i WidenedTap(const DepthwiseGeometr
       (static_cast<size_t>(iy) * static_cast<size_t>(g.iw) + static_cast<size_t>(ix)) *
           static_cast<size_t>(g.c) +
       ch;
-  return _mm256_sub_epi16(
-      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + at))), zp);
+  return WidenAt(x + at, zp);
 }
 
 // 16 int8 weights of one tap as int16.
@@ -202,29 +207,43 @@ __attribute__((target("avx2"))) inline void SplitAsAccumulators(const int32_t* v
 }
 
 // Input row iy's pairs for every channel block: [block][position][32 int16].
+// 16 int8 values at p as int16.
+__attribute__((target("avx2"))) inline __m256i Widen16(const int8_t* p) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Input row iy's pairs for every channel block: [block][position][32 int16]. The values are the
+// raw inputs, and the input zero point where a tap is padding: every output then sums nine taps
+// of w * x, and the bias less in_zp times the nine weights' sum (FusedRows3x3I8Avx2) makes it
+// the sum of w * (x - in_zp) over the taps inside the image, exactly.
 __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, const int8_t* x,
                                                    int iy, size_t span, __m256i zp, int16_t* out) {
   const size_t c = static_cast<size_t>(g.c);
   for (size_t ch = 0; ch < c; ch += 16) {
     __m256i* row = reinterpret_cast<__m256i*>(out + ch / 16 * span * 32);
     if (iy < 0 || iy >= g.ih) {
-      for (size_t j = 0; j < 2 * span; ++j) _mm256_storeu_si256(row + j, _mm256_setzero_si256());
+      const __m256i pad = _mm256_unpacklo_epi16(zp, zp);  // (zp, zp) pairs, either half
+      for (size_t j = 0; j < 2 * span; ++j) _mm256_storeu_si256(row + j, pad);
       continue;
     }
+    const int8_t* px = x + static_cast<size_t>(iy) * static_cast<size_t>(g.iw) * c + ch;
+    auto at = [&](int ix) { return px + static_cast<ptrdiff_t>(ix) * static_cast<ptrdiff_t>(c); };
+    auto inside = [&](int ix) { return ix >= 0 && ix < g.iw; };
     if (g.stride_w == 2) {
       // Outputs read the pairs at even positions only (2 ox and 2 ox + 2).
       for (size_t j = 0; j < span; j += 2) {
         const int ix = -g.pad_w + static_cast<int>(j);
-        const __m256i left = WidenedTap(g, x, iy, ix, ch, zp);
-        const __m256i right = WidenedTap(g, x, iy, ix + 1, ch, zp);
+        const __m256i left = inside(ix) ? Widen16(at(ix)) : zp;
+        const __m256i right = inside(ix + 1) ? Widen16(at(ix + 1)) : zp;
         _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
         _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
       }
       continue;
     }
-    __m256i left = WidenedTap(g, x, iy, -g.pad_w, ch, zp);
+    __m256i left = inside(-g.pad_w) ? Widen16(at(-g.pad_w)) : zp;
     for (size_t j = 0; j < span; ++j) {
-      const __m256i right = WidenedTap(g, x, iy, -g.pad_w + static_cast<int>(j) + 1, ch, zp);
+      const int ix = -g.pad_w + static_cast<int>(j) + 1;
+      const __m256i right = inside(ix) ? Widen16(at(ix)) : zp;
       _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
       _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
       left = right;
@@ -310,7 +329,16 @@ __attribute__((target("avx2"))) bool FusedRows3x3I8Avx2(const DepthwiseGeometry&
     __m256i m_lo, m_hi, s_lo, s_hi;
     SplitAsAccumulators(q.mult + ch, &m_lo, &m_hi);
     SplitAsAccumulators(q.shift + ch, &s_lo, &s_hi);
-    SplitAsAccumulators(q.bias + ch, &k.bias_lo, &k.bias_hi);
+    // The bias less in_zp times each channel's nine weights (BuildPairsRow's raw inputs);
+    // wrapping as the reference's int32 sums.
+    alignas(32) int32_t folded[16];
+    for (size_t i = 0; i < 16; ++i) {
+      int32_t sum = 0;
+      for (size_t t = 0; t < 9; ++t) sum += w[t * c + ch + i];
+      folded[i] = static_cast<int32_t>(static_cast<uint32_t>(q.bias[ch + i]) -
+                                       static_cast<uint32_t>(in_zp * sum));
+    }
+    SplitAsAccumulators(folded, &k.bias_lo, &k.bias_hi);
     if (!avx2::MakeRounding(m_lo, s_lo, &k.lo) || !avx2::MakeRounding(m_hi, s_hi, &k.hi)) {
       return false;
     }
