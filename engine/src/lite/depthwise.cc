@@ -217,9 +217,10 @@ __attribute__((target("avx2"))) inline __m256i Widen16(const int8_t* p) {
 // of w * x, and the bias less in_zp times the nine weights' sum (FusedRows3x3I8Avx2) makes it
 // the sum of w * (x - in_zp) over the taps inside the image, exactly.
 __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, const int8_t* x,
-                                                   int iy, size_t span, __m256i zp, int16_t* out) {
+                                                   size_t cn, int iy, size_t span, __m256i zp,
+                                                   int16_t* out) {
   const size_t c = static_cast<size_t>(g.c);
-  for (size_t ch = 0; ch < c; ch += 16) {
+  for (size_t ch = 0; ch < cn; ch += 16) {
     __m256i* row = reinterpret_cast<__m256i*>(out + ch / 16 * span * 32);
     if (iy < 0 || iy >= g.ih) {
       const __m256i pad = _mm256_unpacklo_epi16(zp, zp);  // (zp, zp) pairs, either half
@@ -254,10 +255,10 @@ __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, c
 template <bool kGeneral>
 __attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, const int8_t* x,
                                                     int32_t in_zp, const DepthwiseRequant& q,
-                                                    const FusedBlockConstants* consts,
+                                                    const FusedBlockConstants* consts, size_t cn,
                                                     int16_t* ring, int oy0, int oy1, int8_t* y) {
   const size_t c = static_cast<size_t>(g.c);
-  const size_t blocks = c / 16;
+  const size_t blocks = cn / 16;
   const size_t span = static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
   const size_t slot_size = blocks * span * 32;
   const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(in_zp));
@@ -272,7 +273,7 @@ __attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, 
       const int slot = ((iy % 3) + 3) % 3;
       int16_t* dst = ring + static_cast<size_t>(slot) * slot_size;
       if (tag[slot] != iy) {
-        BuildPairsRow(g, x, iy, span, zp, dst);
+        BuildPairsRow(g, x, cn, iy, span, zp, dst);
         tag[slot] = iy;
       }
       rows[ky] = dst;
@@ -317,9 +318,9 @@ __attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, 
 __attribute__((target("avx2"))) bool FusedRows3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* x,
                                                         const int8_t* w, int32_t in_zp,
                                                         const DepthwiseRequant& q, int oy0, int oy1,
-                                                        int8_t* y) {
+                                                        size_t cn, int8_t* y) {
   const size_t c = static_cast<size_t>(g.c);
-  const size_t blocks = c / 16;
+  const size_t blocks = cn / 16;
   thread_local AlignedVector<FusedBlockConstants> consts;  // 32-byte members
   consts.resize(blocks);
   bool general = false;
@@ -356,9 +357,9 @@ __attribute__((target("avx2"))) bool FusedRows3x3I8Avx2(const DepthwiseGeometry&
   thread_local std::vector<int16_t> ring;
   if (ring.size() < 3 * blocks * span * 32) ring.resize(3 * blocks * span * 32);
   if (general) {
-    FusedRows3x3I8<true>(g, x, in_zp, q, consts.data(), ring.data(), oy0, oy1, y);
+    FusedRows3x3I8<true>(g, x, in_zp, q, consts.data(), cn, ring.data(), oy0, oy1, y);
   } else {
-    FusedRows3x3I8<false>(g, x, in_zp, q, consts.data(), ring.data(), oy0, oy1, y);
+    FusedRows3x3I8<false>(g, x, in_zp, q, consts.data(), cn, ring.data(), oy0, oy1, y);
   }
   return true;
 }
@@ -467,11 +468,33 @@ void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w
   }
 }
 
-bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
-                          int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int8_t* y) {
+bool DepthwiseRowsI8FusedUsable(const DepthwiseGeometry& g, const int32_t* mult) {
 #ifdef EMBER_LOOP_X86
-  if (ActiveLoopIsa() != LoopIsa::kGeneric && Row3x3I8Fits(g) && g.ow > 0 && oy0 < oy1) {
-    return FusedRows3x3I8Avx2(g, x, w, in_zp, q, oy0, oy1, y);
+  if (ActiveLoopIsa() == LoopIsa::kGeneric || !Row3x3I8Fits(g) || g.ow <= 0) return false;
+  for (int ch = 0; ch < g.c; ++ch) {
+    if (mult[ch] == INT32_MIN) return false;
+  }
+  return true;
+#else
+  (void)g;
+  (void)mult;
+  return false;
+#endif
+}
+
+bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
+                          int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int c0,
+                          int c1, int8_t* y) {
+#ifdef EMBER_LOOP_X86
+  if (ActiveLoopIsa() != LoopIsa::kGeneric && Row3x3I8Fits(g) && g.ow > 0 && oy0 < oy1 && c0 >= 0 &&
+      c0 < c1 && c1 <= g.c && c0 % 16 == 0 && c1 % 16 == 0) {
+    // The channels [c0, c1): every pointer moved to c0, the pixel stride still g.c.
+    DepthwiseRequant part = q;
+    part.bias += c0;
+    part.mult += c0;
+    part.shift += c0;
+    return FusedRows3x3I8Avx2(g, x + c0, w + c0, in_zp, part, oy0, oy1,
+                              static_cast<size_t>(c1 - c0), y + c0);
   }
   return false;
 #else
@@ -482,6 +505,8 @@ bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int
   (void)q;
   (void)oy0;
   (void)oy1;
+  (void)c0;
+  (void)c1;
   (void)y;
   return false;
 #endif

@@ -37,12 +37,15 @@ struct DepthwiseRequant {
   int32_t out_zp = 0, act_min = -128, act_max = 127;
 };
 
-// Output rows [oy0, oy1) of the image at x, requantized with TFLite's double rounding (as
-// RequantizeRows): row oy at y + (oy - oy0) * ow * c. AVX2 (and AVX-512) CPUs, 3x3 filters
-// without dilation over channels a multiple of 16, no INT32_MIN multiplier; false, nothing
-// written, elsewhere.
+// Output rows [oy0, oy1) of the image at x, channels [c0, c1) (multiples of 16; all: 0, g.c),
+// requantized with TFLite's double rounding (as RequantizeRows): output (oy, ox, ch) at
+// y[((oy - oy0) * ow + ox) * c + ch]. AVX2 (and AVX-512) CPUs, 3x3 filters without dilation
+// over channels a multiple of 16, no INT32_MIN multiplier; false, nothing written, elsewhere.
+// Whether DepthwiseRowsI8Fused runs for this geometry and these c multipliers.
+bool DepthwiseRowsI8FusedUsable(const DepthwiseGeometry& g, const int32_t* mult);
 bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
-                          int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int8_t* y);
+                          int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int c0,
+                          int c1, int8_t* y);
 
 // AVX-512 (F, BW, VL, VNNI) rows, for CPUs where HasVnni(); usable when the filter has at
 // most 64 taps. The int8 row is fused: y = requantized int8 outputs. `w32` holds the weights

@@ -1001,23 +1001,38 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     });
     return Status::OK();
   }
+  if (node->dw_fused_avx2) {
+    // AVX2 3x3: a task's rows of each image at once, requantized in registers (RequantizeRows'
+    // double rounding); a few rows that the threads would share unequally split their
+    // channels too, as the AVX-512 rows do.
+    const int parts = node->threads > 1 && rows % node->threads != 0 && rows < 4 * node->threads
+                          ? std::max(1, std::min(node->threads, (g.c + 31) / 32))
+                          : 1;
+    if (parts > 1) {
+      RunDepthwiseChannelParts(
+          *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1) {
+            DepthwiseRowsI8Fused(g, x + bi * in_image, w, node->in_zp, q, oy, oy + 1, c0, c1,
+                                 y + static_cast<size_t>(r) * g.ow * g.c);
+          });
+      return Status::OK();
+    }
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t r0, r1;
+      ChunkRange(rows, tasks, task, 1, &r0, &r1);
+      for (int64_t r = r0; r < r1;) {
+        const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
+        const int oy1 = static_cast<int>(std::min<int64_t>(g.oh, oy + (r1 - r)));
+        DepthwiseRowsI8Fused(g, x + bi * in_image, w, node->in_zp, q, oy, oy1, 0, g.c,
+                             y + static_cast<size_t>(r) * g.ow * g.c);
+        r += oy1 - oy;
+      }
+    });
+    return Status::OK();
+  }
   RunTasks(*node, tasks, [&](int task, int thread) {
     int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
     int64_t r0, r1;
     ChunkRange(rows, tasks, task, 1, &r0, &r1);
-    // AVX2 3x3: the task's rows of each image at once, requantized in registers (RequantizeRows'
-    // double rounding; false for the whole node where it does not apply).
-    if (!vnni && node->left_shift != 1) {
-      bool fused = true;
-      for (int64_t r = r0; fused && r < r1;) {
-        const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
-        const int oy1 = static_cast<int>(std::min<int64_t>(g.oh, oy + (r1 - r)));
-        fused = DepthwiseRowsI8Fused(g, x + bi * in_image, w, node->in_zp, q, oy, oy1,
-                                     y + static_cast<size_t>(r) * g.ow * g.c);
-        r += oy1 - oy;
-      }
-      if (fused) return;
-    }
     for (int64_t r = r0; r < r1; ++r) {
       const int bi = static_cast<int>(r / g.oh), oy = static_cast<int>(r % g.oh);
       DepthwiseRowI8(g, x + bi * in_image, w, node->in_zp, oy, acc);
@@ -1096,6 +1111,8 @@ Status PrepareDepthwiseRows(NodeState* node, const int8_t* wd) {
   node->vnni = HasVnni() && DepthwiseAvx512Usable(Geometry(*node));
   if (f32) return Status::OK();
   if (!node->vnni) {
+    node->dw_fused_avx2 = node->left_shift != 1 &&
+                          DepthwiseRowsI8FusedUsable(Geometry(*node), node->multipliers.data());
     node->acc_slice = static_cast<size_t>(node->ow) * node->oc;
     node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads), 0);
     return Status::OK();

@@ -880,7 +880,20 @@ TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
     q.act_max = cs.odd_shifts ? 90 : 127;
     const size_t rows = static_cast<size_t>(cs.oy1 - cs.oy0);
     std::vector<int8_t> y(rows * g.ow * c + 3, 77);
-    ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, y.data()));
+    EXPECT_TRUE(DepthwiseRowsI8FusedUsable(g, mult.data()));
+    // All channels, or (c > 16) two parts as threads split them: the same bytes.
+    if (c > 16) {
+      ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, 16,
+                                       static_cast<int>(c), y.data()));
+      for (size_t i = 0; i < rows * g.ow; ++i) {
+        for (size_t ch = 0; ch < 16; ++ch) EXPECT_EQ(y[i * c + ch], 77);  // not its part
+      }
+      ASSERT_TRUE(
+          DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, 0, 16, y.data()));
+    } else {
+      ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, 0,
+                                       static_cast<int>(c), y.data()));
+    }
     for (size_t i = rows * g.ow * c; i < y.size(); ++i) EXPECT_EQ(y[i], 77);
     int wrong = 0;
     for (int oy = cs.oy0; oy < cs.oy1; ++oy) {
@@ -904,7 +917,9 @@ TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
     }
     EXPECT_EQ(wrong, 0);
     mult[c - 1] = INT32_MIN;  // TFLite's saturating case: the caller's general path
-    EXPECT_FALSE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, y.data()));
+    EXPECT_FALSE(DepthwiseRowsI8FusedUsable(g, mult.data()));
+    EXPECT_FALSE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, 0,
+                                      static_cast<int>(c), y.data()));
   }
 }
 
