@@ -437,6 +437,24 @@ TEST(SessionWithLibrary, ExtendAddsFunctionsAndRefusesARedefinition) {
   EXPECT_TRUE(Has(s, "redefines 'double_and_same'"));
 }
 
+// An op ember lacks inside a called function: TensorFlow's message, naming the inlined node.
+TEST(SessionWithLibrary, AnUnregisteredOpInAFunctionIsNamedAsTensorFlowNamesIt) {
+  GraphDef g;
+  g.library.function = {Fn("uses_unknown", {Arg("x", kF)}, {Arg("y", kF)},
+                           {Node("odd", "NoSuchOpAnywhere", {"x"}, kF)}, {{"y", "odd:y:0"}})};
+  NodeDef call = Node("call", "PartitionedCall", {"x"}, kF);
+  call.attr.erase("T");
+  call.attr["Tin"] = TypeList({kF});
+  call.attr["Tout"] = TypeList({kF});
+  call.attr["f"] = Func("uses_unknown");
+  g.node = {Placeholder("x", kF), call};
+  std::unique_ptr<Session> session = NewSession(SessionOptions());
+  Status s = session->Create(g);
+  EXPECT_EQ(s.code(), Code::kNotFound);
+  EXPECT_TRUE(
+      Has(s, "Op type not registered 'NoSuchOpAnywhere' in binary running node 'call/odd'"));
+}
+
 TEST(SessionWithLibrary, AMissingFunctionIsNamed) {
   GraphDef g = BranchGraph();
   g.library.function.pop_back();
