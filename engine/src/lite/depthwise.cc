@@ -89,35 +89,9 @@ EMBER_LOOP_AVX2 void RowF32Avx2(const DepthwiseGeometry& g, const float* x, cons
   RowF32(g, x, w, bias, lo, hi, oy, y);
 }
 
-// int8 3x3 rows without dilation, channels a multiple of 16: exact int32 sums, the loop's.
-// Per block of 16 channels: the three input rows the output row reads are widened to int16 once,
-// less the zero point (zero in the padding, where x - zp adds nothing), and each pixel is stored
-// interleaved with its right neighbour (VPUNPCKL/HWD), the pair (ix, ix + 1) one madd operand.
-// An output then takes, per kernel row, one VPMADDWD of the pair (ix0, ix0 + 1) with the weights
-// (w0, w1) and one of the pair (ix0 + 2, ix0 + 3) with (w2, 0): twelve madds from memory and no
-// shuffles, where widening each tap per output cost nine conversions and ten unpacks. The
-// interleave leaves channels {0-3, 8-11} in one accumulator and {4-7, 12-15} in the other, put
-// back in order at the store. Exact int32 sums: any order gives LiteRT's result.
+// int8 3x3 rows without dilation, channels a multiple of 16 (DepthwiseRowsI8Fused).
 bool Row3x3I8Fits(const DepthwiseGeometry& g) {
   return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1 && g.c % 16 == 0 && g.c > 0;
-}
-
-// 16 int8 values at p as int16 less the zero point.
-__attribute__((target("avx2"))) inline __m256i WidenAt(const int8_t* p, __m256i zp) {
-  return _mm256_sub_epi16(
-      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), zp);
-}
-
-// 16 int8 values at x[iy, ix, ch..] as int16 less the zero point; zero in the padding.
-__attribute__((target("avx2"))) inline __m256i WidenedTap(const DepthwiseGeometry& g,
-                                                          const int8_t* x, int iy, int ix,
-                                                          size_t ch, __m256i zp) {
-  if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) return _mm256_setzero_si256();
-  const size_t at =
-      (static_cast<size_t>(iy) * static_cast<size_t>(g.iw) + static_cast<size_t>(ix)) *
-          static_cast<size_t>(g.c) +
-      ch;
-  return WidenAt(x + at, zp);
 }
 
 // 16 int8 weights of one tap as int16.
@@ -127,70 +101,16 @@ __attribute__((target("avx2"))) inline __m256i WidenedWeights(const int8_t* w, i
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + static_cast<size_t>(tap) * c + ch)));
 }
 
-__attribute__((target("avx2"))) void Row3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* x,
-                                                  const int8_t* w, int32_t in_zp, int oy,
-                                                  int32_t* acc) {
-  const size_t c = static_cast<size_t>(g.c);
-  const int iy0 = oy * g.stride_h - g.pad_h;
-  const int ix_start = -g.pad_w;
-  // Pair positions j = ix - ix_start; the last output reads pairs up to (ow - 1) * stride + 2.
-  const size_t span = static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
-  // Per kernel row and position: the low and the high interleaved halves, 16 int16 each.
-  thread_local std::vector<int16_t> pairs;
-  if (pairs.size() < 3 * span * 32) pairs.resize(3 * span * 32);
-  const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(in_zp));
-  for (size_t ch = 0; ch < c; ch += 16) {
-    __m256i w01lo[3], w01hi[3], w2lo[3], w2hi[3];
-    for (int ky = 0; ky < 3; ++ky) {
-      const __m256i a = WidenedWeights(w, 3 * ky, c, ch), b = WidenedWeights(w, 3 * ky + 1, c, ch),
-                    d = WidenedWeights(w, 3 * ky + 2, c, ch);
-      w01lo[ky] = _mm256_unpacklo_epi16(a, b);
-      w01hi[ky] = _mm256_unpackhi_epi16(a, b);
-      w2lo[ky] = _mm256_unpacklo_epi16(d, _mm256_setzero_si256());
-      w2hi[ky] = _mm256_unpackhi_epi16(d, _mm256_setzero_si256());
-    }
-    for (int ky = 0; ky < 3; ++ky) {
-      __m256i* row = reinterpret_cast<__m256i*>(pairs.data() + static_cast<size_t>(ky) * span * 32);
-      const int iy = iy0 + ky;
-      __m256i left = WidenedTap(g, x, iy, ix_start, ch, zp);
-      for (size_t j = 0; j < span; ++j) {
-        const __m256i right = WidenedTap(g, x, iy, ix_start + static_cast<int>(j) + 1, ch, zp);
-        _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
-        _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
-        left = right;
-      }
-    }
-    const __m256i* r0 = reinterpret_cast<const __m256i*>(pairs.data());
-    const __m256i* r1 = r0 + 2 * span;
-    const __m256i* r2 = r1 + 2 * span;
-    for (int ox = 0; ox < g.ow; ++ox) {
-      const size_t j = 2 * static_cast<size_t>(ox) * static_cast<size_t>(g.stride_w);
-      __m256i lo = _mm256_madd_epi16(_mm256_loadu_si256(r0 + j), w01lo[0]);
-      __m256i hi = _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 1), w01hi[0]);
-      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 4), w2lo[0]));
-      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 5), w2hi[0]));
-      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j), w01lo[1]));
-      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 1), w01hi[1]));
-      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 4), w2lo[1]));
-      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 5), w2hi[1]));
-      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j), w01lo[2]));
-      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 1), w01hi[2]));
-      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 4), w2lo[2]));
-      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 5), w2hi[2]));
-      int32_t* a = acc + static_cast<size_t>(ox) * c + ch;
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a), _mm256_permute2x128_si256(lo, hi, 0x20));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 8),
-                          _mm256_permute2x128_si256(lo, hi, 0x31));
-    }
-  }
-}
-
-// Several output rows of a 3x3 int8 depthwise convolution, requantized in registers: the pairs
-// of Row3x3I8Avx2, built once per input row into a ring of three rows (all channels) that the
-// output rows share (stride 1 builds one new input row per output row, stride 2 two, instead of
-// three each), and each block's two accumulators requantized where they are (requant_avx2.h, the
-// constants permuted once into the accumulators' channel order) and packed to 16 int8 outputs.
-// The sums, roundings, zero point and clamp are the unfused row's plus RequantizeRows'.
+// Several output rows of a 3x3 int8 depthwise convolution, requantized in registers. Per block
+// of 16 channels, each input row is widened to int16 once and each pixel stored interleaved with
+// its right neighbour (VPUNPCKL/HWD): the pair (ix, ix + 1) is one madd operand. An output takes,
+// per kernel row, one VPMADDWD of the pair (ix0, ix0 + 1) with the weights (w0, w1) and one of
+// the pair (ix0 + 2, ix0 + 3) with (w2, 0): twelve madds from memory and no shuffles. The rows
+// live in a ring of three (all channels) that the output rows share (stride 1 builds one new
+// input row per output row, stride 2 two). The interleave leaves channels {0-3, 8-11} in one
+// accumulator and {4-7, 12-15} in the other; both are requantized where they are
+// (requant_avx2.h, the constants permuted once into that order) and packed to 16 int8 outputs.
+// Exact int32 sums, then RequantizeRows' roundings, zero point and clamp.
 struct FusedBlockConstants {
   avx2::Rounding lo, hi;
   __m256i bias_lo, bias_hi;
@@ -206,7 +126,6 @@ __attribute__((target("avx2"))) inline void SplitAsAccumulators(const int32_t* v
   *hi = _mm256_permute2x128_si256(a, b, 0x31);
 }
 
-// Input row iy's pairs for every channel block: [block][position][32 int16].
 // 16 int8 values at p as int16.
 __attribute__((target("avx2"))) inline __m256i Widen16(const int8_t* p) {
   return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -450,6 +369,13 @@ __attribute__((target("avx2,fma"))) void Row3x3F32Avx2(const DepthwiseGeometry& 
 }
 #endif
 
+#ifdef EMBER_LOOP_X86
+// The geometry and CPU DepthwiseRowsI8Fused runs on.
+bool FusedFits(const DepthwiseGeometry& g) {
+  return ActiveLoopIsa() != LoopIsa::kGeneric && Row3x3I8Fits(g) && g.ow > 0;
+}
+#endif
+
 }  // namespace
 
 void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp,
@@ -457,10 +383,10 @@ void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w
   switch (ActiveLoopIsa()) {
 #ifdef EMBER_LOOP_X86
     // The AVX-512 build of this row measured 5% slower than the AVX2 one on the AMD EPYC build
-    // machine (AVX-512 VNNI CPUs run DepthwiseRowI8Avx512 where it applies).
+    // machine (AVX-512 VNNI CPUs run DepthwiseRowI8Avx512 where it applies; 3x3 filters over
+    // channels a multiple of 16 run DepthwiseRowsI8Fused, this row only where that refuses).
     case LoopIsa::kAvx512:
     case LoopIsa::kAvx2:
-      if (Row3x3I8Fits(g)) return Row3x3I8Avx2(g, x, w, in_zp, oy, acc);
       return RowI8Avx2(g, x, w, in_zp, oy, acc);
 #endif
     default:
@@ -470,7 +396,7 @@ void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w
 
 bool DepthwiseRowsI8FusedUsable(const DepthwiseGeometry& g, const int32_t* mult) {
 #ifdef EMBER_LOOP_X86
-  if (ActiveLoopIsa() == LoopIsa::kGeneric || !Row3x3I8Fits(g) || g.ow <= 0) return false;
+  if (!FusedFits(g)) return false;
   for (int ch = 0; ch < g.c; ++ch) {
     if (mult[ch] == INT32_MIN) return false;
   }
@@ -486,8 +412,8 @@ bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int
                           int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int c0,
                           int c1, int8_t* y) {
 #ifdef EMBER_LOOP_X86
-  if (ActiveLoopIsa() != LoopIsa::kGeneric && Row3x3I8Fits(g) && g.ow > 0 && oy0 < oy1 && c0 >= 0 &&
-      c0 < c1 && c1 <= g.c && c0 % 16 == 0 && c1 % 16 == 0) {
+  if (FusedFits(g) && oy0 < oy1 && c0 >= 0 && c0 < c1 && c1 <= g.c && c0 % 16 == 0 &&
+      c1 % 16 == 0) {
     // The channels [c0, c1): every pointer moved to c0, the pixel stride still g.c.
     DepthwiseRequant part = q;
     part.bias += c0;

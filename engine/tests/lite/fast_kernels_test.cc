@@ -804,8 +804,8 @@ TEST(RequantizeRowsAvx2, MatchesScalarDoubleRounding) {
   }
 }
 
-// The int8 depthwise row as dispatched here (on AVX2 and AVX-512 CPUs a 3x3 filter over
-// channels a multiple of 16 takes the AVX2 pairs row) against the definition: padding taps add
+// The int8 depthwise row as dispatched here (the vectorised loop's AVX2 or baseline build; the
+// fused 3x3 rows are tested below) against the definition: padding taps add
 // nothing, strides 1 and 2, the int8 extremes and zero points at both ends.
 TEST(DepthwiseI8, DispatchedRowMatchesDefinition) {
   struct Case {
