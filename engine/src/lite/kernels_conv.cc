@@ -872,10 +872,12 @@ DepthwiseGeometry Geometry(const NodeState& node) {
   return g;
 }
 
-// The AVX-512 depthwise rows split a few output rows' channels too (3 rows on 2 threads would
-// split 2:1): `parts` 32-channel-aligned parts per row, 1 when the rows divide evenly.
+// The AVX-512 depthwise rows and the fused AVX2 int8 rows split a few output rows' channels
+// too (3 rows on 2 threads would split 2:1): `parts` 32-channel-aligned parts per row, 1 when
+// the rows divide evenly.
 int DepthwiseChannelParts(const NodeState& node, int rows, int channels) {
-  if (!node.vnni || node.threads <= 1 || rows % node.threads == 0 || rows >= 4 * node.threads) {
+  if (!(node.vnni || node.dw_fused_avx2) || node.threads <= 1 || rows % node.threads == 0 ||
+      rows >= 4 * node.threads) {
     return 1;
   }
   return std::max(1, std::min(node.threads, (channels + 31) / 32));
@@ -1005,9 +1007,7 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     // AVX2 3x3: a task's rows of each image at once, requantized in registers (RequantizeRows'
     // double rounding); a few rows that the threads would share unequally split their
     // channels too, as the AVX-512 rows do.
-    const int parts = node->threads > 1 && rows % node->threads != 0 && rows < 4 * node->threads
-                          ? std::max(1, std::min(node->threads, (g.c + 31) / 32))
-                          : 1;
+    const int parts = DepthwiseChannelParts(*node, rows, g.c);
     if (parts > 1) {
       RunDepthwiseChannelParts(
           *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1) {
@@ -1109,6 +1109,7 @@ Status PrepareDepthwiseRows(NodeState* node, const int8_t* wd) {
   const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
   node->eval = f32 ? EvalDepthwiseRowsF32 : EvalDepthwiseRowsI8;
   node->vnni = HasVnni() && DepthwiseAvx512Usable(Geometry(*node));
+  node->dw_fused_avx2 = false;
   if (f32) return Status::OK();
   if (!node->vnni) {
     node->dw_fused_avx2 = node->left_shift != 1 &&
