@@ -44,15 +44,27 @@ struct InputStage {
   bool sign;  // e >= 1: subtract [d * mh < 0]
 };
 
-EMBER_VNNI_TARGET inline InputStage MakeInputStage(int32_t zp, int32_t m, int shift) {
+// The scalars InputStage and InputStage8 broadcast.
+struct InputStageScalars {
+  int32_t mh, ml, round;
+  int e;
+};
+
+inline InputStageScalars InputStageConstants(int32_t m, int shift) {
   const int e = std::min(-shift, 31);
+  // Arithmetic shift: m = mh * 2^11 + ml for either sign.
+  return {m >> 11, m & 2047, e >= 1 ? 1 << (e - 1) : 0, e};
+}
+
+EMBER_VNNI_TARGET inline InputStage MakeInputStage(int32_t zp, int32_t m, int shift) {
+  const InputStageScalars c = InputStageConstants(m, shift);
   InputStage k;
   k.zp = _mm512_set1_epi32(zp);
-  k.mh = _mm512_set1_epi32(m >> 11);  // arithmetic: m = mh * 2^11 + ml for either sign
-  k.ml = _mm512_set1_epi32(m & 2047);
-  k.round = _mm512_set1_epi32(e >= 1 ? 1 << (e - 1) : 0);
-  k.e = _mm_cvtsi32_si128(e);
-  k.sign = e >= 1;
+  k.mh = _mm512_set1_epi32(c.mh);
+  k.ml = _mm512_set1_epi32(c.ml);
+  k.round = _mm512_set1_epi32(c.round);
+  k.e = _mm_cvtsi32_si128(c.e);
+  k.sign = c.e >= 1;
   return k;
 }
 
@@ -103,14 +115,14 @@ struct InputStage8 {
 
 __attribute__((target("avx2"))) inline InputStage8 MakeInputStage8(int32_t zp, int32_t m,
                                                                    int shift) {
-  const int e = std::min(-shift, 31);
+  const InputStageScalars c = InputStageConstants(m, shift);
   InputStage8 k;
   k.zp = _mm256_set1_epi32(zp);
-  k.mh = _mm256_set1_epi32(m >> 11);
-  k.ml = _mm256_set1_epi32(m & 2047);
-  k.round = _mm256_set1_epi32(e >= 1 ? 1 << (e - 1) : 0);
-  k.e = _mm_cvtsi32_si128(e);
-  k.sign = e >= 1;
+  k.mh = _mm256_set1_epi32(c.mh);
+  k.ml = _mm256_set1_epi32(c.ml);
+  k.round = _mm256_set1_epi32(c.round);
+  k.e = _mm_cvtsi32_si128(c.e);
+  k.sign = c.e >= 1;
   return k;
 }
 
