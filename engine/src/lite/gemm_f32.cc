@@ -292,10 +292,70 @@ EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const Segs
   }
 }
 
+// MR rows x the first 8 columns of the last panel (the only ones it has): one accumulator a row,
+// so twice Avx2Block's rows share each weight load and no FMA computes a padding column (a
+// 16 -> 8 channel 1x1 conv ran at half the FMA rate). Each output's sum is Avx2Block's.
+template <int MR>
+EMBER_AVX2_TARGET inline void Avx2HalfBlock(const float* x, int x_stride, const Segs& sg,
+                                            const PackedF32& w, float lo, float hi, float* y,
+                                            int rows) {
+  const int j = w.panels - 1, c0 = 16 * j, cols = w.n - c0;
+  __m256 acc[MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
+  const float* wv = w.data.data() + static_cast<size_t>(j) * w.k * 16;
+  for (int s = 0; s < sg.n; ++s) {
+    const float* xr[MR];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+      xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride + sg.off[s];
+    for (int p = 0; p < sg.len; ++p, wv += 16) {
+      const __m256 b = _mm256_loadu_ps(wv);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i)
+        acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(xr[i] + p), b, acc[i]);
+    }
+  }
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256 bias = _mm256_loadu_ps(w.bias.data() + c0);
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lanes);
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    if (i >= rows) break;
+    const __m256 v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i], bias)));
+    float* out = y + static_cast<size_t>(i) * w.n + c0;
+    if (cols == 8) {
+      _mm256_storeu_ps(out, v);
+    } else {
+      _mm256_maskstore_ps(out, mask, v);
+    }
+  }
+}
+
 EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const Segs& sg,
                                 const PackedF32& w, int j0, int j1, float lo, float hi, float* y) {
   constexpr int kMR = 6;
-  for (int r = 0; r < m; r += kMR) {
+  // A last panel of at most 8 columns: its own pass, kHalfMR rows a block.
+  if (j1 == w.panels && w.n - 16 * (w.panels - 1) <= 8) {
+    constexpr int kHalfMR = 8;
+    --j1;
+    int r = 0;
+    for (; r + kHalfMR <= m; r += kHalfMR) {
+      Avx2HalfBlock<kHalfMR>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, w, lo, hi,
+                             y + static_cast<size_t>(r) * w.n, kHalfMR);
+    }
+    if (r < m) {
+      const float* xb = x + static_cast<size_t>(r) * x_stride;
+      float* yb = y + static_cast<size_t>(r) * w.n;
+      if (m - r <= 4) {
+        Avx2HalfBlock<4>(xb, x_stride, sg, w, lo, hi, yb, m - r);
+      } else {
+        Avx2HalfBlock<kHalfMR>(xb, x_stride, sg, w, lo, hi, yb, m - r);
+      }
+    }
+  }
+  for (int r = 0; r < m && j0 < j1; r += kMR) {
     const int rows = std::min(kMR, m - r);
     const float* xb = x + static_cast<size_t>(r) * x_stride;
     float* yb = y + static_cast<size_t>(r) * w.n;
