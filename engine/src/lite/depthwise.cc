@@ -292,6 +292,37 @@ bool Row3x3F32Fits(const DepthwiseGeometry& g) {
   return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1 && g.c % 8 == 0 && g.c > 0;
 }
 
+// Four interior outputs [ox, ox + 4) of a 3x3 row, channels [ch, ch + 8), stride SW: each input
+// column of a kernel row is loaded once for the four (3 + 3 SW columns, not twelve loads: the
+// loop was bound by loads, not FMAs), and each output's taps are summed in (ky, kx) order.
+template <int SW>
+__attribute__((target("avx2,fma"))) inline void Quad3x3F32(const float* const* rows, const float* w,
+                                                           size_t c, size_t ch, ptrdiff_t ix0,
+                                                           __m256 b, __m256 vlo, __m256 vhi,
+                                                           float* yo) {
+  constexpr int kCols = 3 + 3 * SW;
+  __m256 a0 = b, a1 = b, a2 = b, a3 = b;
+  for (int ky = 0; ky < 3; ++ky) {
+    if (rows[ky] == nullptr) continue;
+    const float* p = rows[ky] + ix0 * static_cast<ptrdiff_t>(c) + static_cast<ptrdiff_t>(ch);
+    __m256 col[kCols];
+#pragma GCC unroll 16
+    for (int i = 0; i < kCols; ++i) col[i] = _mm256_loadu_ps(p + static_cast<size_t>(i) * c);
+#pragma GCC unroll 4
+    for (int kx = 0; kx < 3; ++kx) {
+      const __m256 wt = _mm256_loadu_ps(w + static_cast<size_t>(3 * ky + kx) * c + ch);
+      a0 = _mm256_fmadd_ps(col[kx], wt, a0);
+      a1 = _mm256_fmadd_ps(col[kx + SW], wt, a1);
+      a2 = _mm256_fmadd_ps(col[kx + 2 * SW], wt, a2);
+      a3 = _mm256_fmadd_ps(col[kx + 3 * SW], wt, a3);
+    }
+  }
+  _mm256_storeu_ps(yo, _mm256_min_ps(vhi, _mm256_max_ps(vlo, a0)));
+  _mm256_storeu_ps(yo + c, _mm256_min_ps(vhi, _mm256_max_ps(vlo, a1)));
+  _mm256_storeu_ps(yo + 2 * c, _mm256_min_ps(vhi, _mm256_max_ps(vlo, a2)));
+  _mm256_storeu_ps(yo + 3 * c, _mm256_min_ps(vhi, _mm256_max_ps(vlo, a3)));
+}
+
 __attribute__((target("avx2,fma"))) void Row3x3F32Avx2(const DepthwiseGeometry& g, const float* x,
                                                        const float* w, const float* bias, float lo,
                                                        float hi, int oy, float* y) {
@@ -311,6 +342,19 @@ __attribute__((target("avx2,fma"))) void Row3x3F32Avx2(const DepthwiseGeometry& 
   const int ox_end = g.iw - 3 + g.pad_w >= 0 ? (g.iw - 3 + g.pad_w) / sw + 1 : 0;
   const size_t step = static_cast<size_t>(sw) * c;
   for (int ox = ox_in; ox + 4 <= std::min(ox_end, g.ow); ox += 4) {
+    const ptrdiff_t ix0 = static_cast<ptrdiff_t>(ox) * sw - g.pad_w;
+    float* yq = y + static_cast<size_t>(ox) * c;
+    if (sw <= 2) {
+      for (size_t ch = 0; ch < c; ch += 8) {
+        const __m256 b = bias != nullptr ? _mm256_loadu_ps(bias + ch) : _mm256_setzero_ps();
+        if (sw == 1) {
+          Quad3x3F32<1>(rows, w, c, ch, ix0, b, vlo, vhi, yq + ch);
+        } else {
+          Quad3x3F32<2>(rows, w, c, ch, ix0, b, vlo, vhi, yq + ch);
+        }
+      }
+      continue;
+    }
     for (size_t ch = 0; ch < c; ch += 8) {
       const __m256 b = bias != nullptr ? _mm256_loadu_ps(bias + ch) : _mm256_setzero_ps();
       __m256 a0 = b, a1 = b, a2 = b, a3 = b;

@@ -695,7 +695,7 @@ DepthwiseGeometry Geometry3x3(int ih, int iw, int c, int s, int d, int pad) {
 
 // The float depthwise row as dispatched on this CPU (on AVX2 and AVX-512 CPUs a 3x3 filter
 // with channels a multiple of 8 takes the AVX2 FMA row) against a double-precision loop: SAME
-// and VALID, strides 1 and 2, the clamp, images narrower than the filter, and shapes the fast
+// and VALID, strides 1, 2 and 3, the clamp, images narrower than the filter, and shapes the fast
 // row does not take (channels not a multiple of 8, dilation).
 TEST(DepthwiseF32, DispatchedRowMatchesDoubleReference) {
   struct Case {
@@ -703,7 +703,10 @@ TEST(DepthwiseF32, DispatchedRowMatchesDoubleReference) {
   };
   for (const Case& cs : {Case{9, 11, 8, 1, 1, 1}, Case{10, 9, 24, 2, 1, 1},
                          Case{7, 30, 48, 1, 1, 0}, Case{9, 20, 16, 2, 1, 0}, Case{4, 2, 8, 1, 1, 1},
-                         Case{6, 7, 20, 1, 1, 1}, Case{8, 8, 16, 1, 2, 2}}) {
+                         Case{6, 7, 20, 1, 1, 1}, Case{8, 8, 16, 1, 2, 2},
+                         // Interior quads: stride 2 padded (a scalar tail after them) and
+                         // stride 3 (the quads' general loop).
+                         Case{6, 21, 16, 2, 1, 1}, Case{5, 30, 8, 3, 1, 1}}) {
     const DepthwiseGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, cs.d, cs.pad);
     if (g.oh <= 0 || g.ow <= 0) continue;
     const size_t c = static_cast<size_t>(g.c);
