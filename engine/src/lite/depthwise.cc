@@ -135,10 +135,29 @@ __attribute__((target("avx2"))) inline __m256i Widen16(const int8_t* p) {
 // raw inputs, and the input zero point where a tap is padding: every output then sums nine taps
 // of w * x, and the bias less in_zp times the nine weights' sum (FusedRows3x3I8Avx2) makes it
 // the sum of w * (x - in_zp) over the taps inside the image, exactly.
+// Pair j of a row: (left, right) interleaved, channels {0-3, 8-11} then {4-7, 12-15}.
+__attribute__((target("avx2"))) inline void StorePair(__m256i* row, size_t j, __m256i left,
+                                                      __m256i right) {
+  _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
+  _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
+}
+
+// Pixel ix of a row (its 16 channels at px + ix * pc) as int16, zp past either edge.
+__attribute__((target("avx2"))) inline __m256i EdgePixel(const int8_t* px, ptrdiff_t ix, int iw,
+                                                         ptrdiff_t pc, __m256i zp) {
+  return ix >= 0 && ix < iw ? Widen16(px + ix * pc) : zp;
+}
+
 __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, const int8_t* x,
                                                    size_t cn, int iy, size_t span, __m256i zp,
                                                    int16_t* out) {
   const size_t c = static_cast<size_t>(g.c);
+  const int iw = g.iw, pad_w = g.pad_w;
+  const ptrdiff_t pc = static_cast<ptrdiff_t>(c);
+  // Positions j whose pixels (ix, ix + 1), ix = j - pad_w, both lie inside the row: [j_in,
+  // j_end). Outside them a pixel past an edge reads as zp; inside, no checks (a third of a
+  // stride-2 layer's time went to them).
+  const ptrdiff_t j_in = std::max(0, pad_w), j_end = static_cast<ptrdiff_t>(iw) - 1 + pad_w;
   for (size_t ch = 0; ch < cn; ch += 16) {
     __m256i* row = reinterpret_cast<__m256i*>(out + ch / 16 * span * 32);
     if (iy < 0 || iy >= g.ih) {
@@ -146,27 +165,30 @@ __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, c
       for (size_t j = 0; j < 2 * span; ++j) _mm256_storeu_si256(row + j, pad);
       continue;
     }
-    const int8_t* px = x + static_cast<size_t>(iy) * static_cast<size_t>(g.iw) * c + ch;
-    auto at = [&](int ix) { return px + static_cast<ptrdiff_t>(ix) * static_cast<ptrdiff_t>(c); };
-    auto inside = [&](int ix) { return ix >= 0 && ix < g.iw; };
-    if (g.stride_w == 2) {
-      // Outputs read the pairs at even positions only (2 ox and 2 ox + 2).
-      for (size_t j = 0; j < span; j += 2) {
-        const int ix = -g.pad_w + static_cast<int>(j);
-        const __m256i left = inside(ix) ? Widen16(at(ix)) : zp;
-        const __m256i right = inside(ix + 1) ? Widen16(at(ix + 1)) : zp;
-        _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
-        _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
-      }
-      continue;
+    const int8_t* px = x + static_cast<size_t>(iy) * static_cast<size_t>(iw) * c + ch;
+    // Outputs at stride 2 read the pairs at even positions only (2 ox and 2 ox + 2).
+    const size_t step = g.stride_w == 2 ? 2 : 1;
+    size_t j = 0;
+    for (; j < span && static_cast<ptrdiff_t>(j) < j_in; j += step) {
+      const ptrdiff_t ix = static_cast<ptrdiff_t>(j) - pad_w;
+      StorePair(row, j, EdgePixel(px, ix, iw, pc, zp), EdgePixel(px, ix + 1, iw, pc, zp));
     }
-    __m256i left = inside(-g.pad_w) ? Widen16(at(-g.pad_w)) : zp;
-    for (size_t j = 0; j < span; ++j) {
-      const int ix = -g.pad_w + static_cast<int>(j) + 1;
-      const __m256i right = inside(ix) ? Widen16(at(ix)) : zp;
-      _mm256_storeu_si256(row + 2 * j, _mm256_unpacklo_epi16(left, right));
-      _mm256_storeu_si256(row + 2 * j + 1, _mm256_unpackhi_epi16(left, right));
-      left = right;
+    const int8_t* p = px + (static_cast<ptrdiff_t>(j) - pad_w) * pc;
+    if (step == 2) {
+      for (; j < span && static_cast<ptrdiff_t>(j) < j_end; j += 2, p += 2 * pc) {
+        StorePair(row, j, Widen16(p), Widen16(p + pc));
+      }
+    } else if (j < span && static_cast<ptrdiff_t>(j) < j_end) {
+      __m256i left = Widen16(p);
+      for (; j < span && static_cast<ptrdiff_t>(j) < j_end; ++j, p += pc) {
+        const __m256i right = Widen16(p + pc);
+        StorePair(row, j, left, right);
+        left = right;
+      }
+    }
+    for (; j < span; j += step) {
+      const ptrdiff_t ix = static_cast<ptrdiff_t>(j) - pad_w;
+      StorePair(row, j, EdgePixel(px, ix, iw, pc, zp), EdgePixel(px, ix + 1, iw, pc, zp));
     }
   }
 }

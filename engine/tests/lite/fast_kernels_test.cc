@@ -858,7 +858,11 @@ TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
   for (const Case& cs :
        {Case{9, 11, 16, 1, 1, -128, 0, 9, false}, Case{10, 9, 48, 2, 1, 5, 1, 5, true},
         Case{7, 30, 32, 1, 0, 127, 2, 5, false}, Case{4, 2, 16, 1, 1, 0, 0, 4, true},
-        Case{12, 7, 32, 2, 1, -3, 0, 6, false}, Case{6, 6, 16, 1, 1, 9, 3, 6, true}}) {
+        Case{12, 7, 32, 2, 1, -3, 0, 6, false}, Case{6, 6, 16, 1, 1, 9, 3, 6, true},
+        // Stride 2 unpadded and padded on an even width (the pairs' unchecked interior), and a
+        // row narrower than the filter.
+        Case{8, 21, 16, 2, 0, 4, 0, 3, false}, Case{9, 20, 32, 2, 1, -7, 0, 5, true},
+        Case{5, 1, 16, 1, 1, 2, 0, 5, false}}) {
     const DepthwiseGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, 1, cs.pad);
     ASSERT_TRUE(cs.oy1 <= g.oh);
     const size_t c = static_cast<size_t>(g.c);
