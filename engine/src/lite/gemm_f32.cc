@@ -243,15 +243,21 @@ EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const S
   }
 }
 
-template <int MR>
+// MR rows x NH halves (8 columns each) of panel j: MR * NH accumulators over the whole depth.
+// NH = 2 is a whole panel; NH = 1 serves a last panel of at most 8 columns (the only ones it
+// has): twice the rows then share each weight load and no FMA computes a padding column (a
+// 16 -> 8 channel 1x1 conv ran at half the FMA rate). Each output is the same sum either way.
+template <int MR, int NH>
 EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const Segs& sg,
                                         const PackedF32& w, int j, float lo, float hi, float* y,
                                         int rows) {
   // Every loop over the tile unrolled, as in Avx512Block: else GCC keeps acc in memory and
   // stores each accumulator back every step (the AVX2 conv ran at half the FMA rate).
-  __m256 acc[MR][2];
+  __m256 acc[MR][NH];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < NH; ++h) acc[i][h] = _mm256_setzero_ps();
   const float* wv = w.data.data() + static_cast<size_t>(j) * w.k * 16;
   for (int s = 0; s < sg.n; ++s) {
     const float* xr[MR];
@@ -259,76 +265,41 @@ EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const Segs
     for (int i = 0; i < MR; ++i)
       xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride + sg.off[s];
     for (int p = 0; p < sg.len; ++p, wv += 16) {
-      const __m256 b0 = _mm256_loadu_ps(wv);
-      const __m256 b1 = _mm256_loadu_ps(wv + 8);
+      __m256 b[NH];
+#pragma GCC unroll 2
+      for (int h = 0; h < NH; ++h) b[h] = _mm256_loadu_ps(wv + 8 * h);
 #pragma GCC unroll 16
       for (int i = 0; i < MR; ++i) {
         const __m256 a = _mm256_broadcast_ss(xr[i] + p);
-        acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+#pragma GCC unroll 2
+        for (int h = 0; h < NH; ++h) acc[i][h] = _mm256_fmadd_ps(a, b[h], acc[i][h]);
       }
     }
   }
   const int c0 = 16 * j;
-  const int cols = std::min(16, w.n - c0);
+  const int cols = std::min(8 * NH, w.n - c0);
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  const __m256 bias0 = _mm256_loadu_ps(w.bias.data() + c0);
-  const __m256 bias1 = _mm256_loadu_ps(w.bias.data() + c0 + 8);
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) {
-    if (i >= rows) break;
-    const __m256 v0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i][0], bias0)));
-    const __m256 v1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i][1], bias1)));
-    float* out = y + static_cast<size_t>(i) * w.n + c0;
-    if (cols == 16) {  // a whole panel: direct stores (a memcpy call per row was 8% of MobileNetV2)
-      _mm256_storeu_ps(out, v0);
-      _mm256_storeu_ps(out + 8, v1);
-      continue;
-    }
-    alignas(32) float tmp[16];
-    _mm256_store_ps(tmp, v0);
-    _mm256_store_ps(tmp + 8, v1);
-    std::memcpy(out, tmp, sizeof(float) * cols);
-  }
-}
-
-// MR rows x the first 8 columns of the last panel (the only ones it has): one accumulator a row,
-// so twice Avx2Block's rows share each weight load and no FMA computes a padding column (a
-// 16 -> 8 channel 1x1 conv ran at half the FMA rate). Each output's sum is Avx2Block's.
-template <int MR>
-EMBER_AVX2_TARGET inline void Avx2HalfBlock(const float* x, int x_stride, const Segs& sg,
-                                            const PackedF32& w, float lo, float hi, float* y,
-                                            int rows) {
-  const int j = w.panels - 1, c0 = 16 * j, cols = w.n - c0;
-  __m256 acc[MR];
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
-  const float* wv = w.data.data() + static_cast<size_t>(j) * w.k * 16;
-  for (int s = 0; s < sg.n; ++s) {
-    const float* xr[MR];
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i)
-      xr[i] = x + static_cast<size_t>(i < rows ? i : 0) * x_stride + sg.off[s];
-    for (int p = 0; p < sg.len; ++p, wv += 16) {
-      const __m256 b = _mm256_loadu_ps(wv);
-#pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i)
-        acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(xr[i] + p), b, acc[i]);
-    }
-  }
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  const __m256 bias = _mm256_loadu_ps(w.bias.data() + c0);
+  __m256 bias[NH];
+  __m256i mask[NH];
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lanes);
+#pragma GCC unroll 2
+  for (int h = 0; h < NH; ++h) {
+    bias[h] = _mm256_loadu_ps(w.bias.data() + c0 + 8 * h);
+    mask[h] = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8 * h), lanes);
+  }
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     if (i >= rows) break;
-    const __m256 v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i], bias)));
     float* out = y + static_cast<size_t>(i) * w.n + c0;
-    if (cols == 8) {
-      _mm256_storeu_ps(out, v);
-    } else {
-      _mm256_maskstore_ps(out, mask, v);
+#pragma GCC unroll 2
+    for (int h = 0; h < NH; ++h) {
+      const __m256 v = _mm256_min_ps(vhi, _mm256_max_ps(vlo, _mm256_add_ps(acc[i][h], bias[h])));
+      // Whole blocks: direct stores (a memcpy call per row was 8% of MobileNetV2).
+      if (cols == 8 * NH) {
+        _mm256_storeu_ps(out + 8 * h, v);
+      } else {
+        _mm256_maskstore_ps(out + 8 * h, mask[h], v);
+      }
     }
   }
 }
@@ -342,16 +313,16 @@ EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const Segs&
     --j1;
     int r = 0;
     for (; r + kHalfMR <= m; r += kHalfMR) {
-      Avx2HalfBlock<kHalfMR>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, w, lo, hi,
-                             y + static_cast<size_t>(r) * w.n, kHalfMR);
+      Avx2Block<kHalfMR, 1>(x + static_cast<size_t>(r) * x_stride, x_stride, sg, w, j1, lo, hi,
+                            y + static_cast<size_t>(r) * w.n, kHalfMR);
     }
     if (r < m) {
       const float* xb = x + static_cast<size_t>(r) * x_stride;
       float* yb = y + static_cast<size_t>(r) * w.n;
       if (m - r <= 4) {
-        Avx2HalfBlock<4>(xb, x_stride, sg, w, lo, hi, yb, m - r);
+        Avx2Block<4, 1>(xb, x_stride, sg, w, j1, lo, hi, yb, m - r);
       } else {
-        Avx2HalfBlock<kHalfMR>(xb, x_stride, sg, w, lo, hi, yb, m - r);
+        Avx2Block<kHalfMR, 1>(xb, x_stride, sg, w, j1, lo, hi, yb, m - r);
       }
     }
   }
@@ -363,22 +334,22 @@ EMBER_AVX2_TARGET void GemmAvx2(const float* x, int m, int x_stride, const Segs&
       // The last rows with a block of their own height, not a full one's redundant sums.
       switch (rows) {
         case 1:
-          Avx2Block<1>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
+          Avx2Block<1, 2>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         case 2:
-          Avx2Block<2>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
+          Avx2Block<2, 2>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         case 3:
-          Avx2Block<3>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
+          Avx2Block<3, 2>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         case 4:
-          Avx2Block<4>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
+          Avx2Block<4, 2>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         case 5:
-          Avx2Block<5>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
+          Avx2Block<5, 2>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
           break;
         default:
-          Avx2Block<kMR>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
+          Avx2Block<kMR, 2>(xb, x_stride, sg, w, j, lo, hi, yb, rows);
       }
     }
   }
