@@ -51,6 +51,23 @@ void PackWeightsF32(const float* w, const float* bias, int n, int k, PackedF32* 
   }
 }
 
+void PackWeightsF32KN(const float* w, const float* bias, int n, int k, PackedF32* out) {
+  out->n = n;
+  out->k = k;
+  out->panels = (n + 15) / 16;
+  out->padded_h = out->padded_w = 0;
+  out->data.assign(static_cast<size_t>(out->panels) * 16 * k, 0.0f);
+  out->bias.assign(static_cast<size_t>(out->panels) * 16, 0.0f);
+  for (int j = 0; j < out->panels; ++j) {
+    const int cols = std::min(16, n - 16 * j);
+    for (int p = 0; p < k; ++p) {
+      std::memcpy(out->data.data() + (static_cast<size_t>(j) * k + p) * 16,
+                  w + static_cast<size_t>(p) * n + 16 * j, sizeof(float) * cols);
+    }
+  }
+  if (bias != nullptr) std::memcpy(out->bias.data(), bias, sizeof(float) * n);
+}
+
 namespace {
 
 std::atomic<int> forced_isa{static_cast<int>(F32Isa::kAuto)};

@@ -24,6 +24,9 @@ struct PackedF32 {
 };
 
 void PackWeightsF32(const float* w, const float* bias, int n, int k, PackedF32* out);
+// The same packing from weights laid out [k, n] (a TensorFlow filter or MatMul operand): each
+// panel row is 16 adjacent floats there. Reuses out's buffers when they are large enough.
+void PackWeightsF32KN(const float* w, const float* bias, int n, int k, PackedF32* out);
 
 enum class F32Isa { kAuto, kGeneric, kAvx2, kAvx512 };
 // Tests only: force one implementation (kAuto: the best the CPU has). An ISA the CPU lacks

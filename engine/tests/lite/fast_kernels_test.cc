@@ -177,6 +177,31 @@ TEST(GemmF32, EachIsaMatchesDoubleReference) {
   GemmF32ForceIsaForTesting(F32Isa::kAuto);
 }
 
+// Weights packed from [k, n] (a TensorFlow filter) are the bytes PackWeightsF32 packs from their
+// transpose, also when the packing reuses a larger one's buffers.
+TEST(PackWeightsF32KN, MatchesPackingTheTranspose) {
+  PackedF32 kn;
+  for (const auto& s : {std::array<int, 2>{300, 70}, {40, 27}, {5, 3}, {16, 9}, {1, 1}}) {
+    const int n = s[0], k = s[1];
+    const std::vector<float> w = RandomFloats(static_cast<size_t>(n) * k, 31);  // [k, n]
+    const std::vector<float> b = RandomFloats(static_cast<size_t>(n), 32);
+    std::vector<float> t(w.size());  // [n, k]
+    for (int p = 0; p < k; ++p) {
+      for (int c = 0; c < n; ++c)
+        t[static_cast<size_t>(c) * k + p] = w[static_cast<size_t>(p) * n + c];
+    }
+    PackedF32 nk;
+    PackWeightsF32(t.data(), b.data(), n, k, &nk);
+    PackWeightsF32KN(w.data(), b.data(), n, k, &kn);
+    EXPECT_EQ(kn.n, n);
+    EXPECT_EQ(kn.k, k);
+    EXPECT_EQ(kn.panels, nk.panels);
+    EXPECT_TRUE(kn.data.size() == nk.data.size() &&
+                std::equal(kn.data.begin(), kn.data.end(), nk.data.begin()));
+    EXPECT_TRUE(kn.bias == nk.bias);
+  }
+}
+
 TEST(GemmF32Segments, EachIsaMatchesGatheredRows) {
   for (F32Isa isa : {F32Isa::kAvx512, F32Isa::kAvx2, F32Isa::kGeneric}) {
     GemmF32ForceIsaForTesting(isa);

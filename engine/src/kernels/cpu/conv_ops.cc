@@ -262,16 +262,26 @@ bool PackForLiteGemm(const float* w, int64_t k, int64_t n, bool transposed, cons
       k >= (int64_t{1} << 30) || n >= (int64_t{1} << 30) || k * n >= (int64_t{1} << 31)) {
     return false;
   }
-  std::vector<float> wt;  // [n, k]
-  if (!transposed) {
-    wt.resize(static_cast<size_t>(k * n));
-    for (int64_t p = 0; p < k; ++p) {
-      for (int64_t j = 0; j < n; ++j) wt[static_cast<size_t>(j * k + p)] = w[p * n + j];
-    }
+  if (transposed) {
+    lite::PackWeightsF32(w, bias, static_cast<int>(n), static_cast<int>(k), out);
+  } else {
+    lite::PackWeightsF32KN(w, bias, static_cast<int>(n), static_cast<int>(k), out);
   }
-  lite::PackWeightsF32(transposed ? w : wt.data(), bias, static_cast<int>(n), static_cast<int>(k),
-                       out);
   return true;
+}
+
+// The most filter bytes a convolution reading its filter rows in place may have (FilterRowsInPlace
+// says why).
+constexpr int64_t kMaxInPlaceWeightBytes = 1 << 20;
+
+// Whether lite's GEMM runs convolutions that read their filter rows in place (ConvInPlace): on
+// AVX-512 CPUs (where it runs every fused conv, PackForLiteGemm) and on AVX2 ones, where its
+// 6x16 FMA block reading the padded image took the 1x56x56x64 -> 64 3x3 conv from 3186 to
+// about 2600 us against im2col and the framework's GEMM (lite's CONV_2D of that shape on the
+// same machine). Its portable form is slower.
+bool LiteGemmReadsFilterRows() {
+  const char* name = lite::GemmF32KernelName();
+  return std::strcmp(name, "avx512f") == 0 || std::strcmp(name, "avx2-fma") == 0;
 }
 
 // y[m, n] = clamp(a[m, k] (rows `stride` floats apart) * W + bias, lo, hi) by lite's GEMM;
@@ -298,6 +308,13 @@ class Conv2DOp : public ConvBase {
       if (!PackForLiteGemm(filter_.data<float>(), k, n, false, epilogue_.bias.data<float>(),
                            &lite_filter_)) {
         SgemmPackB(k, n, filter_.data<float>(), n, &packed_filter_);
+        // AVX2: lite's GEMM for the convolutions that read their filter rows in place only.
+        if (LiteGemmReadsFilterRows() &&
+            k * n * static_cast<int64_t>(sizeof(float)) <= kMaxInPlaceWeightBytes &&
+            k < (int64_t{1} << 30) && n < (int64_t{1} << 30)) {
+          lite::PackWeightsF32KN(filter_.data<float>(), epilogue_.bias.data<float>(),
+                                 static_cast<int>(n), static_cast<int>(k), &rows_filter_);
+        }
       }
     }
   }
@@ -331,7 +348,11 @@ class Conv2DOp : public ConvBase {
       Sgemm(false, false, g.n * g.h * g.w, oc, g.c, x, g.c, w, oc, y, oc, ctx->intra_op_pool());
       return;
     }
-    if (FilterRowsInPlace(g, oc) && ConvInPlace(ctx, g, x, oc, y)) return;
+    if (FilterRowsInPlace(g, oc)) {
+      if (const lite::PackedF32* rows_w = RowsFilter(g, w, oc)) {
+        if (ConvInPlace(ctx, g, x, oc, *rows_w, y)) return;
+      }
+    }
     // Output rows in chunks (patch rows of ~1 MiB for im2col, ~256 KiB of output for a 1x1
     // conv) so the buffer and the block the epilogue reads stay in cache, and chunks run in
     // parallel.
@@ -446,10 +467,25 @@ class Conv2DOp : public ConvBase {
   // convs 118 -> 92 us; its 128-channel ones (590 KiB of weights) 103 -> 96 us with this limit
   // at 1 MiB, and the 256-channel ones (2.3 MiB) slower in place (125 -> 127 us).
   bool FilterRowsInPlace(const ConvGeometry& g, int64_t oc) const {
-    constexpr int64_t kMaxWeightBytes = 1 << 20;
-    return !lite_filter_.data.empty() && g.dh == 1 && g.dw == 1 && g.kh <= kMaxFilterRows &&
-           g.kh * g.kw * g.c * oc * static_cast<int64_t>(sizeof(float)) <= kMaxWeightBytes &&
+    return LiteGemmReadsFilterRows() && g.dh == 1 && g.dw == 1 && g.kh <= kMaxFilterRows &&
+           g.kh * g.kw * g.c * oc * static_cast<int64_t>(sizeof(float)) <= kMaxInPlaceWeightBytes &&
            g.ow >= 8 && g.sw * g.c < (int64_t{1} << 30) && g.ow < (int64_t{1} << 30);
+  }
+
+  // The filter as lite's GEMM reads it: packed once for a fused op (lite_filter_ on AVX-512,
+  // rows_filter_ on AVX2), or, for a Conv2D whose filter is an input, packed on each run into
+  // the thread's buffer (16 adjacent floats per copy: ~1% of the conv). Null where there is none.
+  const lite::PackedF32* RowsFilter(const ConvGeometry& g, const float* w, int64_t oc) const {
+    if (!lite_filter_.data.empty()) return &lite_filter_;
+    // On AVX2 a 1x1 conv keeps the framework's GEMM over its input as it lies (only windows of
+    // several pixels were measured faster in place there).
+    if (g.kh * g.kw == 1) return nullptr;
+    if (!rows_filter_.data.empty()) return &rows_filter_;
+    if (epilogue_.fused) return nullptr;
+    thread_local lite::PackedF32 per_run;
+    lite::PackWeightsF32KN(w, nullptr, static_cast<int>(oc), static_cast<int>(g.kh * g.kw * g.c),
+                           &per_run);
+    return &per_run;
   }
 
   // The input is copied into a zero-bordered image (the padding written as zeros, and past the
@@ -458,7 +494,7 @@ class Conv2DOp : public ConvBase {
   // the same order as the im2col path: the same values. False (nothing written) when the image
   // cannot be allocated: the im2col path, whose buffer is bounded, runs instead.
   bool ConvInPlace(OpKernelContext* ctx, const ConvGeometry& g, const float* x, int64_t oc,
-                   float* y) const {
+                   const lite::PackedF32& filter, float* y) const {
     const int64_t padded_h = std::max(g.h + g.ph, (g.oh - 1) * g.sh + g.kh);
     const int64_t padded_w = std::max(g.w + g.pw, (g.ow - 1) * g.sw + g.kw);
     const int64_t prow = padded_w * g.c;  // floats per padded row
@@ -488,7 +524,7 @@ class Conv2DOp : public ConvBase {
                   for (int64_t r = r0; r < r1; ++r) {
                     const int64_t b = r / g.oh, oy = r % g.oh;
                     lite::GemmF32Segments(p + (b * padded_h + oy * g.sh) * prow, ow, x_stride, seg,
-                                          nseg, lite_filter_, epilogue_.lo, epilogue_.hi,
+                                          nseg, filter, epilogue_.lo, epilogue_.hi,
                                           y + r * g.ow * oc);
                   }
                 });
@@ -498,6 +534,7 @@ class Conv2DOp : public ConvBase {
   static constexpr int64_t kMaxFilterRows = 16;
   SgemmPackedB packed_filter_;   // fused ops only, without lite's AVX-512 GEMM
   lite::PackedF32 lite_filter_;  // fused ops only, with it
+  lite::PackedF32 rows_filter_;  // fused ops on AVX2: for ConvInPlace only
 };
 
 // Output rows [r0, r1) (of N*OH) of a depthwise convolution, pixel by pixel across channels.
