@@ -35,37 +35,41 @@
 namespace ember {
 namespace lite {
 
-void PackWeightsF32(const float* w, const float* bias, int n, int k, PackedF32* out) {
+namespace {
+
+// Sizes `out` for n x k weights (zeros past n) with the bias, if any; returns its panel data.
+float* StartPacking(const float* bias, int n, int k, PackedF32* out) {
   out->n = n;
   out->k = k;
   out->panels = (n + 15) / 16;
   out->padded_h = out->padded_w = 0;
   out->data.assign(static_cast<size_t>(out->panels) * 16 * k, 0.0f);
   out->bias.assign(static_cast<size_t>(out->panels) * 16, 0.0f);
+  if (bias != nullptr) std::memcpy(out->bias.data(), bias, sizeof(float) * n);
+  return out->data.data();
+}
+
+}  // namespace
+
+void PackWeightsF32(const float* w, const float* bias, int n, int k, PackedF32* out) {
+  float* data = StartPacking(bias, n, k, out);
   for (int c = 0; c < n; ++c) {
     const int j = c / 16, lane = c % 16;
     for (int p = 0; p < k; ++p) {
-      out->data[(static_cast<size_t>(j) * k + p) * 16 + lane] = w[static_cast<size_t>(c) * k + p];
+      data[(static_cast<size_t>(j) * k + p) * 16 + lane] = w[static_cast<size_t>(c) * k + p];
     }
-    if (bias != nullptr) out->bias[static_cast<size_t>(c)] = bias[c];
   }
 }
 
 void PackWeightsF32KN(const float* w, const float* bias, int n, int k, PackedF32* out) {
-  out->n = n;
-  out->k = k;
-  out->panels = (n + 15) / 16;
-  out->padded_h = out->padded_w = 0;
-  out->data.assign(static_cast<size_t>(out->panels) * 16 * k, 0.0f);
-  out->bias.assign(static_cast<size_t>(out->panels) * 16, 0.0f);
+  float* data = StartPacking(bias, n, k, out);
   for (int j = 0; j < out->panels; ++j) {
     const int cols = std::min(16, n - 16 * j);
     for (int p = 0; p < k; ++p) {
-      std::memcpy(out->data.data() + (static_cast<size_t>(j) * k + p) * 16,
+      std::memcpy(data + (static_cast<size_t>(j) * k + p) * 16,
                   w + static_cast<size_t>(p) * n + 16 * j, sizeof(float) * cols);
     }
   }
-  if (bias != nullptr) std::memcpy(out->bias.data(), bias, sizeof(float) * n);
 }
 
 namespace {
