@@ -491,8 +491,10 @@ class Conv2DOp : public ConvBase {
   // The input is copied into a zero-bordered image (the padding written as zeros, and past the
   // bottom and right edge as far as the windows reach); each output row is then one GEMM whose
   // row r reads the kh filter rows, kw * c adjacent floats each, at stride sw * c. Same sums in
-  // the same order as the im2col path: the same values. False (nothing written) when the image
-  // cannot be allocated: the im2col path, whose buffer is bounded, runs instead.
+  // the same order as lite's GEMM over im2col patches (the AVX-512 im2col path): the same values;
+  // on AVX2 the im2col path's framework GEMM sums in depth blocks, within float tolerance of it.
+  // False (nothing written) when the image cannot be allocated: the im2col path, whose buffer is
+  // bounded, runs instead.
   bool ConvInPlace(OpKernelContext* ctx, const ConvGeometry& g, const float* x, int64_t oc,
                    const lite::PackedF32& filter, float* y) const {
     const int64_t padded_h = std::max(g.h + g.ph, (g.oh - 1) * g.sh + g.kh);
