@@ -308,10 +308,11 @@ class Conv2DOp : public ConvBase {
       if (!PackForLiteGemm(filter_.data<float>(), k, n, false, epilogue_.bias.data<float>(),
                            &lite_filter_)) {
         SgemmPackB(k, n, filter_.data<float>(), n, &packed_filter_);
-        // AVX2: lite's GEMM for the convolutions that read their filter rows in place only.
-        if (LiteGemmReadsFilterRows() &&
-            k * n * static_cast<int64_t>(sizeof(float)) <= kMaxInPlaceWeightBytes &&
-            k < (int64_t{1} << 30) && n < (int64_t{1} << 30)) {
+        // AVX2: lite's GEMM for the convolutions that read their filter rows in place only,
+        // windows of several pixels (RowsFilter gives a 1x1 one the framework's GEMM). The
+        // byte bound keeps k and n far inside lite's int fields.
+        if (LiteGemmReadsFilterRows() && filter_.dim_size(0) * filter_.dim_size(1) > 1 &&
+            k * n * static_cast<int64_t>(sizeof(float)) <= kMaxInPlaceWeightBytes) {
           lite::PackWeightsF32KN(filter_.data<float>(), epilogue_.bias.data<float>(),
                                  static_cast<int>(n), static_cast<int>(k), &rows_filter_);
         }
