@@ -211,8 +211,8 @@ Status Executor::Create(std::shared_ptr<const Graph> graph, const Signature& sig
     if (op == "Merge") en.flow = ExecNode::Flow::kMerge;
     if (en.flow != ExecNode::Flow::kNone) ex->has_cond_ = true;
   }
-  ex->cost_ns_ = std::make_unique<std::atomic<int32_t>[]>(ex->nodes_.size());
-  for (size_t i = 0; i < ex->nodes_.size(); ++i) ex->cost_ns_[i].store(-1);
+  ex->cost_ns_ = std::make_unique<std::atomic<int32_t>[]>(2 * ex->nodes_.size());
+  for (size_t i = 0; i < 2 * ex->nodes_.size(); ++i) ex->cost_ns_[i].store(-1);
   for (size_t i = 0; i < ex->nodes_.size(); ++i) {
     if (ex->nodes_[i].num_pending != 0) continue;
     ex->roots_.push_back(static_cast<int>(i));
@@ -379,7 +379,9 @@ Status Executor::RunNode(Step* step, int id) const {
   const int64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
-  cost_ns_[static_cast<size_t>(id)].store(
+  const size_t i = 2 * static_cast<size_t>(id);  // the last timing becomes the one before
+  cost_ns_[i + 1].store(cost_ns_[i].load(std::memory_order_relaxed), std::memory_order_relaxed);
+  cost_ns_[i].store(
       static_cast<int32_t>(std::min<int64_t>(ns, std::numeric_limits<int32_t>::max())),
       std::memory_order_relaxed);
   return s;
