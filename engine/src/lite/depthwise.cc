@@ -144,14 +144,25 @@ __attribute__((target("avx2"))) inline __m256i EdgePixel(const int8_t* px, ptrdi
   return ix >= 0 && ix < iw ? Widen16(px + ix * pc) : zp;
 }
 
-// Input row iy's pairs for every channel block: [block][position][32 int16]. The values are the
+// Positions of a row whose pairs the outputs read: all at stride 1 (and 3 or more), the even
+// ones at stride 2 (2 ox and 2 ox + 2). A row stores only those: pair j at slot j / PairStep.
+size_t PairStep(const DepthwiseGeometry& g) { return g.stride_w == 2 ? 2 : 1; }
+// Pair positions [0, span) of a row that the outputs' windows cover, and the slots they take.
+size_t PairSpan(const DepthwiseGeometry& g) {
+  return static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
+}
+size_t PairSlots(const DepthwiseGeometry& g) {
+  return (PairSpan(g) + PairStep(g) - 1) / PairStep(g);
+}
+
+// Input row iy's pairs for every channel block: [block][slot][32 int16]. The values are the
 // raw inputs, and the input zero point where a tap is padding: every output then sums nine taps
 // of w * x, and the bias less in_zp times the nine weights' sum (FusedRows3x3I8Avx2) makes it
 // the sum of w * (x - in_zp) over the taps inside the image, exactly.
 __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, const int8_t* x,
-                                                   size_t cn, int iy, size_t span, __m256i zp,
-                                                   int16_t* out) {
+                                                   size_t cn, int iy, __m256i zp, int16_t* out) {
   const size_t c = static_cast<size_t>(g.c);
+  const size_t span = PairSpan(g), slots = PairSlots(g), step = PairStep(g);
   const int iw = g.iw, pad_w = g.pad_w;
   const ptrdiff_t pc = static_cast<ptrdiff_t>(c);
   // Positions j whose pixels (ix, ix + 1), ix = j - pad_w, both lie inside the row: [j_in,
@@ -159,24 +170,22 @@ __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, c
   // an index product per pixel, this function was 31% of a stride-2 layer; 27% without).
   const ptrdiff_t j_in = std::max(0, pad_w), j_end = static_cast<ptrdiff_t>(iw) - 1 + pad_w;
   for (size_t ch = 0; ch < cn; ch += 16) {
-    __m256i* row = reinterpret_cast<__m256i*>(out + ch / 16 * span * 32);
+    __m256i* row = reinterpret_cast<__m256i*>(out + ch / 16 * slots * 32);
     if (iy < 0 || iy >= g.ih) {
       const __m256i pad = _mm256_unpacklo_epi16(zp, zp);  // (zp, zp) pairs, either half
-      for (size_t j = 0; j < 2 * span; ++j) _mm256_storeu_si256(row + j, pad);
+      for (size_t j = 0; j < 2 * slots; ++j) _mm256_storeu_si256(row + j, pad);
       continue;
     }
     const int8_t* px = x + static_cast<size_t>(iy) * static_cast<size_t>(iw) * c + ch;
-    // Outputs at stride 2 read the pairs at even positions only (2 ox and 2 ox + 2).
-    const size_t step = g.stride_w == 2 ? 2 : 1;
     size_t j = 0;
     for (; j < span && static_cast<ptrdiff_t>(j) < j_in; j += step) {
       const ptrdiff_t ix = static_cast<ptrdiff_t>(j) - pad_w;
-      StorePair(row, j, EdgePixel(px, ix, iw, pc, zp), EdgePixel(px, ix + 1, iw, pc, zp));
+      StorePair(row, j / step, EdgePixel(px, ix, iw, pc, zp), EdgePixel(px, ix + 1, iw, pc, zp));
     }
     const int8_t* p = px + (static_cast<ptrdiff_t>(j) - pad_w) * pc;
     if (step == 2) {
       for (; j < span && static_cast<ptrdiff_t>(j) < j_end; j += 2, p += 2 * pc) {
-        StorePair(row, j, Widen16(p), Widen16(p + pc));
+        StorePair(row, j / 2, Widen16(p), Widen16(p + pc));
       }
     } else if (j < span && static_cast<ptrdiff_t>(j) < j_end) {
       __m256i left = Widen16(p);
@@ -188,7 +197,7 @@ __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, c
     }
     for (; j < span; j += step) {
       const ptrdiff_t ix = static_cast<ptrdiff_t>(j) - pad_w;
-      StorePair(row, j, EdgePixel(px, ix, iw, pc, zp), EdgePixel(px, ix + 1, iw, pc, zp));
+      StorePair(row, j / step, EdgePixel(px, ix, iw, pc, zp), EdgePixel(px, ix + 1, iw, pc, zp));
     }
   }
 }
@@ -200,8 +209,11 @@ __attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, 
                                                     int16_t* ring, int oy0, int oy1, int8_t* y) {
   const size_t c = static_cast<size_t>(g.c);
   const size_t blocks = cn / 16;
-  const size_t span = static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
-  const size_t slot_size = blocks * span * 32;
+  const size_t slots = PairSlots(g), slot_size = blocks * slots * 32;
+  // An output's pairs, in __m256i from the first of its row: the (ix0, ix0 + 1) pair at 2 ox sw
+  // / PairStep, the (ix0 + 2, ix0 + 3) one a pair or two further.
+  const size_t pair_stride = 2 * static_cast<size_t>(g.stride_w) / PairStep(g);
+  const size_t third = 4 / PairStep(g);
   const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(in_zp));
   const __m256i out_zp = _mm256_set1_epi32(q.out_zp);
   const __m256i lo_clamp = _mm256_set1_epi32(q.act_min), hi_clamp = _mm256_set1_epi32(q.act_max);
@@ -214,7 +226,7 @@ __attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, 
       const int slot = ((iy % 3) + 3) % 3;
       int16_t* dst = ring + static_cast<size_t>(slot) * slot_size;
       if (tag[slot] != iy) {
-        BuildPairsRow(g, x, cn, iy, span, zp, dst);
+        BuildPairsRow(g, x, cn, iy, zp, dst);
         tag[slot] = iy;
       }
       rows[ky] = dst;
@@ -222,25 +234,28 @@ __attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, 
     int8_t* yr = y + static_cast<size_t>(oy - oy0) * static_cast<size_t>(g.ow) * c;
     for (size_t b = 0; b < blocks; ++b) {
       const FusedBlockConstants& k = consts[b];
-      const __m256i* r0 = reinterpret_cast<const __m256i*>(rows[0] + b * span * 32);
-      const __m256i* r1 = reinterpret_cast<const __m256i*>(rows[1] + b * span * 32);
-      const __m256i* r2 = reinterpret_cast<const __m256i*>(rows[2] + b * span * 32);
+      const __m256i* r0 = reinterpret_cast<const __m256i*>(rows[0] + b * slots * 32);
+      const __m256i* r1 = reinterpret_cast<const __m256i*>(rows[1] + b * slots * 32);
+      const __m256i* r2 = reinterpret_cast<const __m256i*>(rows[2] + b * slots * 32);
       for (int ox = 0; ox < g.ow; ++ox) {
-        const size_t j = 2 * static_cast<size_t>(ox) * static_cast<size_t>(g.stride_w);
+        const size_t j = static_cast<size_t>(ox) * pair_stride;
         __m256i lo =
             _mm256_add_epi32(k.bias_lo, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j), k.w01lo[0]));
         __m256i hi = _mm256_add_epi32(
             k.bias_hi, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 1), k.w01hi[0]));
-        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 4), k.w2lo[0]));
-        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + 5), k.w2hi[0]));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + third), k.w2lo[0]));
+        hi = _mm256_add_epi32(hi,
+                              _mm256_madd_epi16(_mm256_loadu_si256(r0 + j + third + 1), k.w2hi[0]));
         lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j), k.w01lo[1]));
         hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 1), k.w01hi[1]));
-        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 4), k.w2lo[1]));
-        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + 5), k.w2hi[1]));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + third), k.w2lo[1]));
+        hi = _mm256_add_epi32(hi,
+                              _mm256_madd_epi16(_mm256_loadu_si256(r1 + j + third + 1), k.w2hi[1]));
         lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j), k.w01lo[2]));
         hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 1), k.w01hi[2]));
-        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 4), k.w2lo[2]));
-        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + 5), k.w2hi[2]));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + third), k.w2lo[2]));
+        hi = _mm256_add_epi32(hi,
+                              _mm256_madd_epi16(_mm256_loadu_si256(r2 + j + third + 1), k.w2hi[2]));
         lo = _mm256_add_epi32(avx2::ApplyRounding<kGeneral, kGeneral>(k.lo, lo), out_zp);
         hi = _mm256_add_epi32(avx2::ApplyRounding<kGeneral, kGeneral>(k.hi, hi), out_zp);
         lo = _mm256_min_epi32(_mm256_max_epi32(lo, lo_clamp), hi_clamp);
@@ -294,9 +309,9 @@ __attribute__((target("avx2"))) bool FusedRows3x3I8Avx2(const DepthwiseGeometry&
       k.w2hi[ky] = _mm256_unpackhi_epi16(d, _mm256_setzero_si256());
     }
   }
-  const size_t span = static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
+  const size_t ring_size = 3 * blocks * PairSlots(g) * 32;
   thread_local std::vector<int16_t> ring;
-  if (ring.size() < 3 * blocks * span * 32) ring.resize(3 * blocks * span * 32);
+  if (ring.size() < ring_size) ring.resize(ring_size);
   if (general) {
     FusedRows3x3I8<true>(g, x, in_zp, q, consts.data(), cn, ring.data(), oy0, oy1, y);
   } else {
