@@ -308,11 +308,11 @@ class Conv2DOp : public ConvBase {
       if (!PackForLiteGemm(filter_.data<float>(), k, n, false, epilogue_.bias.data<float>(),
                            &lite_filter_)) {
         SgemmPackB(k, n, filter_.data<float>(), n, &packed_filter_);
-        // AVX2: lite's GEMM for the convolutions that read their filter rows in place only,
-        // windows of several pixels (RowsFilter gives a 1x1 one the framework's GEMM). The
-        // byte bound keeps k and n far inside lite's int fields.
-        if (LiteGemmReadsFilterRows() && filter_.dim_size(0) * filter_.dim_size(1) > 1 &&
-            k * n * static_cast<int64_t>(sizeof(float)) <= kMaxInPlaceWeightBytes) {
+        // AVX2: lite's GEMM for the convolutions that read their filter rows in place only
+        // (RowsFilter), so only a filter they can read (the byte bound also keeps k and n far
+        // inside lite's int fields).
+        const int64_t kh = filter_.dim_size(0), kw = filter_.dim_size(1);
+        if (FilterFitsInPlace(kh, kw, filter_.dim_size(2), n) && !KeepsFrameworkGemm(kh, kw)) {
           lite::PackWeightsF32KN(filter_.data<float>(), epilogue_.bias.data<float>(),
                                  static_cast<int>(n), static_cast<int>(k), &rows_filter_);
         }
@@ -468,19 +468,26 @@ class Conv2DOp : public ConvBase {
   // convs 118 -> 92 us; its 128-channel ones (590 KiB of weights) 103 -> 96 us with this limit
   // at 1 MiB, and the 256-channel ones (2.3 MiB) slower in place (125 -> 127 us).
   bool FilterRowsInPlace(const ConvGeometry& g, int64_t oc) const {
-    return LiteGemmReadsFilterRows() && g.dh == 1 && g.dw == 1 && g.kh <= kMaxFilterRows &&
-           g.kh * g.kw * g.c * oc * static_cast<int64_t>(sizeof(float)) <= kMaxInPlaceWeightBytes &&
-           g.ow >= 8 && g.sw * g.c < (int64_t{1} << 30) && g.ow < (int64_t{1} << 30);
+    return FilterFitsInPlace(g.kh, g.kw, g.c, oc) && g.ow >= 8 && g.sw * g.c < (int64_t{1} << 30) &&
+           g.ow < (int64_t{1} << 30);
   }
+  // FilterRowsInPlace's conditions that the filter and the op's attributes decide (all of them
+  // known when a fused op packs its filter): no dilation, at most kMaxFilterRows rows, at most
+  // kMaxInPlaceWeightBytes.
+  bool FilterFitsInPlace(int64_t kh, int64_t kw, int64_t c, int64_t oc) const {
+    return LiteGemmReadsFilterRows() && dh_ == 1 && dw_ == 1 && kh <= kMaxFilterRows &&
+           kh * kw * c * oc * static_cast<int64_t>(sizeof(float)) <= kMaxInPlaceWeightBytes;
+  }
+  // On AVX2 a 1x1 conv keeps the framework's GEMM over its input as it lies (only windows of
+  // several pixels were measured faster in place there): lite_filter_ (AVX-512) only.
+  static bool KeepsFrameworkGemm(int64_t kh, int64_t kw) { return kh * kw == 1; }
 
   // The filter as lite's GEMM reads it: packed once for a fused op (lite_filter_ on AVX-512,
   // rows_filter_ on AVX2), or, for a Conv2D whose filter is an input, packed on each run into
   // the thread's buffer (16 adjacent floats per copy: ~1% of the conv). Null where there is none.
   const lite::PackedF32* RowsFilter(const ConvGeometry& g, const float* w, int64_t oc) const {
     if (!lite_filter_.data.empty()) return &lite_filter_;
-    // On AVX2 a 1x1 conv keeps the framework's GEMM over its input as it lies (only windows of
-    // several pixels were measured faster in place there).
-    if (g.kh * g.kw == 1) return nullptr;
+    if (KeepsFrameworkGemm(g.kh, g.kw)) return nullptr;
     if (!rows_filter_.data.empty()) return &rows_filter_;
     if (epilogue_.fused) return nullptr;
     thread_local lite::PackedF32 per_run;
