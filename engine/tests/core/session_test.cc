@@ -59,6 +59,14 @@ ArgDef FloatArg(const std::string& name) {
   a.type = DataType::kFloat;
   return a;
 }
+// The OpDef of a test op from a float x to a float y.
+OpDef FloatToFloatDef(const std::string& name) {
+  OpDef d;
+  d.name = name;
+  d.inputs = {FloatArg("x")};
+  d.outputs = {FloatArg("y")};
+  return d;
+}
 }  // namespace
 
 TEST(Graph, ValidationErrorsNameTheNode) {
@@ -299,14 +307,7 @@ class SlowOnceKernel : public OpKernel {
  private:
   int runs_ = 0;
 };
-OpDef SlowOnceDef() {
-  OpDef d;
-  d.name = "TestSlowOnce";
-  d.inputs = {FloatArg("x")};
-  d.outputs = {FloatArg("y")};
-  return d;
-}
-EMBER_REGISTER_OP(SlowOnceDef());
+EMBER_REGISTER_OP(FloatToFloatDef("TestSlowOnce"));
 EMBER_REGISTER_KERNEL("TestSlowOnce", "CPU",
                       [](OpKernelConstruction* c) { return std::make_unique<SlowOnceKernel>(c); });
 }  // namespace
@@ -322,8 +323,7 @@ TEST(Executor, OneSlowTimingDoesNotSendACheapNodeToThePool) {
   for (int i = 0; i < 39; ++i) sum = Add(root, sum, Neg(root, x));
   GraphDef g;
   ASSERT_OK(root.ToGraphDef(&g));
-  NodeDef slow = MakeNode("slow_once", "TestSlowOnce", {x.name()});
-  g.node.push_back(slow);
+  g.node.push_back(MakeNode("slow_once", "TestSlowOnce", {x.name()}));
   g.node.push_back(
       MakeNode("with_slow", "Add", {sum.name(), "slow_once"}, {{"T", TypeAttr(DT_FLOAT)}}));
   std::vector<float> values;
@@ -360,14 +360,7 @@ class SleepKernel : public OpKernel {
     ctx->set_output(0, ctx->input(0));
   }
 };
-OpDef SleepDef() {
-  OpDef d;
-  d.name = "TestSleep";
-  d.inputs = {FloatArg("x")};
-  d.outputs = {FloatArg("y")};
-  return d;
-}
-EMBER_REGISTER_OP(SleepDef());
+EMBER_REGISTER_OP(FloatToFloatDef("TestSleep"));
 EMBER_REGISTER_KERNEL("TestSleep", "CPU",
                       [](OpKernelConstruction* c) { return std::make_unique<SleepKernel>(c); });
 
