@@ -759,6 +759,60 @@ TEST(DepthwiseF32, DispatchedRowMatchesDoubleReference) {
   }
 }
 
+// The AVX2 3x3 float row sums every output in one order, whichever path takes it (interior
+// quads at strides 1, 2 and the wider one, single outputs after the quads, at the edges and in
+// rows too narrow for a quad): the bias, then a fused multiply-add per tap inside the image in
+// (ky, kx) order, the same bits as std::fma in that order (the AVX-512 row's order, which
+// depthwise.cc promises; the test above allows 1e-5). Widths 1 to 7 s + 5 give every number of
+// outputs after the quads at strides 1, 2 and 3, padded or not; channels 8 to 56.
+TEST(DepthwiseF32, Avx2Row3x3SumsInOneOrderOnEveryPath) {
+  if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
+  int outputs = 0;
+  std::string first;  // the first output that differs
+  for (int s = 1; s <= 3; ++s) {
+    for (int iw = 1; iw <= 7 * s + 5; ++iw) {
+      for (int pad : {0, 1}) {
+        const int c = 8 * (1 + (iw + s + pad) % 7);  // 8 to 56 channels
+        const DepthwiseGeometry g = Geometry3x3(4, iw, c, s, 1, pad);
+        if (g.oh <= 0 || g.ow <= 0) continue;
+        const size_t cs = static_cast<size_t>(c);
+        const std::vector<float> x = RandomFloats(static_cast<size_t>(g.ih) * iw * cs, 31);
+        const std::vector<float> w = RandomFloats(9 * cs, 32), b = RandomFloats(cs, 33);
+        std::vector<float> y(static_cast<size_t>(g.ow) * cs);
+        for (int oy = 0; oy < g.oh; ++oy) {
+          std::fill(y.begin(), y.end(), std::nanf(""));
+          DepthwiseRowF32(g, x.data(), w.data(), b.data(), -1.5f, 1.5f, oy, y.data());
+          for (int ox = 0; ox < g.ow; ++ox) {
+            for (size_t ch = 0; ch < cs; ++ch) {
+              float sum = b[ch];
+              for (int ky = 0; ky < 3; ++ky) {
+                for (int kx = 0; kx < 3; ++kx) {
+                  const int iy = oy * s - pad + ky, ix = ox * s - pad + kx;
+                  if (iy < 0 || iy >= g.ih || ix < 0 || ix >= iw) continue;
+                  sum = std::fma(x[(static_cast<size_t>(iy) * iw + ix) * cs + ch],
+                                 w[static_cast<size_t>(ky * 3 + kx) * cs + ch], sum);
+                }
+              }
+              const float want = std::min(1.5f, std::max(-1.5f, sum));
+              const float got = y[static_cast<size_t>(ox) * cs + ch];
+              if (std::memcmp(&got, &want, sizeof got) != 0 && first.empty()) {
+                first = "stride " + std::to_string(s) + " iw " + std::to_string(iw) + " pad " +
+                        std::to_string(pad) + " c " + std::to_string(c) + " oy " +
+                        std::to_string(oy) + " ox " + std::to_string(ox) + " ch " +
+                        std::to_string(ch) + ": " + std::to_string(got) +
+                        " != " + std::to_string(want);
+              }
+              ++outputs;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(first, std::string());
+  EXPECT_TRUE(outputs > 10000);
+}
+
 // Why an AVX2 kernel test checks nothing here.
 
 // The AVX2 int8 GEMM (int16 weight pairs) against plain int32 dot products: odd depths (a
