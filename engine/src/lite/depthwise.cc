@@ -202,11 +202,13 @@ __attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, c
   }
 }
 
+// Not inlined: inlined into FusedRows3x3I8Avx2, GCC 12 spilled a sum to the stack inside the
+// pixel loop (one store and reload per output; the 56x56x96 layers 3-8% slower), compiled alone
+// it keeps the loop in registers.
 template <bool kGeneral>
-__attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, const int8_t* x,
-                                                    int32_t in_zp, const DepthwiseRequant& q,
-                                                    const FusedBlockConstants* consts, size_t cn,
-                                                    int16_t* ring, int oy0, int oy1, int8_t* y) {
+__attribute__((target("avx2"), noinline)) void FusedRows3x3I8(
+    const DepthwiseGeometry& g, const int8_t* x, int32_t in_zp, const DepthwiseRequant& q,
+    const FusedBlockConstants* consts, size_t cn, int16_t* ring, int oy0, int oy1, int8_t* y) {
   const size_t c = static_cast<size_t>(g.c);
   const size_t blocks = cn / 16;
   const size_t slots = PairSlots(g), slot_size = blocks * slots * 32;
@@ -271,14 +273,13 @@ __attribute__((target("avx2"))) void FusedRows3x3I8(const DepthwiseGeometry& g, 
   }
 }
 
-__attribute__((target("avx2"))) bool FusedRows3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* x,
-                                                        const int8_t* w, int32_t in_zp,
-                                                        const DepthwiseRequant& q, int oy0, int oy1,
-                                                        size_t cn, int8_t* y) {
+__attribute__((target("avx2"))) bool PackFused3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* w,
+                                                        int32_t in_zp, const DepthwiseRequant& q,
+                                                        DepthwiseFusedI8* out) {
   const size_t c = static_cast<size_t>(g.c);
-  const size_t blocks = cn / 16;
-  thread_local AlignedVector<FusedBlockConstants> consts;  // 32-byte members
-  consts.resize(blocks);
+  const size_t blocks = c / 16;
+  out->blocks.assign(blocks * sizeof(FusedBlockConstants), 0);
+  auto* consts = reinterpret_cast<FusedBlockConstants*>(out->blocks.data());
   bool general = false;
   for (size_t b = 0; b < blocks; ++b) {
     FusedBlockConstants& k = consts[b];
@@ -297,6 +298,7 @@ __attribute__((target("avx2"))) bool FusedRows3x3I8Avx2(const DepthwiseGeometry&
     }
     SplitAsAccumulators(folded, &k.bias_lo, &k.bias_hi);
     if (!avx2::MakeRounding(m_lo, s_lo, &k.lo) || !avx2::MakeRounding(m_hi, s_hi, &k.hi)) {
+      out->blocks.clear();
       return false;
     }
     general = general || k.lo.any_left || k.lo.any_double || k.hi.any_left || k.hi.any_double;
@@ -309,15 +311,25 @@ __attribute__((target("avx2"))) bool FusedRows3x3I8Avx2(const DepthwiseGeometry&
       k.w2hi[ky] = _mm256_unpackhi_epi16(d, _mm256_setzero_si256());
     }
   }
-  const size_t ring_size = 3 * blocks * PairSlots(g) * 32;
+  out->general = general;
+  out->in_zp = in_zp;
+  return true;
+}
+
+// Rows [oy0, oy1) of the channels [c0, c0 + cn): x and y moved to c0, consts to its block.
+__attribute__((target("avx2"))) void FusedRows3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* x,
+                                                        const DepthwiseFusedI8& p,
+                                                        const FusedBlockConstants* consts,
+                                                        const DepthwiseRequant& q, int oy0, int oy1,
+                                                        size_t cn, int8_t* y) {
+  const size_t ring_size = 3 * (cn / 16) * PairSlots(g) * 32;
   thread_local std::vector<int16_t> ring;
   if (ring.size() < ring_size) ring.resize(ring_size);
-  if (general) {
-    FusedRows3x3I8<true>(g, x, in_zp, q, consts.data(), cn, ring.data(), oy0, oy1, y);
+  if (p.general) {
+    FusedRows3x3I8<true>(g, x, p.in_zp, q, consts, cn, ring.data(), oy0, oy1, y);
   } else {
-    FusedRows3x3I8<false>(g, x, in_zp, q, consts.data(), cn, ring.data(), oy0, oy1, y);
+    FusedRows3x3I8<false>(g, x, p.in_zp, q, consts, cn, ring.data(), oy0, oy1, y);
   }
-  return true;
 }
 
 // 3x3 rows without dilation, channels a multiple of 8 (MobileNet's): for each block of 8
@@ -477,40 +489,41 @@ void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w
   }
 }
 
-bool DepthwiseRowsI8FusedUsable(const DepthwiseGeometry& g, const int32_t* mult) {
+bool PackDepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* w, int32_t in_zp,
+                              const DepthwiseRequant& q, DepthwiseFusedI8* out) {
+  out->blocks.clear();
 #ifdef EMBER_LOOP_X86
   if (!FusedFits(g)) return false;
   for (int ch = 0; ch < g.c; ++ch) {
-    if (mult[ch] == INT32_MIN) return false;
+    if (q.mult[ch] == INT32_MIN) return false;
   }
-  return true;
+  return PackFused3x3I8Avx2(g, w, in_zp, q, out);
 #else
   (void)g;
-  (void)mult;
+  (void)w;
+  (void)in_zp;
+  (void)q;
   return false;
 #endif
 }
 
-bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
-                          int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int c0,
-                          int c1, int8_t* y) {
+bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const DepthwiseFusedI8& p,
+                          const DepthwiseRequant& q, int oy0, int oy1, int c0, int c1, int8_t* y) {
 #ifdef EMBER_LOOP_X86
-  if (FusedFits(g) && oy0 < oy1 && c0 >= 0 && c0 < c1 && c1 <= g.c && c0 % 16 == 0 &&
-      c1 % 16 == 0) {
-    // The channels [c0, c1): every pointer moved to c0, the pixel stride still g.c.
-    DepthwiseRequant part = q;
-    part.bias += c0;
-    part.mult += c0;
-    part.shift += c0;
-    return FusedRows3x3I8Avx2(g, x + c0, w + c0, in_zp, part, oy0, oy1,
-                              static_cast<size_t>(c1 - c0), y + c0);
+  if (FusedFits(g) &&
+      p.blocks.size() == static_cast<size_t>(g.c / 16) * sizeof(FusedBlockConstants) && oy0 < oy1 &&
+      c0 >= 0 && c0 < c1 && c1 <= g.c && c0 % 16 == 0 && c1 % 16 == 0) {
+    // The channels [c0, c1): x and y moved to c0 (the pixel stride still g.c), the constants to
+    // its block.
+    const auto* consts = reinterpret_cast<const FusedBlockConstants*>(p.blocks.data()) + c0 / 16;
+    FusedRows3x3I8Avx2(g, x + c0, p, consts, q, oy0, oy1, static_cast<size_t>(c1 - c0), y + c0);
+    return true;
   }
   return false;
 #else
   (void)g;
   (void)x;
-  (void)w;
-  (void)in_zp;
+  (void)p;
   (void)q;
   (void)oy0;
   (void)oy1;

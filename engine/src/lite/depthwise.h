@@ -37,15 +37,27 @@ struct DepthwiseRequant {
   int32_t out_zp = 0, act_min = -128, act_max = 127;
 };
 
+// The int8 3x3 rows' constants per block of 16 channels (the weights as int16 pairs, the bias
+// less in_zp times the nine weights, the requantization's multipliers and shifts in the order
+// the accumulators hold them), made once by PackDepthwiseRowsI8Fused: made per call, they cost
+// each task as much as a few output rows of MobileNet's small layers.
+struct DepthwiseFusedI8 {
+  AlignedVector<uint8_t> blocks;  // g.c / 16 of depthwise.cc's FusedBlockConstants
+  bool general = false;           // a block needs the general rounding (left shift, e = 0)
+  int32_t in_zp = 0;              // the input zero point (the value of a padding tap)
+};
+
+// Whether DepthwiseRowsI8Fused runs for this geometry and requantization (AVX2 and AVX-512
+// CPUs, 3x3 filters without dilation over channels a multiple of 16, no INT32_MIN multiplier);
+// if so fills `out`. w: [3, 3, c] int8 (TFLite's [1, 3, 3, c] filter), q.bias c values.
+bool PackDepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* w, int32_t in_zp,
+                              const DepthwiseRequant& q, DepthwiseFusedI8* out);
 // Output rows [oy0, oy1) of the image at x, channels [c0, c1) (multiples of 16; all: 0, g.c),
 // requantized with TFLite's double rounding (as RequantizeRows): output (oy, ox, ch) at
-// y[((oy - oy0) * ow + ox) * c + ch]. AVX2 (and AVX-512) CPUs, 3x3 filters without dilation
-// over channels a multiple of 16, no INT32_MIN multiplier; false, nothing written, elsewhere.
-// Whether DepthwiseRowsI8Fused runs for this geometry and these c multipliers.
-bool DepthwiseRowsI8FusedUsable(const DepthwiseGeometry& g, const int32_t* mult);
-bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
-                          int32_t in_zp, const DepthwiseRequant& q, int oy0, int oy1, int c0,
-                          int c1, int8_t* y);
+// y[((oy - oy0) * ow + ox) * c + ch]. `p` from PackDepthwiseRowsI8Fused for g; q gives the
+// output zero point and clamp. False, nothing written, where p does not fit the call.
+bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const DepthwiseFusedI8& p,
+                          const DepthwiseRequant& q, int oy0, int oy1, int c0, int c1, int8_t* y);
 
 // AVX-512 (F, BW, VL, VNNI) rows, for CPUs where HasVnni(); usable when the filter has at
 // most 64 taps. The int8 row is fused: y = requantized int8 outputs. `w32` holds the weights

@@ -81,11 +81,11 @@ struct Interpreter::NodeState {
   std::vector<int32_t> bias_u8;  // same for the VNNI path (activations offset by 128)
   PackedWeights packed;          // VNNI-packed weights when the CPU has them
   bool vnni = false;
-  bool add_avx2 = false;
-  int gemm_rows = 1;
-  bool dw_fused_avx2 =
-      false;  // int8 3x3 depthwise on DepthwiseRowsI8Fused  // int8 CONV_2D on GemmI16: output rows
-              // per GEMM   // int8 ADD on AddI8Avx2 (same shapes, AVX2 without AVX-512 VNNI)
+  bool add_avx2 = false;  // int8 ADD on AddI8Avx2 (same shapes, AVX2 without AVX-512 VNNI)
+  int gemm_rows = 1;      // int8 CONV_2D on GemmI16: output rows per GEMM
+  // int8 3x3 DEPTHWISE_CONV_2D on DepthwiseRowsI8Fused (AVX2 without VNNI), its constants.
+  bool dw_fused_avx2 = false;
+  DepthwiseFusedI8 dw_fused;
   bool mean_rows = false;  // MEAN over consecutive axes, not the last: [outer, inner, depth] input
   std::vector<int8_t> scratch8;  // im2col
   std::vector<float> scratchf;   // float im2col: `threads` slices of scratch_slice values

@@ -966,20 +966,29 @@ TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
     q.act_max = cs.odd_shifts ? 90 : 127;
     const size_t rows = static_cast<size_t>(cs.oy1 - cs.oy0);
     std::vector<int8_t> y(rows * g.ow * c + 3, 77);
-    EXPECT_TRUE(DepthwiseRowsI8FusedUsable(g, mult.data()));
+    DepthwiseFusedI8 packed;
+    ASSERT_TRUE(PackDepthwiseRowsI8Fused(g, w.data(), cs.zp, q, &packed));
+    // The constants are packed: the kernel reads none of w, the bias, multipliers or shifts.
+    const std::vector<int8_t> w_kept = w;
+    const std::vector<int32_t> bias_kept = bias, mult_kept = mult;
+    std::fill(w.begin(), w.end(), int8_t{0});
+    std::fill(bias.begin(), bias.end(), 0);
+    std::fill(mult.begin(), mult.end(), 0);
     // All channels, or (c > 16) two parts as threads split them: the same bytes.
     if (c > 16) {
-      ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, 16,
+      ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), packed, q, cs.oy0, cs.oy1, 16,
                                        static_cast<int>(c), y.data()));
       for (size_t i = 0; i < rows * g.ow; ++i) {
         for (size_t ch = 0; ch < 16; ++ch) EXPECT_EQ(y[i * c + ch], 77);  // not its part
       }
-      ASSERT_TRUE(
-          DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, 0, 16, y.data()));
+      ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), packed, q, cs.oy0, cs.oy1, 0, 16, y.data()));
     } else {
-      ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, 0,
+      ASSERT_TRUE(DepthwiseRowsI8Fused(g, x.data(), packed, q, cs.oy0, cs.oy1, 0,
                                        static_cast<int>(c), y.data()));
     }
+    w = w_kept;
+    bias = bias_kept;
+    mult = mult_kept;
     for (size_t i = rows * g.ow * c; i < y.size(); ++i) EXPECT_EQ(y[i], 77);
     int wrong = 0;
     for (int oy = cs.oy0; oy < cs.oy1; ++oy) {
@@ -1003,9 +1012,17 @@ TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
     }
     EXPECT_EQ(wrong, 0);
     mult[c - 1] = INT32_MIN;  // TFLite's saturating case: the caller's general path
-    EXPECT_FALSE(DepthwiseRowsI8FusedUsable(g, mult.data()));
-    EXPECT_FALSE(DepthwiseRowsI8Fused(g, x.data(), w.data(), cs.zp, q, cs.oy0, cs.oy1, 0,
+    EXPECT_FALSE(PackDepthwiseRowsI8Fused(g, w.data(), cs.zp, q, &packed));
+    EXPECT_FALSE(DepthwiseRowsI8Fused(g, x.data(), packed, q, cs.oy0, cs.oy1, 0,
                                       static_cast<int>(c), y.data()));
+    // Constants packed for another geometry (fewer channels) do not fit this one.
+    mult[c - 1] = mult_kept[c - 1];
+    const DepthwiseGeometry narrow = Geometry3x3(cs.ih, cs.iw, 16, cs.s, 1, cs.pad);
+    ASSERT_TRUE(PackDepthwiseRowsI8Fused(narrow, w.data(), cs.zp, q, &packed));
+    if (c > 16) {
+      EXPECT_FALSE(DepthwiseRowsI8Fused(g, x.data(), packed, q, cs.oy0, cs.oy1, 0,
+                                        static_cast<int>(c), y.data()));
+    }
   }
 }
 
