@@ -1020,13 +1020,24 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
     // depthwise layers 87.7 -> 79.2 us; the 6x6 and 3x3 ones 14-28% faster).
     const int blocks = g.c / 16, parts = std::min(tasks, node->threads);
     if (parts > 1 && blocks >= parts && (blocks % parts == 0 || rows < 4 * parts)) {
-      const size_t out_image = static_cast<size_t>(g.oh) * g.ow * g.c;
+      const size_t out_row = static_cast<size_t>(g.ow) * g.c;
+      const size_t out_image = static_cast<size_t>(g.oh) * out_row;
       RunTasks(*node, parts, [&](int task, int) {
         int64_t c0, c1;
         ChunkRange(g.c, parts, task, 16, &c0, &c1);
+        const int part_c0 = static_cast<int>(c0), part_c1 = static_cast<int>(c1);
+        // Part t starts at row oh * t / parts and wraps around: the parts share the cache
+        // lines of each output pixel, and in step they would write the same lines at once
+        // (56x56x96, two threads: stride 1 97.2 -> 94.5 us, stride 2 29.7 -> 28.6 us).
+        const int start = g.oh >= 2 * parts ? g.oh * task / parts : 0;
         for (int bi = 0; bi < node->n; ++bi) {
-          DepthwiseRowsI8Fused(g, x + bi * in_image, node->dw_fused, q, 0, g.oh,
-                               static_cast<int>(c0), static_cast<int>(c1), y + bi * out_image);
+          const int8_t* xi = x + bi * in_image;
+          int8_t* yi = y + bi * out_image;
+          DepthwiseRowsI8Fused(g, xi, node->dw_fused, q, start, g.oh, part_c0, part_c1,
+                               yi + static_cast<size_t>(start) * out_row);
+          if (start > 0) {
+            DepthwiseRowsI8Fused(g, xi, node->dw_fused, q, 0, start, part_c0, part_c1, yi);
+          }
         }
       });
       return Status::OK();
