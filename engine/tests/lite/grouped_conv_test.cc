@@ -1,7 +1,7 @@
 // Grouped CONV_2D (filter [O, KH, KW, C / groups], Keras's Conv2D(groups=...)), float and int8
 // with per-channel weights, against a port of TFLite's reference kernels (reference_ops::Conv,
 // reference_integer_ops::ConvPerChannel): every path (groups of several channels, one filter per
-// channel run as a depthwise convolution, two filters per channel), with 1, 2 and 4 threads;
+// channel run as a depthwise convolution, two filters per channel), with 1 to 4 threads;
 // and the errors for depths that do not split into groups.
 #include <algorithm>
 #include <cmath>
@@ -39,6 +39,11 @@ const Case kCases[] = {
     {9, 9, 24, 7, 7, 1, 24, 1, 1, Padding::kSame},    // ConvNeXt's 7x7
     {9, 10, 16, 3, 3, 1, 16, 2, 1, Padding::kValid},  // depthwise, strided
     {8, 8, 4, 3, 3, 1, 8, 2, 1, Padding::kSame},      // two filters per channel
+    // Depthwise over several 16-channel blocks (int8 on AVX2: threads split the channels,
+    // each part starting at its own row, or the rows): 6 blocks; 9 blocks on 3 rows; 3 blocks.
+    {12, 12, 96, 3, 3, 1, 96, 1, 1, Padding::kSame},
+    {6, 6, 144, 3, 3, 1, 144, 2, 1, Padding::kSame},
+    {8, 9, 48, 3, 3, 1, 48, 1, 1, Padding::kValid},
 };
 
 void OutSize(const Case& c, int in, int k, int* out, int* pad) {
@@ -139,7 +144,7 @@ TEST(GroupedConv, FloatMatchesReference) {
         ConvGraph(c, TensorType::kFloat32, w.data(), w.size() * 4, b.data(), b.size() * 4, oh, ow);
     g.operators[0].options.activation = Activation::kRelu;
     std::string one;
-    for (int threads : {1, 2, 4}) {
+    for (int threads : {1, 2, 3, 4}) {
       auto y = Run(g, x.data(), x.size() * 4, threads);
       ASSERT_OK(y.status());
       ASSERT_TRUE(y->size() == sums.size() * 4);
@@ -205,7 +210,7 @@ TEST(GroupedConv, Int8PerChannelMatchesReferenceExactly) {
       want[i] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
     }
     EXPECT_TRUE(clamped < static_cast<int>(want.size()) / 4);  // the outputs carry information
-    for (int threads : {1, 2, 4}) {
+    for (int threads : {1, 2, 3, 4}) {
       auto y = Run(g, x.data(), x.size(), threads);
       ASSERT_OK(y.status());
       ASSERT_TRUE(y->size() == want.size());
