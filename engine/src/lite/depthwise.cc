@@ -493,11 +493,8 @@ bool PackDepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* w, int32
                               const DepthwiseRequant& q, DepthwiseFusedI8* out) {
   out->blocks.clear();
 #ifdef EMBER_LOOP_X86
-  if (!FusedFits(g)) return false;
-  for (int ch = 0; ch < g.c; ++ch) {
-    if (q.mult[ch] == INT32_MIN) return false;
-  }
-  return PackFused3x3I8Avx2(g, w, in_zp, q, out);
+  // An INT32_MIN multiplier: avx2::MakeRounding refuses its block, the pack returns false.
+  return FusedFits(g) && PackFused3x3I8Avx2(g, w, in_zp, q, out);
 #else
   (void)g;
   (void)w;
