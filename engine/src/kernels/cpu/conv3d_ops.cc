@@ -366,7 +366,7 @@ Status Conv3DShape(ShapeContext* c) {
   EMBER_RETURN_IF_ERROR(RequireRank5(c, 0));
   EMBER_RETURN_IF_ERROR(RequireRank5(c, 1));
   std::vector<int64_t> strides;
-  Padding pad;
+  Padding pad = Padding::kValid;
   EMBER_RETURN_IF_ERROR(Padding3D(*c->node, &pad));
   const bool x_known = oputil::KnownRank(c, 0), f_known = oputil::KnownRank(c, 1);
   std::vector<int64_t>& out = c->output_shapes[0].dims;
