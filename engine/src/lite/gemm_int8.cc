@@ -1351,6 +1351,114 @@ __attribute__((target("avx2"))) void WidenAvx2(const int8_t* x, size_t n, int16_
 }  // namespace
 #endif
 
+#ifdef EMBER_LITE_X86
+namespace {
+
+constexpr int kWidenMaxRows = 16;  // filter heights Im2ColRowWidenI8 takes
+
+// Pixel ox of Im2ColRowWidenAvx2 value by value: any window, no load past the image.
+void Im2ColPixelWiden(const Im2ColGeometry& g, const int8_t* image, int iy0, int ox, int8_t pad,
+                      int16_t* dst) {
+  const size_t pixel_row = static_cast<size_t>(g.iw) * static_cast<size_t>(g.ic);
+  const int ix0 = ox * g.stride_w - g.pad_w;
+  for (int ky = 0; ky < g.kh; ++ky) {
+    const int iy = iy0 + ky;
+    for (int kx = 0; kx < g.kw; ++kx) {
+      const int ix = ix0 + kx;
+      int16_t* d = dst + (static_cast<size_t>(ky) * g.kw + kx) * g.ic;
+      if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) {
+        for (int c = 0; c < g.ic; ++c) d[c] = pad;
+        continue;
+      }
+      const int8_t* s =
+          image + static_cast<size_t>(iy) * pixel_row + static_cast<size_t>(ix) * g.ic;
+      for (int c = 0; c < g.ic; ++c) d[c] = s[c];
+    }
+  }
+}
+
+__attribute__((target("avx2"))) void Im2ColRowWidenAvx2(const Im2ColGeometry& g,
+                                                        const int8_t* image, size_t image_bytes,
+                                                        int oy, int8_t pad, int k2, int16_t* x16) {
+  const size_t run = static_cast<size_t>(g.kw) * static_cast<size_t>(g.ic);  // <= 16
+  const size_t k = static_cast<size_t>(g.kh) * run, row = 2 * static_cast<size_t>(k2);
+  const ptrdiff_t pixel_row = static_cast<ptrdiff_t>(g.iw) * g.ic;
+  const __m256i pad16 = _mm256_set1_epi16(pad);
+  const int iy0 = oy * g.stride_h - g.pad_h;
+  // Each filter row's input row (null: padding), and the last byte offset in a row at which a
+  // 16-byte load stays inside the image for every one of them.
+  const int8_t* src[kWidenMaxRows];
+  ptrdiff_t last_at = pixel_row;  // every load of a row's pixels allowed by default
+  for (int ky = 0; ky < g.kh; ++ky) {
+    const int iy = iy0 + ky;
+    src[ky] = iy >= 0 && iy < g.ih ? image + static_cast<ptrdiff_t>(iy) * pixel_row : nullptr;
+    if (src[ky] != nullptr) {
+      last_at = std::min(last_at, static_cast<ptrdiff_t>(image_bytes) - 16 -
+                                      static_cast<ptrdiff_t>(iy) * pixel_row);
+    }
+  }
+  // Pixels whose window lies inside the row, [lo, hi), and of those the ones that load freely.
+  const int lo = std::min(g.ow, (g.pad_w + g.stride_w - 1) / g.stride_w);
+  int hi = g.iw - g.kw + g.pad_w >= 0 ? (g.iw - g.kw + g.pad_w) / g.stride_w + 1 : 0;
+  hi = std::max(lo, std::min(g.ow, hi));
+  int fast = lo;
+  if (last_at >= 0) {
+    const ptrdiff_t last_ix = last_at / g.ic;  // a window starting at or before it loads freely
+    fast = static_cast<int>(
+        std::max<ptrdiff_t>(lo, std::min<ptrdiff_t>(hi, (last_ix + g.pad_w) / g.stride_w + 1)));
+  }
+  for (int ox = 0; ox < g.ow; ++ox) {
+    int16_t* dst = x16 + static_cast<size_t>(ox) * row;
+    if (ox >= lo && ox < fast) {
+      // Filter row ky's 16 values at dst + ky * run: the run..15 past it are the next filter
+      // row's (or the next pixel's) and written over after, in order; room past the last pixel.
+      const ptrdiff_t at = static_cast<ptrdiff_t>(ox * g.stride_w - g.pad_w) * g.ic;
+      for (int ky = 0; ky < g.kh; ++ky) {
+        const __m256i v = src[ky] == nullptr ? pad16
+                                             : _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                                   reinterpret_cast<const __m128i*>(src[ky] + at)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + static_cast<size_t>(ky) * run), v);
+      }
+    } else {
+      Im2ColPixelWiden(g, image, iy0, ox, pad, dst);
+    }
+    if (row > k) dst[k] = 0;  // row = 2 * ceil(k / 2): one value at most
+  }
+}
+
+}  // namespace
+#endif
+
+bool Im2ColRowWidenI8Applies(const Im2ColGeometry& g, int k2) {
+#ifdef EMBER_LITE_X86
+  return GemmI16Available() && g.dil_h == 1 && g.dil_w == 1 && g.ic > 0 && g.kw > 0 && g.kh > 0 &&
+         g.kh <= kWidenMaxRows && g.stride_w > 0 && g.kw * g.ic <= 16 &&
+         2 * k2 >= g.kh * g.kw * g.ic;
+#else
+  (void)g;
+  (void)k2;
+  return false;
+#endif
+}
+
+bool Im2ColRowWidenI8(const Im2ColGeometry& g, const int8_t* image, size_t image_bytes, int oy,
+                      int8_t pad, int k2, int16_t* x16) {
+#ifdef EMBER_LITE_X86
+  if (Im2ColRowWidenI8Applies(g, k2)) {
+    Im2ColRowWidenAvx2(g, image, image_bytes, oy, pad, k2, x16);
+    return true;
+  }
+#endif
+  (void)g;
+  (void)image;
+  (void)image_bytes;
+  (void)oy;
+  (void)pad;
+  (void)k2;
+  (void)x16;
+  return false;
+}
+
 // Rows of a 1x1 conv or FULLY_CONNECTED are often short (16 to 96 channels) and, with an even
 // depth and no gap between them, one flat run: widened as one, 16 values a step (a compiled
 // loop per row left short rows to its scalar tail).

@@ -81,8 +81,9 @@ struct Interpreter::NodeState {
   std::vector<int32_t> bias_u8;  // same for the VNNI path (activations offset by 128)
   PackedWeights packed;          // VNNI-packed weights when the CPU has them
   bool vnni = false;
-  bool add_avx2 = false;  // int8 ADD on AddI8Avx2 (same shapes, AVX2 without AVX-512 VNNI)
-  int gemm_rows = 1;      // int8 CONV_2D on GemmI16: output rows per GEMM
+  bool add_avx2 = false;      // int8 ADD on AddI8Avx2 (same shapes, AVX2 without AVX-512 VNNI)
+  int gemm_rows = 1;          // int8 CONV_2D on GemmI16: output rows per GEMM
+  bool im2col_widen = false;  // and its im2col widened as it is gathered (Im2ColRowWidenI8)
   // int8 3x3 DEPTHWISE_CONV_2D on DepthwiseRowsI8Fused (AVX2 without VNNI), its constants.
   bool dw_fused_avx2 = false;
   DepthwiseFusedI8 dw_fused;

@@ -333,6 +333,13 @@ inline void CopyPixel(void* dst, const void* src, size_t bytes) {
   }
 }
 
+// A CONV_2D node's geometry for Im2ColRowWidenI8.
+Im2ColGeometry ConvIm2ColGeometry(const NodeState& node) {
+  const OpOptions& o = node.op->options;
+  return Im2ColGeometry{node.ih,    node.iw,      node.ic,      node.kh,    node.kw,    o.stride_h,
+                        o.stride_w, o.dilation_h, o.dilation_w, node.pad_h, node.pad_w, node.ow};
+}
+
 // Fills the im2col row block for output row `oy` of batch `b`: for each output column a
 // row of kh*kw*ic values in (ky, kx, c) order; padding gets `pad_value`.
 template <typename T>
@@ -623,13 +630,24 @@ Status EvalConvI8(NodeState* node) {
       for (int64_t r = r0; r < r1; r += node->gemm_rows) {
         const int rows = static_cast<int>(std::min<int64_t>(node->gemm_rows, r1 - r));
         const int pixels = rows * node->ow;
-        for (int j = 0; j < rows; ++j) {
-          const int bi = static_cast<int>((r + j) / node->oh);
-          const int oy = static_cast<int>((r + j) % node->oh);
-          Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols + static_cast<size_t>(j) * node->ow * k);
-        }
         int16_t* x16 = node->scratch16.data() + static_cast<size_t>(thread) * node->scratch16_slice;
-        WidenRowsI8(cols, pixels, k, k, w16.k2, x16);
+        if (node->im2col_widen) {
+          const Im2ColGeometry g = ConvIm2ColGeometry(*node);
+          const size_t image = static_cast<size_t>(node->ih) * node->iw * node->ic;
+          for (int j = 0; j < rows; ++j) {
+            const int bi = static_cast<int>((r + j) / node->oh);
+            const int oy = static_cast<int>((r + j) % node->oh);
+            Im2ColRowWidenI8(g, x + bi * image, image, oy, pad, w16.k2,
+                             x16 + static_cast<size_t>(j) * node->ow * 2 * w16.k2);
+          }
+        } else {
+          for (int j = 0; j < rows; ++j) {
+            const int bi = static_cast<int>((r + j) / node->oh);
+            const int oy = static_cast<int>((r + j) % node->oh);
+            Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols + static_cast<size_t>(j) * node->ow * k);
+          }
+          WidenRowsI8(cols, pixels, k, k, w16.k2, x16);
+        }
         const int stride = w16.blocks * 8;
         GemmI16(x16, pixels, w16, acc, stride);
         RequantizeRows(*node, acc, pixels, stride, node->oc,
@@ -750,6 +768,7 @@ Status PrepareConv2D(NodeState* node) {
     node->acc_slice = static_cast<size_t>(node->oc);
     node->w16 = PackedI16();
     node->gemm_rows = 1;
+    node->im2col_widen = false;
     if (GemmI16Available()) {
       // Whole output rows' sums at once: GemmI16 against the int16 weight pairs, over enough
       // rows for 16 pixels in whole 4-pixel tiles where the rows are narrow (MobileNet's 6 and
@@ -762,8 +781,10 @@ Status PrepareConv2D(NodeState* node) {
       const size_t pixels = static_cast<size_t>(g) * node->ow;
       node->scratch_slice = (pixels * k + 63) / 64 * 64;
       node->acc_slice = pixels * node->w16.blocks * 8;
-      node->scratch16_slice = (pixels * node->w16.k2 * 2 + 31) / 32 * 32;
+      // Im2ColRowWidenI8 writes 16 values past a row's last pixel: room for them in each slice.
+      node->scratch16_slice = (pixels * node->w16.k2 * 2 + 16 + 31) / 32 * 32;
       node->scratch16.assign(node->scratch16_slice * static_cast<size_t>(node->threads), 0);
+      node->im2col_widen = Im2ColRowWidenI8Applies(ConvIm2ColGeometry(*node), node->w16.k2);
     }
   }
   const size_t threads = static_cast<size_t>(node->threads);

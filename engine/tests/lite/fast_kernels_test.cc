@@ -1026,6 +1026,74 @@ TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
   }
 }
 
+// The im2col widened as it is gathered (a first layer over RGB) against the definition: every
+// window of every output row, padding rows and columns, strides, filter rows of 1 to 16 values
+// and images too small for a 16-byte load, each in a buffer of exactly its size (no load may pass
+// its end). Nothing may be written past the 16 values of room after the row's last pixel.
+TEST(Im2ColWidenI8, MatchesDefinitionOnEveryWindow) {
+  if (!GemmI16Available()) EMBER_NOT_RUN(kNoAvx2);
+  const int8_t pad = -7;
+  const int16_t canary = 12345;
+  int checked = 0;
+  for (int ic : {1, 2, 3, 4, 5, 8, 16}) {
+    for (int kw : {1, 2, 3, 5}) {
+      if (kw * ic > 16) continue;
+      for (int kh : {1, 3, 4}) {
+        for (int s : {1, 2, 3}) {
+          for (int p : {0, 1, 2}) {
+            for (int ih : {1, 2, 5, 9}) {
+              for (int iw : {1, 3, 6, 11}) {
+                const int oh = (ih + 2 * p - kh) / s + 1, ow = (iw + 2 * p - kw) / s + 1;
+                if (ih + 2 * p < kh || iw + 2 * p < kw || oh < 1 || ow < 1) continue;
+                const Im2ColGeometry g{ih, iw, ic, kh, kw, s, s, 1, 1, p, p, ow};
+                const int k = kh * kw * ic, k2 = (k + 1) / 2;
+                const size_t row = 2 * static_cast<size_t>(k2);
+                ASSERT_TRUE(Im2ColRowWidenI8Applies(g, k2));
+                const std::vector<int8_t> image =
+                    RandomInt8(static_cast<size_t>(ih) * iw * ic, static_cast<unsigned>(ic + iw));
+                for (int oy = 0; oy < oh; ++oy) {
+                  std::vector<int16_t> x16(static_cast<size_t>(ow) * row + 16 + 8, canary);
+                  ASSERT_TRUE(
+                      Im2ColRowWidenI8(g, image.data(), image.size(), oy, pad, k2, x16.data()));
+                  for (int ox = 0; ox < ow; ++ox) {
+                    const int16_t* got = x16.data() + static_cast<size_t>(ox) * row;
+                    for (int ky = 0; ky < kh; ++ky) {
+                      for (int kx = 0; kx < kw; ++kx) {
+                        const int iy = oy * s - p + ky, ix = ox * s - p + kx;
+                        const bool inside = iy >= 0 && iy < ih && ix >= 0 && ix < iw;
+                        for (int c = 0; c < ic; ++c) {
+                          const int want =
+                              inside ? image[(static_cast<size_t>(iy) * iw + ix) * ic + c] : pad;
+                          EXPECT_EQ(got[(ky * kw + kx) * ic + c], want);
+                        }
+                      }
+                    }
+                    for (size_t q = static_cast<size_t>(k); q < row; ++q) EXPECT_EQ(got[q], 0);
+                  }
+                  for (size_t q = static_cast<size_t>(ow) * row + 16; q < x16.size(); ++q) {
+                    EXPECT_EQ(x16[q], canary);
+                  }
+                  ++checked;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(checked > 1000);
+  // Where it does not apply it says so and writes nothing.
+  const Im2ColGeometry wide{4, 4, 17, 1, 1, 1, 1, 1, 1, 0, 0, 4};
+  EXPECT_FALSE(Im2ColRowWidenI8Applies(wide, 9));
+  const Im2ColGeometry dilated{6, 6, 3, 3, 3, 1, 1, 2, 2, 0, 0, 2};
+  EXPECT_FALSE(Im2ColRowWidenI8Applies(dilated, 14));
+  std::vector<int16_t> untouched(64, canary);
+  const std::vector<int8_t> image = RandomInt8(6 * 6 * 3, 3);
+  EXPECT_FALSE(Im2ColRowWidenI8(dilated, image.data(), image.size(), 0, pad, 14, untouched.data()));
+  for (int16_t v : untouched) EXPECT_EQ(v, canary);
+}
+
 TEST(DepthwiseVnni3x3, MatchesPortableRows) {
   if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
   struct Case {
