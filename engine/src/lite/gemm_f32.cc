@@ -269,9 +269,11 @@ EMBER_AVX512_TARGET void GemmAvx512(const float* x, int m, int x_stride, const S
 // has): twice the rows then share each weight load and no FMA computes a padding column (a
 // 16 -> 8 channel 1x1 conv ran at half the FMA rate). Each output is the same sum either way.
 template <int MR, int NH>
-EMBER_AVX2_TARGET inline void Avx2Block(const float* x, int x_stride, const Segs& sg,
-                                        const PackedF32& w, int j, float lo, float hi, float* y,
-                                        int rows) {
+EMBER_AVX2_TARGET inline __attribute__((always_inline)) void Avx2Block(const float* x, int x_stride,
+                                                                       const Segs& sg,
+                                                                       const PackedF32& w, int j,
+                                                                       float lo, float hi, float* y,
+                                                                       int rows) {
   // Every loop over the tile unrolled, as in Avx512Block: else GCC keeps acc in memory and
   // stores each accumulator back every step (the AVX2 conv ran at half the FMA rate).
   __m256 acc[MR][NH];
