@@ -19,8 +19,8 @@ namespace ember {
 namespace lite {
 namespace {
 
-EMBER_LOOP_BODY void RowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
-                           int32_t in_zp, int oy, int32_t* acc) {
+EMBER_LOOP_BODY void RowI8(const WindowGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp,
+                           int oy, int32_t* acc) {
   const int c = g.c;
   const int iy0 = oy * g.stride_h - g.pad_h;
   for (int ox = 0; ox < g.ow; ++ox) {
@@ -43,7 +43,7 @@ EMBER_LOOP_BODY void RowI8(const DepthwiseGeometry& g, const int8_t* x, const in
   }
 }
 
-EMBER_LOOP_BODY void RowF32(const DepthwiseGeometry& g, const float* x, const float* w,
+EMBER_LOOP_BODY void RowF32(const WindowGeometry& g, const float* x, const float* w,
                             const float* bias, float lo, float hi, int oy, float* y) {
   const int c = g.c;
   const int iy0 = oy * g.stride_h - g.pad_h;
@@ -68,29 +68,29 @@ EMBER_LOOP_BODY void RowF32(const DepthwiseGeometry& g, const float* x, const fl
   }
 }
 
-void RowI8Generic(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp,
-                  int oy, int32_t* acc) {
+void RowI8Generic(const WindowGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp, int oy,
+                  int32_t* acc) {
   RowI8(g, x, w, in_zp, oy, acc);
 }
 
-void RowF32Generic(const DepthwiseGeometry& g, const float* x, const float* w, const float* bias,
+void RowF32Generic(const WindowGeometry& g, const float* x, const float* w, const float* bias,
                    float lo, float hi, int oy, float* y) {
   RowF32(g, x, w, bias, lo, hi, oy, y);
 }
 
 #ifdef EMBER_LOOP_X86
-EMBER_LOOP_AVX2 void RowI8Avx2(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w,
+EMBER_LOOP_AVX2 void RowI8Avx2(const WindowGeometry& g, const int8_t* x, const int8_t* w,
                                int32_t in_zp, int oy, int32_t* acc) {
   RowI8(g, x, w, in_zp, oy, acc);
 }
 
-EMBER_LOOP_AVX2 void RowF32Avx2(const DepthwiseGeometry& g, const float* x, const float* w,
+EMBER_LOOP_AVX2 void RowF32Avx2(const WindowGeometry& g, const float* x, const float* w,
                                 const float* bias, float lo, float hi, int oy, float* y) {
   RowF32(g, x, w, bias, lo, hi, oy, y);
 }
 
 // int8 3x3 rows without dilation, channels a multiple of 16 (DepthwiseRowsI8Fused).
-bool Row3x3I8Fits(const DepthwiseGeometry& g) {
+bool Row3x3I8Fits(const WindowGeometry& g) {
   return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1 && g.c % 16 == 0 && g.c > 0;
 }
 
@@ -146,20 +146,18 @@ __attribute__((target("avx2"))) inline __m256i EdgePixel(const int8_t* px, ptrdi
 
 // Positions of a row whose pairs the outputs read: all at stride 1 (and 3 or more), the even
 // ones at stride 2 (2 ox and 2 ox + 2). A row stores only those: pair j at slot j / PairStep.
-size_t PairStep(const DepthwiseGeometry& g) { return g.stride_w == 2 ? 2 : 1; }
+size_t PairStep(const WindowGeometry& g) { return g.stride_w == 2 ? 2 : 1; }
 // Pair positions [0, span) of a row that the outputs' windows cover, and the slots they take.
-size_t PairSpan(const DepthwiseGeometry& g) {
+size_t PairSpan(const WindowGeometry& g) {
   return static_cast<size_t>(g.ow - 1) * static_cast<size_t>(g.stride_w) + 3;
 }
-size_t PairSlots(const DepthwiseGeometry& g) {
-  return (PairSpan(g) + PairStep(g) - 1) / PairStep(g);
-}
+size_t PairSlots(const WindowGeometry& g) { return (PairSpan(g) + PairStep(g) - 1) / PairStep(g); }
 
 // Input row iy's pairs for every channel block: [block][slot][32 int16]. The values are the
 // raw inputs, and the input zero point where a tap is padding: every output then sums nine taps
 // of w * x, and the bias less in_zp times the nine weights' sum (FusedRows3x3I8Avx2) makes it
 // the sum of w * (x - in_zp) over the taps inside the image, exactly.
-__attribute__((target("avx2"))) void BuildPairsRow(const DepthwiseGeometry& g, const int8_t* x,
+__attribute__((target("avx2"))) void BuildPairsRow(const WindowGeometry& g, const int8_t* x,
                                                    size_t cn, int iy, __m256i zp, int16_t* out) {
   const size_t c = static_cast<size_t>(g.c);
   const size_t span = PairSpan(g), slots = PairSlots(g), step = PairStep(g);
@@ -219,7 +217,7 @@ __attribute__((target("avx2"))) inline __m128i FusedNarrow(__m256i lo, __m256i h
 // it keeps the loop in registers.
 template <bool kGeneral>
 __attribute__((target("avx2"), noinline)) void FusedRows3x3I8(
-    const DepthwiseGeometry& g, const int8_t* x, int32_t in_zp, const DepthwiseRequant& q,
+    const WindowGeometry& g, const int8_t* x, int32_t in_zp, const DepthwiseRequant& q,
     const FusedBlockConstants* consts, size_t cn, int16_t* ring, int oy0, int oy1, int8_t* y) {
   const size_t c = static_cast<size_t>(g.c);
   const size_t blocks = cn / 16;
@@ -306,7 +304,7 @@ __attribute__((target("avx2"), noinline)) void FusedRows3x3I8(
   }
 }
 
-__attribute__((target("avx2"))) bool PackFused3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* w,
+__attribute__((target("avx2"))) bool PackFused3x3I8Avx2(const WindowGeometry& g, const int8_t* w,
                                                         int32_t in_zp, const DepthwiseRequant& q,
                                                         DepthwiseFusedI8* out) {
   const size_t c = static_cast<size_t>(g.c);
@@ -350,7 +348,7 @@ __attribute__((target("avx2"))) bool PackFused3x3I8Avx2(const DepthwiseGeometry&
 }
 
 // Rows [oy0, oy1) of the channels [c0, c0 + cn): x and y moved to c0, consts to its block.
-__attribute__((target("avx2"))) void FusedRows3x3I8Avx2(const DepthwiseGeometry& g, const int8_t* x,
+__attribute__((target("avx2"))) void FusedRows3x3I8Avx2(const WindowGeometry& g, const int8_t* x,
                                                         const DepthwiseFusedI8& p,
                                                         const FusedBlockConstants* consts,
                                                         const DepthwiseRequant& q, int oy0, int oy1,
@@ -370,7 +368,7 @@ __attribute__((target("avx2"))) void FusedRows3x3I8Avx2(const DepthwiseGeometry&
 // each output is one accumulator, bias first and then the taps inside the image in (ky, kx)
 // order, fused multiply-adds: the AVX-512 row's order and rounding (DepthwiseRowF32Avx512).
 // The loop above reads and writes every output once per tap.
-bool Row3x3F32Fits(const DepthwiseGeometry& g) {
+bool Row3x3F32Fits(const WindowGeometry& g) {
   return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1 && g.c % 8 == 0 && g.c > 0;
 }
 
@@ -424,7 +422,7 @@ __attribute__((target("avx2,fma"))) void Tail3x3F32(const float* const* rows, co
   }
 }
 
-__attribute__((target("avx2,fma"))) void Row3x3F32Avx2(const DepthwiseGeometry& g, const float* x,
+__attribute__((target("avx2,fma"))) void Row3x3F32Avx2(const WindowGeometry& g, const float* x,
                                                        const float* w, const float* bias, float lo,
                                                        float hi, int oy, float* y) {
   const size_t c = static_cast<size_t>(g.c);
@@ -531,14 +529,14 @@ __attribute__((target("avx2,fma"))) void Row3x3F32Avx2(const DepthwiseGeometry& 
 
 #ifdef EMBER_LOOP_X86
 // The geometry and CPU DepthwiseRowsI8Fused runs on.
-bool FusedFits(const DepthwiseGeometry& g) {
+bool FusedFits(const WindowGeometry& g) {
   return ActiveLoopIsa() != LoopIsa::kGeneric && Row3x3I8Fits(g) && g.ow > 0;
 }
 #endif
 
 }  // namespace
 
-void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp,
+void DepthwiseRowI8(const WindowGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp,
                     int oy, int32_t* acc) {
   switch (ActiveLoopIsa()) {
 #ifdef EMBER_LOOP_X86
@@ -554,7 +552,7 @@ void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w
   }
 }
 
-bool PackDepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* w, int32_t in_zp,
+bool PackDepthwiseRowsI8Fused(const WindowGeometry& g, const int8_t* w, int32_t in_zp,
                               const DepthwiseRequant& q, DepthwiseFusedI8* out) {
   out->blocks.clear();
 #ifdef EMBER_LOOP_X86
@@ -569,7 +567,7 @@ bool PackDepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* w, int32
 #endif
 }
 
-bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const DepthwiseFusedI8& p,
+bool DepthwiseRowsI8Fused(const WindowGeometry& g, const int8_t* x, const DepthwiseFusedI8& p,
                           const DepthwiseRequant& q, int oy0, int oy1, int c0, int c1, int8_t* y) {
 #ifdef EMBER_LOOP_X86
   if (FusedFits(g) &&
@@ -596,7 +594,7 @@ bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const Dep
 #endif
 }
 
-void DepthwiseRowF32(const DepthwiseGeometry& g, const float* x, const float* w, const float* bias,
+void DepthwiseRowF32(const WindowGeometry& g, const float* x, const float* w, const float* bias,
                      float lo, float hi, int oy, float* y) {
   switch (ActiveLoopIsa()) {
 #ifdef EMBER_LOOP_X86

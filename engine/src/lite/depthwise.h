@@ -10,23 +10,21 @@
 #include <vector>
 
 #include "common/aligned_vector.h"
+#include "lite/window.h"
 
 namespace ember {
 namespace lite {
 
-// Geometry of one NHWC depthwise convolution (one image; c input = output channels).
-struct DepthwiseGeometry {
-  int ih = 0, iw = 0, c = 0, oh = 0, ow = 0, kh = 1, kw = 1;
-  int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
-};
+// A depthwise convolution's geometry is a WindowGeometry (lite/window.h) whose c channels are
+// its input and output channels alike.
 
 // acc[ox * c + ch] = sum over taps inside the image of w[tap * c + ch] * (x - in_zp), for
 // output row oy of the image at `x`. Taps in the padding contribute nothing.
-void DepthwiseRowI8(const DepthwiseGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp,
+void DepthwiseRowI8(const WindowGeometry& g, const int8_t* x, const int8_t* w, int32_t in_zp,
                     int oy, int32_t* acc);
 
 // y[ox * c + ch] = clamp(sum over taps (in order) of x * w, plus bias[ch], lo, hi).
-void DepthwiseRowF32(const DepthwiseGeometry& g, const float* x, const float* w, const float* bias,
+void DepthwiseRowF32(const WindowGeometry& g, const float* x, const float* w, const float* bias,
                      float lo, float hi, int oy, float* y);
 
 // Per-channel requantization of an int8 depthwise row (see ember/lite/quant.h).
@@ -50,13 +48,13 @@ struct DepthwiseFusedI8 {
 // Whether DepthwiseRowsI8Fused runs for this geometry and requantization (AVX2 and AVX-512
 // CPUs, 3x3 filters without dilation over channels a multiple of 16, no INT32_MIN multiplier);
 // if so fills `out`. w: [3, 3, c] int8 (TFLite's [1, 3, 3, c] filter), q.bias c values.
-bool PackDepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* w, int32_t in_zp,
+bool PackDepthwiseRowsI8Fused(const WindowGeometry& g, const int8_t* w, int32_t in_zp,
                               const DepthwiseRequant& q, DepthwiseFusedI8* out);
 // Output rows [oy0, oy1) of the image at x, channels [c0, c1) (multiples of 16; all: 0, g.c),
 // requantized with TFLite's double rounding (as RequantizeRows): output (oy, ox, ch) at
 // y[((oy - oy0) * ow + ox) * c + ch]. `p` from PackDepthwiseRowsI8Fused for g; q gives the
 // output zero point and clamp. False, nothing written, where p does not fit the call.
-bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const DepthwiseFusedI8& p,
+bool DepthwiseRowsI8Fused(const WindowGeometry& g, const int8_t* x, const DepthwiseFusedI8& p,
                           const DepthwiseRequant& q, int oy0, int oy1, int c0, int c1, int8_t* y);
 
 // AVX-512 (F, BW, VL, VNNI) rows, for CPUs where HasVnni(); usable when the filter has at
@@ -64,18 +62,18 @@ bool DepthwiseRowsI8Fused(const DepthwiseGeometry& g, const int8_t* x, const Dep
 // widened to int32, [taps][c rounded up to 16], zero padded.
 // The float row equals DepthwiseRowF32's within rounding (3x3 filters: bias first, fused
 // multiply-adds).
-bool DepthwiseAvx512Usable(const DepthwiseGeometry& g);
-void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x, const int32_t* w32,
+bool DepthwiseAvx512Usable(const WindowGeometry& g);
+void DepthwiseRowI8Avx512(const WindowGeometry& g, const int8_t* x, const int32_t* w32,
                           int32_t in_zp, const DepthwiseRequant& q, int oy, int8_t* y);
-void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x, const float* w,
+void DepthwiseRowF32Avx512(const WindowGeometry& g, const float* x, const float* w,
                            const float* bias, float lo, float hi, int oy, float* y);
 // The two rows above for the channels [c0, c1) only (y indexed as there), so that threads can
 // split a few rows' channels: c0 a multiple of 32, c1 one too or g.c. Each channel's outputs are
 // the same as the whole row's.
-void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry& g, const int8_t* x, const int32_t* w32,
+void DepthwiseRowI8Avx512Channels(const WindowGeometry& g, const int8_t* x, const int32_t* w32,
                                   int32_t in_zp, const DepthwiseRequant& q, int oy, int c0, int c1,
                                   int8_t* y);
-void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry& g, const float* x, const float* w,
+void DepthwiseRowF32Avx512Channels(const WindowGeometry& g, const float* x, const float* w,
                                    const float* bias, float lo, float hi, int oy, int c0, int c1,
                                    float* y);
 
@@ -89,17 +87,17 @@ struct Depthwise3x3Vnni {
   std::vector<int32_t> bias;  // [c rounded up to 16]: bias - (in_zp + 128) * sum of the 9 weights
 };
 
-bool Depthwise3x3VnniUsable(const DepthwiseGeometry& g);
+bool Depthwise3x3VnniUsable(const WindowGeometry& g);
 // w: [3, 3, c] int8 (TFLite's [1, 3, 3, c] filter); bias: c values (null: none).
 void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t in_zp,
                           Depthwise3x3Vnni* out);
 // Bytes of 64-byte aligned scratch that one DepthwiseRowsI8Vnni3x3 call needs.
-size_t Depthwise3x3VnniScratch(const DepthwiseGeometry& g);
+size_t Depthwise3x3VnniScratch(const WindowGeometry& g);
 // DepthwiseRowI8Avx512Channels's outputs (channels [c0, c1), c0 a multiple of 16) for a
 // filter packed by PackDepthwise3x3Vnni, for output rows oy to oy + rows - 1 (rows 1 or 2; the
 // second at y + ow * c); q.bias is not read (p.bias holds it). At stride 1 two rows share one
 // row buffer, whose groups then hold four input rows: half the buffer building and loads.
-void DepthwiseRowsI8Vnni3x3(const DepthwiseGeometry& g, const int8_t* x, const Depthwise3x3Vnni& p,
+void DepthwiseRowsI8Vnni3x3(const WindowGeometry& g, const int8_t* x, const Depthwise3x3Vnni& p,
                             int32_t in_zp, const DepthwiseRequant& q, int oy, int rows, int c0,
                             int c1, uint8_t* scratch, int8_t* y);
 

@@ -38,7 +38,7 @@ constexpr int kMaxTaps = 64;
 
 // The taps of output column ox that fall inside the image: input offsets (in elements, from
 // the image start) and tap indices. Returns their count.
-int ValidTaps(const DepthwiseGeometry& g, int oy, int ox, size_t* x_off, int* tap) {
+int ValidTaps(const WindowGeometry& g, int oy, int ox, size_t* x_off, int* tap) {
   int n = 0;
   const int iy0 = oy * g.stride_h - g.pad_h, ix0 = ox * g.stride_w - g.pad_w;
   for (int ky = 0; ky < g.kh; ++ky) {
@@ -129,7 +129,7 @@ EMBER_VNNI_TARGET inline __m512i TapSumAt(const int8_t* const* px, const __m512i
 // the image share the row's tap list, and their input zero point is folded into the bias:
 // sum w * (x - zp) = sum w * x - zp * sum w, the same int32 value (both wrap alike).
 template <bool Full, int N, bool kFast>
-EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t* x,
+EMBER_VNNI_TARGET inline void RowBlock(const WindowGeometry& g, const int8_t* x,
                                        const int32_t* w32, int32_t in_zp, const DepthwiseRequant& q,
                                        int oy, int c, __mmask16 m, const size_t* row_off,
                                        const int* row_tap, int row_n, const int8_t* zp_bytes,
@@ -183,14 +183,14 @@ EMBER_VNNI_TARGET inline void RowBlock(const DepthwiseGeometry& g, const int8_t*
 
 }  // namespace
 
-bool DepthwiseAvx512Usable(const DepthwiseGeometry& g) { return g.kh * g.kw <= kMaxTaps; }
+bool DepthwiseAvx512Usable(const WindowGeometry& g) { return g.kh * g.kw <= kMaxTaps; }
 
-void DepthwiseRowI8Avx512(const DepthwiseGeometry& g, const int8_t* x, const int32_t* w32,
+void DepthwiseRowI8Avx512(const WindowGeometry& g, const int8_t* x, const int32_t* w32,
                           int32_t in_zp, const DepthwiseRequant& q, int oy, int8_t* y) {
   DepthwiseRowI8Avx512Channels(g, x, w32, in_zp, q, oy, 0, g.c, y);
 }
 
-EMBER_VNNI_TARGET void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry& g, const int8_t* x,
+EMBER_VNNI_TARGET void DepthwiseRowI8Avx512Channels(const WindowGeometry& g, const int8_t* x,
                                                     const int32_t* w32, int32_t in_zp,
                                                     const DepthwiseRequant& q, int oy, int c0,
                                                     int c1, int8_t* y) {
@@ -243,7 +243,7 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry& g, 
   }
 }
 
-bool Depthwise3x3VnniUsable(const DepthwiseGeometry& g) {
+bool Depthwise3x3VnniUsable(const WindowGeometry& g) {
   return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1;
 }
 
@@ -269,7 +269,7 @@ void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t i
   }
 }
 
-size_t Depthwise3x3VnniScratch(const DepthwiseGeometry& g) {
+size_t Depthwise3x3VnniScratch(const WindowGeometry& g) {
   const size_t blocks = static_cast<size_t>((g.c + 15) / 16);
   const size_t cols = static_cast<size_t>((g.ow - 1) * g.stride_w + 3);
   return blocks * 16 + 64 + cols * 64;  // the zero point bytes, then one block's row buffer
@@ -346,7 +346,7 @@ struct Vnni3x3Consts {
 // groups hold four input rows, and the next output row (at out + row_step) is made too from the
 // same loads: its weights are the first row's one byte up in each group (rows 1-3, not 0-2).
 template <bool Full, bool kHigh, bool kPlain, bool kClamp, bool kTwo>
-EMBER_VNNI_TARGET inline void Vnni3x3Cols(const DepthwiseGeometry& g, const Vnni3x3Consts& t,
+EMBER_VNNI_TARGET inline void Vnni3x3Cols(const WindowGeometry& g, const Vnni3x3Consts& t,
                                           __mmask16 m, const uint8_t* buf, size_t col_stride,
                                           int8_t* out, size_t row_step) {
   // Locals, not g's fields: the int8 stores may alias g, which the loop would then reload.
@@ -379,7 +379,7 @@ EMBER_VNNI_TARGET inline void Vnni3x3Cols(const DepthwiseGeometry& g, const Vnni
 // all of int8. A block whose lanes fit HighRoundingFits takes MakeHighRounding's form (MobileNet's
 // relu6 layers among them).
 template <bool Full, bool kTwo>
-EMBER_VNNI_TARGET inline void Vnni3x3Block(const Depthwise3x3Vnni& p, const DepthwiseGeometry& g,
+EMBER_VNNI_TARGET inline void Vnni3x3Block(const Depthwise3x3Vnni& p, const WindowGeometry& g,
                                            const DepthwiseRequant& q, bool fast, int block, int c,
                                            __mmask16 m, const uint8_t* buf, int8_t* y,
                                            size_t row_step) {
@@ -412,7 +412,7 @@ EMBER_VNNI_TARGET inline void Vnni3x3Block(const Depthwise3x3Vnni& p, const Dept
 
 }  // namespace
 
-EMBER_VNNI_TARGET void DepthwiseRowsI8Vnni3x3(const DepthwiseGeometry& g, const int8_t* x,
+EMBER_VNNI_TARGET void DepthwiseRowsI8Vnni3x3(const WindowGeometry& g, const int8_t* x,
                                               const Depthwise3x3Vnni& p, int32_t in_zp,
                                               const DepthwiseRequant& q, int oy, int rows, int c0,
                                               int c1, uint8_t* scratch, int8_t* y) {
@@ -487,7 +487,7 @@ namespace {
 // image in (ky, kx) order, fused multiply-adds. `rows[ky]` is input row ky's start, or null when
 // it lies in the padding; `Check`: test each column's taps against the image's width.
 template <bool Full, bool Check>
-EMBER_VNNI_TARGET inline __m512 Col3x3F32(const DepthwiseGeometry& g, const float* const* rows,
+EMBER_VNNI_TARGET inline __m512 Col3x3F32(const WindowGeometry& g, const float* const* rows,
                                           const __m512* wv, __m512 acc, int ix0, __mmask16 m) {
   for (int ky = 0; ky < 3; ++ky) {
     if (rows[ky] == nullptr) continue;
@@ -514,7 +514,7 @@ EMBER_VNNI_TARGET inline void StoreF32(float* p, __mmask16 m, __m512 v) {
 // Four interior columns [ox, ox + 4) of a 3x3 row with column stride S (dilation 1), their
 // shared inputs loaded once; each output adds its taps in (ky, kx) order.
 template <bool Full, int S>
-EMBER_VNNI_TARGET inline void Quad3x3F32(const DepthwiseGeometry& g, const float* const* rows,
+EMBER_VNNI_TARGET inline void Quad3x3F32(const WindowGeometry& g, const float* const* rows,
                                          const __m512* wv, __m512 b, __m512 vlo, __m512 vhi,
                                          __mmask16 m, int ox, float* yc) {
   constexpr int kLoads = 3 + 3 * S;
@@ -539,7 +539,7 @@ EMBER_VNNI_TARGET inline void Quad3x3F32(const DepthwiseGeometry& g, const float
 }
 
 template <bool Full>
-EMBER_VNNI_TARGET inline void Row3x3F32(const DepthwiseGeometry& g, const float* x, const float* w,
+EMBER_VNNI_TARGET inline void Row3x3F32(const WindowGeometry& g, const float* x, const float* w,
                                         const float* bias, float lo, float hi, int oy, int c,
                                         __mmask16 m, float* y) {
   const float* rows[3];
@@ -589,7 +589,7 @@ EMBER_VNNI_TARGET inline void Row3x3F32(const DepthwiseGeometry& g, const float*
 // columns share their middle inputs, 3 + S loads per filter row and block, not six. Each output
 // adds its taps in (ky, kx) order.
 template <int S>
-EMBER_VNNI_TARGET inline void Duo3x3F32Pair(const DepthwiseGeometry& g, const float* const* rows,
+EMBER_VNNI_TARGET inline void Duo3x3F32Pair(const WindowGeometry& g, const float* const* rows,
                                             const __m512* wv0, const __m512* wv1, __m512 b0,
                                             __m512 b1, __m512 vlo, __m512 vhi, int ox, float* y) {
   constexpr int kLoads = 3 + S;
@@ -620,7 +620,7 @@ EMBER_VNNI_TARGET inline void Duo3x3F32Pair(const DepthwiseGeometry& g, const fl
 // Row3x3F32 for two full blocks [c, c + 32) at once: each pass over the three input rows
 // fills two 64-byte lines per column.
 template <bool Check>
-EMBER_VNNI_TARGET inline void Cols3x3F32Pair(const DepthwiseGeometry& g, const float* const* rows,
+EMBER_VNNI_TARGET inline void Cols3x3F32Pair(const WindowGeometry& g, const float* const* rows,
                                              const __m512* wv0, const __m512* wv1, __m512 b0,
                                              __m512 b1, __m512 vlo, __m512 vhi, int ox0, int ox1,
                                              float* y) {
@@ -667,7 +667,7 @@ EMBER_VNNI_TARGET inline void Cols3x3F32Pair(const DepthwiseGeometry& g, const f
   }
 }
 
-EMBER_VNNI_TARGET inline void Row3x3F32Pair(const DepthwiseGeometry& g, const float* x,
+EMBER_VNNI_TARGET inline void Row3x3F32Pair(const WindowGeometry& g, const float* x,
                                             const float* w, const float* bias, float lo, float hi,
                                             int oy, int c, float* y) {
   const float* rows[3];
@@ -697,12 +697,12 @@ EMBER_VNNI_TARGET inline void Row3x3F32Pair(const DepthwiseGeometry& g, const fl
 
 }  // namespace
 
-void DepthwiseRowF32Avx512(const DepthwiseGeometry& g, const float* x, const float* w,
+void DepthwiseRowF32Avx512(const WindowGeometry& g, const float* x, const float* w,
                            const float* bias, float lo, float hi, int oy, float* y) {
   DepthwiseRowF32Avx512Channels(g, x, w, bias, lo, hi, oy, 0, g.c, y);
 }
 
-EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry& g, const float* x,
+EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const WindowGeometry& g, const float* x,
                                                      const float* w, const float* bias, float lo,
                                                      float hi, int oy, int c0, int c1, float* y) {
   if (g.kh == 3 && g.kw == 3) {
@@ -734,20 +734,20 @@ EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry& g,
 
 #else
 
-bool Depthwise3x3VnniUsable(const DepthwiseGeometry&) { return false; }
+bool Depthwise3x3VnniUsable(const WindowGeometry&) { return false; }
 void PackDepthwise3x3Vnni(const int8_t*, const int32_t*, int, int32_t, Depthwise3x3Vnni*) {}
-size_t Depthwise3x3VnniScratch(const DepthwiseGeometry&) { return 0; }
-void DepthwiseRowsI8Vnni3x3(const DepthwiseGeometry&, const int8_t*, const Depthwise3x3Vnni&,
+size_t Depthwise3x3VnniScratch(const WindowGeometry&) { return 0; }
+void DepthwiseRowsI8Vnni3x3(const WindowGeometry&, const int8_t*, const Depthwise3x3Vnni&,
                             int32_t, const DepthwiseRequant&, int, int, int, int, uint8_t*,
                             int8_t*) {}
-bool DepthwiseAvx512Usable(const DepthwiseGeometry&) { return false; }
-void DepthwiseRowI8Avx512(const DepthwiseGeometry&, const int8_t*, const int32_t*, int32_t,
+bool DepthwiseAvx512Usable(const WindowGeometry&) { return false; }
+void DepthwiseRowI8Avx512(const WindowGeometry&, const int8_t*, const int32_t*, int32_t,
                           const DepthwiseRequant&, int, int8_t*) {}
-void DepthwiseRowF32Avx512(const DepthwiseGeometry&, const float*, const float*, const float*,
+void DepthwiseRowF32Avx512(const WindowGeometry&, const float*, const float*, const float*,
                            float, float, int, float*) {}
-void DepthwiseRowI8Avx512Channels(const DepthwiseGeometry&, const int8_t*, const int32_t*, int32_t,
+void DepthwiseRowI8Avx512Channels(const WindowGeometry&, const int8_t*, const int32_t*, int32_t,
                                   const DepthwiseRequant&, int, int, int, int8_t*) {}
-void DepthwiseRowF32Avx512Channels(const DepthwiseGeometry&, const float*, const float*,
+void DepthwiseRowF32Avx512Channels(const WindowGeometry&, const float*, const float*,
                                    const float*, float, float, int, int, int, float*) {}
 
 #endif

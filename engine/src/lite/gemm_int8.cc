@@ -1356,33 +1356,12 @@ namespace {
 
 constexpr int kWidenMaxRows = 16;  // filter heights Im2ColRowWidenI8 takes
 
-// Pixel ox of Im2ColRowWidenAvx2 value by value: any window, no load past the image.
-void Im2ColPixelWiden(const Im2ColGeometry& g, const int8_t* image, int iy0, int ox, int8_t pad,
-                      int16_t* dst) {
-  const size_t pixel_row = static_cast<size_t>(g.iw) * static_cast<size_t>(g.ic);
-  const int ix0 = ox * g.stride_w - g.pad_w;
-  for (int ky = 0; ky < g.kh; ++ky) {
-    const int iy = iy0 + ky;
-    for (int kx = 0; kx < g.kw; ++kx) {
-      const int ix = ix0 + kx;
-      int16_t* d = dst + (static_cast<size_t>(ky) * g.kw + kx) * g.ic;
-      if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) {
-        for (int c = 0; c < g.ic; ++c) d[c] = pad;
-        continue;
-      }
-      const int8_t* s =
-          image + static_cast<size_t>(iy) * pixel_row + static_cast<size_t>(ix) * g.ic;
-      for (int c = 0; c < g.ic; ++c) d[c] = s[c];
-    }
-  }
-}
-
-__attribute__((target("avx2"))) void Im2ColRowWidenAvx2(const Im2ColGeometry& g,
+__attribute__((target("avx2"))) void Im2ColRowWidenAvx2(const WindowGeometry& g,
                                                         const int8_t* image, size_t image_bytes,
                                                         int oy, int8_t pad, int k2, int16_t* x16) {
-  const size_t run = static_cast<size_t>(g.kw) * static_cast<size_t>(g.ic);  // <= 16
+  const size_t run = static_cast<size_t>(g.kw) * static_cast<size_t>(g.c);  // <= 16
   const size_t k = static_cast<size_t>(g.kh) * run, row = 2 * static_cast<size_t>(k2);
-  const ptrdiff_t pixel_row = static_cast<ptrdiff_t>(g.iw) * g.ic;
+  const ptrdiff_t pixel_row = static_cast<ptrdiff_t>(g.iw) * g.c;
   const __m256i pad16 = _mm256_set1_epi16(pad);
   const int iy0 = oy * g.stride_h - g.pad_h;
   // Each filter row's input row (null: padding), and the last byte offset in a row at which a
@@ -1403,7 +1382,7 @@ __attribute__((target("avx2"))) void Im2ColRowWidenAvx2(const Im2ColGeometry& g,
   hi = std::max(lo, std::min(g.ow, hi));
   int fast = lo;
   if (last_at >= 0) {
-    const ptrdiff_t last_ix = last_at / g.ic;  // a window starting at or before it loads freely
+    const ptrdiff_t last_ix = last_at / g.c;  // a window starting at or before it loads freely
     fast = static_cast<int>(
         std::max<ptrdiff_t>(lo, std::min<ptrdiff_t>(hi, (last_ix + g.pad_w) / g.stride_w + 1)));
   }
@@ -1412,7 +1391,7 @@ __attribute__((target("avx2"))) void Im2ColRowWidenAvx2(const Im2ColGeometry& g,
     if (ox >= lo && ox < fast) {
       // Filter row ky's 16 values at dst + ky * run: the run..15 past it are the next filter
       // row's (or the next pixel's) and written over after, in order; room past the last pixel.
-      const ptrdiff_t at = static_cast<ptrdiff_t>(ox * g.stride_w - g.pad_w) * g.ic;
+      const ptrdiff_t at = static_cast<ptrdiff_t>(ox * g.stride_w - g.pad_w) * g.c;
       for (int ky = 0; ky < g.kh; ++ky) {
         const __m256i v = src[ky] == nullptr ? pad16
                                              : _mm256_cvtepi8_epi16(_mm_loadu_si128(
@@ -1420,7 +1399,11 @@ __attribute__((target("avx2"))) void Im2ColRowWidenAvx2(const Im2ColGeometry& g,
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + static_cast<size_t>(ky) * run), v);
       }
     } else {
-      Im2ColPixelWiden(g, image, iy0, ox, pad, dst);
+      // Value by value: any window, no load past the image.
+      WindowTaps(g, image, oy, ox, static_cast<int16_t>(pad), dst,
+                 [](int16_t* d, const int8_t* s, size_t n) {
+                   for (size_t i = 0; i < n; ++i) d[i] = s[i];
+                 });
     }
     if (row > k) dst[k] = 0;  // row = 2 * ceil(k / 2): one value at most
   }
@@ -1429,11 +1412,10 @@ __attribute__((target("avx2"))) void Im2ColRowWidenAvx2(const Im2ColGeometry& g,
 }  // namespace
 #endif
 
-bool Im2ColRowWidenI8Applies(const Im2ColGeometry& g, int k2) {
+bool Im2ColRowWidenI8Applies(const WindowGeometry& g, int k2) {
 #ifdef EMBER_LITE_X86
-  return GemmI16Available() && g.dil_h == 1 && g.dil_w == 1 && g.ic > 0 && g.kw > 0 && g.kh > 0 &&
-         g.kh <= kWidenMaxRows && g.stride_w > 0 && g.kw * g.ic <= 16 &&
-         2 * k2 >= g.kh * g.kw * g.ic;
+  return GemmI16Available() && g.dil_h == 1 && g.dil_w == 1 && g.c > 0 && g.kw > 0 && g.kh > 0 &&
+         g.kh <= kWidenMaxRows && g.stride_w > 0 && g.kw * g.c <= 16 && 2 * k2 >= g.kh * g.kw * g.c;
 #else
   (void)g;
   (void)k2;
@@ -1441,14 +1423,11 @@ bool Im2ColRowWidenI8Applies(const Im2ColGeometry& g, int k2) {
 #endif
 }
 
-bool Im2ColRowWidenI8(const Im2ColGeometry& g, const int8_t* image, size_t image_bytes, int oy,
+void Im2ColRowWidenI8(const WindowGeometry& g, const int8_t* image, size_t image_bytes, int oy,
                       int8_t pad, int k2, int16_t* x16) {
 #ifdef EMBER_LITE_X86
-  if (Im2ColRowWidenI8Applies(g, k2)) {
-    Im2ColRowWidenAvx2(g, image, image_bytes, oy, pad, k2, x16);
-    return true;
-  }
-#endif
+  Im2ColRowWidenAvx2(g, image, image_bytes, oy, pad, k2, x16);
+#else
   (void)g;
   (void)image;
   (void)image_bytes;
@@ -1456,7 +1435,7 @@ bool Im2ColRowWidenI8(const Im2ColGeometry& g, const int8_t* image, size_t image
   (void)pad;
   (void)k2;
   (void)x16;
-  return false;
+#endif
 }
 
 // Rows of a 1x1 conv or FULLY_CONNECTED are often short (16 to 96 channels) and, with an even

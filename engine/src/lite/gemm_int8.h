@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/aligned_vector.h"
+#include "lite/window.h"
 
 namespace ember {
 namespace lite {
@@ -110,20 +111,18 @@ void PackWeightsI16(const int8_t* w, int n, int k, PackedI16* out, bool narrow =
 bool GemmI16Available();
 // x16[r * 2 * k2 + p] = x[r * x_stride + p] for r < m (zero for p >= k): a GemmI16 input.
 void WidenRowsI8(const int8_t* x, int m, int x_stride, int k, int k2, int16_t* x16);
+// Whether Im2ColRowWidenI8 runs for this window (g.c: the input channels) and k2: AVX2, a
+// filter row of at most 16 values (kw * c: a network's first layer over RGB), at most 16 filter
+// rows, no dilation. Decided once, in Prepare.
+bool Im2ColRowWidenI8Applies(const WindowGeometry& g, int k2);
 // One output row's im2col, widened straight into WidenRowsI8's layout (output pixel ox at
-// x16 + ox * 2 * k2: its kh * kw * ic values in (ky, kx, c) order, `pad` where a tap is outside
-// the image, then zeros to 2 * k2), for a filter row of at most 16 values (kw * ic: a network's
-// first layer over RGB) without dilation. Each filter row of a pixel inside the image is one
-// 16-byte load and widening. `image` is the batch's [ih, iw, ic] image, `image_bytes` its size
-// (no load reads past it), and x16 needs 16 values of room past the row's last pixel. Returns
-// false, writing nothing, where it does not apply (no AVX2, a longer filter row, dilation).
-struct Im2ColGeometry {
-  int ih, iw, ic, kh, kw, stride_h, stride_w, dil_h, dil_w, pad_h, pad_w, ow;
-};
-bool Im2ColRowWidenI8(const Im2ColGeometry& g, const int8_t* image, size_t image_bytes, int oy,
+// x16 + ox * 2 * k2: its kh * kw * c values in (ky, kx, channel) order, `pad` where a tap is
+// outside the image, then zeros to 2 * k2), where Im2ColRowWidenI8Applies(g, k2). Each filter
+// row of a pixel inside the image is one 16-byte load and widening. `image` is the batch's
+// [ih, iw, c] image, `image_bytes` its size (no load reads past it), and x16 needs 16 values of
+// room past the row's last pixel.
+void Im2ColRowWidenI8(const WindowGeometry& g, const int8_t* image, size_t image_bytes, int oy,
                       int8_t pad, int k2, int16_t* x16);
-// Whether Im2ColRowWidenI8 runs for this geometry and k2 (checked once, in Prepare).
-bool Im2ColRowWidenI8Applies(const Im2ColGeometry& g, int k2);
 // acc[r * acc_stride + c] = sum_p x16[r * 2 * w.k2 + p] * w[c][p] for r < m, c < 8 * w.blocks.
 // Needs GemmI16Available().
 void GemmI16(const int16_t* x16, int m, const PackedI16& w, int32_t* acc, int acc_stride);

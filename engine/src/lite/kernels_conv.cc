@@ -10,6 +10,7 @@
 #include "lite/gemm_f32.h"
 #include "lite/kernels.h"
 #include "lite/loop_isa.h"
+#include "lite/window.h"
 
 namespace ember {
 namespace lite {
@@ -333,46 +334,52 @@ inline void CopyPixel(void* dst, const void* src, size_t bytes) {
   }
 }
 
-// A CONV_2D node's geometry for Im2ColRowWidenI8.
-Im2ColGeometry ConvIm2ColGeometry(const NodeState& node) {
+// A convolution node's window over one image (c: its input channels, which for a
+// depth-multiplier-1 depthwise node are its output channels too).
+WindowGeometry Window(const NodeState& node) {
   const OpOptions& o = node.op->options;
-  return Im2ColGeometry{node.ih,    node.iw,      node.ic,      node.kh,    node.kw,    o.stride_h,
-                        o.stride_w, o.dilation_h, o.dilation_w, node.pad_h, node.pad_w, node.ow};
+  WindowGeometry g;
+  g.ih = node.ih;
+  g.iw = node.iw;
+  g.c = node.ic;
+  g.oh = node.oh;
+  g.ow = node.ow;
+  g.kh = node.kh;
+  g.kw = node.kw;
+  g.stride_h = o.stride_h;
+  g.stride_w = o.stride_w;
+  g.dil_h = o.dilation_h;
+  g.dil_w = o.dilation_w;
+  g.pad_h = node.pad_h;
+  g.pad_w = node.pad_w;
+  return g;
 }
 
-// Fills the im2col row block for output row `oy` of batch `b`: for each output column a
-// row of kh*kw*ic values in (ky, kx, c) order; padding gets `pad_value`.
+// Fills the im2col rows of output row `oy` of `image` (one [ih][iw][c] image): for each output
+// column, at cols + ox * stride (stride 0: kh * kw * c), its kh * kw * c values in (ky, kx,
+// channel) order; padding gets `pad_value`.
 template <typename T>
-void Im2ColRow(const NodeState& node, const T* input, int b, int oy, T pad_value, T* cols,
+void Im2ColRow(const WindowGeometry& g, const T* image, int oy, T pad_value, T* cols,
                int stride = 0) {
-  const OpOptions& o = node.op->options;
-  const int k = stride != 0 ? stride : node.kh * node.kw * node.ic;
-  for (int ox = 0; ox < node.ow; ++ox) {
+  const size_t k = stride != 0 ? static_cast<size_t>(stride)
+                               : static_cast<size_t>(g.kh) * static_cast<size_t>(g.kw) * g.c;
+  const size_t run = static_cast<size_t>(g.kw) * static_cast<size_t>(g.c);
+  const int iy0 = oy * g.stride_h - g.pad_h;
+  const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dil_h < g.ih;
+  for (int ox = 0; ox < g.ow; ++ox) {
     T* dst = cols + static_cast<size_t>(ox) * k;
-    const int iy0 = oy * o.stride_h - node.pad_h;
-    const int ix0 = ox * o.stride_w - node.pad_w;
-    // Undilated columns whose taps all fall inside the image: each filter row is one run of
-    // kw pixels in the input.
-    const bool whole = o.dilation_w == 1 && ix0 >= 0 && ix0 + node.kw <= node.iw;
-    for (int ky = 0; ky < node.kh; ++ky) {
-      const int iy = iy0 + ky * o.dilation_h;
-      if (whole && iy >= 0 && iy < node.ih) {
-        const T* s = input + ((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix0) * node.ic;
-        CopyPixel(dst + static_cast<size_t>(ky) * node.kw * node.ic, s,
-                  sizeof(T) * static_cast<size_t>(node.kw) * node.ic);
-        continue;
+    const int ix0 = ox * g.stride_w - g.pad_w;
+    if (rows_inside && g.dil_w == 1 && ix0 >= 0 && ix0 + g.kw <= g.iw) {
+      // An undilated window inside the image: each filter row is one run of kw pixels.
+      for (int ky = 0; ky < g.kh; ++ky) {
+        const size_t iy = static_cast<size_t>(iy0 + ky * g.dil_h);
+        CopyPixel(dst + static_cast<size_t>(ky) * run, image + (iy * g.iw + ix0) * g.c,
+                  sizeof(T) * run);
       }
-      for (int kx = 0; kx < node.kw; ++kx) {
-        const int ix = ix0 + kx * o.dilation_w;
-        T* d = dst + (static_cast<size_t>(ky) * node.kw + kx) * node.ic;
-        if (iy < 0 || iy >= node.ih || ix < 0 || ix >= node.iw) {
-          std::fill(d, d + node.ic, pad_value);
-        } else {
-          const T* s = input + ((static_cast<size_t>(b) * node.ih + iy) * node.iw + ix) * node.ic;
-          CopyPixel(d, s, sizeof(T) * static_cast<size_t>(node.ic));
-        }
-      }
+      continue;
     }
+    WindowTaps(g, image, oy, ox, pad_value, dst,
+               [](T* d, const T* s, size_t n) { CopyPixel(d, s, sizeof(T) * n); });
   }
 }
 
@@ -402,6 +409,8 @@ Status EvalConvF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
   const PackedF32& w = node->packed_f32;
+  const WindowGeometry win = Window(*node);
+  const size_t image = static_cast<size_t>(node->ih) * node->iw * node->ic;
   if (node->direct_1x1) {
     // Blocks of pixels: rows of the GEMM are independent, so any split gives the same values.
     const int m = node->n * node->oh * node->ow;
@@ -466,7 +475,7 @@ Status EvalConvF32(NodeState* node) {
     ChunkRange(rows, tasks, task, 1, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
       const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
-      Im2ColRow<float>(*node, x, bi, oy, 0.0f, cols);
+      Im2ColRow<float>(win, x + bi * image, oy, 0.0f, cols);
       GemmF32(cols, node->ow, k, w, node->f_min, node->f_max,
               y + static_cast<size_t>(r) * node->ow * node->oc);
     }
@@ -481,6 +490,8 @@ Status EvalConvI8(NodeState* node) {
   const int8_t* w = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
   const int k = node->kh * node->kw * node->ic;
+  const WindowGeometry win = Window(*node);
+  const size_t image = static_cast<size_t>(node->ih) * node->iw * node->ic;
   // Padding holds zp_in, whose (x - zp_in) contribution is 0 as in the reference.
   const int8_t pad = static_cast<int8_t>(node->in_zp);
   if (node->vnni) {
@@ -584,7 +595,8 @@ Status EvalConvI8(NodeState* node) {
       ChunkRange(out_rows, tasks, task, 1, &r0, &r1);
       for (int64_t r = r0; r < r1; ++r) {
         const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
-        Im2ColRow<int8_t>(*node, reinterpret_cast<const int8_t*>(xu), bi, oy, pad_u, rows, stride);
+        Im2ColRow<int8_t>(win, reinterpret_cast<const int8_t*>(xu) + bi * image, oy, pad_u, rows,
+                          stride);
         ConvGemmVnni(reinterpret_cast<const uint8_t*>(rows), node->ow, stride, p,
                      y + static_cast<size_t>(r) * node->ow * node->oc, node->oc);
       }
@@ -632,19 +644,18 @@ Status EvalConvI8(NodeState* node) {
         const int pixels = rows * node->ow;
         int16_t* x16 = node->scratch16.data() + static_cast<size_t>(thread) * node->scratch16_slice;
         if (node->im2col_widen) {
-          const Im2ColGeometry g = ConvIm2ColGeometry(*node);
-          const size_t image = static_cast<size_t>(node->ih) * node->iw * node->ic;
           for (int j = 0; j < rows; ++j) {
             const int bi = static_cast<int>((r + j) / node->oh);
             const int oy = static_cast<int>((r + j) % node->oh);
-            Im2ColRowWidenI8(g, x + bi * image, image, oy, pad, w16.k2,
+            Im2ColRowWidenI8(win, x + bi * image, image, oy, pad, w16.k2,
                              x16 + static_cast<size_t>(j) * node->ow * 2 * w16.k2);
           }
         } else {
           for (int j = 0; j < rows; ++j) {
             const int bi = static_cast<int>((r + j) / node->oh);
             const int oy = static_cast<int>((r + j) % node->oh);
-            Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols + static_cast<size_t>(j) * node->ow * k);
+            Im2ColRow<int8_t>(win, x + bi * image, oy, pad,
+                              cols + static_cast<size_t>(j) * node->ow * k);
           }
           WidenRowsI8(cols, pixels, k, k, w16.k2, x16);
         }
@@ -657,7 +668,7 @@ Status EvalConvI8(NodeState* node) {
     }
     for (int64_t r = r0; r < r1; ++r) {
       const int bi = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
-      Im2ColRow<int8_t>(*node, x, bi, oy, pad, cols);
+      Im2ColRow<int8_t>(win, x + bi * image, oy, pad, cols);
       for (int ox = 0; ox < node->ow; ++ox) {
         int8_t* yo = y + (static_cast<size_t>(r) * node->ow + ox) * node->oc;
         DotRowsInt8(w, node->oc, cols + static_cast<size_t>(ox) * k, k, acc);
@@ -784,7 +795,7 @@ Status PrepareConv2D(NodeState* node) {
       // Im2ColRowWidenI8 writes 16 values past a row's last pixel: room for them in each slice.
       node->scratch16_slice = (pixels * node->w16.k2 * 2 + 16 + 31) / 32 * 32;
       node->scratch16.assign(node->scratch16_slice * static_cast<size_t>(node->threads), 0);
-      node->im2col_widen = Im2ColRowWidenI8Applies(ConvIm2ColGeometry(*node), node->w16.k2);
+      node->im2col_widen = Im2ColRowWidenI8Applies(Window(*node), node->w16.k2);
     }
   }
   const size_t threads = static_cast<size_t>(node->threads);
@@ -874,25 +885,6 @@ void EmitI8(const NodeState& node, int8_t* y, size_t at, int oc, int32_t acc, fl
   y[at] = Requantize(node, acc, static_cast<size_t>(oc));
 }
 
-DepthwiseGeometry Geometry(const NodeState& node) {
-  const OpOptions& o = node.op->options;
-  DepthwiseGeometry g;
-  g.ih = node.ih;
-  g.iw = node.iw;
-  g.c = node.oc;
-  g.oh = node.oh;
-  g.ow = node.ow;
-  g.kh = node.kh;
-  g.kw = node.kw;
-  g.stride_h = o.stride_h;
-  g.stride_w = o.stride_w;
-  g.dil_h = o.dilation_h;
-  g.dil_w = o.dilation_w;
-  g.pad_h = node.pad_h;
-  g.pad_w = node.pad_w;
-  return g;
-}
-
 // The requantization of an int8 depthwise node's outputs (its Prepare'd per-channel values).
 DepthwiseRequant Requant(const NodeState& node) {
   DepthwiseRequant q;
@@ -921,8 +913,8 @@ int DepthwiseChannelParts(const NodeState& node, int rows, int channels) {
 // tasks; `thread` (when row takes it) indexes per-thread scratch. per_image: the rows of an image
 // (g.oh), or fewer when each r stands for several rows (the caller maps r to them).
 template <typename RowFn>
-void RunDepthwiseChannelParts(const NodeState& node, const DepthwiseGeometry& g, int rows,
-                              int parts, RowFn row, int per_image = 0, int rows_per_unit = 1) {
+void RunDepthwiseChannelParts(const NodeState& node, const WindowGeometry& g, int rows, int parts,
+                              RowFn row, int per_image = 0, int rows_per_unit = 1) {
   if (per_image == 0) per_image = g.oh;
   const int units = rows * parts;
   const int tasks = TaskCount(
@@ -946,7 +938,7 @@ void RunDepthwiseChannelParts(const NodeState& node, const DepthwiseGeometry& g,
 
 // Depth multiplier 1: whole output rows, vectorised across channels.
 Status EvalDepthwiseRowsF32(NodeState* node) {
-  const DepthwiseGeometry g = Geometry(*node);
+  const WindowGeometry g = Window(*node);
   const float* x = node->t.In<float>(0);
   const float* w = node->t.In<float>(1);
   const float* b = node->t.in.size() > 2 && node->t.in[2] ? node->t.In<float>(2) : nullptr;
@@ -980,7 +972,7 @@ Status EvalDepthwiseRowsF32(NodeState* node) {
 }
 
 Status EvalDepthwiseRowsI8(NodeState* node) {
-  const DepthwiseGeometry g = Geometry(*node);
+  const WindowGeometry g = Window(*node);
   const int8_t* x = node->t.In<int8_t>(0);
   const int8_t* w = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
@@ -1171,20 +1163,20 @@ namespace {
 Status PrepareDepthwiseRows(NodeState* node, const int8_t* wd) {
   const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
   node->eval = f32 ? EvalDepthwiseRowsF32 : EvalDepthwiseRowsI8;
-  node->vnni = HasVnni() && DepthwiseAvx512Usable(Geometry(*node));
+  node->vnni = HasVnni() && DepthwiseAvx512Usable(Window(*node));
   node->dw_fused_avx2 = false;
   if (f32) return Status::OK();
   if (!node->vnni) {
     const DepthwiseRequant q = Requant(*node);
     node->dw_fused_avx2 =
         node->left_shift != 1 &&
-        PackDepthwiseRowsI8Fused(Geometry(*node), wd, node->in_zp, q, &node->dw_fused);
+        PackDepthwiseRowsI8Fused(Window(*node), wd, node->in_zp, q, &node->dw_fused);
     if (node->dw_fused_avx2) return Status::OK();  // no accumulators
     node->acc_slice = static_cast<size_t>(node->ow) * node->oc;
     node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads), 0);
     return Status::OK();
   }
-  const DepthwiseGeometry g = Geometry(*node);
+  const WindowGeometry g = Window(*node);
   if (Depthwise3x3VnniUsable(g) && node->in_zp >= -128 && node->in_zp <= 127) {
     // 3x3 without dilation: VPDPBUSD over rows of 4-byte groups (depthwise.h).
     node->dw3_vnni = true;

@@ -645,7 +645,7 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
        {Case{9, 11, 20, 3, 3, 1, 1}, Case{10, 9, 24, 3, 3, 2, 1}, Case{12, 12, 40, 3, 3, 1, 2},
         Case{8, 8, 16, 5, 5, 1, 1}, Case{5, 7, 7, 3, 3, 2, 1}, Case{6, 3, 33, 3, 3, 1, 2},
         Case{7, 30, 48, 3, 3, 1, 1}, Case{9, 20, 48, 3, 3, 2, 1}, Case{8, 21, 20, 3, 3, 2, 1}}) {
-    DepthwiseGeometry g;
+    WindowGeometry g;
     g.ih = cs.ih;
     g.iw = cs.iw;
     g.c = cs.c;
@@ -710,8 +710,8 @@ TEST(DepthwiseAvx512, MatchesPortableRows) {
 // shift below -23), with and without an activation clamp, strides 1 and 2, partial blocks, one
 // row at a time and two (two rows of one image whose rows above and below are padding too).
 // A 3x3 depthwise geometry (explicit padding on every side).
-DepthwiseGeometry Geometry3x3(int ih, int iw, int c, int s, int d, int pad) {
-  DepthwiseGeometry g;
+WindowGeometry Geometry3x3(int ih, int iw, int c, int s, int d, int pad) {
+  WindowGeometry g;
   g.ih = ih;
   g.iw = iw;
   g.c = c;
@@ -738,7 +738,7 @@ TEST(DepthwiseF32, DispatchedRowMatchesDoubleReference) {
                          // Interior quads: stride 2 padded (a scalar tail after them) and
                          // stride 3 (the quads' general loop).
                          Case{6, 21, 16, 2, 1, 1}, Case{5, 30, 8, 3, 1, 1}}) {
-    const DepthwiseGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, cs.d, cs.pad);
+    const WindowGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, cs.d, cs.pad);
     if (g.oh <= 0 || g.ow <= 0) continue;
     const size_t c = static_cast<size_t>(g.c);
     const std::vector<float> x = RandomFloats(static_cast<size_t>(g.ih) * g.iw * c, 21);
@@ -779,7 +779,7 @@ TEST(DepthwiseF32, Avx2Row3x3SumsInOneOrderOnEveryPath) {
     for (int iw = 1; iw <= 7 * s + 5; ++iw) {
       for (int pad : {0, 1}) {
         const int c = 8 * (1 + (iw + s + pad) % 7);  // 8 to 56 channels
-        const DepthwiseGeometry g = Geometry3x3(4, iw, c, s, 1, pad);
+        const WindowGeometry g = Geometry3x3(4, iw, c, s, 1, pad);
         if (g.oh <= 0 || g.ow <= 0) continue;
         const size_t cs = static_cast<size_t>(c);
         const std::vector<float> x = RandomFloats(static_cast<size_t>(g.ih) * iw * cs, 31);
@@ -902,7 +902,7 @@ TEST(DepthwiseI8, DispatchedRowMatchesDefinition) {
   for (const Case& cs :
        {Case{9, 11, 16, 1, 1, -128}, Case{10, 9, 48, 2, 1, 5}, Case{7, 30, 32, 1, 0, 127},
         Case{4, 2, 16, 1, 1, 0}, Case{6, 7, 24, 2, 1, -3}}) {
-    const DepthwiseGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, 1, cs.pad);
+    const WindowGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, 1, cs.pad);
     if (g.oh <= 0 || g.ow <= 0) continue;
     const size_t c = static_cast<size_t>(g.c);
     std::vector<int8_t> x = RandomInt8(static_cast<size_t>(g.ih) * g.iw * c, 41);
@@ -948,7 +948,7 @@ TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
         // row narrower than the filter.
         Case{8, 21, 16, 2, 0, 4, 0, 3, false}, Case{9, 20, 32, 2, 1, -7, 0, 5, true},
         Case{5, 1, 16, 1, 1, 2, 0, 5, false}}) {
-    const DepthwiseGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, 1, cs.pad);
+    const WindowGeometry g = Geometry3x3(cs.ih, cs.iw, cs.c, cs.s, 1, cs.pad);
     ASSERT_TRUE(cs.oy1 <= g.oh);
     const size_t c = static_cast<size_t>(g.c);
     std::vector<int8_t> x = RandomInt8(static_cast<size_t>(g.ih) * g.iw * c, 51);
@@ -1023,7 +1023,7 @@ TEST(DepthwiseI8, FusedRowsMatchDefinitionAndRequantization) {
                                       static_cast<int>(c), y.data()));
     // Constants packed for another geometry (fewer channels) do not fit this one.
     mult[c - 1] = mult_kept[c - 1];
-    const DepthwiseGeometry narrow = Geometry3x3(cs.ih, cs.iw, 16, cs.s, 1, cs.pad);
+    const WindowGeometry narrow = Geometry3x3(cs.ih, cs.iw, 16, cs.s, 1, cs.pad);
     ASSERT_TRUE(PackDepthwiseRowsI8Fused(narrow, w.data(), cs.zp, q, &packed));
     if (c > 16) {
       EXPECT_FALSE(DepthwiseRowsI8Fused(g, x.data(), packed, q, cs.oy0, cs.oy1, 0,
@@ -1051,7 +1051,16 @@ TEST(Im2ColWidenI8, MatchesDefinitionOnEveryWindow) {
               for (int iw : {1, 3, 6, 11}) {
                 const int oh = (ih + 2 * p - kh) / s + 1, ow = (iw + 2 * p - kw) / s + 1;
                 if (ih + 2 * p < kh || iw + 2 * p < kw || oh < 1 || ow < 1) continue;
-                const Im2ColGeometry g{ih, iw, ic, kh, kw, s, s, 1, 1, p, p, ow};
+                WindowGeometry g;
+                g.ih = ih;
+                g.iw = iw;
+                g.c = ic;
+                g.oh = oh;
+                g.ow = ow;
+                g.kh = kh;
+                g.kw = kw;
+                g.stride_h = g.stride_w = s;
+                g.pad_h = g.pad_w = p;
                 const int k = kh * kw * ic, k2 = (k + 1) / 2;
                 const size_t row = 2 * static_cast<size_t>(k2);
                 ASSERT_TRUE(Im2ColRowWidenI8Applies(g, k2));
@@ -1059,8 +1068,7 @@ TEST(Im2ColWidenI8, MatchesDefinitionOnEveryWindow) {
                     RandomInt8(static_cast<size_t>(ih) * iw * ic, static_cast<unsigned>(ic + iw));
                 for (int oy = 0; oy < oh; ++oy) {
                   std::vector<int16_t> x16(static_cast<size_t>(ow) * row + 16 + 8, canary);
-                  ASSERT_TRUE(
-                      Im2ColRowWidenI8(g, image.data(), image.size(), oy, pad, k2, x16.data()));
+                  Im2ColRowWidenI8(g, image.data(), image.size(), oy, pad, k2, x16.data());
                   for (int ox = 0; ox < ow; ++ox) {
                     const int16_t* got = x16.data() + static_cast<size_t>(ox) * row;
                     for (int ky = 0; ky < kh; ++ky) {
@@ -1089,15 +1097,29 @@ TEST(Im2ColWidenI8, MatchesDefinitionOnEveryWindow) {
     }
   }
   EXPECT_TRUE(checked > 1000);
-  // Where it does not apply it says so and writes nothing.
-  const Im2ColGeometry wide{4, 4, 17, 1, 1, 1, 1, 1, 1, 0, 0, 4};
+  // It does not apply to a filter row of 17 values, to dilation or to 17 filter rows.
+  WindowGeometry wide;
+  wide.ih = wide.iw = wide.ow = wide.oh = 4;
+  wide.c = 17;
   EXPECT_FALSE(Im2ColRowWidenI8Applies(wide, 9));
-  const Im2ColGeometry dilated{6, 6, 3, 3, 3, 1, 1, 2, 2, 0, 0, 2};
+  WindowGeometry dilated;
+  dilated.ih = dilated.iw = 6;
+  dilated.c = 3;
+  dilated.kh = dilated.kw = 3;
+  dilated.dil_h = dilated.dil_w = 2;
+  dilated.oh = dilated.ow = 2;
   EXPECT_FALSE(Im2ColRowWidenI8Applies(dilated, 14));
-  std::vector<int16_t> untouched(64, canary);
-  const std::vector<int8_t> image = RandomInt8(6 * 6 * 3, 3);
-  EXPECT_FALSE(Im2ColRowWidenI8(dilated, image.data(), image.size(), 0, pad, 14, untouched.data()));
-  for (int16_t v : untouched) EXPECT_EQ(v, canary);
+  dilated.dil_h = dilated.dil_w = 1;
+  EXPECT_TRUE(Im2ColRowWidenI8Applies(dilated, 14));
+  WindowGeometry tall;
+  tall.ih = 20;
+  tall.iw = 4;
+  tall.c = 1;
+  tall.kh = 17;
+  tall.oh = tall.ow = 4;
+  EXPECT_FALSE(Im2ColRowWidenI8Applies(tall, 9));
+  tall.kh = 16;
+  EXPECT_TRUE(Im2ColRowWidenI8Applies(tall, 8));
 }
 
 TEST(DepthwiseVnni3x3, MatchesPortableRows) {
@@ -1109,7 +1131,7 @@ TEST(DepthwiseVnni3x3, MatchesPortableRows) {
   for (const Case& cs :
        {Case{9, 11, 48, 1, false}, Case{9, 11, 48, 1, true}, Case{10, 13, 40, 2, true},
         Case{7, 6, 20, 2, false}, Case{6, 30, 33, 1, true}}) {
-    DepthwiseGeometry g;
+    WindowGeometry g;
     g.ih = cs.ih;
     g.iw = cs.iw;
     g.c = cs.c;

@@ -599,7 +599,7 @@ __attribute__((target("avx2,fma"))) void DepthwiseRowsAvx2(const DepthwiseArgs& 
 #endif
 
 // The geometry in lite's terms; c = 0 when a size does not fit its int fields.
-lite::DepthwiseGeometry LiteGeometry(const ConvGeometry& g) {
+lite::WindowGeometry LiteGeometry(const ConvGeometry& g) {
   const int64_t v[] = {g.h, g.w, g.c, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw};
   for (int64_t x : v) {
     if (x < 0 || x > (int64_t{1} << 30)) return {};
@@ -607,8 +607,8 @@ lite::DepthwiseGeometry LiteGeometry(const ConvGeometry& g) {
   if (g.h * g.w * g.c > (int64_t{1} << 30) || g.oh * g.ow * g.c > (int64_t{1} << 30)) return {};
   auto i = [](int64_t v) { return static_cast<int>(v); };
   // lite's field order: ih, iw, c, oh, ow, kh, kw, strides, dilations, padding (h then w).
-  return lite::DepthwiseGeometry{i(g.h),  i(g.w),  i(g.c),  i(g.oh), i(g.ow), i(g.kh), i(g.kw),
-                                 i(g.sh), i(g.sw), i(g.dh), i(g.dw), i(g.ph), i(g.pw)};
+  return lite::WindowGeometry{i(g.h),  i(g.w),  i(g.c),  i(g.oh), i(g.ow), i(g.kh), i(g.kw),
+                              i(g.sh), i(g.sw), i(g.dh), i(g.dw), i(g.ph), i(g.pw)};
 }
 
 class DepthwiseConvOp : public ConvBase {
@@ -649,8 +649,8 @@ void RunDepthwise(OpKernelContext* ctx, const DepthwiseArgs& args) {
   // Depth multiplier 1 on AVX-512 CPUs: lite's rows (register-blocked across output pixels,
   // fused multiply-adds; lite/depthwise.h), one micro-kernel for both engines. MobileNetV2's
   // 17 depthwise layers: 186 -> 50 us a run.
-  const lite::DepthwiseGeometry lg =
-      avx512 && args.mult == 1 ? LiteGeometry(g) : lite::DepthwiseGeometry{};
+  const lite::WindowGeometry lg =
+      avx512 && args.mult == 1 ? LiteGeometry(g) : lite::WindowGeometry{};
   if (lg.c > 0 && lite::DepthwiseAvx512Usable(lg)) {
     const float* x = args.x;
     const size_t in_image = static_cast<size_t>(g.h * g.w * g.c);
