@@ -129,11 +129,10 @@ EMBER_VNNI_TARGET inline __m512i TapSumAt(const int8_t* const* px, const __m512i
 // the image share the row's tap list, and their input zero point is folded into the bias:
 // sum w * (x - zp) = sum w * x - zp * sum w, the same int32 value (both wrap alike).
 template <bool Full, int N, bool kFast>
-EMBER_VNNI_TARGET inline void RowBlock(const WindowGeometry& g, const int8_t* x,
-                                       const int32_t* w32, int32_t in_zp, const DepthwiseRequant& q,
-                                       int oy, int c, __mmask16 m, const size_t* row_off,
-                                       const int* row_tap, int row_n, const int8_t* zp_bytes,
-                                       int8_t* y) {
+EMBER_VNNI_TARGET inline void RowBlock(const WindowGeometry& g, const int8_t* x, const int32_t* w32,
+                                       int32_t in_zp, const DepthwiseRequant& q, int oy, int c,
+                                       __mmask16 m, const size_t* row_off, const int* row_tap,
+                                       int row_n, const int8_t* zp_bytes, int8_t* y) {
   const size_t cpad = static_cast<size_t>((g.c + 15) / 16 * 16);
   const int32_t* w = w32 + c;
   const __m512i zp_in = _mm512_set1_epi32(in_zp), zero = _mm512_setzero_si512();
@@ -667,9 +666,9 @@ EMBER_VNNI_TARGET inline void Cols3x3F32Pair(const WindowGeometry& g, const floa
   }
 }
 
-EMBER_VNNI_TARGET inline void Row3x3F32Pair(const WindowGeometry& g, const float* x,
-                                            const float* w, const float* bias, float lo, float hi,
-                                            int oy, int c, float* y) {
+EMBER_VNNI_TARGET inline void Row3x3F32Pair(const WindowGeometry& g, const float* x, const float* w,
+                                            const float* bias, float lo, float hi, int oy, int c,
+                                            float* y) {
   const float* rows[3];
   const int iy0 = oy * g.stride_h - g.pad_h;
   for (int ky = 0; ky < 3; ++ky) {
@@ -737,18 +736,17 @@ EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const WindowGeometry& g, co
 bool Depthwise3x3VnniUsable(const WindowGeometry&) { return false; }
 void PackDepthwise3x3Vnni(const int8_t*, const int32_t*, int, int32_t, Depthwise3x3Vnni*) {}
 size_t Depthwise3x3VnniScratch(const WindowGeometry&) { return 0; }
-void DepthwiseRowsI8Vnni3x3(const WindowGeometry&, const int8_t*, const Depthwise3x3Vnni&,
-                            int32_t, const DepthwiseRequant&, int, int, int, int, uint8_t*,
-                            int8_t*) {}
+void DepthwiseRowsI8Vnni3x3(const WindowGeometry&, const int8_t*, const Depthwise3x3Vnni&, int32_t,
+                            const DepthwiseRequant&, int, int, int, int, uint8_t*, int8_t*) {}
 bool DepthwiseAvx512Usable(const WindowGeometry&) { return false; }
 void DepthwiseRowI8Avx512(const WindowGeometry&, const int8_t*, const int32_t*, int32_t,
                           const DepthwiseRequant&, int, int8_t*) {}
-void DepthwiseRowF32Avx512(const WindowGeometry&, const float*, const float*, const float*,
-                           float, float, int, float*) {}
+void DepthwiseRowF32Avx512(const WindowGeometry&, const float*, const float*, const float*, float,
+                           float, int, float*) {}
 void DepthwiseRowI8Avx512Channels(const WindowGeometry&, const int8_t*, const int32_t*, int32_t,
                                   const DepthwiseRequant&, int, int, int, int8_t*) {}
-void DepthwiseRowF32Avx512Channels(const WindowGeometry&, const float*, const float*,
-                                   const float*, float, float, int, int, int, float*) {}
+void DepthwiseRowF32Avx512Channels(const WindowGeometry&, const float*, const float*, const float*,
+                                   float, float, int, int, int, float*) {}
 
 #endif
 
