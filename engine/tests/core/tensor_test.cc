@@ -1,10 +1,13 @@
 #include "ember/tensor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/op_kernel.h"
@@ -93,6 +96,41 @@ TEST(ThreadPool, ParallelForCoversRangeOnce) {
   });
   for (int h : hits) ASSERT_TRUE(h == 1);
   EXPECT_TRUE(pool.NumScheduled() > 0);
+}
+
+// Shards come in a multiple of the threads, their sizes within one unit of each other, so that
+// equal-speed threads get equal shares: a 56-row convolution on two threads was split into 11
+// shards of 5 rows and one of 1 (30 rows against 26 when the threads alternate).
+TEST(ThreadPool, ParallelForShardsAreEvenAndAMultipleOfTheThreads) {
+  for (int threads : {2, 3, 4}) {
+    ThreadPool pool("test", threads);
+    for (int64_t total : {7, 56, 57, 100, 1001}) {
+      std::mutex mu;
+      std::vector<std::pair<int64_t, int64_t>> shards;
+      pool.ParallelFor(total, int64_t{1} << 24, [&](int64_t b, int64_t e) {
+        std::lock_guard<std::mutex> lock(mu);
+        shards.emplace_back(b, e);
+      });
+      std::sort(shards.begin(), shards.end());
+      ASSERT_TRUE(!shards.empty());
+      int64_t expect_begin = 0, smallest = total, largest = 0;
+      for (const auto& [b, e] : shards) {
+        EXPECT_EQ(b, expect_begin);
+        smallest = std::min(smallest, e - b);
+        largest = std::max(largest, e - b);
+        expect_begin = e;
+      }
+      std::fprintf(stderr, "%d threads, %lld units: %zu shards of %lld-%lld\n", threads,
+                   static_cast<long long>(total), shards.size(), static_cast<long long>(smallest),
+                   static_cast<long long>(largest));
+      EXPECT_EQ(expect_begin, total);
+      EXPECT_TRUE(largest - smallest <= 1);
+      EXPECT_TRUE(shards.size() > 1);
+      if (static_cast<int64_t>(shards.size()) > threads) {
+        EXPECT_EQ(shards.size() % static_cast<size_t>(threads), 0u);
+      }
+    }
+  }
 }
 
 TEST(ThreadPool, NestedParallelForDoesNotDeadlock) {
