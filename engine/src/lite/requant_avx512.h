@@ -105,17 +105,37 @@ struct FusedBlock {
 // blend takes them. Always inlined: GCC otherwise calls it from the GEMM's larger tiles
 // (FusedTile<4, 4>), a call per 16 outputs with the vector passed through memory, ~30% of a 1x1
 // conv with few input channels.
+// ApplyFusedBlock's two layer-independent constants. Opaque() hides their values from the
+// compiler, which then keeps them in registers (or reloads them from the stack) rather than
+// rebuilding each from a general register for every vector (a broadcast and a mask move per 16
+// outputs, which GCC did in the GEMM's 4x4 tiles).
+struct FusedConstants {
+  __m512i b31, cap;  // cap: the largest product but 2^62 (see DoubleRounding)
+  __mmask16 odd;
+  EMBER_VNNI_TARGET static FusedConstants Plain() {
+    return {_mm512_set1_epi64(1LL << 31), _mm512_set1_epi64((1LL << 62) - (1LL << 31)),
+            static_cast<__mmask16>(0xAAAA)};
+  }
+  // kPlain: the cap is not used (and not made opaque, which would hold a register).
+  template <bool kPlain>
+  EMBER_VNNI_TARGET static FusedConstants Opaque() {
+    FusedConstants c = Plain();
+    __asm__("" : "+v"(c.b31), "+k"(c.odd));
+    if (!kPlain) __asm__("" : "+v"(c.cap));
+    return c;
+  }
+};
+
 template <bool kPlain, bool kHigh>
-EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(const FusedBlock& k,
-                                                                                __m512i a) {
+EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(
+    const FusedBlock& k, __m512i a, const FusedConstants& fc = FusedConstants::Plain()) {
   if (!kPlain) a = _mm512_sllv_epi32(a, k.left);
-  const __m512i b31 = _mm512_set1_epi64(1LL << 31);
+  const __m512i b31 = fc.b31;
   __m512i pe = _mm512_mul_epi32(a, k.mult);
   __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), k.mult_odd);
   if (!kPlain) {
-    const __m512i cap = _mm512_set1_epi64((1LL << 62) - (1LL << 31));
-    pe = _mm512_min_epi64(pe, cap);
-    po = _mm512_min_epi64(po, cap);
+    pe = _mm512_min_epi64(pe, fc.cap);
+    po = _mm512_min_epi64(po, fc.cap);
   }
   const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, k.neg_even);
   const __mmask8 no = _mm512_cmplt_epi64_mask(po, k.neg_odd);
@@ -126,7 +146,7 @@ EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(
   pe = _mm512_srav_epi64(pe, k.total_even);
   po = _mm512_srav_epi64(po, k.total_odd);
   if (!kHigh) po = _mm512_slli_epi64(po, 32);
-  return _mm512_mask_blend_epi32(0xAAAA, pe, po);
+  return _mm512_mask_blend_epi32(fc.odd, pe, po);
 }
 
 // Whether the lanes in `lanes` fit MakeHighRounding: exponent e 1 to 23 (shift -1 to -23; a
