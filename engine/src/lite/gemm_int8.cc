@@ -532,11 +532,10 @@ EMBER_VNNI_TARGET inline __m128i FusedBytes(const PackedWeights& p, const int32_
   return _mm512_cvtepi32_epi8(r);
 }
 
-// 64 int8 outputs from four vectors of int32 results (channels 0-15, ..., 48-63): saturating
-// packs (to int8 as the reference's clamp to [-128, 127]), then, when `clamp`, the activation
-// clamp to [lo, hi] in bytes.
-// PackBytes64 from its first step's results: h01 = _mm512_packs_epi32(r0, r1) and h23 the same
-// of r2 and r3.
+// 64 int8 outputs from four vectors of int32 results r0-r3 (channels 0-15, ..., 48-63), given as
+// h01 = _mm512_packs_epi32(r0, r1) and h23 the same of r2 and r3: saturating packs (to int8 as
+// the reference's clamp to [-128, 127]), then, when `clamp`, the activation clamp to [lo, hi] in
+// bytes.
 EMBER_VNNI_TARGET inline __m512i NarrowedBytes64(bool clamp, __m512i lo, __m512i hi, __m512i h01,
                                                  __m512i h23) {
   // packs work within 128-bit lanes: dword 4 L + q of the result holds r_q[4 L .. 4 L + 3].
@@ -544,11 +543,6 @@ EMBER_VNNI_TARGET inline __m512i NarrowedBytes64(bool clamp, __m512i lo, __m512i
   __m512i b = _mm512_permutexvar_epi32(perm, _mm512_packs_epi16(h01, h23));
   if (clamp) b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
   return b;
-}
-
-EMBER_VNNI_TARGET inline __m512i PackBytes64(bool clamp, __m512i lo, __m512i hi, __m512i r0,
-                                             __m512i r1, __m512i r2, __m512i r3) {
-  return NarrowedBytes64(clamp, lo, hi, _mm512_packs_epi32(r0, r1), _mm512_packs_epi32(r2, r3));
 }
 
 // MR rows x the NR blocks of group g, requantized into y.
@@ -603,7 +597,7 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Se
     const __m512i zp = _mm512_set1_epi32(p.out_zp);
     const __m512i lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
     const __m512i hi = _mm512_set1_epi8(static_cast<char>(p.act_max));
-    // Each pair of blocks is narrowed to int16 as soon as both are requantized (PackBytes64's
+    // Each pair of blocks is narrowed to int16 as soon as both are requantized (NarrowedBytes64's
     // first step): for a 4x4 tile, 4 registers fewer while blocks 2 and 3 are requantized.
     __m512i r[MR][2], half[MR][2];
     const avx512::FusedConstants fc = avx512::FusedConstants::Opaque<kPlain>();
@@ -907,7 +901,7 @@ EMBER_VNNI_TARGET void AmxTiles(const uint8_t* x, int x_stride, const Segments& 
   if (MT == 2) EMBER_TILE_STORE(2, sums + 512, 64);
   if (MT == 2 && NT == 2) EMBER_TILE_STORE(3, sums + 768, 64);
   if (NT == 2 && b[1] * 16 + 16 <= p.n) {
-    // Two full blocks side by side: each row's 32 channels narrowed together (PackBytes64, as
+    // Two full blocks side by side: each row's 32 channels narrowed together (NarrowedBytes64, as
     // FusedTile does), one 32-byte store instead of two conversions and 16-byte stores.
     const int32_t* rq0 = p.rq.data() + static_cast<size_t>(b[0]) * kRequantWords;
     const int32_t* rq1 = rq0 + kRequantWords;
@@ -920,9 +914,10 @@ EMBER_VNNI_TARGET void AmxTiles(const uint8_t* x, int x_stride, const Segments& 
             p, rq0, _mm512_add_epi32(_mm512_load_si512(s0 + 16 * row), bias0));
         const __m512i d1 = FusedDwords<kPlain, kHigh>(
             p, rq1, _mm512_add_epi32(_mm512_load_si512(s0 + 256 + 16 * row), bias1));
+        const __m512i h = _mm512_packs_epi32(d0, d1);
         const __m512i bytes =
-            PackBytes64(p.rq_clamp, _mm512_set1_epi8(static_cast<char>(p.act_min)),
-                        _mm512_set1_epi8(static_cast<char>(p.act_max)), d0, d1, d0, d1);
+            NarrowedBytes64(p.rq_clamp, _mm512_set1_epi8(static_cast<char>(p.act_min)),
+                            _mm512_set1_epi8(static_cast<char>(p.act_max)), h, h);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(yo), _mm512_castsi512_si256(bytes));
       }
     }
