@@ -46,11 +46,12 @@ class ThreadPool {
   int64_t NumScheduled() const;
   // Number of times a sleeping worker woke and found nothing to run (tests).
   int64_t NumIdleWakeUps() const;
-  // Runs fn(begin, end) over [0, total) split into shards, on the calling thread and
-  // NumThreads() - 1 of the pool's workers (NumThreads() threads in all: a pool sized to the
-  // cores does not put one thread more on them, which a preempted shard would make everyone
-  // wait for); returns when all shards are done. Runs inline when total is small relative to
-  // cost_per_unit or the pool has one thread.
+  // Runs fn(begin, end) over [0, total) split into shards (a multiple of NumThreads() of them
+  // where there are more shards than threads, their sizes within one unit of each other), on the
+  // calling thread and NumThreads() - 1 of the pool's workers (NumThreads() threads in all: a
+  // pool sized to the cores does not put one thread more on them, which a preempted shard would
+  // make everyone wait for); returns when all shards are done. Runs inline when total is small
+  // relative to cost_per_unit or the pool has one thread.
   void ParallelFor(int64_t total, int64_t cost_per_unit, RangeFn fn);
 
  private:
