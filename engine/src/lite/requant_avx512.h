@@ -99,18 +99,12 @@ struct FusedBlock {
   __m512i left, mult, mult_odd, add_even, add_odd, total_even, total_odd, neg_even, neg_odd;
 };
 
-// Requantized int32 values of one vector of sums x. kPlain: no left shift, no INT32_MIN
-// multiplier (so no product cap). kHigh: every lane has e >= 1, so the odd lanes' shift is 32
-// less (total_odd holds 31 + e - 32) and leaves their results in the high halves, where the
-// blend takes them. Always inlined: GCC otherwise calls it from the GEMM's larger tiles
-// (FusedTile<4, 4>), a call per 16 outputs with the vector passed through memory, ~30% of a 1x1
-// conv with few input channels.
-// ApplyFusedBlock's two layer-independent constants. Opaque() hides their values from the
-// compiler, which then keeps them in registers (or reloads them from the stack) rather than
-// rebuilding each from a general register for every vector (a broadcast and a mask move per 16
-// outputs, which GCC did in the GEMM's 4x4 tiles).
+// ApplyFusedBlock's layer-independent constants. Opaque() hides their values from the compiler,
+// which then keeps them in registers (or reloads them from the stack) rather than rebuilding each
+// from a general register for every vector (a broadcast and a mask move per 16 outputs, which GCC
+// did in the GEMM's 4x4 tiles).
 struct FusedConstants {
-  __m512i b31, cap;  // cap: the largest product but 2^62 (see DoubleRounding)
+  __m512i b31, cap;  // cap: where products are capped, 2^62 - 2^31 (see DoubleRounding)
   __mmask16 odd;
   EMBER_VNNI_TARGET static FusedConstants Plain() {
     return {_mm512_set1_epi64(1LL << 31), _mm512_set1_epi64((1LL << 62) - (1LL << 31)),
@@ -126,6 +120,13 @@ struct FusedConstants {
   }
 };
 
+// Requantized int32 values of one vector of sums x. kPlain: no left shift, no INT32_MIN
+// multiplier (so no product cap). kHigh: every lane has e >= 1, so the odd lanes' shift is 32
+// less (total_odd holds 31 + e - 32) and leaves their results in the high halves, where the
+// blend takes them. Always inlined: GCC otherwise calls it from the GEMM's larger tiles
+// (FusedTile<4, 4>), a call per 16 outputs with the vector passed through memory, ~30% of a 1x1
+// conv with few input channels. fc: FusedConstants::Opaque() where the caller loops over many
+// vectors with many registers live.
 template <bool kPlain, bool kHigh>
 EMBER_VNNI_TARGET inline __attribute__((always_inline)) __m512i ApplyFusedBlock(
     const FusedBlock& k, __m512i a, const FusedConstants& fc = FusedConstants::Plain()) {
