@@ -1,6 +1,8 @@
 // One subgraph's dataflow checks, arena plan and operator preparation (the main subgraph and
 // those WHILE/IF run alike).
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -154,8 +156,13 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
   }
   *total_all += total;
   std::free(state->arena);
-  state->arena = static_cast<uint8_t*>(std::calloc(total + 64, 1));
+  // The arena starts on a 64-byte boundary, so every tensor does: calloc's 16-byte alignment put
+  // each 64-byte vector load of a large tensor across two cache lines (56x56x96 float
+  // depthwise: 1.35x slower). 64 bytes of slack past the last tensor, as before.
+  const size_t arena_alloc = (total + 63) / 64 * 64 + 64;
+  state->arena = static_cast<uint8_t*>(std::aligned_alloc(64, arena_alloc));
   if (state->arena == nullptr) return errors::ResourceExhausted("cannot allocate the tensor arena");
+  std::memset(state->arena, 0, arena_alloc);
   state->arena_bytes = total;
   for (size_t i = 0; i < nt; ++i) {
     const TensorDef& t = *defs[i];

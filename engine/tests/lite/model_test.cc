@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -329,6 +331,47 @@ TEST(LiteArena, TensorsShareMemoryOnlyWhenTheirLivesDoNotOverlap) {
         const float* t = interp.tensor(i + 1).as<float>();
         for (int e = 0; e < 16; ++e) EXPECT_EQ(t[e], static_cast<float>(100 * e) + i * kStep[e]);
       }
+    }
+  }
+}
+
+// x[1, n] -> RELU -> t1 -> RELU -> t2 -> RELU -> y. The kernels' 64-byte vector loads rely on
+// every tensor starting on a 64-byte boundary; small arenas come from the heap and large ones
+// from fresh pages, which malloc hands out 16 bytes past a page boundary.
+TEST(LiteArena, EveryTensorStartsOnA64ByteBoundary) {
+  for (int n : {3, 16, 1000, 50000}) {
+    SubGraphDef g;
+    g.tensors.push_back(MakeTensor("x", TensorType::kFloat32, {1, n}));
+    for (int i = 1; i <= 3; ++i) {
+      g.tensors.push_back(MakeTensor("t" + std::to_string(i), TensorType::kFloat32, {1, n}));
+      OperatorDef op;
+      op.op = BuiltinOp::kRelu;
+      op.inputs = {i - 1};
+      op.outputs = {i};
+      g.operators.push_back(op);
+    }
+    g.inputs = {0};
+    g.outputs = {3};
+    const std::vector<uint8_t> bytes = Write(g);
+    auto model = Model::FromBuffer(bytes.data(), bytes.size());
+    ASSERT_TRUE(model.ok());
+    for (bool preserve : {false, true}) {
+      InterpreterOptions options;
+      options.preserve_all_tensors = preserve;
+      auto created = Interpreter::Create(*model, options);
+      ASSERT_TRUE(created.ok());
+      Interpreter& interp = **created;
+      ASSERT_TRUE(interp.AllocateTensors().ok());
+      for (int i = 0; i <= 3; ++i) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(interp.tensor(i).data) % 64, 0u);
+      }
+      float* x = interp.input(0).as<float>();
+      for (int e = 0; e < n; ++e) x[e] = static_cast<float>(e % 7 - 3);
+      ASSERT_TRUE(interp.Invoke().ok());
+      const float* y = interp.output(0).as<float>();
+      int wrong = 0;
+      for (int e = 0; e < n; ++e) wrong += y[e] != std::max(0.0f, static_cast<float>(e % 7 - 3));
+      EXPECT_EQ(wrong, 0);
     }
   }
 }
