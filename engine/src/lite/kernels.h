@@ -88,8 +88,8 @@ struct Interpreter::NodeState {
   bool dw_fused_avx2 = false;
   DepthwiseFusedI8 dw_fused;
   bool mean_rows = false;  // MEAN over consecutive axes, not the last: [outer, inner, depth] input
-  std::vector<int8_t> scratch8;  // im2col
-  std::vector<float> scratchf;   // float im2col: `threads` slices of scratch_slice values
+  AlignedVector<int8_t> scratch8;  // im2col
+  AlignedVector<float> scratchf;   // float im2col: `threads` slices of scratch_slice values
   // Convolutions: state sized in Prepare, so Invoke allocates nothing. Scratch that a task
   // writes has one slice per thread (slice t at t * the stride below).
   PackedF32 packed_f32;              // float CONV_2D weights in 16-channel panels
