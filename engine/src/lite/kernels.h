@@ -142,6 +142,7 @@ struct SubgraphState {
   std::vector<size_t> bytes;
   std::vector<char> dynamic;  // per tensor: its shape is set at run time, in dims
   std::vector<std::vector<int32_t>> dims;
+  void* arena_block = nullptr;  // what calloc returned; arena is its first 64-byte boundary
   uint8_t* arena = nullptr;
   size_t arena_bytes = 0;
   std::vector<std::unique_ptr<NodeState>> nodes;
@@ -156,7 +157,7 @@ struct SubgraphState {
   SubgraphState() = default;
   SubgraphState(const SubgraphState&) = delete;
   SubgraphState& operator=(const SubgraphState&) = delete;
-  ~SubgraphState() { std::free(arena); }
+  ~SubgraphState() { std::free(arena_block); }
 };
 
 // Makes `state->defs`, with the constant DEQUANTIZE outputs of `def` folded (fold_dequantize.cc).
