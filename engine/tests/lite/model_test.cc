@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/lite/interpreter.h"
@@ -294,6 +296,16 @@ bool Overlap(const TensorView& a, const TensorView& b) {
   return a.data < b.data + b.bytes && b.data < a.data + a.bytes;
 }
 
+// An interpreter of `model`, with or without preserve_all_tensors, its tensors allocated; null
+// when either step fails.
+std::unique_ptr<Interpreter> Allocated(const std::shared_ptr<const Model>& model, bool preserve) {
+  InterpreterOptions options;
+  options.preserve_all_tensors = preserve;
+  auto created = Interpreter::Create(model, options);
+  if (!created.ok() || !(*created)->AllocateTensors().ok()) return nullptr;
+  return std::move(*created);
+}
+
 }  // namespace
 
 TEST(LiteArena, TensorsShareMemoryOnlyWhenTheirLivesDoNotOverlap) {
@@ -301,12 +313,9 @@ TEST(LiteArena, TensorsShareMemoryOnlyWhenTheirLivesDoNotOverlap) {
   auto model = Model::FromBuffer(bytes.data(), bytes.size());
   ASSERT_TRUE(model.ok());
   for (bool preserve : {false, true}) {
-    InterpreterOptions options;
-    options.preserve_all_tensors = preserve;
-    auto created = Interpreter::Create(*model, options);
-    ASSERT_TRUE(created.ok());
-    Interpreter& interp = **created;
-    ASSERT_TRUE(interp.AllocateTensors().ok());
+    const std::unique_ptr<Interpreter> owned = Allocated(*model, preserve);
+    ASSERT_TRUE(owned != nullptr);
+    Interpreter& interp = *owned;
     // An operator's inputs and outputs never share memory, nor the graph's input and output.
     for (const OperatorDef& op : (*model)->graph().operators) {
       for (int32_t in : op.inputs) {
@@ -356,12 +365,9 @@ TEST(LiteArena, EveryTensorStartsOnA64ByteBoundary) {
     auto model = Model::FromBuffer(bytes.data(), bytes.size());
     ASSERT_TRUE(model.ok());
     for (bool preserve : {false, true}) {
-      InterpreterOptions options;
-      options.preserve_all_tensors = preserve;
-      auto created = Interpreter::Create(*model, options);
-      ASSERT_TRUE(created.ok());
-      Interpreter& interp = **created;
-      ASSERT_TRUE(interp.AllocateTensors().ok());
+      const std::unique_ptr<Interpreter> owned = Allocated(*model, preserve);
+      ASSERT_TRUE(owned != nullptr);
+      Interpreter& interp = *owned;
       for (int i = 0; i <= 3; ++i) {
         EXPECT_EQ(reinterpret_cast<uintptr_t>(interp.tensor(i).data) % 64, 0u);
       }
