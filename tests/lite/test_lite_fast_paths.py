@@ -3,7 +3,7 @@
 Small models made here with TensorFlow's converter hit each path: depthwise rows (odd channel
 counts, strides, dilation, channel tails of 8 and of other sizes), 1x1 convolutions as a direct
 GEMM (input depth a multiple of 4 or not, 8-channel output tails), convolutions reading their
-filter rows in place from a padded input, im2col (dilated) convolutions, a
+filter rows (or, dilated, their taps) in place from a padded input, im2col convolutions, a
 1001-class softmax and a global average pool (MEAN). Each runs through `ember-lite-run` with
 EMBER_CPU_ISA capped at generic, avx2 and avx512 and at amx (no cap: the AMX tiles / AVX-512 VNNI /
 AVX2 / portable dispatch), and by LiteRT with OpResolverType.BUILTIN_REF: int8 outputs equal element for element, float
@@ -78,7 +78,10 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             lambda: k.Conv2D(32, 3, strides=2, padding="same", bias_initializer=init),
         ),
         # Filter rows read in place from a padded copy of the input (float and int8): a tall
-        # filter, unequal strides and no padding; a dilated filter takes im2col instead.
+        # filter, unequal strides and no padding. Dilated filters read each tap in place (with
+        # column dilation) or each filter row (rows dilated only); int8 taps of 4-byte groups,
+        # 3-channel taps as 4-byte pixels. Taps of 6 bytes (int8) and filters of more than 64
+        # taps take im2col.
         "conv5x3_c4_to_20_s2x1_valid": (
             (11, 9, 4),
             lambda: k.Conv2D(20, (5, 3), strides=(2, 1), padding="valid", bias_initializer=init),
@@ -86,6 +89,22 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         "conv3x3_c8_to_16_dil2": (
             (10, 10, 8),
             lambda: k.Conv2D(16, 3, dilation_rate=2, padding="same", bias_initializer=init),
+        ),
+        "conv3x2_c6_to_12_dil2x1_valid": (
+            (11, 7, 6),
+            lambda: k.Conv2D(12, (3, 2), dilation_rate=(2, 1), padding="valid", bias_initializer=init),
+        ),
+        "conv3x3_c3_to_8_dil3": (
+            (12, 10, 3),
+            lambda: k.Conv2D(8, 3, dilation_rate=3, padding="same", bias_initializer=init),
+        ),
+        "conv3x3_c6_to_20_dil2": (
+            (9, 9, 6),
+            lambda: k.Conv2D(20, 3, dilation_rate=2, padding="same", bias_initializer=init),
+        ),
+        "conv9x9_c4_to_16_dil2": (
+            (20, 19, 4),
+            lambda: k.Conv2D(16, 9, dilation_rate=2, padding="same", bias_initializer=init),
         ),
         # A residual ADD (two same-shape int8 inputs of different scales; 300 values: a
         # masked last vector) behind the 1x1 conv that feeds it.

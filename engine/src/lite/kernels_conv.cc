@@ -383,8 +383,40 @@ void Im2ColRow(const WindowGeometry& g, const T* image, int oy, T pad_value, T* 
   }
 }
 
-constexpr int64_t kPixelAlign = 8;   // a multiple of every float GEMM's row tile but AVX2's 6
-constexpr int kMaxInPlaceRows = 16;  // filter height limit of the in-place (no im2col) paths
+constexpr int64_t kPixelAlign = 8;  // a multiple of every float GEMM's row tile but AVX2's 6
+
+// The in-place (no im2col) convolutions read each output pixel's k values from a padded copy of
+// the input as runs: one per filter row (kw pixels, contiguous) when the filter has no column
+// dilation, else one per tap (one pixel each). At most this many runs.
+constexpr int kMaxInPlaceSegments = 64;
+
+int InPlaceSegmentCount(const NodeState& node) {
+  return node.op->options.dilation_w == 1 ? node.kh : node.kh * node.kw;
+}
+
+// The runs' offsets from a window's top-left pixel in the padded image (`prow` elements per
+// image row, `pixel` per pixel), in the (ky, kx, channel) order of the packed weights' k;
+// returns how many.
+int InPlaceSegments(const NodeState& node, size_t prow, size_t pixel, ptrdiff_t* seg) {
+  const OpOptions& o = node.op->options;
+  const int n = InPlaceSegmentCount(node);
+  for (int s = 0; s < n; ++s) {
+    const int ky = o.dilation_w == 1 ? s : s / node.kw, kx = o.dilation_w == 1 ? 0 : s % node.kw;
+    seg[s] = static_cast<ptrdiff_t>(static_cast<size_t>(ky) * o.dilation_h * prow +
+                                    static_cast<size_t>(kx) * o.dilation_w * pixel);
+  }
+  return n;
+}
+
+// Rows and columns of the padded image: the input after the top and left padding, or as far as
+// the last window reaches (its dilated extent), whichever is further.
+void InPlaceImageSize(const NodeState& node, int* h, int* w) {
+  const OpOptions& o = node.op->options;
+  *h =
+      std::max(node.ih + node.pad_h, (node.oh - 1) * o.stride_h + (node.kh - 1) * o.dilation_h + 1);
+  *w =
+      std::max(node.iw + node.pad_w, (node.ow - 1) * o.stride_w + (node.kw - 1) * o.dilation_w + 1);
+}
 
 // Runs copy_row(b, iy) for every input row (batch b, row iy) that a convolution reading its
 // filter rows in place copies into its padded image: split over the node's threads in row order,
@@ -453,8 +485,8 @@ Status EvalConvF32(NodeState* node) {
                       static_cast<size_t>(node->pad_w) * node->ic,
                   x + (static_cast<size_t>(b) * node->ih + iy) * row, sizeof(float) * row);
     });
-    ptrdiff_t seg[kMaxInPlaceRows];
-    for (int ky = 0; ky < node->kh; ++ky) seg[ky] = static_cast<ptrdiff_t>(ky) * prow;
+    ptrdiff_t seg[kMaxInPlaceSegments];
+    const int nseg = InPlaceSegments(*node, prow, node->ic, seg);
     RunTasks(*node, tasks, [&](int task, int) {
       int64_t r0, r1;
       ChunkRange(rows, tasks, task, 1, &r0, &r1);
@@ -463,7 +495,7 @@ Status EvalConvF32(NodeState* node) {
         const float* base =
             img +
             (static_cast<size_t>(bi) * w.padded_h + static_cast<size_t>(oy) * o.stride_h) * prow;
-        GemmF32Segments(base, node->ow, o.stride_w * node->ic, seg, node->kh, w, node->f_min,
+        GemmF32Segments(base, node->ow, o.stride_w * node->ic, seg, nseg, w, node->f_min,
                         node->f_max, y + static_cast<size_t>(r) * node->ow * node->oc);
       }
     });
@@ -570,8 +602,8 @@ Status EvalConvI8(NodeState* node) {
           OffsetPixels3To4(src, static_cast<size_t>(node->iw), dst);
         }
       });
-      ptrdiff_t seg[kMaxInPlaceRows];
-      for (int ky = 0; ky < node->kh; ++ky) seg[ky] = static_cast<ptrdiff_t>(ky) * prow;
+      ptrdiff_t seg[kMaxInPlaceSegments];
+      const int nseg = InPlaceSegments(*node, prow, p.padded_c, seg);
       const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
       RunTasks(*node, tasks, [&](int task, int) {
         int64_t r0, r1;
@@ -581,7 +613,7 @@ Status EvalConvI8(NodeState* node) {
           const uint8_t* base =
               img +
               (static_cast<size_t>(bi) * p.padded_h + static_cast<size_t>(oy) * o.stride_h) * prow;
-          ConvGemmVnniSegments(base, node->ow, o.stride_w * p.padded_c, seg, node->kh, p,
+          ConvGemmVnniSegments(base, node->ow, o.stride_w * p.padded_c, seg, nseg, p,
                                y + static_cast<size_t>(r) * node->ow * node->oc, node->oc);
         }
       });
@@ -743,12 +775,11 @@ Status PrepareConv2D(NodeState* node) {
                    b != nullptr ? reinterpret_cast<const float*>(b->data) : nullptr, node->oc, k,
                    &node->packed_f32);
     PackedF32& p = node->packed_f32;
-    if (!node->direct_1x1 && o.dilation_h == 1 && o.dilation_w == 1 &&
-        node->kh <= kMaxInPlaceRows) {
-      // Undilated filters: the GEMM reads each filter row (kw * ic contiguous floats) from a
-      // zero-bordered copy of the input, no im2col (as the int8 path below).
-      p.padded_h = std::max(node->ih + node->pad_h, (node->oh - 1) * o.stride_h + node->kh);
-      p.padded_w = std::max(node->iw + node->pad_w, (node->ow - 1) * o.stride_w + node->kw);
+    if (!node->direct_1x1 && InPlaceSegmentCount(*node) <= kMaxInPlaceSegments) {
+      // The GEMM reads each filter row (kw * ic contiguous floats; with column dilation, each
+      // tap's ic floats) from a zero-bordered copy of the input, no im2col (as the int8 path
+      // below).
+      InPlaceImageSize(*node, &p.padded_h, &p.padded_w);
       node->scratch_slice = 0;
       node->scratchf.assign(static_cast<size_t>(node->n) * p.padded_h * p.padded_w * node->ic + 16,
                             0.0f);
@@ -799,12 +830,14 @@ Status PrepareConv2D(NodeState* node) {
     }
   }
   const size_t threads = static_cast<size_t>(node->threads);
-  const bool rgb = node->ic == 3 && node->kw * node->ic % 4 != 0;
-  if (node->vnni && !node->direct_1x1 && o.dilation_h == 1 && o.dilation_w == 1 &&
-      node->kh <= kMaxInPlaceRows && ((node->kw * node->ic) % 4 == 0 || rgb)) {
-    // Undilated filters whose rows are whole 4-byte groups: the GEMM reads each filter row
-    // (kw * ic contiguous bytes) from a padded copy of the input, no im2col. 3-channel inputs
-    // (a first layer) get 4-byte pixels and a zero 4th weight.
+  // The runs the GEMM reads (InPlaceSegments) must be whole 4-byte groups: filter rows of kw * ic
+  // bytes, or with column dilation single pixels of ic bytes. 3-channel inputs (a first layer)
+  // whose runs are not get 4-byte pixels and a zero 4th weight.
+  const int run_bytes = o.dilation_w == 1 ? node->kw * node->ic : node->ic;
+  const bool rgb = node->ic == 3 && run_bytes % 4 != 0;
+  if (node->vnni && !node->direct_1x1 && InPlaceSegmentCount(*node) <= kMaxInPlaceSegments &&
+      (run_bytes % 4 == 0 || rgb)) {
+    // The GEMM reads the runs from a padded copy of the input, no im2col.
     PackedWeights& p = node->packed;
     if (rgb) {
       const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
@@ -816,8 +849,7 @@ Status PrepareConv2D(NodeState* node) {
                           node->out_zp, node->act_min, node->act_max, &p);
     }
     p.padded_c = rgb ? 4 : node->ic;
-    p.padded_h = std::max(node->ih + node->pad_h, (node->oh - 1) * o.stride_h + node->kh);
-    p.padded_w = std::max(node->iw + node->pad_w, (node->ow - 1) * o.stride_w + node->kw);
+    InPlaceImageSize(*node, &p.padded_h, &p.padded_w);
     const uint8_t pad_u = static_cast<uint8_t>(node->in_zp) ^ 0x80u;
     node->im2col_base = 0;
     node->scratch_slice = 0;
