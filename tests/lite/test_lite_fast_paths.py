@@ -79,9 +79,10 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         ),
         # Filter rows read in place from a padded copy of the input (float and int8): a tall
         # filter, unequal strides and no padding. Dilated filters read each tap in place (with
-        # column dilation) or each filter row (rows dilated only); int8 taps of 4-byte groups,
-        # 3-channel taps as 4-byte pixels. Taps of 6 bytes (int8) and filters of more than 64
-        # taps take im2col.
+        # column dilation) or each filter row (rows dilated only). int8 runs that are not whole
+        # 4-byte groups (3-channel taps, 6-byte taps, 5-channel rows of 15 bytes, 1x1 over 6
+        # channels) read pixels padded to 4 or 8 bytes. Filters of more than 64 taps take im2col.
+        "conv3x3_c5_to_12": ((9, 8, 5), lambda: k.Conv2D(12, 3, padding="same", bias_initializer=init)),
         "conv5x3_c4_to_20_s2x1_valid": (
             (11, 9, 4),
             lambda: k.Conv2D(20, (5, 3), strides=(2, 1), padding="valid", bias_initializer=init),

@@ -306,6 +306,19 @@ EMBER_VNNI_TARGET void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t*
   }
 }
 
+EMBER_VNNI_TARGET void OffsetPixels(const int8_t* x, size_t pixels, int c, int pc, uint8_t* out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (size_t i = 0; i < pixels; ++i) {
+    const int8_t* s = x + i * static_cast<size_t>(c);
+    uint8_t* d = out + i * static_cast<size_t>(pc);
+    for (int j = 0; j < c; j += 64) {
+      const int n = std::min(64, c - j);
+      const __mmask64 m = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1u;
+      _mm512_mask_storeu_epi8(d + j, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, s + j), flip));
+    }
+  }
+}
+
 EMBER_VNNI_TARGET void RequantizeVnni(const int32_t* acc, const int32_t* bias, const int32_t* mult,
                                       const int* shift, int n, bool single_rounding, int32_t out_zp,
                                       int32_t act_min, int32_t act_max, int8_t* out) {
@@ -1058,6 +1071,11 @@ void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out) {
 void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out) {
   for (size_t i = 0; i < pixels; ++i) {
     for (int c = 0; c < 3; ++c) out[4 * i + c] = static_cast<uint8_t>(x[3 * i + c]) ^ 0x80u;
+  }
+}
+void OffsetPixels(const int8_t* x, size_t pixels, int c, int pc, uint8_t* out) {
+  for (size_t i = 0; i < pixels; ++i) {
+    for (int j = 0; j < c; ++j) out[pc * i + j] = static_cast<uint8_t>(x[c * i + j]) ^ 0x80u;
   }
 }
 void GemmVnni(const uint8_t*, int, int, const PackedWeights&, int32_t*, int) {}

@@ -68,6 +68,9 @@ void OffsetToUnsigned(const int8_t* x, size_t n, uint8_t* out);
 // out[4 i + c] = x[3 i + c] ^ 0x80 for c < 3, i < pixels (out[4 i + 3] is left undefined): a
 // 3-channel image as 4-byte unsigned pixels.
 void OffsetPixels3To4(const int8_t* x, size_t pixels, uint8_t* out);
+// out[pc i + j] = x[c i + j] ^ 0x80 for j < c, i < pixels (out[pc i + j] for c <= j < pc left as
+// they are): c-byte pixels as pc-byte unsigned ones (pc >= c).
+void OffsetPixels(const int8_t* x, size_t pixels, int c, int pc, uint8_t* out);
 void PackWeightsVnni(const int8_t* w, int n, int k, int nr, PackedWeights* out);
 // The nr (16-column blocks per group) PackWeightsVnni takes for n output columns: up to 8 for a
 // matrix-vector product (FULLY_CONNECTED; wide groups, one pass over the activations each), else

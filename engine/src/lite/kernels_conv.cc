@@ -598,8 +598,12 @@ Status EvalConvI8(NodeState* node) {
                        static_cast<size_t>(node->pad_w) * p.padded_c;
         if (p.padded_c == node->ic) {
           OffsetToUnsigned(src, row, dst);
-        } else {
+        } else if (node->ic == 3) {
           OffsetPixels3To4(src, static_cast<size_t>(node->iw), dst);
+        } else {
+          // The bytes after each pixel's ic, which meet zero weights, keep the padding value
+          // written in Prepare.
+          OffsetPixels(src, static_cast<size_t>(node->iw), node->ic, p.padded_c, dst);
         }
       });
       ptrdiff_t seg[kMaxInPlaceSegments];
@@ -831,24 +835,27 @@ Status PrepareConv2D(NodeState* node) {
   }
   const size_t threads = static_cast<size_t>(node->threads);
   // The runs the GEMM reads (InPlaceSegments) must be whole 4-byte groups: filter rows of kw * ic
-  // bytes, or with column dilation single pixels of ic bytes. 3-channel inputs (a first layer)
-  // whose runs are not get 4-byte pixels and a zero 4th weight.
+  // bytes, or with column dilation single pixels of ic bytes. Where they are not, the padded
+  // image's pixels take ic rounded up to a multiple of 4 bytes, and the filter a zero weight for
+  // each byte added (a 3-channel first layer: 4-byte pixels).
   const int run_bytes = o.dilation_w == 1 ? node->kw * node->ic : node->ic;
-  const bool rgb = node->ic == 3 && run_bytes % 4 != 0;
-  if (node->vnni && !node->direct_1x1 && InPlaceSegmentCount(*node) <= kMaxInPlaceSegments &&
-      (run_bytes % 4 == 0 || rgb)) {
+  const int pixel_bytes = run_bytes % 4 == 0 ? node->ic : (node->ic + 3) / 4 * 4;
+  if (node->vnni && !node->direct_1x1 && InPlaceSegmentCount(*node) <= kMaxInPlaceSegments) {
     // The GEMM reads the runs from a padded copy of the input, no im2col.
     PackedWeights& p = node->packed;
-    if (rgb) {
+    if (pixel_bytes != node->ic) {
       const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
       const size_t taps = static_cast<size_t>(node->oc) * node->kh * node->kw;
-      std::vector<int8_t> w4(taps * 4, 0);
-      for (size_t t = 0; t < taps; ++t) std::memcpy(&w4[t * 4], wd + t * 3, 3);
-      PackWeightsVnni(w4.data(), node->oc, node->kh * node->kw * 4, p.nr, &p);
+      std::vector<int8_t> wp(taps * static_cast<size_t>(pixel_bytes), 0);
+      for (size_t t = 0; t < taps; ++t) {
+        std::memcpy(&wp[t * static_cast<size_t>(pixel_bytes)], wd + t * node->ic,
+                    static_cast<size_t>(node->ic));
+      }
+      PackWeightsVnni(wp.data(), node->oc, node->kh * node->kw * pixel_bytes, p.nr, &p);
       PrepareFusedRequant(node->bias_u8.data(), node->multipliers.data(), node->shifts.data(),
                           node->out_zp, node->act_min, node->act_max, &p);
     }
-    p.padded_c = rgb ? 4 : node->ic;
+    p.padded_c = pixel_bytes;
     InPlaceImageSize(*node, &p.padded_h, &p.padded_w);
     const uint8_t pad_u = static_cast<uint8_t>(node->in_zp) ^ 0x80u;
     node->im2col_base = 0;

@@ -15,6 +15,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/spin.h"
@@ -375,6 +376,31 @@ TEST(OffsetPixels3To4, SpreadsAndFlipsEveryPixel) {
       }
     }
     for (size_t i = 4 * pixels; i < out.size(); ++i) EXPECT_EQ(static_cast<int>(out[i]), 7);
+  }
+}
+
+TEST(OffsetPixels, FlipsEachPixelsBytesAndLeavesThePaddingBytes) {
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  std::mt19937 gen(5);
+  std::uniform_int_distribution<int> d(-128, 127);
+  // Pixels of 1-130 bytes (several 64-byte chunks, masked tails) into wider ones.
+  for (const auto& [c, pc] :
+       {std::pair{1, 4}, std::pair{2, 4}, std::pair{5, 8}, std::pair{6, 8}, std::pair{63, 64},
+        std::pair{64, 64}, std::pair{66, 68}, std::pair{130, 132}}) {
+    for (size_t pixels : {size_t{0}, size_t{1}, size_t{7}, size_t{33}}) {
+      std::vector<int8_t> x(static_cast<size_t>(c) * pixels);
+      for (int8_t& v : x) v = static_cast<int8_t>(d(gen));
+      std::vector<uint8_t> out(static_cast<size_t>(pc) * pixels + 8, 7);
+      OffsetPixels(x.data(), pixels, c, pc, out.data());
+      std::vector<uint8_t> want(out.size(), 7);
+      for (size_t p = 0; p < pixels; ++p) {
+        for (int b = 0; b < c; ++b) {
+          want[p * static_cast<size_t>(pc) + static_cast<size_t>(b)] =
+              static_cast<uint8_t>(x[p * static_cast<size_t>(c) + static_cast<size_t>(b)]) ^ 0x80u;
+        }
+      }
+      EXPECT_TRUE(out == want);
+    }
   }
 }
 
