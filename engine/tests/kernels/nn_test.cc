@@ -328,6 +328,11 @@ TEST(Conv2D, SameValidStridesDilationsOddSizes) {
       {{2, 23, 19, 7}, {3, 3, 7, 33}, 2, 2, 1, 1, "SAME"},
       {{1, 21, 22, 5}, {3, 3, 5, 17}, 1, 1, 2, 2, "SAME"},
       {{1, 20, 17, 6}, {4, 3, 6, 9}, 2, 3, 2, 1, "VALID"},
+      // Dilated windows of 8 pixels or more read in place (lite's GEMM on AVX-512 and AVX2):
+      // column dilation (a run per tap), rows dilated only (a run per filter row), a stride.
+      {{1, 14, 19, 3}, {3, 2, 3, 7}, 1, 1, 1, 3, "SAME"},
+      {{2, 15, 12, 4}, {2, 3, 4, 6}, 1, 1, 3, 1, "VALID"},
+      {{1, 19, 40, 8}, {3, 3, 8, 20}, 1, 2, 2, 2, "SAME"},
   };
   unsigned seed = 100;
   for (const Case& c : cases) {
@@ -634,6 +639,24 @@ TEST(Nn, BiasAddAndSoftmax) {
                  {Floats({2, 2}, {1, 2, 3, 4}), Floats({2}, {10, 20})});
   ASSERT_OK(r.status);
   EXPECT_TRUE(Values<float>(r.outputs[0]) == (std::vector<float>{11, 22, 13, 24}));
+  // NHWC (a row of channels at a time) and NCHW (a plane per channel) over 4-D inputs.
+  std::vector<float> x(2 * 3 * 5 * 7), want_nhwc(x.size()), want_nchw(x.size());
+  std::vector<float> bias(7), bias3(3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f;
+  for (size_t c = 0; c < 7; ++c) bias[c] = 100.0f * static_cast<float>(c + 1);
+  for (size_t c = 0; c < 3; ++c) bias3[c] = -1000.0f * static_cast<float>(c + 1);
+  for (size_t i = 0; i < x.size(); ++i) {
+    want_nhwc[i] = x[i] + bias[i % 7];
+    want_nchw[i] = x[i] + bias3[(i / 35) % 3];
+  }
+  r = Run(Node("BiasAdd").Type("T", DataType::kFloat),
+          {Floats({2, 3, 5, 7}, x), Floats({7}, bias)});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(Values<float>(r.outputs[0]) == want_nhwc);
+  r = Run(Node("BiasAdd").Type("T", DataType::kFloat).Str("data_format", "NCHW"),
+          {Floats({2, 3, 5, 7}, x), Floats({3}, bias3)});
+  ASSERT_OK(r.status);
+  EXPECT_TRUE(Values<float>(r.outputs[0]) == want_nchw);
   r = Run(Node("BiasAdd", "ba").Type("T", DataType::kFloat), {Floats({2, 2}, {}), Floats({3}, {})});
   EXPECT_TRUE(Contains(r.status.message(), "Must provide as many biases"));
   r = Run(Node("Softmax").Type("T", DataType::kFloat),
