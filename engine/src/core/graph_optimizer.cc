@@ -127,6 +127,11 @@ struct Chain {
   std::string activation;    // "", "Relu" or "Relu6"
   int pad = -1;              // a zero Pad before the convolution, folded into its padding
   int64_t pads[4] = {};      // its EXPLICIT padding: top, bottom, left, right
+  // pad is a SpaceToBatchND (and members[1] its BatchToSpaceND): the convolution dilated by
+  // `block`; `padded` its paddings' sums (height, width), which the input must fill whole blocks
+  // with.
+  bool space_to_batch = false;
+  int64_t block[2] = {1, 1}, padded[2] = {};
 };
 
 class Optimizer {
@@ -268,6 +273,11 @@ class Optimizer {
     if (op != "MatMul" && !AttrIs(head.def, "padding", "SAME", "")) {
       chain->pad = ZeroPad(id, chain->pads);
     }
+    // TensorFlow's atrous convolution (Keras's dilated Conv2D and DepthwiseConv2D):
+    // SpaceToBatchND, a VALID undilated stride-1 convolution, BatchToSpaceND.
+    const int b2s = op != "MatMul" && chain->pad < 0 && AttrIs(head.def, "padding", "VALID", "")
+                        ? SpaceToBatch(id, chain)
+                        : -1;
     // Cheap structural check before any constant is evaluated.
     if (SoleConsumer(id) < 0 && chain->pad < 0) return false;
     Tensor w;
@@ -288,6 +298,10 @@ class Optimizer {
     chain->filter = w.Clone();
     chain->bias.assign(static_cast<size_t>(channels), 0.f);
     int cur = id;
+    if (b2s >= 0) {
+      chain->members.push_back(b2s);
+      cur = b2s;
+    }
     for (;;) {
       const int next = SoleConsumer(cur);
       if (next < 0) break;
@@ -403,6 +417,80 @@ class Optimizer {
     return p;
   }
 
+  // The integer values of a constant input (int32 or int64) of `n`; false if it is not one.
+  bool IntValues(const Node& n, int input, std::vector<int64_t>* out) {
+    Tensor t;
+    if (!Constant(n, input, &t)) return false;
+    out->clear();
+    for (int64_t k = 0; k < t.NumElements(); ++k) {
+      if (t.dtype() == DataType::kInt32) {
+        out->push_back(t.data<int32_t>()[k]);
+      } else if (t.dtype() == DataType::kInt64) {
+        out->push_back(t.data<int64_t>()[k]);
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static bool AllOnes(const NodeDef& def, const std::string& name) {
+    auto it = def.attr.find(name);
+    if (it == def.attr.end()) return true;
+    if (it->second.kind != AttrValue::Kind::kList) return false;
+    for (int64_t v : it->second.list.i) {
+      if (v != 1) return false;
+    }
+    return true;
+  }
+
+  // Where convolution `id` (VALID) reads a SpaceToBatchND of float NHWC height and width by a
+  // constant block with constant paddings, has strides and dilations of 1, and is read only by a
+  // BatchToSpaceND by the same block with constant crops no larger than those paddings: the
+  // three are one convolution dilated by the block whose EXPLICIT padding is the paddings less
+  // the crops (the same sums, as LiteRT's converter folds them). Fills chain->pad (the
+  // SpaceToBatchND), pads, block and padded, and returns the BatchToSpaceND; -1 where not.
+  int SpaceToBatch(int id, Chain* chain) {
+    const Node& head = graph_.node(id);
+    if (!AllOnes(head.def, "strides") || !AllOnes(head.def, "dilations")) return -1;
+    const int s = head.inputs[0].node;
+    const Node& s2b = graph_.node(s);
+    if (s2b.def.op != "SpaceToBatchND" || !IsFloat(s2b) || head.inputs[0].output != 0 ||
+        !s2b.control_inputs.empty() || s2b.inputs.size() != 3 || SoleConsumer(s) != id) {
+      return -1;
+    }
+    const int b = SoleConsumer(id);
+    if (b < 0) return -1;
+    const Node& b2s = graph_.node(b);
+    if (b2s.def.op != "BatchToSpaceND" || !IsFloat(b2s) || b2s.inputs.size() != 3 ||
+        b2s.inputs[0].node != id || fed_nodes_.count(b2s.name()) != 0) {
+      return -1;
+    }
+    std::vector<int64_t> block, block2, paddings, crops;
+    if (!IntValues(s2b, 1, &block) || !IntValues(b2s, 1, &block2) ||
+        !IntValues(s2b, 2, &paddings) || !IntValues(b2s, 2, &crops) || block.size() != 2 ||
+        block != block2 || paddings.size() != 4 || crops.size() != 4) {
+      return -1;
+    }
+    for (int k = 0; k < 4; ++k) {
+      if (block[static_cast<size_t>(k / 2)] < 1 || crops[static_cast<size_t>(k)] < 0 ||
+          paddings[static_cast<size_t>(k)] < crops[static_cast<size_t>(k)]) {
+        return -1;
+      }
+    }
+    chain->pad = s;
+    chain->space_to_batch = true;
+    for (int k = 0; k < 4; ++k) {
+      chain->pads[k] = paddings[static_cast<size_t>(k)] - crops[static_cast<size_t>(k)];
+    }
+    for (int d = 0; d < 2; ++d) {
+      chain->block[d] = block[static_cast<size_t>(d)];
+      chain->padded[d] =
+          paddings[static_cast<size_t>(2 * d)] + paddings[static_cast<size_t>(2 * d + 1)];
+    }
+    return b;
+  }
+
   // Multiplies output channel c of the filter and of the bias by s[c].
   static void Scale(const std::vector<float>& s, bool transpose_b, Chain* chain) {
     float* w = chain->filter.data<float>();
@@ -438,6 +526,15 @@ class Optimizer {
       amounts.list.i = {0, 0, chain.pads[0], chain.pads[1], chain.pads[2], chain.pads[3], 0, 0};
       def.attr["padding"] = padding;
       def.attr["explicit_paddings"] = amounts;
+    }
+    if (chain.space_to_batch) {
+      AttrValue dilations, check;
+      dilations.kind = check.kind = AttrValue::Kind::kList;
+      dilations.list.i = {1, chain.block[0], chain.block[1], 1};
+      // The folded SpaceToBatchND's own check, made by the fused kernel (conv_ops.cc).
+      check.list.i = {chain.block[0], chain.block[1], chain.padded[0], chain.padded[1]};
+      def.attr["dilations"] = dilations;
+      def.attr["space_to_batch"] = check;
     }
     AttrValue filter;
     filter.kind = AttrValue::Kind::kTensor;

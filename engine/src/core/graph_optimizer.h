@@ -17,6 +17,12 @@
 // VALID or EXPLICIT padding whose image is a zero Pad (Pad, or PadV2 by 0) of its height and
 // width, read by nothing else, is fused with it, the Pad's amounts becoming EXPLICIT padding
 // (Keras's ZeroPadding2D before a strided convolution): the padded copy is never made.
+// TensorFlow's atrous convolution (Keras's dilated Conv2D and DepthwiseConv2D), a
+// SpaceToBatchND by a constant block, a VALID stride-1 undilated convolution and a
+// BatchToSpaceND by the same block whose crops are at most the paddings, becomes one fused
+// convolution dilated by the block, its EXPLICIT padding the paddings less the crops (the same
+// sums, no batch of phase images); the fused kernel keeps SpaceToBatchND's check that the padded
+// image fills whole blocks, with its message.
 //
 // Like grappler's dependency optimizer, it also drops control edges from inert nodes: a Const,
 // or an Identity or NoOp fed only by such nodes. A frozen TF2 function ends in a NoOp that

@@ -386,6 +386,112 @@ TEST(GraphOptimizer, FoldsZeroPadsIntoConvolutions) {
   EXPECT_TRUE(runs[1][1].shape() == TensorShape({1, 9, 9, 6}));  // 8+3-2, 7+4-2
 }
 
+// TensorFlow's atrous convolutions (SpaceToBatchND -> VALID convolution -> BatchToSpaceND), x
+// [1,9,8,5]:
+//   a: block 2x2, paddings H 2+3, W 2+2 -> Conv2D 3x3 -> crops H 0+1 -> BiasAdd -> Relu
+//      (fused: dilations 2x2, EXPLICIT 2 2 2 2, as Keras's Conv2D(dilation_rate=2, "same"))
+//   b: block 3x1, no paddings -> DepthwiseConv2dNative 3x2 -> no crops (fused: dilations 3x1)
+//   c: block 2x2 -> Conv2D 3x3 stride 2 -> BatchToSpaceND                  (left alone)
+//   d: block 2x2, paddings H 0+1 -> Conv2D 1x1 -> crops H 1+0 (more than padded) (left alone)
+namespace {
+GraphDef AtrousGraph() {
+  GraphDef g;
+  g.node.push_back(Node("x", "Placeholder", {}, {{"dtype", ops::TypeAttr(DT_FLOAT)}}));
+  auto ints = [&](const std::string& name, std::vector<int32_t> v) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    g.node.push_back(
+        Const(name, Tensor::From<int32_t>(n == 2 ? TensorShape({2}) : TensorShape({2, 2}), v)));
+  };
+  auto atrous = [&](const std::string& p, const std::string& op, std::vector<int32_t> block,
+                    std::vector<int32_t> pads, std::vector<int32_t> crops, TensorShape filter,
+                    int64_t stride) {
+    ints(p + "_block", block);
+    ints(p + "_pads", pads);
+    ints(p + "_crops", crops);
+    g.node.push_back(
+        Node(p + "_s2b", "SpaceToBatchND", {"x", p + "_block", p + "_pads"},
+             {{"Tblock_shape", ops::TypeAttr(DT_INT32)}, {"Tpaddings", ops::TypeAttr(DT_INT32)}}));
+    g.node.push_back(Const(p + "_w", Random(filter, static_cast<unsigned>(p[0]), -0.5f, 0.5f)));
+    g.node.push_back(Node(p + "_conv", op, {p + "_s2b", p + "_w"},
+                          {{"strides", Ints({1, stride, stride, 1})}, {"padding", S("VALID")}}));
+    g.node.push_back(
+        Node(p + "_b2s", "BatchToSpaceND", {p + "_conv", p + "_block", p + "_crops"},
+             {{"Tblock_shape", ops::TypeAttr(DT_INT32)}, {"Tcrops", ops::TypeAttr(DT_INT32)}}));
+  };
+  atrous("a", "Conv2D", {2, 2}, {2, 3, 2, 2}, {0, 1, 0, 0}, TensorShape({3, 3, 5, 6}), 1);
+  g.node.push_back(Const("a_bias_v", Random(TensorShape({6}), 61, -0.5f, 0.5f)));
+  g.node.push_back(Node("a_bias", "BiasAdd", {"a_b2s", "a_bias_v"}));
+  g.node.push_back(Node("a_relu", "Relu", {"a_bias"}));
+  atrous("b", "DepthwiseConv2dNative", {3, 1}, {0, 0, 0, 0}, {0, 0, 0, 0},
+         TensorShape({3, 2, 5, 2}), 1);
+  atrous("c", "Conv2D", {2, 2}, {2, 3, 2, 2}, {0, 1, 0, 0}, TensorShape({3, 3, 5, 4}), 2);
+  atrous("d", "Conv2D", {2, 2}, {0, 1, 0, 0}, {1, 0, 0, 0}, TensorShape({1, 1, 5, 4}), 1);
+  return g;
+}
+const std::vector<std::string> kAtrousFetches = {"a_relu", "b_b2s", "c_b2s", "d_b2s"};
+}  // namespace
+
+TEST(GraphOptimizer, FoldsAtrousConvolutionsIntoDilatedOnes) {
+  auto graph = std::make_shared<Graph>();
+  ASSERT_OK(Graph::Build(AtrousGraph().node, GraphOptions(), graph.get()));
+  std::shared_ptr<const Graph> optimized;
+  OptimizerStats stats;
+  ASSERT_OK(OptimizeGraphForInference(graph, {"x"}, kAtrousFetches, {}, &optimized, &stats));
+  EXPECT_EQ(stats.fused, 2);
+  EXPECT_EQ(stats.folded_nodes, 5 + 3);  // a_s2b..a_relu; b_s2b, b_conv, b_b2s
+  auto described = [&](const std::string& name) {
+    const NodeDef& def = optimized->node(optimized->FindNode(name)).def;
+    std::string s = def.op + " " + def.attr.at("padding").s + " " + def.input[0];
+    for (const char* attr : {"dilations", "explicit_paddings", "space_to_batch"}) {
+      auto e = def.attr.find(attr);
+      if (e == def.attr.end()) continue;
+      s += std::string(" ") + attr;
+      for (int64_t v : e->second.list.i) s += " " + std::to_string(v);
+    }
+    return s;
+  };
+  EXPECT_EQ(described("a_relu"),
+            std::string("_EmberFusedConv2D EXPLICIT x dilations 1 2 2 1 explicit_paddings 0 0 2 2 "
+                        "2 2 0 0 space_to_batch 2 2 5 4"));
+  EXPECT_EQ(described("b_b2s"), std::string("_EmberFusedDepthwiseConv2dNative EXPLICIT x dilations "
+                                            "1 3 1 1 explicit_paddings 0 0 0 0 0 0 0 0 "
+                                            "space_to_batch 3 1 0 0"));
+  EXPECT_EQ(described("c_conv"), std::string("Conv2D VALID c_s2b"));
+  EXPECT_EQ(described("d_conv"), std::string("Conv2D VALID d_s2b"));
+  // A SpaceToBatchND that is also fetched stays (and so does its convolution).
+  ASSERT_OK(OptimizeGraphForInference(graph, {"x"}, {"a_relu", "a_s2b"}, {}, &optimized, &stats));
+  EXPECT_EQ(described("a_conv"), std::string("Conv2D VALID a_s2b"));
+
+  // Values: the dilated fused kernels against the unfused SpaceToBatchND, convolution and
+  // BatchToSpaceND.
+  Tensor x = Random(TensorShape({1, 9, 8, 5}), 99, -1.f, 1.f);
+  std::vector<Tensor> runs[2];
+  for (int optimize = 0; optimize < 2; ++optimize) {
+    SessionOptions options;
+    options.optimize_graph = optimize != 0;
+    std::unique_ptr<Session> session = NewSession(options);
+    ASSERT_OK(session->Create(AtrousGraph()));
+    ASSERT_OK(session->Run({{"x", x}}, kAtrousFetches, {}, &runs[optimize]));
+    // An image whose padded height fills no whole block: the SpaceToBatchND's error either way.
+    std::vector<Tensor> out;
+    Status s = session->Run({{"x", Random(TensorShape({1, 10, 8, 5}), 7, -1.f, 1.f)}}, {"a_relu"},
+                            {}, &out);
+    EXPECT_TRUE(s.message().find("padded_shape[0]=15 is not divisible by block_shape[0]=2") !=
+                std::string::npos);
+  }
+  for (size_t i = 0; i < kAtrousFetches.size(); ++i) {
+    ASSERT_TRUE(runs[0][i].shape() == runs[1][i].shape());
+    float worst = 0.f;
+    for (int64_t j = 0; j < runs[0][i].NumElements(); ++j) {
+      const float a = runs[0][i].data<float>()[j], b = runs[1][i].data<float>()[j];
+      worst = std::max(worst, std::fabs(a - b) / (1e-5f + 1e-5f * std::fabs(a)));
+    }
+    EXPECT_TRUE(worst <= 1.f);
+  }
+  EXPECT_TRUE(runs[1][0].shape() == TensorShape({1, 9, 8, 6}));
+  EXPECT_TRUE(runs[1][1].shape() == TensorShape({1, 3, 7, 10}));  // 9 - 2 * 3, 8 - 1
+}
+
 // Grouped Conv2D (filter depth C / groups) in each fusion, x [2,9,7,8]:
 //   conv_g1 3x3, 4 groups -> BiasAdd -> Relu                   (fused)
 //   pad_g2 (H 1+1, W 1+1) -> conv_g2 VALID s2, 2 groups         (fused, EXPLICIT)

@@ -120,6 +120,13 @@ class ConvBase : public OpKernel {
     if (s.ok()) s = ReadSpatialAttr(c, "strides", 1, &sh_, &sw_);
     if (s.ok()) s = ReadSpatialAttr(c, "dilations", 1, &dh_, &dw_);
     if (s.ok()) s = ParseConvPadding(c->node(), &padding_);
+    if (s.ok() && fused && c->attrs().Has("space_to_batch")) {
+      s = c->GetAttr("space_to_batch", &space_to_batch_);
+      if (s.ok() &&
+          (space_to_batch_.size() != 4 || space_to_batch_[0] < 1 || space_to_batch_[1] < 1)) {
+        s = InvalidArg(c->node(), "space_to_batch must be [block_h, block_w, padded_h, padded_w]");
+      }
+    }
     if (s.ok() && fused) s = c->GetAttr("filter", &filter_);
     if (s.ok() && fused && (filter_.dims() != 4 || filter_.dtype() != DataType::kFloat)) {
       s = InvalidArg(c->node(), "fused filter must be a float [KH,KW,C,M] tensor");
@@ -187,6 +194,17 @@ class ConvBase : public OpKernel {
                            " vs " + std::to_string(f.dim_size(2))));
       return false;
     }
+    for (size_t d = 0; d < 2 && !space_to_batch_.empty(); ++d) {
+      // A SpaceToBatchND folded in by the graph optimizer: its check and message.
+      const int64_t padded = in.dim_size(static_cast<int>(d) + 1) + space_to_batch_[d + 2];
+      if (padded % space_to_batch_[d] != 0) {
+        ctx->SetStatus(InvalidArg(
+            ctx->node(), "padded_shape[" + std::to_string(d) + "]=" + std::to_string(padded) +
+                             " is not divisible by block_shape[" + std::to_string(d) +
+                             "]=" + std::to_string(space_to_batch_[d])));
+        return false;
+      }
+    }
     *g = ConvGeometry{in.dim_size(0),
                       in.dim_size(1),
                       in.dim_size(2),
@@ -212,6 +230,9 @@ class ConvBase : public OpKernel {
   }
 
   int64_t sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1;
+  // Fused ops the graph optimizer folded a SpaceToBatchND into (block h, w; paddings' sums h,
+  // w); empty otherwise.
+  std::vector<int64_t> space_to_batch_;
   ConvPadding padding_;
   Tensor filter_;  // fused ops only
   Epilogue epilogue_;
