@@ -43,6 +43,20 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             (12, 12, 40),
             lambda: k.DepthwiseConv2D(3, dilation_rate=2, padding="valid", bias_initializer=init),
         ),
+        # Dilated 3x3 (int8: the VNNI row buffer, its filter columns dil_w apart and its rows
+        # dil_h apart): a last block of 4 channels, rows or columns dilated alone.
+        "dw_c20_dil3_relu": (
+            (11, 13, 20),
+            lambda: k.DepthwiseConv2D(3, dilation_rate=3, padding="same", activation="relu", bias_initializer=init),
+        ),
+        "dw_c32_dil2x1": (
+            (10, 9, 32),
+            lambda: k.DepthwiseConv2D(3, dilation_rate=(2, 1), padding="same", bias_initializer=init),
+        ),
+        "dw_c16_dil1x4_valid": (
+            (7, 15, 16),
+            lambda: k.DepthwiseConv2D(3, dilation_rate=(1, 4), padding="valid", bias_initializer=init),
+        ),
         # 3x3 without padding, stride 2 and an odd width: the VNNI row buffer's columns and
         # its last 16-channel block of 1 channel (33).
         "dw_c33_3x3_s2_valid": (

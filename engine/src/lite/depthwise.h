@@ -77,7 +77,7 @@ void DepthwiseRowF32Avx512Channels(const WindowGeometry& g, const float* x, cons
                                    const float* bias, float lo, float hi, int oy, int c0, int c1,
                                    float* y);
 
-// 3x3 filters without dilation (depth multiplier 1) on CPUs where HasVnni(): each filter
+// 3x3 filters, dilated or not (depth multiplier 1), on CPUs where HasVnni(): each filter
 // column's three taps are one VPDPBUSD (unsigned by signed bytes, 4 per 32-bit lane) over a row
 // buffer whose 4-byte groups hold the three input rows' bytes of one pixel and channel, offset
 // by 128; taps in the padding read the input zero point there, which the bias cancels. Exact
@@ -95,8 +95,9 @@ void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t i
 size_t Depthwise3x3VnniScratch(const WindowGeometry& g);
 // DepthwiseRowI8Avx512Channels's outputs (channels [c0, c1), c0 a multiple of 16) for a
 // filter packed by PackDepthwise3x3Vnni, for output rows oy to oy + rows - 1 (rows 1 or 2; the
-// second at y + ow * c); q.bias is not read (p.bias holds it). At stride 1 two rows share one
-// row buffer, whose groups then hold four input rows: half the buffer building and loads.
+// second at y + ow * c); q.bias is not read (p.bias holds it). At stride 1 (rows undilated) two
+// rows share one row buffer, whose groups then hold four input rows: half the buffer building and
+// loads.
 void DepthwiseRowsI8Vnni3x3(const WindowGeometry& g, const int8_t* x, const Depthwise3x3Vnni& p,
                             int32_t in_zp, const DepthwiseRequant& q, int oy, int rows, int c0,
                             int c1, uint8_t* scratch, int8_t* y);

@@ -243,7 +243,8 @@ EMBER_VNNI_TARGET void DepthwiseRowI8Avx512Channels(const WindowGeometry& g, con
 }
 
 bool Depthwise3x3VnniUsable(const WindowGeometry& g) {
-  return g.kh == 3 && g.kw == 3 && g.dil_h == 1 && g.dil_w == 1;
+  // The row buffer's columns (Depthwise3x3VnniScratch) stay far from int overflow.
+  return g.kh == 3 && g.kw == 3 && g.dil_w <= 4096 && g.ow <= (1 << 20) && g.stride_w <= 4096;
 }
 
 void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t in_zp,
@@ -270,7 +271,8 @@ void PackDepthwise3x3Vnni(const int8_t* w, const int32_t* bias, int c, int32_t i
 
 size_t Depthwise3x3VnniScratch(const WindowGeometry& g) {
   const size_t blocks = static_cast<size_t>((g.c + 15) / 16);
-  const size_t cols = static_cast<size_t>((g.ow - 1) * g.stride_w + 3);
+  const size_t cols =
+      static_cast<size_t>(g.ow - 1) * g.stride_w + 2 * static_cast<size_t>(g.dil_w) + 1;
   return blocks * 16 + 64 + cols * 64;  // the zero point bytes, then one block's row buffer
 }
 
@@ -341,23 +343,26 @@ struct Vnni3x3Consts {
   __m512i zp_out, lo, hi;
 };
 
-// One 16-channel block's outputs along the row, from its row buffer `buf`. kTwo: the buffer's
-// groups hold four input rows, and the next output row (at out + row_step) is made too from the
-// same loads: its weights are the first row's one byte up in each group (rows 1-3, not 0-2).
-template <bool Full, bool kHigh, bool kPlain, bool kClamp, bool kTwo>
+// One 16-channel block's outputs along the row, from its row buffer `buf` (the filter's columns
+// dil_w buffer columns apart). kTwo: the buffer's groups hold four input rows, and the next output
+// row (at out + row_step) is made too from the same loads: its weights are the first row's one byte
+// up in each group (rows 1-3, not 0-2).
+template <bool Full, bool kHigh, bool kPlain, bool kClamp, bool kTwo, bool kDilated>
 EMBER_VNNI_TARGET inline void Vnni3x3Cols(const WindowGeometry& g, const Vnni3x3Consts& t,
                                           __mmask16 m, const uint8_t* buf, size_t col_stride,
                                           int8_t* out, size_t row_step) {
   // Locals, not g's fields: the int8 stores may alias g, which the loop would then reload.
   const size_t step = static_cast<size_t>(g.stride_w) * col_stride;
+  // kDilated: dil_w > 1 (else the taps' offsets are constants).
+  const size_t tap = kDilated ? static_cast<size_t>(g.dil_w) * col_stride : col_stride;
   const size_t out_step = static_cast<size_t>(g.c);
   const __m512i w0 = t.w0, w1 = t.w1, w2 = t.w2, bias = t.bias;
   const __m512i v0 = _mm512_slli_epi32(w0, 8), v1 = _mm512_slli_epi32(w1, 8);
   const __m512i v2 = _mm512_slli_epi32(w2, 8);
   const uint8_t* s = buf;
   for (int ox = g.ow; ox > 0; --ox, s += step, out += out_step) {
-    const __m512i x0 = _mm512_load_si512(s), x1 = _mm512_load_si512(s + col_stride);
-    const __m512i x2 = _mm512_load_si512(s + 2 * col_stride);
+    const __m512i x0 = _mm512_load_si512(s), x1 = _mm512_load_si512(s + tap);
+    const __m512i x2 = _mm512_load_si512(s + 2 * tap);
     __m512i acc = _mm512_dpbusd_epi32(bias, x0, w0);
     acc = _mm512_dpbusd_epi32(acc, x1, w1);
     acc = _mm512_dpbusd_epi32(acc, x2, w2);
@@ -370,6 +375,22 @@ EMBER_VNNI_TARGET inline void Vnni3x3Cols(const WindowGeometry& g, const Vnni3x3
       StoreBytes<Full>(out + row_step, m,
                        Vnni3x3Bytes<kHigh, kPlain, kClamp>(t.k, t.h, acc2, t.zp_out, t.lo, t.hi));
     }
+  }
+}
+
+// Vnni3x3Cols in the form the block's requantization takes (Vnni3x3Block says which).
+template <bool Full, bool kTwo, bool kDilated>
+EMBER_VNNI_TARGET inline void Vnni3x3Run(const WindowGeometry& g, const Vnni3x3Consts& t,
+                                         __mmask16 m, const uint8_t* buf, int8_t* out,
+                                         size_t row_step, bool high, bool clamp, bool fast) {
+  if (high && clamp) {
+    Vnni3x3Cols<Full, true, true, true, kTwo, kDilated>(g, t, m, buf, 64, out, row_step);
+  } else if (high) {
+    Vnni3x3Cols<Full, true, true, false, kTwo, kDilated>(g, t, m, buf, 64, out, row_step);
+  } else if (fast) {
+    Vnni3x3Cols<Full, false, true, false, kTwo, kDilated>(g, t, m, buf, 64, out, row_step);
+  } else {
+    Vnni3x3Cols<Full, false, false, true, kTwo, kDilated>(g, t, m, buf, 64, out, row_step);
   }
 }
 
@@ -398,14 +419,10 @@ EMBER_VNNI_TARGET inline void Vnni3x3Block(const Depthwise3x3Vnni& p, const Wind
   t.hi = _mm512_set1_epi32(q.act_max);
   const bool clamp = q.act_min != -128 || q.act_max != 127;
   int8_t* out = y + c;
-  if (high && clamp) {
-    Vnni3x3Cols<Full, true, true, true, kTwo>(g, t, m, buf, 64, out, row_step);
-  } else if (high) {
-    Vnni3x3Cols<Full, true, true, false, kTwo>(g, t, m, buf, 64, out, row_step);
-  } else if (fast) {
-    Vnni3x3Cols<Full, false, true, false, kTwo>(g, t, m, buf, 64, out, row_step);
+  if (g.dil_w == 1) {
+    Vnni3x3Run<Full, kTwo, false>(g, t, m, buf, out, row_step, high, clamp, fast);
   } else {
-    Vnni3x3Cols<Full, false, false, true, kTwo>(g, t, m, buf, 64, out, row_step);
+    Vnni3x3Run<Full, kTwo, true>(g, t, m, buf, out, row_step, high, clamp, fast);
   }
 }
 
@@ -416,7 +433,7 @@ EMBER_VNNI_TARGET void DepthwiseRowsI8Vnni3x3(const WindowGeometry& g, const int
                                               const DepthwiseRequant& q, int oy, int rows, int c0,
                                               int c1, uint8_t* scratch, int8_t* y) {
   const size_t row_step = static_cast<size_t>(g.ow) * g.c;
-  if (rows == 2 && g.stride_h != 1) {  // the two rows' inputs do not fit one group
+  if (rows == 2 && (g.stride_h != 1 || g.dil_h != 1)) {  // the rows' inputs fit no one group
     DepthwiseRowsI8Vnni3x3(g, x, p, in_zp, q, oy, 1, c0, c1, scratch, y);
     DepthwiseRowsI8Vnni3x3(g, x, p, in_zp, q, oy + 1, 1, c0, c1, scratch, y + row_step);
     return;
@@ -428,22 +445,25 @@ EMBER_VNNI_TARGET void DepthwiseRowsI8Vnni3x3(const WindowGeometry& g, const int
   std::memset(zp, static_cast<uint8_t>(static_cast<int8_t>(in_zp)), zp_bytes);
   uint8_t* buf = scratch + zp_bytes;
   // One 16-channel block at a time: its row buffer (column j is input column j - pad_w; each
-  // a vector of 4-byte groups: rows oy * stride - pad_h + 0, 1, 2, then 0, or a fourth row for
-  // two output rows; offset by 128) is built and then read while in L1 (a whole row's buffer,
-  // all blocks, is 22 KiB for 56x56x96 at stride 1, and was written out of L1 before its first
-  // read).
+  // a vector of 4-byte groups: rows oy * stride - pad_h + 0, dil_h, 2 dil_h, then 0, or a fourth
+  // row for two output rows; offset by 128) is built and then read while in L1 (a whole row's
+  // buffer, all blocks, is 22 KiB for 56x56x96 at stride 1, and was written out of L1 before its
+  // first read).
   const int8_t* in_rows[4];
   for (int ky = 0; ky < 4; ++ky) {
-    const int iy = oy * g.stride_h - g.pad_h + ky;
+    const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;  // row 3: two rows, dil_h 1
     in_rows[ky] = iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c : nullptr;
   }
   const __m512i flip = _mm512_set1_epi32(two ? static_cast<int>(0x80808080u) : 0x00808080);
   const __m128i zv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zp));
-  const int cols = (g.ow - 1) * g.stride_w + 3;
+  const int cols = (g.ow - 1) * g.stride_w + 2 * g.dil_w + 1;
   // Columns [j0, j1) lie inside the image.
   const int j0 = std::min(cols, std::max(0, g.pad_w));
   const int j1 = std::max(j0, std::min(cols, g.iw + g.pad_w));
   const bool fast = FastRequant(q, c0, c1);
+  // A padding column: Group of zero point bytes in every row, the same in every lane.
+  const uint32_t zb = static_cast<uint8_t>(static_cast<int8_t>(in_zp)) ^ 0x80u;
+  const __m512i pad = _mm512_set1_epi32(static_cast<int>(zb * (two ? 0x01010101u : 0x00010101u)));
   for (int b = cb0; b < cb1; ++b) {
     const int c = b * 16;
     const bool full = c + 16 <= c1;
@@ -455,9 +475,6 @@ EMBER_VNNI_TARGET void DepthwiseRowsI8Vnni3x3(const WindowGeometry& g, const int
       src[ky] = in_rows[ky] != nullptr ? in_rows[ky] + c : zp + c;
       step[ky] = in_rows[ky] != nullptr ? static_cast<size_t>(g.c) : 0;
     }
-    const int8_t* zr[4] = {zp + c, zp + c, zp + c, zp + c};
-    const __m512i pad =
-        two ? Group<true>(zr, full, m, zv, flip) : Group<false>(zr, full, m, zv, flip);
     for (int j = 0; j < j0; ++j) _mm512_store_si512(buf + static_cast<size_t>(j) * 64, pad);
     const size_t ix = static_cast<size_t>(j0 - g.pad_w);
     uint8_t* o = buf + static_cast<size_t>(j0) * 64;

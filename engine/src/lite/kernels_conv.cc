@@ -1023,11 +1023,13 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
   if (node->vnni) {
     const int32_t* w32 = node->scratch32.data();  // widened weights, read-only
     if (node->dw3_vnni) {
-      // At stride 1, pairs of rows (one row buffer for both), unless the threads would then get
-      // unequal shares (an odd row count, or few pairs that do not divide among them).
+      // At stride 1 without row dilation, pairs of rows (one row buffer for both), unless the
+      // threads would then get unequal shares (an odd row count, or few pairs that do not divide
+      // among them).
       const int pairs = (g.oh + 1) / 2, units2 = node->n * pairs;
-      const bool by_pairs = g.stride_h == 1 && (node->threads <= 1 || units2 >= 4 * node->threads ||
-                                                (g.oh % 2 == 0 && units2 % node->threads == 0));
+      const bool by_pairs = g.stride_h == 1 && g.dil_h == 1 &&
+                            (node->threads <= 1 || units2 >= 4 * node->threads ||
+                             (g.oh % 2 == 0 && units2 % node->threads == 0));
       const int per_unit = by_pairs ? 2 : 1, units = by_pairs ? units2 : rows;
       RunDepthwiseChannelParts(
           *node, g, units, DepthwiseChannelParts(*node, units, g.c),
@@ -1217,7 +1219,7 @@ Status PrepareDepthwiseRows(NodeState* node, const int8_t* wd) {
   }
   const WindowGeometry g = Window(*node);
   if (Depthwise3x3VnniUsable(g) && node->in_zp >= -128 && node->in_zp <= 127) {
-    // 3x3 without dilation: VPDPBUSD over rows of 4-byte groups (depthwise.h).
+    // 3x3, dilated or not: VPDPBUSD over rows of 4-byte groups (depthwise.h).
     node->dw3_vnni = true;
     PackDepthwise3x3Vnni(wd, node->bias.data(), node->oc, node->in_zp, &node->dw3);
     node->scratch_slice = (Depthwise3x3VnniScratch(g) + 63) / 64 * 64;
