@@ -128,6 +128,12 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
         "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),
         "mean_hw_c200": ((5, 5, 200), lambda: k.GlobalAveragePooling2D(keepdims=True)),
+        # Pools over whole chunks of channels and a tail (70: int8 maxima 64 + 6, the others
+        # 2 x 32 + 6), windows cut by SAME padding (averages over fewer taps), a relu6 after.
+        "maxpool_c70_3x3_s2": ((9, 11, 70), lambda: k.MaxPooling2D(3, strides=2, padding="same")),
+        "avgpool_c70_3x3_s2": ((9, 11, 70), lambda: k.AveragePooling2D(3, strides=2, padding="same")),
+        "avgpool_c20_2x2_relu6": ((7, 9, 20), lambda: lambda t: k.ReLU(6.0)(k.AveragePooling2D(2)(t))),
+        "maxpool_c8_2x2_relu6": ((8, 6, 8), lambda: lambda t: k.ReLU(6.0)(k.MaxPooling2D(2)(t))),
     }
 
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "ember/lite/quant.h"
 #include "lite/kernels.h"
@@ -314,62 +315,157 @@ Status PrepareSoftmax(NodeState* node) {
 
 namespace {
 
-template <typename T, bool kMax>
-void PoolLoop(const NodeState& node, const T* x, T* y) {
-  const OpOptions& o = node.op->options;
-  for (int b = 0; b < node.n; ++b) {
-    for (int oy = 0; oy < node.oh; ++oy) {
-      for (int ox = 0; ox < node.ow; ++ox) {
-        const int y0 = oy * o.stride_h - node.pad_h;
-        const int x0 = ox * o.stride_w - node.pad_w;
-        const int fy0 = std::max(0, -y0), fy1 = std::min(node.kh, node.ih - y0);
-        const int fx0 = std::max(0, -x0), fx1 = std::min(node.kw, node.iw - x0);
-        for (int c = 0; c < node.ic; ++c) {
-          float fv = kMax ? std::numeric_limits<float>::lowest() : 0.0f;
-          int32_t iv = kMax ? -128 : 0;
-          int count = 0;
-          for (int fy = fy0; fy < fy1; ++fy) {
-            for (int fx = fx0; fx < fx1; ++fx) {
-              const T v =
-                  x[((static_cast<size_t>(b) * node.ih + y0 + fy) * node.iw + x0 + fx) * node.ic +
-                    c];
-              if constexpr (sizeof(T) == 1) {
-                iv = kMax ? std::max<int32_t>(iv, v) : iv + v;
-              } else {
-                fv = kMax ? std::max(fv, static_cast<float>(v)) : fv + v;
-              }
-              ++count;
-            }
-          }
-          T* out = &y[((static_cast<size_t>(b) * node.oh + oy) * node.ow + ox) * node.ic + c];
-          if constexpr (sizeof(T) == 1) {
-            if (!kMax && count > 0) {
-              iv = iv > 0 ? (iv + count / 2) / count : (iv - count / 2) / count;
-            }
-            *out = static_cast<T>(std::max(node.act_min, std::min(node.act_max, iv)));
-          } else {
-            if (!kMax && count > 0) fv = fv / static_cast<float>(count);
-            *out = std::max(node.f_min, std::min(node.f_max, fv));
-          }
+// Channels [c0, c0 + n) of one pool output at `out`, its window the taps (fy0..fy1) x
+// (fx0..fx1) from `p0` (tap fy, fx at p0 + (fy * iw + fx) * c): the max, or the sum over the taps
+// in (fy, fx) order, then the float average sum / count, or the int8 one rounded half away from
+// zero, as the reference computes each. kN > 0: n is kN, a constant, so that the accumulators
+// stay in vector registers across the taps.
+template <typename T, bool kMax, int kN>
+EMBER_LOOP_BODY void PoolChunk(const NodeState& node, const T* p0, int fy0, int fy1, int fx0,
+                               int fx1, int count, int n, T* out) {
+  using Acc = std::conditional_t<sizeof(T) == 1, std::conditional_t<kMax, int8_t, int32_t>, float>;
+  constexpr int kCap = kN > 0 ? kN : 64;
+  if (kN > 0) n = kN;
+  // int8 maxima: the activation range lies within int8; clamped as bytes, not widened.
+  const int8_t lo8 = static_cast<int8_t>(std::max(node.act_min, -128));
+  const int8_t hi8 = static_cast<int8_t>(std::min(node.act_max, 127));
+  const size_t c_all = static_cast<size_t>(node.ic);
+  Acc acc[kCap];
+  for (int c = 0; c < n; ++c) {
+    if constexpr (!kMax) {
+      acc[c] = Acc(0);
+    } else if constexpr (sizeof(T) == 1) {
+      acc[c] = lo8;  // the clamp from below, folded in
+    } else {
+      acc[c] = std::numeric_limits<float>::lowest();
+    }
+  }
+  for (int fy = fy0; fy < fy1; ++fy) {
+    for (int fx = fx0; fx < fx1; ++fx) {
+      const T* p = p0 + (static_cast<size_t>(fy) * node.iw + fx) * c_all;
+      for (int c = 0; c < n; ++c) {
+        if constexpr (kMax) {
+          acc[c] = std::max(acc[c], static_cast<Acc>(p[c]));
+        } else {
+          acc[c] += static_cast<Acc>(p[c]);
         }
       }
     }
   }
+  if constexpr (sizeof(T) == 1) {
+    const int32_t lo = node.act_min, hi = node.act_max;
+    if constexpr (kMax) {
+      for (int c = 0; c < n; ++c) out[c] = acc[c] < hi8 ? acc[c] : hi8;
+    } else {
+      // (acc +- count / 2) / count, truncated: a double's quotient truncates to the same
+      // integer (|acc| < 2^31 and count < 2^22 keep its error under the 1 / count gap to the next
+      // integer), and it vectorizes where an integer division does not.
+      const int32_t half = count / 2;
+      const double div = count > 0 ? static_cast<double>(count) : 1.0;
+      for (int c = 0; c < n; ++c) {
+        const int32_t v = acc[c];
+        const int32_t num = count > 0 ? (v > 0 ? v + half : v - half) : v;
+        const int32_t q = static_cast<int32_t>(static_cast<double>(num) / div);
+        out[c] = static_cast<T>(std::max(lo, std::min(hi, q)));
+      }
+    }
+  } else {
+    const float lo = node.f_min, hi = node.f_max;
+    const float fc = static_cast<float>(count);
+    for (int c = 0; c < n; ++c) {
+      float v = acc[c];
+      if (!kMax && count > 0) v = v / fc;
+      out[c] = std::max(lo, std::min(hi, v));
+    }
+  }
 }
+
+// One output row (image b, row oy) of a pool, channels innermost (PoolChunk): chunks of a
+// constant width, then the rest.
+template <typename T, bool kMax>
+EMBER_LOOP_BODY void PoolRowBody(const NodeState& node, const T* x, int b, int oy, T* y) {
+  const OpOptions& o = node.op->options;
+  // 64 int8 maxima, 32 int8 sums or floats: two to four 256-bit registers.
+  constexpr int kN = sizeof(T) == 1 && kMax ? 64 : 32;
+  const size_t c_all = static_cast<size_t>(node.ic);
+  const int y0 = oy * o.stride_h - node.pad_h;
+  const int fy0 = std::max(0, -y0), fy1 = std::min(node.kh, node.ih - y0);
+  const T* image = x + static_cast<size_t>(b) * node.ih * node.iw * c_all;
+  T* out_row = y + (static_cast<size_t>(b) * node.oh + oy) * node.ow * c_all;
+  for (int ox = 0; ox < node.ow; ++ox) {
+    const int x0 = ox * o.stride_w - node.pad_w;
+    const int fx0 = std::max(0, -x0), fx1 = std::min(node.kw, node.iw - x0);
+    const int count = std::max(0, fy1 - fy0) * std::max(0, fx1 - fx0);
+    // The window's top-left tap (which may lie outside the image: only taps inside are read).
+    const T* p0 =
+        image + (static_cast<ptrdiff_t>(y0) * node.iw + x0) * static_cast<ptrdiff_t>(c_all);
+    T* out = out_row + static_cast<size_t>(ox) * c_all;
+    size_t c0 = 0;
+    for (; c0 + kN <= c_all; c0 += kN) {
+      PoolChunk<T, kMax, kN>(node, p0 + c0, fy0, fy1, fx0, fx1, count, kN, out + c0);
+    }
+    for (; c0 < c_all; c0 += 64) {
+      const int n = static_cast<int>(std::min<size_t>(64, c_all - c0));
+      PoolChunk<T, kMax, 0>(node, p0 + c0, fy0, fy1, fx0, fx1, count, n, out + c0);
+    }
+  }
+}
+
+EMBER_LOOP_BODY void PoolRowMaxF32Body(const NodeState& node, const float* x, int b, int oy,
+                                       float* y) {
+  PoolRowBody<float, true>(node, x, b, oy, y);
+}
+EMBER_LOOP_BODY void PoolRowAvgF32Body(const NodeState& node, const float* x, int b, int oy,
+                                       float* y) {
+  PoolRowBody<float, false>(node, x, b, oy, y);
+}
+EMBER_LOOP_BODY void PoolRowMaxI8Body(const NodeState& node, const int8_t* x, int b, int oy,
+                                      int8_t* y) {
+  PoolRowBody<int8_t, true>(node, x, b, oy, y);
+}
+EMBER_LOOP_BODY void PoolRowAvgI8Body(const NodeState& node, const int8_t* x, int b, int oy,
+                                      int8_t* y) {
+  PoolRowBody<int8_t, false>(node, x, b, oy, y);
+}
+EMBER_LOOP_FUNCTION(void, PoolRowMaxF32,
+                    (const NodeState& node, const float* x, int b, int oy, float* y),
+                    (node, x, b, oy, y), PoolRowMaxF32Body)
+EMBER_LOOP_FUNCTION(void, PoolRowAvgF32,
+                    (const NodeState& node, const float* x, int b, int oy, float* y),
+                    (node, x, b, oy, y), PoolRowAvgF32Body)
+EMBER_LOOP_FUNCTION(void, PoolRowMaxI8,
+                    (const NodeState& node, const int8_t* x, int b, int oy, int8_t* y),
+                    (node, x, b, oy, y), PoolRowMaxI8Body)
+EMBER_LOOP_FUNCTION(void, PoolRowAvgI8,
+                    (const NodeState& node, const int8_t* x, int b, int oy, int8_t* y),
+                    (node, x, b, oy, y), PoolRowAvgI8Body)
 
 Status EvalPool(NodeState* node) {
   const bool mx = node->op->op == BuiltinOp::kMaxPool2D;
-  if (node->t.in[0]->type == TensorType::kFloat32) {
-    if (mx) {
-      PoolLoop<float, true>(*node, node->t.In<float>(0), node->t.Out<float>(0));
-    } else {
-      PoolLoop<float, false>(*node, node->t.In<float>(0), node->t.Out<float>(0));
+  const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
+  const int rows = node->n * node->oh;
+  const int64_t taps = static_cast<int64_t>(node->kh) * node->kw;
+  const int tasks = TaskCount(*node, rows, static_cast<int64_t>(node->ow) * node->ic * taps);
+  const void* x = f32 ? static_cast<const void*>(node->t.In<float>(0))
+                      : static_cast<const void*>(node->t.In<int8_t>(0));
+  void* y =
+      f32 ? static_cast<void*>(node->t.Out<float>(0)) : static_cast<void*>(node->t.Out<int8_t>(0));
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 1, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int b = static_cast<int>(r / node->oh), oy = static_cast<int>(r % node->oh);
+      if (f32) {
+        const float* xf = static_cast<const float*>(x);
+        float* yf = static_cast<float*>(y);
+        mx ? PoolRowMaxF32(*node, xf, b, oy, yf) : PoolRowAvgF32(*node, xf, b, oy, yf);
+      } else {
+        const int8_t* xi = static_cast<const int8_t*>(x);
+        int8_t* yi = static_cast<int8_t*>(y);
+        mx ? PoolRowMaxI8(*node, xi, b, oy, yi) : PoolRowAvgI8(*node, xi, b, oy, yi);
+      }
     }
-  } else if (mx) {
-    PoolLoop<int8_t, true>(*node, node->t.In<int8_t>(0), node->t.Out<int8_t>(0));
-  } else {
-    PoolLoop<int8_t, false>(*node, node->t.In<int8_t>(0), node->t.Out<int8_t>(0));
-  }
+  });
   return Status::OK();
 }
 
