@@ -128,6 +128,9 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
         "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),
         "mean_hw_c200": ((5, 5, 200), lambda: k.GlobalAveragePooling2D(keepdims=True)),
+        # Float element loops that vectorise (HARD_SWISH, LEAKY_RELU); int8 their own kernels.
+        "hard_swish_c24": ((5, 7, 24), lambda: k.Activation("hard_swish")),
+        "leaky_relu_c13": ((5, 7, 13), lambda: k.LeakyReLU(negative_slope=0.2)),
         # Pools over whole chunks of channels and a tail (70: int8 maxima 64 + 6, the others
         # 2 x 32 + 6), windows cut by SAME padding (averages over fewer taps), a relu6 after.
         "maxpool_c70_3x3_s2": ((9, 11, 70), lambda: k.MaxPooling2D(3, strides=2, padding="same")),

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "lite/kernels.h"
+#include "lite/loop_isa.h"
 
 namespace ember {
 namespace lite {
@@ -104,12 +105,48 @@ float Gelu(float x, bool approximate) {
   return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
 }
 
+// Float ops whose element loop vectorises, each its own loop (EvalUnary's switch per element
+// kept every op scalar: MobileNetV3's HARD_SWISH ran 10x slower than LiteRT's). The same
+// expression per element as EvalUnary's.
+EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, const float* x, size_t n,
+                                        float* y) {
+  switch (op) {
+    case BuiltinOp::kHardSwish:
+      for (size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f;
+      }
+      return true;
+    case BuiltinOp::kLeakyRelu:
+      for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : x[i] * alpha;
+      return true;
+    case BuiltinOp::kNeg:
+      for (size_t i = 0; i < n; ++i) y[i] = -x[i];
+      return true;
+    case BuiltinOp::kAbs:
+      for (size_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? -x[i] : x[i];
+      return true;
+    case BuiltinOp::kSquare:
+      for (size_t i = 0; i < n; ++i) y[i] = x[i] * x[i];
+      return true;
+    default:
+      return false;
+  }
+}
+EMBER_LOOP_FUNCTION(bool, VectorUnaryF32,
+                    (BuiltinOp op, float alpha, const float* x, size_t n, float* y),
+                    (op, alpha, x, n, y), VectorUnaryF32Body)
+
 Status EvalUnary(NodeState* node) {
   const BuiltinOp op = node->op->op;
   const TensorType type = node->t.in[0]->type;
   const size_t n = node->t.out[0]->num_elements;
   const bool approx = node->op->options.approximate;
   const float alpha = node->op->options.alpha;
+  if (type == TensorType::kFloat32 &&
+      VectorUnaryF32(op, alpha, node->t.In<float>(0), n, node->t.Out<float>(0))) {
+    return Status::OK();
+  }
   DispatchType(type, [&](auto tag) {
     using T = decltype(tag);
     const T* x = node->t.In<T>(0);
