@@ -64,6 +64,20 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             lambda: k.DepthwiseConv2D(3, strides=2, padding="valid", bias_initializer=init),
         ),
         "dw_c16_5x5": ((8, 8, 16), lambda: k.DepthwiseConv2D(5, padding="same", bias_initializer=init)),
+        # float 5x5 rows inside the image: weights in registers, four columns at a time, a last
+        # block of 8 channels; dilated, and at stride 2 (MobileNetV3's / EfficientNet's 5x5).
+        "dw_c72_5x5_relu6": (
+            (13, 14, 72),
+            lambda: k.DepthwiseConv2D(5, padding="same", activation="relu6", bias_initializer=init),
+        ),
+        "dw_c24_5x5_dil2": (
+            (15, 17, 24),
+            lambda: k.DepthwiseConv2D(5, dilation_rate=2, padding="same", bias_initializer=init),
+        ),
+        "dw_c40_5x5_s2": (
+            (17, 16, 40),
+            lambda: k.DepthwiseConv2D(5, strides=2, padding="same", bias_initializer=init),
+        ),
         # Three output rows on two threads: the rows' channels are split in 32-channel parts.
         "dw_c72_3x3_rows3": ((3, 3, 72), lambda: k.DepthwiseConv2D(3, padding="same", bias_initializer=init)),
         "dw_c48_5x5_s2_rows3": (

@@ -711,6 +711,88 @@ EMBER_VNNI_TARGET inline void Row3x3F32Pair(const WindowGeometry& g, const float
   Cols3x3F32Pair<true>(g, rows, wv0, wv1, b0, b1, vlo, vhi, last, g.ow, yc);
 }
 
+// One output's channels [c, c + 16 NB) of any filter (taps x_off / tap, n of them): each block
+// the sum over the taps in order of x * w (a multiply, then an add: the reference's rounding),
+// then the bias, then the clamp. m: the lanes of the last block (NB 1).
+template <int NB>
+EMBER_VNNI_TARGET inline void ColBlocksF32(const float* x, const float* w, const float* bias,
+                                           int channels, const size_t* x_off, const int* tap, int n,
+                                           int c, __mmask16 m, __m512 vlo, __m512 vhi, float* yo) {
+  __m512 acc[NB];
+  for (int b = 0; b < NB; ++b) acc[b] = _mm512_setzero_ps();
+  for (int t = 0; t < n; ++t) {
+    const float* xt = x + x_off[t] + c;
+    const float* wt = w + static_cast<size_t>(tap[t]) * channels + c;
+    for (int b = 0; b < NB; ++b) {
+      const __m512 xv = NB > 1 ? _mm512_loadu_ps(xt + 16 * b) : _mm512_maskz_loadu_ps(m, xt);
+      const __m512 wv = NB > 1 ? _mm512_loadu_ps(wt + 16 * b) : _mm512_maskz_loadu_ps(m, wt);
+      acc[b] = _mm512_add_ps(acc[b], _mm512_mul_ps(xv, wv));
+    }
+  }
+  for (int b = 0; b < NB; ++b) {
+    const __mmask16 mb = NB > 1 ? static_cast<__mmask16>(0xFFFF) : m;
+    if (bias != nullptr)
+      acc[b] = _mm512_add_ps(acc[b], _mm512_maskz_loadu_ps(mb, bias + c + 16 * b));
+    _mm512_mask_storeu_ps(yo + c + 16 * b, mb, _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc[b])));
+  }
+}
+
+// Output row oy, columns [first, last) (whose taps all lie inside the image), channels [c, c +
+// 16) (those in m), of a kh x kw = N filter whose kh input rows lie inside the image: the block's
+// N weights in registers, each output the sum of its taps in (ky, kx) order (ColBlocksF32's).
+template <int N>
+EMBER_VNNI_TARGET inline void RowTapsF32(const WindowGeometry& g, const float* x, const float* w,
+                                         const float* bias, int oy, int c, __mmask16 m, __m512 vlo,
+                                         __m512 vhi, int first, int last, float* y) {
+  __m512 wv[N];
+  size_t off[N];
+  const int iy0 = oy * g.stride_h - g.pad_h;
+#pragma GCC unroll 32
+  for (int t = 0; t < N; ++t) {
+    const int ky = t / g.kw, kx = t % g.kw;
+    wv[t] = _mm512_maskz_loadu_ps(m, w + static_cast<size_t>(t) * g.c + c);
+    off[t] =
+        (static_cast<size_t>(iy0 + ky * g.dil_h) * g.iw + static_cast<size_t>(kx) * g.dil_w) * g.c;
+  }
+  const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias + c) : _mm512_setzero_ps();
+  const size_t col_step = static_cast<size_t>(g.stride_w) * g.c;
+  for (int ox = first; ox < last;) {
+    const int ix0 = ox * g.stride_w - g.pad_w;
+    float* yo = y + static_cast<size_t>(ox) * g.c;
+    // Four columns at once where there are: four independent sums (one sum's chain of adds, each
+    // waiting on the last, bounded the row).
+    const bool four = ox + 4 <= last;
+    const int cols = four ? 4 : 1;
+    const float* xs = x + static_cast<size_t>(ix0) * g.c + c;
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                     _mm512_setzero_ps()};
+    if (four) {
+#pragma GCC unroll 32
+      for (int t = 0; t < N; ++t) {
+        const float* p = xs + off[t];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          acc[j] = _mm512_add_ps(acc[j],
+                                 _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p + j * col_step), wv[t]));
+        }
+      }
+    } else {
+#pragma GCC unroll 32
+      for (int t = 0; t < N; ++t) {
+        acc[0] = _mm512_add_ps(acc[0], _mm512_mul_ps(_mm512_maskz_loadu_ps(m, xs + off[t]), wv[t]));
+      }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < cols; ++j) {
+      __m512 v = acc[j];
+      if (bias != nullptr) v = _mm512_add_ps(v, b);
+      _mm512_mask_storeu_ps(yo + static_cast<size_t>(j) * g.c + c, m,
+                            _mm512_min_ps(vhi, _mm512_max_ps(vlo, v)));
+    }
+    ox += cols;
+  }
+}
+
 }  // namespace
 
 void DepthwiseRowF32Avx512(const WindowGeometry& g, const float* x, const float* w,
@@ -731,20 +813,44 @@ EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const WindowGeometry& g, co
   size_t x_off[kMaxTaps];
   int tap[kMaxTaps];
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const int iy0 = oy * g.stride_h - g.pad_h;
+  if (g.kh == 5 && g.kw == 5 && iy0 >= 0 && iy0 + 4 * g.dil_h < g.ih) {
+    // A 5x5 filter's row whose five input rows lie inside the image: a block's 25 weights stay in
+    // registers along the row.
+    // Columns [first, last) read no padding: RowTapsF32; the others their taps inside, as below.
+    const int span = 4 * g.dil_w;
+    int first = 0;
+    while (first < g.ow && first * g.stride_w - g.pad_w < 0) ++first;
+    int last = first;
+    while (last < g.ow && last * g.stride_w - g.pad_w + span < g.iw) ++last;
+    for (int c = c0; c < c1; c += 16) {
+      RowTapsF32<25>(g, x, w, bias, oy, c, Mask(c1 - c), vlo, vhi, first, last, y);
+    }
+    for (int ox = 0; ox < g.ow; ++ox) {
+      if (ox == first) ox = std::max(ox, last);
+      if (ox >= g.ow) break;
+      const int n = ValidTaps(g, oy, ox, x_off, tap);
+      float* yo = y + static_cast<size_t>(ox) * g.c;
+      int c = c0;
+      for (; c + 64 <= c1; c += 64) {
+        ColBlocksF32<4>(x, w, bias, g.c, x_off, tap, n, c, 0xFFFF, vlo, vhi, yo);
+      }
+      for (; c < c1; c += 16) {
+        ColBlocksF32<1>(x, w, bias, g.c, x_off, tap, n, c, Mask(c1 - c), vlo, vhi, yo);
+      }
+    }
+    return;
+  }
   for (int ox = 0; ox < g.ow; ++ox) {
     const int n = ValidTaps(g, oy, ox, x_off, tap);
     float* yo = y + static_cast<size_t>(ox) * g.c;
-    for (int c = c0; c < c1; c += 16) {
-      const __mmask16 m = Mask(c1 - c);
-      __m512 acc = _mm512_setzero_ps();
-      for (int t = 0; t < n; ++t) {
-        const __m512 xv = _mm512_maskz_loadu_ps(m, x + x_off[t] + c);
-        const __m512 wv = _mm512_maskz_loadu_ps(m, w + static_cast<size_t>(tap[t]) * g.c + c);
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(xv, wv));
-      }
-      if (bias != nullptr) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, bias + c));
-      _mm512_mask_storeu_ps(yo + c, m, _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc)));
-    }
+    int c = c0;
+    // Four blocks of 16 channels a step: four independent sums (one add chain per block left
+    // each tap waiting on the last add's latency).
+    for (; c + 64 <= c1; c += 64)
+      ColBlocksF32<4>(x, w, bias, g.c, x_off, tap, n, c, 0xFFFF, vlo, vhi, yo);
+    for (; c < c1; c += 16)
+      ColBlocksF32<1>(x, w, bias, g.c, x_off, tap, n, c, Mask(c1 - c), vlo, vhi, yo);
   }
 }
 
