@@ -588,14 +588,42 @@ Status EvalMean(NodeState* node) {
 // ReduceSum does. Channels are split over the threads; each output is one thread's sum.
 constexpr int64_t kMeanChunk = 64;
 
-template <typename T, typename Acc>
-void SumRows(const T* x, int64_t rows, int64_t depth, int64_t n, Acc* acc) {
+// kN > 0: n is kN, a constant, so that the sums stay in vector registers over the rows (a
+// variable count kept them in memory).
+template <typename T, typename Acc, int kN>
+EMBER_LOOP_BODY void SumRowsBody(const T* x, int64_t rows, int64_t depth, int64_t n, Acc* out) {
+  if (kN > 0) n = kN;
+  Acc acc[kMeanChunk];
   for (int64_t j = 0; j < n; ++j) acc[j] = Acc(0);
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * depth;
     for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<Acc>(xr[j]);
   }
+  for (int64_t j = 0; j < n; ++j) out[j] = acc[j];
 }
+
+EMBER_LOOP_BODY void SumRowsF32Body(const float* x, int64_t rows, int64_t depth, int64_t n,
+                                    float* acc) {
+  if (n == kMeanChunk) {
+    SumRowsBody<float, float, kMeanChunk>(x, rows, depth, n, acc);
+  } else {
+    SumRowsBody<float, float, 0>(x, rows, depth, n, acc);
+  }
+}
+EMBER_LOOP_BODY void SumRowsI8Body(const int8_t* x, int64_t rows, int64_t depth, int64_t n,
+                                   int32_t* acc) {
+  if (n == kMeanChunk) {
+    SumRowsBody<int8_t, int32_t, kMeanChunk>(x, rows, depth, n, acc);
+  } else {
+    SumRowsBody<int8_t, int32_t, 0>(x, rows, depth, n, acc);
+  }
+}
+EMBER_LOOP_FUNCTION(void, SumRowsF32,
+                    (const float* x, int64_t rows, int64_t depth, int64_t n, float* acc),
+                    (x, rows, depth, n, acc), SumRowsF32Body)
+EMBER_LOOP_FUNCTION(void, SumRowsI8,
+                    (const int8_t* x, int64_t rows, int64_t depth, int64_t n, int32_t* acc),
+                    (x, rows, depth, n, acc), SumRowsI8Body)
 
 Status EvalMeanRows(NodeState* node) {
   const int64_t outer = node->outer, rows = node->inner, depth = node->depth;
@@ -614,13 +642,13 @@ Status EvalMeanRows(NodeState* node) {
         const size_t out_at = static_cast<size_t>(o * depth + c);
         if (f32) {
           float acc[kMeanChunk];
-          SumRows(node->t.In<float>(0) + in_at, rows, depth, n, acc);
+          SumRowsF32(node->t.In<float>(0) + in_at, rows, depth, n, acc);
           float* y = node->t.Out<float>(0) + out_at;
           for (int64_t j = 0; j < n; ++j) y[j] = acc[j] / static_cast<float>(rows);
           continue;
         }
         int32_t acc[kMeanChunk];
-        SumRows(node->t.In<int8_t>(0) + in_at, rows, depth, n, acc);
+        SumRowsI8(node->t.In<int8_t>(0) + in_at, rows, depth, n, acc);
         int8_t* y = node->t.Out<int8_t>(0) + out_at;
         if (node->vnni) {
           RequantizeVnni(acc, node->bias.data() + c, node->multipliers.data() + c,
