@@ -145,6 +145,14 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # Float element loops that vectorise (HARD_SWISH, LEAKY_RELU); int8 their own kernels.
         "hard_swish_c24": ((5, 7, 24), lambda: k.Activation("hard_swish")),
         "leaky_relu_c13": ((5, 7, 13), lambda: k.LeakyReLU(negative_slope=0.2)),
+        # RESIZE_BILINEAR (int8: 20-bit weights in 32-bit lanes): half-pixel centres up and
+        # down (Keras's Resizing), and align_corners.
+        "resize_up_c20": ((7, 6, 20), lambda: k.Resizing(15, 11, interpolation="bilinear")),
+        "resize_down_c9": ((13, 17, 9), lambda: k.Resizing(6, 7, interpolation="bilinear")),
+        "resize_align_c16": (
+            (5, 7, 16),
+            lambda: k.Lambda(lambda t: tf.compat.v1.image.resize_bilinear(t, (9, 13), align_corners=True)),
+        ),
         # Pools over whole chunks of channels and a tail (70: int8 maxima 64 + 6, the others
         # 2 x 32 + 6), windows cut by SAME padding (averages over fewer taps), a relu6 after.
         "maxpool_c70_3x3_s2": ((9, 11, 70), lambda: k.MaxPooling2D(3, strides=2, padding="same")),

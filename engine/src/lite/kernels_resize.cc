@@ -14,6 +14,7 @@
 
 #include "lite/kernels.h"
 #include "lite/kernels_misc.h"
+#include "lite/loop_isa.h"
 
 namespace ember {
 namespace lite {
@@ -87,20 +88,31 @@ Lerp MakeLerp(int i, int in_size, int out_size, bool align_corners, bool half_pi
   return l;
 }
 
-// One output value from the four neighbours p00 (lo row, lo column) ... p11, as the reference
-// computes it: float v * (1 - dy) * (1 - dx) + ... in that order; int8 the 20-bit weighted sum
-// rounded half away from zero.
+// One float output value from the four neighbours p00 (lo row, lo column) ... p11, as the
+// reference computes it: v * (1 - dy) * (1 - dx) + ... in that order (int8: BlendPixelI8).
 inline float Blend(float p00, float p01, float p10, float p11, const Lerp& ly, const Lerp& lx) {
   const float dy = ly.frac, dx = lx.frac;
   return p00 * (1 - dy) * (1 - dx) + p10 * dy * (1 - dx) + p01 * (1 - dy) * dx + p11 * dy * dx;
 }
-inline int8_t Blend(int8_t p00, int8_t p01, int8_t p10, int8_t p11, const Lerp& ly,
-                    const Lerp& lx) {
-  const int64_t wy1 = ly.w10, wy0 = kOne10 - wy1, wx1 = lx.w10, wx0 = kOne10 - wx1;
-  const int64_t sum = p00 * wy0 * wx0 + p10 * wy1 * wx0 + p01 * wy0 * wx1 + p11 * wy1 * wx1;
-  const int64_t round = sum > 0 ? (1 << 19) : -(1 << 19);
-  return static_cast<int8_t>((sum + round) / (1 << 20));
+
+// One int8 output pixel's c channels from its four neighbours p00 (lo row, lo column) ... p11,
+// as the reference computes each: the weighted sum with 10-bit weights per axis, rounded half
+// away from zero to 20 bits less. The weights' products times int8 values, four of them, stay
+// within int32 (|sum| <= 128 * 2^22: a half-pixel weight lies in [-512, 1536]), so the sum is
+// exact in 32-bit lanes, which vectorise (the reference sums in int64).
+EMBER_LOOP_BODY void BlendPixelI8Body(const int8_t* p00, const int8_t* p01, const int8_t* p10,
+                                      const int8_t* p11, int c, int32_t w00, int32_t w01,
+                                      int32_t w10, int32_t w11, int8_t* dst) {
+  for (int k = 0; k < c; ++k) {
+    const int32_t sum = p00[k] * w00 + p10[k] * w10 + p01[k] * w01 + p11[k] * w11;
+    const int32_t round = sum > 0 ? (1 << 19) : -(1 << 19);
+    dst[k] = static_cast<int8_t>((sum + round) / (1 << 20));
+  }
 }
+EMBER_LOOP_FUNCTION(void, BlendPixelI8,
+                    (const int8_t* p00, const int8_t* p01, const int8_t* p10, const int8_t* p11,
+                     int c, int32_t w00, int32_t w01, int32_t w10, int32_t w11, int8_t* dst),
+                    (p00, p01, p10, p11, c, w00, w01, w10, w11, dst), BlendPixelI8Body)
 
 template <typename T>
 Status EvalBilinear(NodeState* node) {
@@ -125,7 +137,12 @@ Status EvalBilinear(NodeState* node) {
         const T* p01 = row0 + static_cast<size_t>(lx.hi) * c;
         const T* p10 = row1 + static_cast<size_t>(lx.lo) * c;
         const T* p11 = row1 + static_cast<size_t>(lx.hi) * c;
-        for (int k = 0; k < c; ++k) dst[k] = Blend(p00[k], p01[k], p10[k], p11[k], ly, lx);
+        if constexpr (sizeof(T) == 1) {
+          const int32_t wy1 = ly.w10, wy0 = kOne10 - wy1, wx1 = lx.w10, wx0 = kOne10 - wx1;
+          BlendPixelI8(p00, p01, p10, p11, c, wy0 * wx0, wy0 * wx1, wy1 * wx0, wy1 * wx1, dst);
+        } else {
+          for (int k = 0; k < c; ++k) dst[k] = Blend(p00[k], p01[k], p10[k], p11[k], ly, lx);
+        }
       }
     }
   });
