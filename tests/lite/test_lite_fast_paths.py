@@ -85,6 +85,16 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             lambda: k.DepthwiseConv2D(5, strides=2, padding="same", bias_initializer=init),
         ),
         "dw_dm2": ((6, 7, 5), lambda: k.DepthwiseConv2D(3, depth_multiplier=2, padding="same", bias_initializer=init)),
+        # Depth multipliers over 1 read the input with each channel repeated (the multiplier-1
+        # rows: int8 3x3 VNNI at 48 channels, 5x5 at stride 2 with 36).
+        "dw_dm3_c16": (
+            (9, 8, 16),
+            lambda: k.DepthwiseConv2D(3, depth_multiplier=3, padding="same", bias_initializer=init),
+        ),
+        "dw_dm4_5x5_s2": (
+            (11, 12, 9),
+            lambda: k.DepthwiseConv2D(5, strides=2, depth_multiplier=4, padding="same", bias_initializer=init),
+        ),
         "pw_c16_to_24": ((7, 9, 16), lambda: k.Conv2D(24, 1, bias_initializer=init)),
         "pw_c8_to_8_relu": ((11, 5, 8), lambda: k.Conv2D(8, 1, activation="relu", bias_initializer=init)),
         "pw_c6_to_40": ((5, 6, 6), lambda: k.Conv2D(40, 1, bias_initializer=init)),

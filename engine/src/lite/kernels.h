@@ -107,6 +107,10 @@ struct Interpreter::NodeState {
   // int8 3x3 DEPTHWISE_CONV_2D with VNNI: packed filter, and rows built in scratchu8 slices.
   bool dw3_vnni = false;
   Depthwise3x3Vnni dw3;
+  // DEPTHWISE_CONV_2D with a depth multiplier M > 1: each input channel repeated M times into
+  // dw_input (ic is then C * M), which the multiplier-1 rows read (kernels_conv.cc).
+  int dw_expand = 1;
+  AlignedVector<uint8_t> dw_input;
   // Geometry (NHWC): batches, in_h, in_w, in_c, out_h, out_w, out_c, filter_h, filter_w.
   int n = 1, ih = 0, iw = 0, ic = 0, oh = 0, ow = 0, oc = 0, kh = 1, kw = 1;
   int pad_h = 0, pad_w = 0;
