@@ -155,6 +155,21 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # Float element loops that vectorise (HARD_SWISH, LEAKY_RELU); int8 their own kernels.
         "hard_swish_c24": ((5, 7, 24), lambda: k.Activation("hard_swish")),
         "leaky_relu_c13": ((5, 7, 13), lambda: k.LeakyReLU(negative_slope=0.2)),
+        # TRANSPOSE_CONV as one GEMM (float; int8 with VNNI) then a gather of each output's
+        # taps: stride 2 with SAME padding and a channel tail, a 4x4 VALID filter at stride 2, a
+        # fused relu at stride 1 (int8 without VNNI: the direct gather).
+        "tconv3x3_s2_c12_to_20": (
+            (6, 7, 12),
+            lambda: k.Conv2DTranspose(20, 3, strides=2, padding="same", bias_initializer=init),
+        ),
+        "tconv4x4_s2_valid_c8_to_16": (
+            (5, 4, 8),
+            lambda: k.Conv2DTranspose(16, 4, strides=2, padding="valid", bias_initializer=init),
+        ),
+        "tconv3x3_s1_relu_c5_to_9": (
+            (6, 5, 5),
+            lambda: k.Conv2DTranspose(9, 3, padding="same", activation="relu", bias_initializer=init),
+        ),
         # RESIZE_BILINEAR (int8: 20-bit weights in 32-bit lanes): half-pixel centres up and
         # down (Keras's Resizing), and align_corners.
         "resize_up_c20": ((7, 6, 20), lambda: k.Resizing(15, 11, interpolation="bilinear")),

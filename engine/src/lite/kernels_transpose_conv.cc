@@ -3,18 +3,25 @@
 // (constant int32 [4]), weights [OC, KH, KW, IC], input [N, H, W, IC], and from version 3 an
 // optional bias [OC] (float, or int32 for int8). Version 4 adds a fused activation.
 //
-// The reference scatters each input pixel into the output window it touches. Here each output
-// row gathers its sums instead (rows are then independent, so they split over threads), from
-// weights transposed once to [KH, KW, IC, OC] so that the innermost loop runs along contiguous
-// output channels. int8 sums are exact, so the order does not matter there; float sums differ
-// from the reference only in rounding (within the float tolerance).
+// The reference scatters each input pixel into the output window it touches. Here one GEMM
+// first multiplies every input pixel by every tap's weights (pixels x IC against IC x KH*KW*OC,
+// lite's float GEMM, or the VNNI int8 GEMM), and then each output pixel gathers the products of
+// the taps that reach it, in (ky, kx) order (rows are independent, so both steps split over
+// threads). Where the products would not fit kMaxColsBytes (or int8 without VNNI), each output
+// row gathers its sums straight from weights transposed once to [KH, KW, IC, OC]. int8 sums are
+// exact, so the order does not matter there; float sums differ from the reference only in
+// rounding (within the float tolerance).
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "ember/lite/quant.h"
+#include "lite/gemm_f32.h"
+#include "lite/gemm_int8.h"
 #include "lite/kernels.h"
+#include "lite/loop_isa.h"
 
 namespace ember {
 namespace lite {
@@ -41,6 +48,22 @@ void ForEachTap(int o, int pad, int stride, int k, int in, Fn fn) {
   }
 }
 
+// ForEachTap's taps as lists (t[], i[], in ForEachTap's order; returns how many), with one
+// division: the taps reaching o are t = (o + pad) mod stride, then every stride-th.
+inline int Taps(int o, int pad, int stride, int k, int in, int* t, int* i) {
+  int n = 0;
+  const int num = o + pad;
+  if (num < 0) return 0;  // every tap would read an input index below 0
+  const int t0 = num % stride;
+  for (int tt = t0, ii = (num - t0) / stride; tt < k && ii >= 0; tt += stride, --ii) {
+    if (ii < in) {
+      t[n] = tt;
+      i[n++] = ii;
+    }
+  }
+  return n;
+}
+
 // acc[oc] (OC values, zeroed by the caller) += the products reaching output pixel (oy, ox) of
 // image b: x[iy, ix, ic] * wt[ky, kx, ic, oc] over the taps, with x offset by `x_offset`.
 template <typename X, typename W, typename Acc>
@@ -60,6 +83,147 @@ void AccumulatePixel(const NodeState& node, const X* x, const W* wt, int b, int 
       }
     });
   });
+}
+
+constexpr size_t kMaxColsBytes = size_t{256} << 20;
+// The GEMM path's filters: at most this many taps along each axis (Taps' lists).
+constexpr int kMaxTapsPerAxis = 64;
+
+// The GEMM path's products: cols[p * stride + t * OC + o] for input pixel p (over all batches),
+// tap t = ky * KW + kx, output channel o.
+int64_t InputPixels(const NodeState& node) {
+  return static_cast<int64_t>(node.n) * node.ih * node.iw;
+}
+
+// Output row (b, oy) of the GEMM path: each pixel the sum of its taps' products in (ky, kx)
+// order, then the bias, then (clamp) the activation range. Float adds only: each loop_isa build
+// gives the same values.
+EMBER_LOOP_BODY void GatherRowF32Body(const NodeState& node, const float* cols, size_t stride,
+                                      const float* bias, bool clamp, int b, int oy, float* y) {
+  const OpOptions& o = node.op->options;
+  const int oc = node.oc;
+  int ky[kMaxTapsPerAxis], iy[kMaxTapsPerAxis], kx[kMaxTapsPerAxis], ix[kMaxTapsPerAxis];
+  const int ny = Taps(oy, node.pad_h, o.stride_h, node.kh, node.ih, ky, iy);
+  for (int ox = 0; ox < node.ow; ++ox) {
+    float* acc = y + static_cast<size_t>(ox) * oc;
+    for (int j = 0; j < oc; ++j) acc[j] = 0.0f;
+    const int nx = Taps(ox, node.pad_w, o.stride_w, node.kw, node.iw, kx, ix);
+    for (int u = 0; u < ny; ++u) {
+      for (int v = 0; v < nx; ++v) {
+        const float* src = cols +
+                           (static_cast<size_t>(b * node.ih + iy[u]) * node.iw + ix[v]) * stride +
+                           static_cast<size_t>(ky[u] * node.kw + kx[v]) * oc;
+        for (int j = 0; j < oc; ++j) acc[j] += src[j];
+      }
+    }
+    if (bias != nullptr) {
+      for (int j = 0; j < oc; ++j) acc[j] += bias[j];
+    }
+    if (clamp) {
+      for (int j = 0; j < oc; ++j) acc[j] = std::min(std::max(acc[j], node.f_min), node.f_max);
+    }
+  }
+}
+EMBER_LOOP_FUNCTION(void, GatherRowF32,
+                    (const NodeState& node, const float* cols, size_t stride, const float* bias,
+                     bool clamp, int b, int oy, float* y),
+                    (node, cols, stride, bias, clamp, b, oy, y), GatherRowF32Body)
+
+// The int8 GEMM path's sums of output row (b, oy) into acc (ow rows of OC): each tap's products
+// less that tap's offset correction corr[t * OC + o] ((128 + in_zp) * the sum of its weights:
+// the GEMM read x + 128, the sum wants x - in_zp), wrapping as int32 does.
+EMBER_LOOP_BODY void GatherRowI8Body(const NodeState& node, const int32_t* cols, size_t stride,
+                                     const int32_t* corr, int b, int oy, int32_t* acc) {
+  const OpOptions& o = node.op->options;
+  const int oc = node.oc;
+  int ky[kMaxTapsPerAxis], iy[kMaxTapsPerAxis], kx[kMaxTapsPerAxis], ix[kMaxTapsPerAxis];
+  const int ny = Taps(oy, node.pad_h, o.stride_h, node.kh, node.ih, ky, iy);
+  for (int ox = 0; ox < node.ow; ++ox) {
+    uint32_t* a = reinterpret_cast<uint32_t*>(acc) + static_cast<size_t>(ox) * oc;
+    for (int j = 0; j < oc; ++j) a[j] = 0;
+    const int nx = Taps(ox, node.pad_w, o.stride_w, node.kw, node.iw, kx, ix);
+    for (int u = 0; u < ny; ++u) {
+      for (int v = 0; v < nx; ++v) {
+        const size_t t = static_cast<size_t>(ky[u] * node.kw + kx[v]) * oc;
+        const int32_t* src =
+            cols + (static_cast<size_t>(b * node.ih + iy[u]) * node.iw + ix[v]) * stride + t;
+        const int32_t* c = corr + t;
+        for (int j = 0; j < oc; ++j) {
+          a[j] += static_cast<uint32_t>(src[j]) - static_cast<uint32_t>(c[j]);
+        }
+      }
+    }
+  }
+}
+EMBER_LOOP_FUNCTION(void, GatherRowI8,
+                    (const NodeState& node, const int32_t* cols, size_t stride, const int32_t* corr,
+                     int b, int oy, int32_t* acc),
+                    (node, cols, stride, corr, b, oy, acc), GatherRowI8Body)
+
+Status EvalTransposeConvF32Gemm(NodeState* node) {
+  const float* x = node->t.In<float>(2);
+  float* y = node->t.Out<float>(0);
+  const PackedF32& w = node->packed_f32;
+  const int64_t pixels = InputPixels(*node);
+  const size_t stride = static_cast<size_t>(w.n);
+  float* cols = node->scratchf.data();
+  const bool has_bias = node->t.in.size() > 3 && node->t.in[3] != nullptr;
+  const float* bias = has_bias ? node->t.In<float>(3) : nullptr;
+  const float inf = std::numeric_limits<float>::infinity();
+  const int gemm_tasks = TaskCount(*node, (pixels + 7) / 8, int64_t{8} * node->ic * w.n);
+  RunTasks(*node, gemm_tasks, [&](int task, int) {
+    int64_t p0, p1;
+    ChunkRange(pixels, gemm_tasks, task, 8, &p0, &p1);
+    if (p0 < p1) {
+      GemmF32(x + p0 * node->ic, static_cast<int>(p1 - p0), node->ic, w, -inf, inf,
+              cols + static_cast<size_t>(p0) * stride);
+    }
+  });
+  const int64_t rows = static_cast<int64_t>(node->n) * node->oh;
+  const bool clamp = node->op->options.activation != Activation::kNone;
+  const int tasks = TaskCount(*node, rows, int64_t{2} * node->ow * node->oc);
+  RunTasks(*node, tasks, [&](int task, int) {
+    const Rows r = TaskRows(rows, tasks, task);
+    for (int64_t row = r.begin; row < r.end; ++row) {
+      GatherRowF32(*node, cols, stride, bias, clamp, static_cast<int>(row / node->oh),
+                   static_cast<int>(row % node->oh), y + row * node->ow * node->oc);
+    }
+  });
+  return Status::OK();
+}
+
+Status EvalTransposeConvI8Gemm(NodeState* node) {
+  const int8_t* x = node->t.In<int8_t>(2);
+  int8_t* y = node->t.Out<int8_t>(0);
+  const PackedWeights& w = node->packed;
+  const int64_t pixels = InputPixels(*node);
+  const size_t stride = static_cast<size_t>(w.nb) * 16;
+  uint8_t* xu = node->scratchu8.data();
+  int32_t* cols = node->scratch32.data() + node->acc_slice * static_cast<size_t>(node->threads);
+  const int gemm_tasks = TaskCount(*node, (pixels + 3) / 4, int64_t{4} * node->ic * w.n);
+  RunTasks(*node, gemm_tasks, [&](int task, int) {
+    int64_t p0, p1;
+    ChunkRange(pixels, gemm_tasks, task, 4, &p0, &p1);
+    if (p0 >= p1) return;
+    const size_t at = static_cast<size_t>(p0) * node->ic;
+    OffsetToUnsigned(x + at, static_cast<size_t>(p1 - p0) * node->ic, xu + at);
+    GemmVnni(xu + at, static_cast<int>(p1 - p0), node->ic, w,
+             cols + static_cast<size_t>(p0) * stride, static_cast<int>(stride));
+  });
+  const int64_t rows = static_cast<int64_t>(node->n) * node->oh;
+  const int tasks = TaskCount(*node, rows, int64_t{4} * node->ow * node->oc);
+  RunTasks(*node, tasks, [&](int task, int thread) {
+    const Rows r = TaskRows(rows, tasks, task);
+    int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
+    for (int64_t row = r.begin; row < r.end; ++row) {
+      GatherRowI8(*node, cols, stride, node->bias_u8.data(), static_cast<int>(row / node->oh),
+                  static_cast<int>(row % node->oh), acc);
+      RequantizeRowsVnni(acc, node->ow, node->oc, node->bias.data(), node->multipliers.data(),
+                         node->shifts.data(), node->oc, false, node->out_zp, node->act_min,
+                         node->act_max, y + row * node->ow * node->oc);
+    }
+  });
+  return Status::OK();
 }
 
 Status EvalTransposeConvF32(NodeState* node) {
@@ -179,10 +343,42 @@ Status PrepareQuantized(NodeState* node, const TensorDef& in, const TensorDef& w
     QuantizeMultiplier(real, &node->multipliers[c], &node->shifts[c]);
     if (bd != nullptr) node->bias[c] = bd[c];
   }
+  node->acc_slice = (oc + 15) / 16 * 16;
+  const int taps = node->kh * node->kw;
+  const int64_t n_cols = static_cast<int64_t>(taps) * node->oc;
+  const size_t stride = static_cast<size_t>((n_cols + 15) / 16 * 16);
+  const size_t pixels = static_cast<size_t>(InputPixels(*node));
+  if (HasVnni() && node->kh <= kMaxTapsPerAxis && node->kw <= kMaxTapsPerAxis &&
+      n_cols <= (int64_t{1} << 24) && pixels * stride * sizeof(int32_t) <= kMaxColsBytes) {
+    // The GEMM path: weights as [tap, OC] rows of IC, each tap's offset correction.
+    const int8_t* wd = reinterpret_cast<const int8_t*>(w.data);
+    std::vector<int8_t> rows(static_cast<size_t>(n_cols) * node->ic);
+    node->bias_u8.assign(static_cast<size_t>(n_cols), 0);
+    for (int o = 0; o < node->oc; ++o) {
+      for (int t = 0; t < taps; ++t) {
+        const int8_t* src = wd + (static_cast<size_t>(o) * taps + t) * node->ic;
+        std::memcpy(&rows[(static_cast<size_t>(t) * node->oc + o) * node->ic], src,
+                    static_cast<size_t>(node->ic));
+        uint32_t sum = 0;
+        for (int c = 0; c < node->ic; ++c)
+          sum += static_cast<uint32_t>(static_cast<int32_t>(src[c]));
+        node->bias_u8[static_cast<size_t>(t) * node->oc + o] =
+            static_cast<int32_t>(static_cast<uint32_t>(128 + node->in_zp) * sum);
+      }
+    }
+    PackWeightsVnni(rows.data(), static_cast<int>(n_cols), node->ic,
+                    GroupBlocks(static_cast<int>(n_cols), false), &node->packed);
+    node->acc_slice = (static_cast<size_t>(node->ow) * oc + 15) / 16 * 16;  // a row's sums
+    node->scratchu8.assign(pixels * static_cast<size_t>(node->ic) + 64, 0);
+    node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads) +
+                               pixels * static_cast<size_t>(node->packed.nb) * 16,
+                           0);
+    node->eval = EvalTransposeConvI8Gemm;
+    return Status::OK();
+  }
   node->scratch8.resize(w.num_elements);
   TransposeWeights(reinterpret_cast<const int8_t*>(w.data), node->oc, node->kh, node->kw, node->ic,
                    node->scratch8.data());
-  node->acc_slice = (oc + 15) / 16 * 16;
   node->scratch32.assign(node->acc_slice * static_cast<size_t>(node->threads), 0);
   node->eval = EvalTransposeConvI8;
   return Status::OK();
@@ -274,6 +470,26 @@ Status PrepareTransposeConv(NodeState* node) {
                                ComputeOutSize(o.padding, node->ow, node->kw, o.stride_w, 1));
   if (!f32) return PrepareQuantized(node, in, w, b, out);
   FloatActivationRange(o.activation, &node->f_min, &node->f_max);
+  const int taps = node->kh * node->kw;
+  const int64_t n_cols = static_cast<int64_t>(taps) * node->oc;
+  const size_t pixels = static_cast<size_t>(InputPixels(*node));
+  if (node->kh <= kMaxTapsPerAxis && node->kw <= kMaxTapsPerAxis && n_cols <= (int64_t{1} << 24) &&
+      pixels * static_cast<size_t>(n_cols) * sizeof(float) <= kMaxColsBytes) {
+    // The GEMM path: weights as [tap, OC] rows of IC (no bias: the gather adds it).
+    const float* wd = reinterpret_cast<const float*>(w.data);
+    std::vector<float> rows(static_cast<size_t>(n_cols) * node->ic);
+    for (int oc = 0; oc < node->oc; ++oc) {
+      for (int t = 0; t < taps; ++t) {
+        std::memcpy(&rows[(static_cast<size_t>(t) * node->oc + oc) * node->ic],
+                    wd + (static_cast<size_t>(oc) * taps + t) * node->ic,
+                    sizeof(float) * static_cast<size_t>(node->ic));
+      }
+    }
+    PackWeightsF32(rows.data(), nullptr, static_cast<int>(n_cols), node->ic, &node->packed_f32);
+    node->scratchf.assign(pixels * static_cast<size_t>(n_cols), 0.0f);
+    node->eval = EvalTransposeConvF32Gemm;
+    return Status::OK();
+  }
   const size_t wsize = w.num_elements;
   node->scratchf.assign(wsize + (b != nullptr ? b->num_elements : 0), 0.0f);
   TransposeWeights(reinterpret_cast<const float*>(w.data), node->oc, node->kh, node->kw, node->ic,
