@@ -151,6 +151,9 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # A classifier's softmax (int8: per-difference tables; float: split rows) and a global
         # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
         "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),
+        # FULLY_CONNECTED over many rows (a transformer's tokens): float one GEMM in 8-row blocks,
+        # int8 (VNNI) 4-row blocks with 4-block groups, a last block of 2 rows, 50 columns.
+        "dense_rows22_c40_to_50": ((22, 40), lambda: k.Dense(50, bias_initializer=init)),
         "mean_hw_c200": ((5, 5, 200), lambda: k.GlobalAveragePooling2D(keepdims=True)),
         # Float element loops that vectorise (HARD_SWISH, LEAKY_RELU); int8 their own kernels.
         "hard_swish_c24": ((5, 7, 24), lambda: k.Activation("hard_swish")),

@@ -310,6 +310,9 @@ Status PrepareScatterNd(NodeState* node);
 // ISA lite/loop_isa.h chooses).
 void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out);
 
+// FULLY_CONNECTED int8 rows per VNNI GEMM call (the accumulators of that many rows per thread).
+constexpr int64_t kFcRowBlock = 4;
+
 // The int8 FULLY_CONNECTED driver that the int8 and hybrid kernels share: the int32 sums of each
 // of the node's `outer` rows of x (`inner` int8 values each) with its weights (input 1, packed
 // once when node->vnni), split by blocks of columns over the node's pool. For each row r and
@@ -336,10 +339,17 @@ void RunFullyConnectedInt8(NodeState* node, const int8_t* x, Emit emit) {
       const int c1 = std::min(n, static_cast<int>(g1) * p.nr * 16);
       if (c0 >= c1) return;
       int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
-      for (int64_t r = 0; r < node->outer; ++r) {
-        GemmVnniGroups(xu + static_cast<size_t>(r) * stride, 1, stride, p, static_cast<int>(g0),
+      // kFcRowBlock rows per GEMM call where there are that many (each weight group then serves
+      // them all; one row at a time streamed the weights once per row).
+      const int64_t block = node->outer >= kFcRowBlock ? kFcRowBlock : 1;
+      for (int64_t r = 0; r < node->outer; r += block) {
+        const int rows = static_cast<int>(std::min(block, node->outer - r));
+        GemmVnniGroups(xu + static_cast<size_t>(r) * stride, rows, stride, p, static_cast<int>(g0),
                        static_cast<int>(g1), acc, p.nb * 16);
-        emit(r, int64_t{c0}, int64_t{c1}, static_cast<const int32_t*>(acc), true);
+        for (int i = 0; i < rows; ++i) {
+          emit(r + i, int64_t{c0}, int64_t{c1},
+               static_cast<const int32_t*>(acc + static_cast<size_t>(i) * p.nb * 16), true);
+        }
       }
     });
     return;

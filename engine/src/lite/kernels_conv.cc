@@ -130,7 +130,10 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
   }
   if (rows_sum && HasVnni()) {
     node->vnni = true;
-    const int nr = GroupBlocks(out_channels, node->op->op == BuiltinOp::kFullyConnected);
+    // A FULLY_CONNECTED of few rows is matrix-vector products (wide groups); of kFcRowBlock rows
+    // or more, blocks of rows (RunFullyConnectedInt8) take the 4-row x 4-block tiles.
+    const int nr = GroupBlocks(
+        out_channels, node->op->op == BuiltinOp::kFullyConnected && node->outer < kFcRowBlock);
     PackWeightsVnni(wd, out_channels, k, nr, &node->packed);
     node->bias_u8.assign(node->bias.begin(), node->bias.end());
     for (int c = 0; c < out_channels; ++c) {
@@ -188,6 +191,22 @@ Status EvalFullyConnectedF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
   const int k = static_cast<int>(node->inner), n = node->oc;
+  if (node->outer >= 16) {
+    // Many rows (a transformer's tokens): one GEMM, rows split in blocks of 8, so each weight
+    // panel serves a block of rows instead of streaming once per row (MatVecF32 below). Each
+    // output is still one sum over k in order.
+    const int64_t blocks = (node->outer + 7) / 8;
+    const int tasks = TaskCount(*node, blocks, int64_t{8} * k * n);
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t r0, r1;
+      ChunkRange(node->outer, tasks, task, 8, &r0, &r1);
+      if (r0 < r1) {
+        GemmF32(x + r0 * k, static_cast<int>(r1 - r0), k, node->packed_f32, node->f_min,
+                node->f_max, y + r0 * n);
+      }
+    });
+    return Status::OK();
+  }
   const int tasks =
       TaskCount(*node, (n + kColumnAlign - 1) / kColumnAlign, kColumnAlign * k * node->outer);
   RunTasks(*node, tasks, [&](int task, int) {
@@ -303,7 +322,8 @@ Status PrepareFullyConnected(NodeState* node) {
   if (node->vnni) {
     const PackedWeights& p = node->packed;
     node->scratchu8.assign(static_cast<size_t>(node->outer) * p.k4 * 4, 0);
-    node->acc_slice = static_cast<size_t>(p.nb) * 16;
+    node->acc_slice =
+        static_cast<size_t>(p.nb) * 16 * (node->outer >= kFcRowBlock ? kFcRowBlock : 1);
   } else {
     PrepareFullyConnectedNoVnni(node, reinterpret_cast<const int8_t*>(w.data), n, k);
   }
