@@ -151,6 +151,8 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # A classifier's softmax (int8: per-difference tables; float: split rows) and a global
         # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
         "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),
+        # PAD (the fill by element width, int8 the zero point): uneven amounts on each side.
+        "pad_c24": ((5, 6, 24), lambda: k.ZeroPadding2D(((1, 2), (3, 0)))),
         # FULLY_CONNECTED over many rows (a transformer's tokens): float one GEMM in 8-row blocks,
         # int8 (VNNI) 4-row blocks with 4-block groups, a last block of 2 rows, 50 columns.
         "dense_rows22_c40_to_50": ((22, 40), lambda: k.Dense(50, bias_initializer=init)),

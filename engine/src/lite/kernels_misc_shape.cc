@@ -231,6 +231,15 @@ Status PadGeometry(const NodeState& node, std::vector<int64_t>* before) {
   return CheckShape(node, *node.t.out[0], want, "output");
 }
 
+// n values of type T, each the bytes at `value`, from `out` on.
+template <typename T>
+void FillAs(uint8_t* out, const uint8_t* value, size_t n) {
+  T v;
+  std::memcpy(&v, value, sizeof(T));
+  T* o = reinterpret_cast<T*>(out);
+  std::fill(o, o + n, v);
+}
+
 Status EvalPad(NodeState* node) {
   std::vector<int64_t> before;
   EMBER_RETURN_IF_ERROR(PadGeometry(*node, &before));
@@ -246,7 +255,23 @@ Status EvalPad(NodeState* node) {
     std::memcpy(fill, &zp, 1);
   }
   uint8_t* y = node->t.out_data[0];
-  for (size_t i = 0; i < out.num_elements; ++i) std::memcpy(y + i * elem, fill, elem);
+  // The fill, by the element's width (a memcpy call per element took 800 us on 58x58x64).
+  switch (elem) {
+    case 1:
+      std::memset(y, fill[0], out.num_elements);
+      break;
+    case 2:
+      FillAs<uint16_t>(y, fill, out.num_elements);
+      break;
+    case 4:
+      FillAs<uint32_t>(y, fill, out.num_elements);
+      break;
+    case 8:
+      FillAs<uint64_t>(y, fill, out.num_elements);
+      break;
+    default:
+      for (size_t i = 0; i < out.num_elements; ++i) std::memcpy(y + i * elem, fill, elem);
+  }
   const size_t r = in.shape.size();
   if (in.num_elements == 0) return Status::OK();
   if (r == 0) {
