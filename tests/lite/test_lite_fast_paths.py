@@ -151,6 +151,20 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # A classifier's softmax (int8: per-difference tables; float: split rows) and a global
         # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
         "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),
+        # Broadcast ADD / MUL in runs (int8: the vector kernels, a broadcast input repeated):
+        # squeeze-and-excite's [1, 1, C] scale, a pooled [1, 1, C] shift, a scalar, a [H, 1, C]
+        # mean along the width, and SUB (int8: scalar per run).
+        "mul_se_c40": (
+            (6, 7, 40),
+            lambda: lambda t: t * k.Dense(40, activation="sigmoid")(k.GlobalAveragePooling2D(keepdims=True)(t)),
+        ),
+        "add_pooled_c24": ((5, 6, 24), lambda: lambda t: t + k.GlobalAveragePooling2D(keepdims=True)(t)),
+        "mul_scalar_c20": ((5, 6, 20), lambda: lambda t: k.Concatenate()([t, t * 0.75])),
+        "add_width_mean_c16": (
+            (5, 7, 16),
+            lambda: lambda t: t + k.Lambda(lambda u: tf.reduce_mean(u, axis=2, keepdims=True))(t),
+        ),
+        "sub_pooled_c12": ((5, 6, 12), lambda: lambda t: t - k.GlobalAveragePooling2D(keepdims=True)(t)),
         # PAD (the fill by element width, int8 the zero point): uneven amounts on each side.
         "pad_c24": ((5, 6, 24), lambda: k.ZeroPadding2D(((1, 2), (3, 0)))),
         # FULLY_CONNECTED over many rows (a transformer's tokens): float one GEMM in 8-row blocks,

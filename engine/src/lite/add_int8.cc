@@ -96,6 +96,23 @@ EMBER_VNNI_TARGET void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, c
   }
 }
 
+EMBER_VNNI_TARGET void MulI8Avx512(const int8_t* a, const int8_t* b, size_t n, const MulI8Params& p,
+                                   int8_t* y) {
+  const __m512i za = _mm512_set1_epi32(p.in_zp), zb = _mm512_set1_epi32(p.in2_zp);
+  const avx512::DoubleRounding k =
+      avx512::MakeDoubleRounding(_mm512_set1_epi32(p.multiplier), _mm512_set1_epi32(p.shift));
+  const __m512i zpo = _mm512_set1_epi32(p.out_zp);
+  const __m512i lo = _mm512_set1_epi32(p.act_min), hi = _mm512_set1_epi32(p.act_max);
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 m = Lanes(n - i);
+    const __m512i da = _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i)), za);
+    const __m512i db = _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i)), zb);
+    __m512i v = avx512::ApplyDoubleRounding<false>(k, _mm512_mullo_epi32(da, db));
+    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zpo), lo), hi);
+    _mm512_mask_cvtepi32_storeu_epi8(y + i, m, v);
+  }
+}
+
 EMBER_VNNI_TARGET void AddI8InputStageForTesting(const int8_t* x, size_t n, int32_t zp, int32_t m,
                                                  int shift, int32_t* out) {
   const InputStage k = MakeInputStage(zp, m, shift);
@@ -177,6 +194,7 @@ __attribute__((target("avx2"))) size_t AddI8Avx2(const int8_t* a, const int8_t* 
 #else
 
 void AddI8Avx512(const int8_t*, const int8_t*, size_t, const AddI8Params&, int8_t*) {}
+void MulI8Avx512(const int8_t*, const int8_t*, size_t, const MulI8Params&, int8_t*) {}
 void AddI8InputStageForTesting(const int8_t*, size_t, int32_t, int32_t, int, int32_t*) {}
 size_t AddI8Avx2(const int8_t*, const int8_t*, size_t, const AddI8Params&, int8_t*) { return 0; }
 

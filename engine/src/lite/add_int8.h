@@ -30,6 +30,18 @@ void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& 
 // finishes the rest. Same preconditions as AddI8Avx512.
 size_t AddI8Avx2(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p, int8_t* y);
 
+// TFLite's quantized MUL: (a - in_zp) * (b - in2_zp) scaled by (multiplier, shift) with the
+// double rounding (any shift, any multiplier), out_zp added, clamped to [act_min, act_max].
+struct MulI8Params {
+  int32_t in_zp = 0, in2_zp = 0, out_zp = 0;
+  int32_t multiplier = 0;
+  int shift = 0;
+  int32_t act_min = -128, act_max = 127;
+};
+
+// y[i] = MUL(a[i], b[i]) for i < n, for CPUs where HasVnni().
+void MulI8Avx512(const int8_t* a, const int8_t* b, size_t n, const MulI8Params& p, int8_t* y);
+
 // Tests: each input's stage alone, out[i] = MultiplyByQuantizedMultiplierSmallerThanOne(
 // (x[i] - zp) * 2^20, m, shift) (an off-by-one there seldom reaches ADD's int8 output).
 void AddI8InputStageForTesting(const int8_t* x, size_t n, int32_t zp, int32_t m, int shift,

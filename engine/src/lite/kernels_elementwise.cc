@@ -48,27 +48,46 @@ std::vector<int32_t> Pad6(const std::vector<int32_t>& s) {
   return r;
 }
 
-// Visits every output element with the flat offsets of both (broadcast) inputs.
+// Visits the output (in order) in runs, with the flat offsets of both (broadcast) inputs: the
+// innermost output dims over which each input either advances by one element per output element
+// or stays (step 1 or 0) make one run, and f(out_start, ia, ib, len, step_a, step_b) is called
+// per run (an [H, W, C] * [1, 1, C] product: runs of C, step_b 1; a tensor times a scalar: one
+// run, step_b 0). An element-by-element walk made every output an indexed call.
 template <typename F>
-void Broadcast(const NodeState& node, F f) {
+void BroadcastRuns(const NodeState& node, F f) {
   const auto& a = node.in_shape6;
   const auto& b = node.in2_shape6;
   const auto& o = node.out_shape6;
+  constexpr int kLast = kMaxBroadcastRank - 1;
+  // Dims of output size 1 take no part; the run starts at the last dim of size > 1.
+  int last = kLast;
+  while (last > 0 && o[static_cast<size_t>(last)] == 1) --last;
+  const bool full_a = a[static_cast<size_t>(last)] != 1, full_b = b[static_cast<size_t>(last)] != 1;
+  int first = last;
+  int64_t len = o[static_cast<size_t>(last)];
+  for (int d = last - 1; d >= 0; --d) {
+    const size_t u = static_cast<size_t>(d);
+    if (o[u] == 1) continue;
+    if ((a[u] != 1) != full_a || (b[u] != 1) != full_b) break;
+    len *= o[u];
+    first = d;
+  }
+  // The outer dims [0, first) walked as Broadcast walks them.
   int64_t sa[kMaxBroadcastRank], sb[kMaxBroadcastRank];
   int64_t ra = 1, rb = 1;
-  for (int d = kMaxBroadcastRank - 1; d >= 0; --d) {
+  for (int d = kLast; d >= 0; --d) {
     sa[d] = a[static_cast<size_t>(d)] == 1 ? 0 : ra;
     sb[d] = b[static_cast<size_t>(d)] == 1 ? 0 : rb;
     ra *= a[static_cast<size_t>(d)];
     rb *= b[static_cast<size_t>(d)];
   }
+  int64_t outer = 1;
+  for (int d = 0; d < first; ++d) outer *= o[static_cast<size_t>(d)];
   int64_t idx[kMaxBroadcastRank] = {0, 0, 0, 0, 0, 0};
-  int64_t total = 1;
-  for (int32_t d : o) total *= d;
   int64_t ia = 0, ib = 0;
-  for (int64_t i = 0; i < total; ++i) {
-    f(i, ia, ib);
-    for (int d = kMaxBroadcastRank - 1; d >= 0; --d) {
+  for (int64_t r = 0; r < outer; ++r) {
+    f(r * len, ia, ib, len, full_a ? 1 : 0, full_b ? 1 : 0);
+    for (int d = first - 1; d >= 0; --d) {
       ++idx[d];
       ia += sa[d];
       ib += sb[d];
@@ -79,6 +98,36 @@ void Broadcast(const NodeState& node, F f) {
     }
   }
 }
+
+// One broadcast run of float ADD / MUL: y[k] = clamp(a[k * sa] op b[k * sb]), sa and sb 0 or 1
+// (each case its own vector loop).
+EMBER_LOOP_BODY void RunF32(bool add, const float* a, int64_t sa, const float* b, int64_t sb,
+                            int64_t n, float lo, float hi, float* y) {
+  if (sa == 1 && sb == 0) {
+    const float v = b[0];
+    if (add) {
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, a[i] + v));
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, a[i] * v));
+    }
+  } else if (sa == 0 && sb == 1) {
+    const float v = a[0];
+    if (add) {
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, v + b[i]));
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, v * b[i]));
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = add ? a[i * sa] + b[i * sb] : a[i * sa] * b[i * sb];
+      y[i] = std::min(hi, std::max(lo, v));
+    }
+  }
+}
+EMBER_LOOP_FUNCTION(void, BroadcastRunF32,
+                    (bool add, const float* a, int64_t sa, const float* b, int64_t sb, int64_t n,
+                     float lo, float hi, float* y),
+                    (add, a, sa, b, sb, n, lo, hi, y), RunF32)
 
 // Same-shape float ADD / MUL: one contiguous loop the compiler vectorises for each ISA of
 // lite/loop_isa.h.
@@ -116,9 +165,8 @@ Status EvalAddMulF32(NodeState* node) {
     });
     return Status::OK();
   }
-  Broadcast(*node, [&](int64_t i, int64_t ia, int64_t ib) {
-    const float v = add ? a[ia] + b[ib] : a[ia] * b[ib];
-    y[i] = std::min(hi, std::max(lo, v));
+  BroadcastRuns(*node, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+    BroadcastRunF32(add, a + ia, sa, b + ib, sb, len, lo, hi, y + i);
   });
   return Status::OK();
 }
@@ -141,11 +189,57 @@ int8_t AddI8Scalar(const NodeState& p, int8_t a, int8_t b) {
   return static_cast<int8_t>(std::min(p.act_max, std::max(p.act_min, out)));
 }
 
+// One broadcast run of an int8 op with vector kernel vec(a, b, n, y): each input of step 0
+// (broadcast over the run) is its value repeated in a buffer, 256 elements at a time.
+template <typename Vec>
+void ByteRun(const int8_t* a, int64_t sa, const int8_t* b, int64_t sb, int64_t len, int8_t* y,
+             Vec vec) {
+  if (sa == 1 && sb == 1) {
+    vec(a, b, static_cast<size_t>(len), y);
+    return;
+  }
+  constexpr int64_t kRepeat = 256;
+  int8_t ra[kRepeat], rb[kRepeat];
+  if (sa == 0) std::memset(ra, a[0], sizeof(ra));
+  if (sb == 0) std::memset(rb, b[0], sizeof(rb));
+  for (int64_t k = 0; k < len; k += kRepeat) {
+    const int64_t n = std::min(kRepeat, len - k);
+    vec(sa != 0 ? a + k : ra, sb != 0 ? b + k : rb, static_cast<size_t>(n), y + k);
+  }
+}
+
 Status EvalAddI8(NodeState* node) {
   const int8_t* a = node->t.In<int8_t>(0);
   const int8_t* b = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
   const NodeState& p = *node;
+  const bool same = p.in_shape6 == p.in2_shape6;
+  if ((p.vnni || p.add_avx2) && !same) {
+    // Broadcast runs through the same vector kernels (the scalar tail of AddI8Avx2 too).
+    AddI8Params q;
+    q.in_zp = p.in_zp;
+    q.in2_zp = p.in2_zp;
+    q.out_zp = p.out_zp;
+    q.left_shift = p.left_shift;
+    q.m1 = p.m1;
+    q.m2 = p.m2;
+    q.multiplier = p.multiplier;
+    q.s1 = p.s1;
+    q.s2 = p.s2;
+    q.shift = p.shift;
+    q.act_min = p.act_min;
+    q.act_max = p.act_max;
+    BroadcastRuns(p, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+      ByteRun(a + ia, sa, b + ib, sb, len, y + i,
+              [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
+                if (p.vnni) return AddI8Avx512(ra, rb, n, q, out);
+                for (size_t k = AddI8Avx2(ra, rb, n, q, out); k < n; ++k) {
+                  out[k] = AddI8Scalar(p, ra[k], rb[k]);
+                }
+              });
+    });
+    return Status::OK();
+  }
   if (p.vnni || p.add_avx2) {  // same shapes, AVX-512 or AVX2
     AddI8Params q;
     q.in_zp = p.in_zp;
@@ -177,7 +271,9 @@ Status EvalAddI8(NodeState* node) {
     });
     return Status::OK();
   }
-  Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) { y[i] = AddI8Scalar(p, a[ia], b[ib]); });
+  BroadcastRuns(p, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+    for (int64_t k = 0; k < len; ++k) y[i + k] = AddI8Scalar(p, a[ia + k * sa], b[ib + k * sb]);
+  });
   return Status::OK();
 }
 
@@ -186,11 +282,31 @@ Status EvalMulI8(NodeState* node) {
   const int8_t* b = node->t.In<int8_t>(1);
   int8_t* y = node->t.Out<int8_t>(0);
   const NodeState& p = *node;
-  Broadcast(p, [&](int64_t i, int64_t ia, int64_t ib) {
-    const int32_t prod = (a[ia] - p.in_zp) * (b[ib] - p.in2_zp);
-    int32_t out = WrappingAdd(MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
-    out = std::min(p.act_max, std::max(p.act_min, out));
-    y[i] = static_cast<int8_t>(out);
+  if (p.vnni) {
+    MulI8Params q;
+    q.in_zp = p.in_zp;
+    q.in2_zp = p.in2_zp;
+    q.out_zp = p.out_zp;
+    q.multiplier = p.multiplier;
+    q.shift = p.shift;
+    q.act_min = p.act_min;
+    q.act_max = p.act_max;
+    BroadcastRuns(p, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+      ByteRun(a + ia, sa, b + ib, sb, len, y + i,
+              [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
+                MulI8Avx512(ra, rb, n, q, out);
+              });
+    });
+    return Status::OK();
+  }
+  BroadcastRuns(p, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+    for (int64_t k = 0; k < len; ++k) {
+      const int32_t prod = (a[ia + k * sa] - p.in_zp) * (b[ib + k * sb] - p.in2_zp);
+      int32_t out =
+          WrappingAdd(MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
+      out = std::min(p.act_max, std::max(p.act_min, out));
+      y[i + k] = static_cast<int8_t>(out);
+    }
   });
   return Status::OK();
 }
@@ -258,14 +374,15 @@ Status PrepareAddMul(NodeState* node) {
     // AddI8Avx512's plain requantization: no INT32_MIN multiplier (only a negative scale,
     // which a hostile model could hold, gives one); the shifts are <= 0 (checked above).
     // AddI8Avx512 (AddI8Avx2 without AVX-512) adds; SUB takes the scalar loop.
-    const bool lanes = !sub && node->in_shape6 == node->in2_shape6 && node->m1 != INT32_MIN &&
-                       node->m2 != INT32_MIN && node->multiplier != INT32_MIN;
+    const bool lanes =
+        !sub && node->m1 != INT32_MIN && node->m2 != INT32_MIN && node->multiplier != INT32_MIN;
     node->vnni = lanes && HasVnni();
     node->add_avx2 = lanes && !node->vnni && GemmI16Available();
   } else {
     const double real = static_cast<double>(sa) * static_cast<double>(sb) / static_cast<double>(so);
     QuantizeMultiplier(real, &node->multiplier, &node->shift);
     node->eval = EvalMulI8;
+    node->vnni = HasVnni();  // MulI8Avx512: the general double rounding, any multiplier
   }
   return Status::OK();
 }
