@@ -171,7 +171,11 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # int8 (VNNI) 4-row blocks with 4-block groups, a last block of 2 rows, 50 columns.
         "dense_rows22_c40_to_50": ((22, 40), lambda: k.Dense(50, bias_initializer=init)),
         "mean_hw_c200": ((5, 5, 200), lambda: k.GlobalAveragePooling2D(keepdims=True)),
-        # Float element loops that vectorise (HARD_SWISH, LEAKY_RELU); int8 their own kernels.
+        # Float element loops that vectorise (HARD_SWISH, LEAKY_RELU; LOGISTIC and TANH with
+        # vec_math.h's e^x and tanh, swish as LOGISTIC and MUL); int8 their own kernels.
+        "logistic_c24": ((5, 7, 24), lambda: k.Activation("sigmoid")),
+        "tanh_c24": ((5, 7, 24), lambda: k.Activation("tanh")),
+        "swish_c19": ((5, 7, 19), lambda: k.Activation("swish")),
         "hard_swish_c24": ((5, 7, 24), lambda: k.Activation("hard_swish")),
         "leaky_relu_c13": ((5, 7, 13), lambda: k.LeakyReLU(negative_slope=0.2)),
         # TRANSPOSE_CONV as one GEMM (float; int8 with VNNI) then a gather of each output's
@@ -312,3 +316,28 @@ def test_float_softmax_extremes_match_litert_on_every_isa(ember_install: Path, m
             np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-7, err_msg=f"EMBER_CPU_ISA={isa}")
             split = _ember(ember_install, model, x, isa, work, threads=2)
             assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
+
+
+@pytest.mark.parametrize("name", ["logistic_c24", "tanh_c24"])
+def test_float_logistic_and_tanh_over_their_range_match_litert(
+    ember_install: Path, model_dir: Path, tmp_path: Path, name: str
+) -> None:
+    """LOGISTIC's and TANH's own e^x and tanh (vec_math.h, vectorised, not the C library's) over
+    a sweep of the line: both sides of TANH's polynomial / exponential switch at 0.625, tiny and
+    huge magnitudes, the saturated tails and infinities; each ISA within 1e-6 relative of LiteRT's
+    reference kernels (which call std::exp and std::tanh), two threads byte for byte."""
+    model = _convert(name, False, model_dir)
+    values = np.concatenate(
+        [
+            np.linspace(-12.0, 12.0, 600),
+            np.array([0.625, -0.625, 0.62499994, 0.62500006, 1e-30, -1e-30, 1e-7, -3e-4, 0.0, -0.0]),
+            np.array([44.0, -44.0, 88.0, -88.0, 100.0, -100.0, 1e30, -1e30, np.inf, -np.inf]),
+        ]
+    ).astype(np.float32)
+    x = np.resize(values, (1, 5, 7, 24)).astype(np.float32)
+    ref = _reference(model, x)
+    for isa in ISAS:
+        ours = _ember(ember_install, model, x, isa, tmp_path / isa if (tmp_path / isa).mkdir() is None else tmp_path)
+        np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-30, err_msg=f"EMBER_CPU_ISA={isa}")
+        split = _ember(ember_install, model, x, isa, tmp_path / isa, threads=2)
+        assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"

@@ -15,6 +15,7 @@
 
 #include "lite/kernels.h"
 #include "lite/loop_isa.h"
+#include "lite/vec_math.h"
 
 namespace ember {
 namespace lite {
@@ -107,7 +108,8 @@ float Gelu(float x, bool approximate) {
 
 // Float ops whose element loop vectorises, each its own loop (EvalUnary's switch per element
 // kept every op scalar: MobileNetV3's HARD_SWISH ran 10x slower than LiteRT's). The same
-// expression per element as EvalUnary's.
+// expression per element as EvalUnary's, but LOGISTIC's and TANH's exponential and tanh
+// (vec_math.h's, within a few ulp of the C library's).
 EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, const float* x, size_t n,
                                         float* y) {
   switch (op) {
@@ -119,6 +121,18 @@ EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, const float* 
       return true;
     case BuiltinOp::kLeakyRelu:
       for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : x[i] * alpha;
+      return true;
+    case BuiltinOp::kLogistic:
+      // LiteRT's reference: 1 above 16.619047, e^x below -9, else 1 / (1 + e^-x); e^x by
+      // vec_math.h's ExpF.
+      for (size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        const float mid = 1.0f / (1.0f + ExpF(-v));
+        y[i] = v > 16.619047164916992188f ? 1.0f : (v < -9.0f ? ExpF(v) : mid);
+      }
+      return true;
+    case BuiltinOp::kTanh:
+      for (size_t i = 0; i < n; ++i) y[i] = TanhF(x[i]);
       return true;
     case BuiltinOp::kNeg:
       for (size_t i = 0; i < n; ++i) y[i] = -x[i];
@@ -155,12 +169,6 @@ Status EvalUnary(NodeState* node) {
       const T v = x[i];
       if constexpr (std::is_same<T, float>::value) {
         switch (op) {
-          case BuiltinOp::kTanh:
-            y[i] = std::tanh(v);
-            break;
-          case BuiltinOp::kLogistic:
-            y[i] = 1.0f / (1.0f + std::exp(-v));
-            break;
           case BuiltinOp::kExp:
             y[i] = std::exp(v);
             break;
@@ -175,12 +183,6 @@ Status EvalUnary(NodeState* node) {
             break;
           case BuiltinOp::kGelu:
             y[i] = Gelu(v, approx);
-            break;
-          case BuiltinOp::kHardSwish:
-            y[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f;
-            break;
-          case BuiltinOp::kLeakyRelu:
-            y[i] = v > 0.0f ? v : v * alpha;
             break;
           case BuiltinOp::kElu:  // reference_ops::Elu
             y[i] = v < 0.0f ? std::expm1(v) : v;
@@ -200,7 +202,7 @@ Status EvalUnary(NodeState* node) {
           case BuiltinOp::kCos:
             y[i] = std::cos(v);
             break;
-          default:
+          default:  // HARD_SWISH, LEAKY_RELU, LOGISTIC, TANH: VectorUnaryF32 above
             break;
         }
       }

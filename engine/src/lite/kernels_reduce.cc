@@ -11,6 +11,7 @@
 #include "ember/lite/quant.h"
 #include "lite/kernels.h"
 #include "lite/loop_isa.h"
+#include "lite/vec_math.h"
 
 namespace ember {
 namespace lite {
@@ -105,40 +106,6 @@ constexpr int kAccumulationIntegerBits = 12;
 // value costs about 64 of a GEMM's multiply-adds (TaskCount's unit).
 constexpr int64_t kSoftmaxChunk = 64;
 constexpr int64_t kSoftmaxValueCost = 64;
-
-// e^x within 1 ulp of std::exp (NaN in, NaN out; below -87.3, where e^x is a denormal, 0; above
-// 88.7, infinity), in branch-free float arithmetic that the compiler vectorizes: a softmax row
-// of 1000 classes took 4 us with std::exp. Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2,
-// then Cephes' degree-6 polynomial for e^r, scaled by 2^n through the exponent bits.
-EMBER_LOOP_BODY float ExpF(float x) {
-  const float c = std::min(88.7f, std::max(-87.3f, x));  // NaN stays NaN below
-  // n = round(c / ln2): adding 1.5 * 2^23 leaves the rounded integer in the low mantissa bits.
-  const float shifted = c * 1.44269504088896341f + 12582912.0f;
-  const float n = shifted - 12582912.0f;
-  float r = c - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float q = 1.9875691500e-4f;
-  q = q * r + 1.3981999507e-3f;
-  q = q * r + 8.3334519073e-3f;
-  q = q * r + 4.1665795894e-2f;
-  q = q * r + 1.6666665459e-1f;
-  q = q * r + 5.0000001201e-1f;
-  const float er = q * r * r + r + 1.0f;
-  int32_t bits;
-  std::memcpy(&bits, &shifted, sizeof(bits));
-  // The low bits of `shifted` are n (two's complement), in [-126, 128]: 2^n as 2^h * 2^(n - h),
-  // h = n / 2, each a normal float (2^128 is not), so e = er * 2^n with one rounding.
-  const int32_t n_int = bits - 0x4B400000;
-  const int32_t h = n_int / 2;
-  const int32_t s1_bits = static_cast<int32_t>(static_cast<uint32_t>(h + 127) << 23);
-  const int32_t s2_bits = static_cast<int32_t>(static_cast<uint32_t>(n_int - h + 127) << 23);
-  float s1, s2;
-  std::memcpy(&s1, &s1_bits, sizeof(s1));
-  std::memcpy(&s2, &s2_bits, sizeof(s2));
-  const float e = (er * s1) * s2;
-  const float big = x > 88.7f ? std::numeric_limits<float>::infinity() : e;
-  return x != x ? x : (x < -87.3f ? 0.0f : big);
-}
 
 // max over x[0, n) in eight independent lanes (vectorised). A NaN never wins a comparison, as
 // in one serial std::max pass; only the sign of a zero maximum may differ from that pass, which

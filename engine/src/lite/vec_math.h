@@ -1,0 +1,70 @@
+// Float math in branch-free arithmetic that the compiler vectorises (lite/loop_isa.h's loops):
+// e^x for the float softmax and LOGISTIC, tanh for TANH. Each is within a few ulp of the C
+// library's function (std::exp, std::tanh), far inside the float agreement tolerance.
+#ifndef EMBER_SRC_LITE_VEC_MATH_H_
+#define EMBER_SRC_LITE_VEC_MATH_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "lite/loop_isa.h"
+
+namespace ember {
+namespace lite {
+
+// e^x within 1 ulp of std::exp (NaN in, NaN out; below -87.3, where e^x is a denormal, 0; above
+// 88.7, infinity), in branch-free float arithmetic that the compiler vectorizes: a softmax row
+// of 1000 classes took 4 us with std::exp. Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2,
+// then Cephes' degree-6 polynomial for e^r, scaled by 2^n through the exponent bits.
+EMBER_LOOP_BODY float ExpF(float x) {
+  const float c = std::min(88.7f, std::max(-87.3f, x));  // NaN stays NaN below
+  // n = round(c / ln2): adding 1.5 * 2^23 leaves the rounded integer in the low mantissa bits.
+  const float shifted = c * 1.44269504088896341f + 12582912.0f;
+  const float n = shifted - 12582912.0f;
+  float r = c - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float q = 1.9875691500e-4f;
+  q = q * r + 1.3981999507e-3f;
+  q = q * r + 8.3334519073e-3f;
+  q = q * r + 4.1665795894e-2f;
+  q = q * r + 1.6666665459e-1f;
+  q = q * r + 5.0000001201e-1f;
+  const float er = q * r * r + r + 1.0f;
+  int32_t bits;
+  std::memcpy(&bits, &shifted, sizeof(bits));
+  // The low bits of `shifted` are n (two's complement), in [-126, 128]: 2^n as 2^h * 2^(n - h),
+  // h = n / 2, each a normal float (2^128 is not), so e = er * 2^n with one rounding.
+  const int32_t n_int = bits - 0x4B400000;
+  const int32_t h = n_int / 2;
+  const int32_t s1_bits = static_cast<int32_t>(static_cast<uint32_t>(h + 127) << 23);
+  const int32_t s2_bits = static_cast<int32_t>(static_cast<uint32_t>(n_int - h + 127) << 23);
+  float s1, s2;
+  std::memcpy(&s1, &s1_bits, sizeof(s1));
+  std::memcpy(&s2, &s2_bits, sizeof(s2));
+  const float e = (er * s1) * s2;
+  const float big = x > 88.7f ? std::numeric_limits<float>::infinity() : e;
+  return x != x ? x : (x < -87.3f ? 0.0f : big);
+}
+
+// tanh(x) as Cephes' tanhf: for |x| <= 0.625 an odd polynomial, x + x^3 P(x^2); beyond,
+// 1 - 2 / (e^(2|x|) + 1) with x's sign (1 once e^(2|x|) is infinite). NaN in, NaN out.
+EMBER_LOOP_BODY float TanhF(float x) {
+  const float ax = x < 0.0f ? -x : x;
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = p * z * x + x;
+  const float big = 1.0f - 2.0f / (ExpF(2.0f * ax) + 1.0f);
+  const float signed_big = x < 0.0f ? -big : big;
+  return ax <= 0.625f ? small : (x != x ? x : signed_big);
+}
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_SRC_LITE_VEC_MATH_H_
