@@ -165,6 +165,19 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             lambda: lambda t: t + k.Lambda(lambda u: tf.reduce_mean(u, axis=2, keepdims=True))(t),
         ),
         "sub_pooled_c12": ((5, 6, 12), lambda: lambda t: t - k.GlobalAveragePooling2D(keepdims=True)(t)),
+        # LayerNormalization: MEAN over the last axis (rows in fours, then the rest: 7 rows),
+        # SQUARED_DIFFERENCE against a [rows, 1] mean, RSQRT; MAXIMUM / MINIMUM broadcasts (int8:
+        # the stored values, one quantization).
+        "layer_norm_rows7_c48": ((7, 48), lambda: k.LayerNormalization()),
+        "max_min_rows9_c20": (
+            (9, 20),
+            lambda: k.Lambda(
+                lambda t: (
+                    tf.maximum(t, tf.reduce_mean(t, axis=-1, keepdims=True))
+                    - tf.minimum(t, tf.reduce_max(t, axis=-1, keepdims=True) * 0.5)
+                )
+            ),
+        ),
         # PAD (the fill by element width, int8 the zero point): uneven amounts on each side.
         "pad_c24": ((5, 6, 24), lambda: k.ZeroPadding2D(((1, 2), (3, 0)))),
         # FULLY_CONNECTED over many rows (a transformer's tokens): float one GEMM in 8-row blocks,

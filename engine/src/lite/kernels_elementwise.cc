@@ -7,6 +7,7 @@
 
 #include "ember/lite/quant.h"
 #include "lite/add_int8.h"
+#include "lite/broadcast.h"
 #include "lite/gemm_int8.h"
 #include "lite/kernels.h"
 #include "lite/loop_isa.h"
@@ -15,7 +16,7 @@ namespace ember {
 namespace lite {
 namespace {
 
-constexpr int kMaxBroadcastRank = 6;
+constexpr int kMaxBroadcastRank = kBroadcastRank;
 
 // Same-shape element-wise ops split into chunks of whole vectors (64 bytes of int8). In
 // TaskCount's unit (a GEMM's multiply-add), an int8 ADD element costs about 32 (MobileNetV2's
@@ -40,63 +41,6 @@ Status CheckArity(const NodeState& node, size_t min_in, size_t max_in, size_t ou
     }
   }
   return Status::OK();
-}
-
-std::vector<int32_t> Pad6(const std::vector<int32_t>& s) {
-  std::vector<int32_t> r(kMaxBroadcastRank, 1);
-  std::copy(s.begin(), s.end(), r.begin() + (kMaxBroadcastRank - static_cast<int>(s.size())));
-  return r;
-}
-
-// Visits the output (in order) in runs, with the flat offsets of both (broadcast) inputs: the
-// innermost output dims over which each input either advances by one element per output element
-// or stays (step 1 or 0) make one run, and f(out_start, ia, ib, len, step_a, step_b) is called
-// per run (an [H, W, C] * [1, 1, C] product: runs of C, step_b 1; a tensor times a scalar: one
-// run, step_b 0). An element-by-element walk made every output an indexed call.
-template <typename F>
-void BroadcastRuns(const NodeState& node, F f) {
-  const auto& a = node.in_shape6;
-  const auto& b = node.in2_shape6;
-  const auto& o = node.out_shape6;
-  constexpr int kLast = kMaxBroadcastRank - 1;
-  // Dims of output size 1 take no part; the run starts at the last dim of size > 1.
-  int last = kLast;
-  while (last > 0 && o[static_cast<size_t>(last)] == 1) --last;
-  const bool full_a = a[static_cast<size_t>(last)] != 1, full_b = b[static_cast<size_t>(last)] != 1;
-  int first = last;
-  int64_t len = o[static_cast<size_t>(last)];
-  for (int d = last - 1; d >= 0; --d) {
-    const size_t u = static_cast<size_t>(d);
-    if (o[u] == 1) continue;
-    if ((a[u] != 1) != full_a || (b[u] != 1) != full_b) break;
-    len *= o[u];
-    first = d;
-  }
-  // The outer dims [0, first) walked as Broadcast walks them.
-  int64_t sa[kMaxBroadcastRank], sb[kMaxBroadcastRank];
-  int64_t ra = 1, rb = 1;
-  for (int d = kLast; d >= 0; --d) {
-    sa[d] = a[static_cast<size_t>(d)] == 1 ? 0 : ra;
-    sb[d] = b[static_cast<size_t>(d)] == 1 ? 0 : rb;
-    ra *= a[static_cast<size_t>(d)];
-    rb *= b[static_cast<size_t>(d)];
-  }
-  int64_t outer = 1;
-  for (int d = 0; d < first; ++d) outer *= o[static_cast<size_t>(d)];
-  int64_t idx[kMaxBroadcastRank] = {0, 0, 0, 0, 0, 0};
-  int64_t ia = 0, ib = 0;
-  for (int64_t r = 0; r < outer; ++r) {
-    f(r * len, ia, ib, len, full_a ? 1 : 0, full_b ? 1 : 0);
-    for (int d = first - 1; d >= 0; --d) {
-      ++idx[d];
-      ia += sa[d];
-      ib += sb[d];
-      if (idx[d] < o[static_cast<size_t>(d)]) break;
-      ia -= sa[d] * idx[d];
-      ib -= sb[d] * idx[d];
-      idx[d] = 0;
-    }
-  }
 }
 
 // One broadcast run of float ADD / MUL: y[k] = clamp(a[k * sa] op b[k * sb]), sa and sb 0 or 1
@@ -165,9 +109,10 @@ Status EvalAddMulF32(NodeState* node) {
     });
     return Status::OK();
   }
-  BroadcastRuns(*node, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-    BroadcastRunF32(add, a + ia, sa, b + ib, sb, len, lo, hi, y + i);
-  });
+  BroadcastRuns(node->in_shape6, node->in2_shape6, node->out_shape6,
+                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+                  BroadcastRunF32(add, a + ia, sa, b + ib, sb, len, lo, hi, y + i);
+                });
   return Status::OK();
 }
 
@@ -229,15 +174,16 @@ Status EvalAddI8(NodeState* node) {
     q.shift = p.shift;
     q.act_min = p.act_min;
     q.act_max = p.act_max;
-    BroadcastRuns(p, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-      ByteRun(a + ia, sa, b + ib, sb, len, y + i,
-              [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
-                if (p.vnni) return AddI8Avx512(ra, rb, n, q, out);
-                for (size_t k = AddI8Avx2(ra, rb, n, q, out); k < n; ++k) {
-                  out[k] = AddI8Scalar(p, ra[k], rb[k]);
-                }
-              });
-    });
+    BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
+                  [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+                    ByteRun(a + ia, sa, b + ib, sb, len, y + i,
+                            [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
+                              if (p.vnni) return AddI8Avx512(ra, rb, n, q, out);
+                              for (size_t k = AddI8Avx2(ra, rb, n, q, out); k < n; ++k) {
+                                out[k] = AddI8Scalar(p, ra[k], rb[k]);
+                              }
+                            });
+                  });
     return Status::OK();
   }
   if (p.vnni || p.add_avx2) {  // same shapes, AVX-512 or AVX2
@@ -271,9 +217,11 @@ Status EvalAddI8(NodeState* node) {
     });
     return Status::OK();
   }
-  BroadcastRuns(p, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-    for (int64_t k = 0; k < len; ++k) y[i + k] = AddI8Scalar(p, a[ia + k * sa], b[ib + k * sb]);
-  });
+  BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
+                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+                  for (int64_t k = 0; k < len; ++k)
+                    y[i + k] = AddI8Scalar(p, a[ia + k * sa], b[ib + k * sb]);
+                });
   return Status::OK();
 }
 
@@ -291,23 +239,25 @@ Status EvalMulI8(NodeState* node) {
     q.shift = p.shift;
     q.act_min = p.act_min;
     q.act_max = p.act_max;
-    BroadcastRuns(p, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-      ByteRun(a + ia, sa, b + ib, sb, len, y + i,
-              [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
-                MulI8Avx512(ra, rb, n, q, out);
-              });
-    });
+    BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
+                  [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+                    ByteRun(a + ia, sa, b + ib, sb, len, y + i,
+                            [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
+                              MulI8Avx512(ra, rb, n, q, out);
+                            });
+                  });
     return Status::OK();
   }
-  BroadcastRuns(p, [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-    for (int64_t k = 0; k < len; ++k) {
-      const int32_t prod = (a[ia + k * sa] - p.in_zp) * (b[ib + k * sb] - p.in2_zp);
-      int32_t out =
-          WrappingAdd(MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
-      out = std::min(p.act_max, std::max(p.act_min, out));
-      y[i + k] = static_cast<int8_t>(out);
-    }
-  });
+  BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
+                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+                  for (int64_t k = 0; k < len; ++k) {
+                    const int32_t prod = (a[ia + k * sa] - p.in_zp) * (b[ib + k * sb] - p.in2_zp);
+                    int32_t out = WrappingAdd(
+                        MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
+                    out = std::min(p.act_max, std::max(p.act_min, out));
+                    y[i + k] = static_cast<int8_t>(out);
+                  }
+                });
   return Status::OK();
 }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "lite/broadcast.h"
 #include "lite/kernels.h"
 #include "lite/loop_isa.h"
 #include "lite/vec_math.h"
@@ -233,11 +234,78 @@ bool IsComparison(BuiltinOp op) {
          op == BuiltinOp::kGreaterEqual || op == BuiltinOp::kEqual || op == BuiltinOp::kNotEqual;
 }
 
+// One broadcast run (BroadcastRuns) of a float SUB, DIV, SQUARED_DIFFERENCE, MAXIMUM or MINIMUM:
+// z[k] = a[k * sa] op b[k * sb], sa and sb 0 or 1, SUB and DIV clamped to [lo, hi]; EvalBinary's
+// expression per element, in vector loops.
+// z[k] = f(a[k * sa], b[k * sb]) for k < n, sa and sb 0 or 1: each layout its own loop, so that
+// the compiler vectorises the ones with a broadcast (step-0) input.
+template <typename F>
+EMBER_LOOP_BODY void RunLayouts(const float* a, int64_t sa, const float* b, int64_t sb, int64_t n,
+                                float* z, F f) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) z[i] = f(a[i], b[i]);
+  } else if (sa == 1) {
+    const float v = b[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = f(a[i], v);
+  } else if (sb == 1) {
+    const float u = a[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = f(u, b[i]);
+  } else {
+    const float r = f(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) z[i] = r;
+  }
+}
+
+EMBER_LOOP_BODY void BinaryRunF32Body(BuiltinOp op, const float* a, int64_t sa, const float* b,
+                                      int64_t sb, int64_t n, float lo, float hi, float* z) {
+  switch (op) {
+    case BuiltinOp::kSub:
+      RunLayouts(a, sa, b, sb, n, z,
+                 [lo, hi](float u, float v) { return std::min(hi, std::max(lo, u - v)); });
+      break;
+    case BuiltinOp::kDiv:
+      RunLayouts(a, sa, b, sb, n, z,
+                 [lo, hi](float u, float v) { return std::min(hi, std::max(lo, u / v)); });
+      break;
+    case BuiltinOp::kSquaredDifference:
+      RunLayouts(a, sa, b, sb, n, z, [](float u, float v) {
+        const float d = u - v;
+        return d * d;
+      });
+      break;
+    case BuiltinOp::kMaximum:
+      RunLayouts(a, sa, b, sb, n, z, [](float u, float v) { return u > v ? u : v; });
+      break;
+    default:  // kMinimum
+      RunLayouts(a, sa, b, sb, n, z, [](float u, float v) { return u < v ? u : v; });
+      break;
+  }
+}
+EMBER_LOOP_FUNCTION(void, BinaryRunF32,
+                    (BuiltinOp op, const float* a, int64_t sa, const float* b, int64_t sb,
+                     int64_t n, float lo, float hi, float* z),
+                    (op, a, sa, b, sb, n, lo, hi, z), BinaryRunF32Body)
+
 Status EvalBinary(NodeState* node) {
   const BuiltinOp op = node->op->op;
   const TensorDef& a = *node->t.in[0];
   const TensorDef& b = *node->t.in[1];
   const std::vector<int32_t>& out = node->t.out[0]->shape;
+  if (a.type == TensorType::kFloat32 &&
+      (op == BuiltinOp::kSub || op == BuiltinOp::kDiv || op == BuiltinOp::kSquaredDifference ||
+       op == BuiltinOp::kMaximum || op == BuiltinOp::kMinimum) &&
+      a.shape.size() <= kBroadcastRank && b.shape.size() <= kBroadcastRank &&
+      out.size() <= kBroadcastRank) {
+    const float* x = node->t.In<float>(0);
+    const float* y = node->t.In<float>(1);
+    float* z = node->t.Out<float>(0);
+    const float lo = node->f_min, hi = node->f_max;
+    BroadcastRuns(Pad6(a.shape), Pad6(b.shape), Pad6(out),
+                  [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+                    BinaryRunF32(op, x + ia, sa, y + ib, sb, len, lo, hi, z + i);
+                  });
+    return Status::OK();
+  }
   const std::vector<std::vector<int64_t>> st = {BroadcastStrides(a.shape, out),
                                                 BroadcastStrides(b.shape, out)};
   const float lo = node->f_min, hi = node->f_max;
@@ -439,9 +507,27 @@ Status PrepareMiscBinary(NodeState* node) {
   }
   // int8 SUB shares int8 ADD's arithmetic and broadcasting (kernels_elementwise.cc).
   if (a.type == TensorType::kInt8 && op == BuiltinOp::kSub) return PrepareAddMul(node);
-  const bool ok = logical ? a.type == TensorType::kBool
-                          : misc::Plain(a.type) && a.type != TensorType::kBool &&
-                                (op != BuiltinOp::kPow || a.type != TensorType::kInt64);
+  // int8 MAXIMUM / MINIMUM compare the stored values, as LiteRT's kernels do: the inputs and the
+  // output must share one quantization (the converter gives them one).
+  const bool int8_extremum =
+      a.type == TensorType::kInt8 && (op == BuiltinOp::kMaximum || op == BuiltinOp::kMinimum);
+  if (int8_extremum) {
+    const TensorDef& out = *node->t.out[0];
+    for (const TensorDef* t : {&b, &out}) {
+      if (a.quant.scale.size() != 1 || t->quant.scale.size() != 1 ||
+          a.quant.zero_point.size() != 1 || t->quant.zero_point.size() != 1 ||
+          a.quant.scale[0] != t->quant.scale[0] ||
+          a.quant.zero_point[0] != t->quant.zero_point[0]) {
+        return errors::InvalidArgument(node->what + ": int8 '" + t->name +
+                                       "' must have the quantization of input '" + a.name +
+                                       "' (one scale and zero point, the same)");
+      }
+    }
+  }
+  const bool ok = logical
+                      ? a.type == TensorType::kBool
+                      : int8_extremum || (misc::Plain(a.type) && a.type != TensorType::kBool &&
+                                          (op != BuiltinOp::kPow || a.type != TensorType::kInt64));
   if (!ok) return misc::Unsupported(*node, a.type);
   std::vector<int32_t> shape;
   if (!misc::BroadcastShape(a.shape, b.shape, &shape)) {

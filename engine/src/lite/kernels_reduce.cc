@@ -526,18 +526,81 @@ void ReduceSum(const NodeState& node, const T* x, std::vector<Acc>* acc) {
   }
 }
 
+// Whether the node's reduced axes are the input's last ones (each output's values contiguous).
+bool ReducesTail(const NodeState& node) {
+  const size_t rank = node.t.in[0]->shape.size();
+  std::vector<bool> reduced(rank, false);
+  for (int a : node.axes) reduced[static_cast<size_t>(a)] = true;
+  size_t d = rank;
+  while (d > 0 && reduced[d - 1]) --d;
+  for (size_t e = 0; e < d; ++e) {
+    if (reduced[e]) return false;
+  }
+  return true;
+}
+
+// acc[r] = the sum of x[r * count, (r + 1) * count) in order (ReduceSum's order for a tail
+// reduction), for rows [r0, r1): four rows' chains of adds interleaved (one chain waited on
+// each add's latency).
+template <typename T, typename Acc>
+void SumTailRows(const T* x, int64_t r0, int64_t r1, int64_t count, Acc* acc) {
+  int64_t r = r0;
+  for (; r + 4 <= r1; r += 4) {
+    const T* x0 = x + r * count;
+    const T* x1 = x0 + count;
+    const T* x2 = x1 + count;
+    const T* x3 = x2 + count;
+    Acc s0 = Acc(0), s1 = Acc(0), s2 = Acc(0), s3 = Acc(0);
+    for (int64_t i = 0; i < count; ++i) {
+      s0 += static_cast<Acc>(x0[i]);
+      s1 += static_cast<Acc>(x1[i]);
+      s2 += static_cast<Acc>(x2[i]);
+      s3 += static_cast<Acc>(x3[i]);
+    }
+    acc[r] = s0;
+    acc[r + 1] = s1;
+    acc[r + 2] = s2;
+    acc[r + 3] = s3;
+  }
+  for (; r < r1; ++r) {
+    Acc s = Acc(0);
+    for (int64_t i = 0; i < count; ++i) s += static_cast<Acc>(x[r * count + i]);
+    acc[r] = s;
+  }
+}
+
+// The sums of a MEAN: ReduceSum's, split over the node's threads by rows when the reduced axes
+// are the last ones.
+template <typename T, typename Acc>
+void MeanSums(NodeState* node, const T* x, std::vector<Acc>* acc) {
+  const size_t nout = node->t.out[0]->num_elements;
+  if (!ReducesTail(*node) || nout == 0) {
+    ReduceSum<T, Acc>(*node, x, acc);
+    return;
+  }
+  acc->assign(nout, Acc(0));
+  const int64_t rows = static_cast<int64_t>(nout), count = node->inner;
+  const int tasks = TaskCount(*node, (rows + 3) / 4, int64_t{4} * count);
+  Acc* a = acc->data();
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t r0, r1;
+    ChunkRange(rows, tasks, task, 4, &r0, &r1);
+    SumTailRows(x, r0, r1, count, a);
+  });
+}
+
 Status EvalMean(NodeState* node) {
   const size_t nout = node->t.out[0]->num_elements;
   const int64_t count = node->inner;  // elements per output
   if (node->t.in[0]->type == TensorType::kFloat32) {
     std::vector<float> acc;
-    ReduceSum<float, float>(*node, node->t.In<float>(0), &acc);
+    MeanSums<float, float>(node, node->t.In<float>(0), &acc);
     float* y = node->t.Out<float>(0);
     for (size_t i = 0; i < nout; ++i) y[i] = acc[i] / static_cast<float>(count);
     return Status::OK();
   }
   std::vector<int32_t> acc;
-  ReduceSum<int8_t, int32_t>(*node, node->t.In<int8_t>(0), &acc);
+  MeanSums<int8_t, int32_t>(node, node->t.In<int8_t>(0), &acc);
   int8_t* y = node->t.Out<int8_t>(0);
   for (size_t i = 0; i < nout; ++i) {
     const int32_t shifted =

@@ -1,0 +1,75 @@
+// Broadcasting of element-wise binary ops over shapes of up to kBroadcastRank dims: the shapes
+// padded with leading 1s, and the output walked in runs (kernels_elementwise.cc's ADD / MUL,
+// kernels_misc.cc's other binary ops).
+#ifndef EMBER_SRC_LITE_BROADCAST_H_
+#define EMBER_SRC_LITE_BROADCAST_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace ember {
+namespace lite {
+
+constexpr int kBroadcastRank = 6;
+
+// `s` (at most kBroadcastRank dims) with leading 1s up to kBroadcastRank dims.
+inline std::vector<int32_t> Pad6(const std::vector<int32_t>& s) {
+  std::vector<int32_t> r(kBroadcastRank, 1);
+  std::copy(s.begin(), s.end(), r.begin() + (kBroadcastRank - static_cast<int>(s.size())));
+  return r;
+}
+
+// Visits the output (in order) in runs, with the flat offsets of both (broadcast) inputs: the
+// innermost output dims over which each input either advances by one element per output element
+// or stays (step 1 or 0) make one run, and f(out_start, ia, ib, len, step_a, step_b) is called
+// per run (an [H, W, C] * [1, 1, C] product: runs of C, step_b 1; a tensor times a scalar: one
+// run, step_b 0). An element-by-element walk made every output an indexed call.
+template <typename F>
+void BroadcastRuns(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
+                   const std::vector<int32_t>& o, F f) {
+  constexpr int kLast = kBroadcastRank - 1;
+  // Dims of output size 1 take no part; the run starts at the last dim of size > 1.
+  int last = kLast;
+  while (last > 0 && o[static_cast<size_t>(last)] == 1) --last;
+  const bool full_a = a[static_cast<size_t>(last)] != 1, full_b = b[static_cast<size_t>(last)] != 1;
+  int first = last;
+  int64_t len = o[static_cast<size_t>(last)];
+  for (int d = last - 1; d >= 0; --d) {
+    const size_t u = static_cast<size_t>(d);
+    if (o[u] == 1) continue;
+    if ((a[u] != 1) != full_a || (b[u] != 1) != full_b) break;
+    len *= o[u];
+    first = d;
+  }
+  // The outer dims [0, first) walked as Broadcast walks them.
+  int64_t sa[kBroadcastRank], sb[kBroadcastRank];
+  int64_t ra = 1, rb = 1;
+  for (int d = kLast; d >= 0; --d) {
+    sa[d] = a[static_cast<size_t>(d)] == 1 ? 0 : ra;
+    sb[d] = b[static_cast<size_t>(d)] == 1 ? 0 : rb;
+    ra *= a[static_cast<size_t>(d)];
+    rb *= b[static_cast<size_t>(d)];
+  }
+  int64_t outer = 1;
+  for (int d = 0; d < first; ++d) outer *= o[static_cast<size_t>(d)];
+  int64_t idx[kBroadcastRank] = {0, 0, 0, 0, 0, 0};
+  int64_t ia = 0, ib = 0;
+  for (int64_t r = 0; r < outer; ++r) {
+    f(r * len, ia, ib, len, full_a ? 1 : 0, full_b ? 1 : 0);
+    for (int d = first - 1; d >= 0; --d) {
+      ++idx[d];
+      ia += sa[d];
+      ib += sb[d];
+      if (idx[d] < o[static_cast<size_t>(d)]) break;
+      ia -= sa[d] * idx[d];
+      ib -= sb[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace lite
+}  // namespace ember
+
+#endif  // EMBER_SRC_LITE_BROADCAST_H_
