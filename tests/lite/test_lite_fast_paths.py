@@ -189,6 +189,8 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         "logistic_c24": ((5, 7, 24), lambda: k.Activation("sigmoid")),
         "tanh_c24": ((5, 7, 24), lambda: k.Activation("tanh")),
         "swish_c19": ((5, 7, 19), lambda: k.Activation("swish")),
+        "gelu_c24": ((5, 7, 24), lambda: k.Activation("gelu")),
+        "gelu_tanh_c24": ((5, 7, 24), lambda: k.Lambda(lambda t: tf.nn.gelu(t, approximate=True))),
         "hard_swish_c24": ((5, 7, 24), lambda: k.Activation("hard_swish")),
         "leaky_relu_c13": ((5, 7, 13), lambda: k.LeakyReLU(negative_slope=0.2)),
         # TRANSPOSE_CONV as one GEMM (float; int8 with VNNI) then a gather of each output's
@@ -331,19 +333,32 @@ def test_float_softmax_extremes_match_litert_on_every_isa(ember_install: Path, m
             assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
 
 
-@pytest.mark.parametrize("name", ["logistic_c24", "tanh_c24"])
+@pytest.mark.parametrize(
+    ("name", "rtol", "atol"),
+    [
+        ("logistic_c24", 1e-6, 1e-30),
+        ("tanh_c24", 1e-6, 1e-30),
+        ("gelu_c24", 1e-5, 1e-30),
+        ("gelu_tanh_c24", 1e-5, 1e-6),
+    ],
+)
 def test_float_logistic_and_tanh_over_their_range_match_litert(
-    ember_install: Path, model_dir: Path, tmp_path: Path, name: str
+    ember_install: Path, model_dir: Path, tmp_path: Path, name: str, rtol: float, atol: float
 ) -> None:
-    """LOGISTIC's and TANH's own e^x and tanh (vec_math.h, vectorised, not the C library's) over
-    a sweep of the line: both sides of TANH's polynomial / exponential switch at 0.625, tiny and
-    huge magnitudes, the saturated tails and infinities; each ISA within 1e-6 relative of LiteRT's
-    reference kernels (which call std::exp and std::tanh), two threads byte for byte."""
+    """LOGISTIC's, TANH's and GELU's own e^x, tanh and 1 + erf (vec_math.h, vectorised, not the C
+    library's) over a sweep of the line: both sides of TANH's polynomial / exponential switch at
+    0.625 and of erf's at 1 and 2, tiny and huge magnitudes, the saturated tails and infinities;
+    each ISA within `rtol` of LiteRT's reference kernels (which call std::exp, std::tanh and
+    std::erf / erfc; GELU's far negative tail, 1e-24 and below, carries e^(-x^2)'s conditioning:
+    2e-6 relative), with no absolute slack but for the tanh form of GELU (LiteRT's own tanh there
+    reaches -1 exactly from -7.9, where 1 + tanh keeps 1e-7 in ours: the agreement tolerance's
+    1e-6), two threads byte for byte."""
     model = _convert(name, False, model_dir)
     values = np.concatenate(
         [
             np.linspace(-12.0, 12.0, 600),
             np.array([0.625, -0.625, 0.62499994, 0.62500006, 1e-30, -1e-30, 1e-7, -3e-4, 0.0, -0.0]),
+            np.array([1.4142135, -1.4142135, 1.4142137, -1.4142137, 2.828427, -2.828427, 2.8284273]),
             np.array([44.0, -44.0, 88.0, -88.0, 100.0, -100.0, 1e30, -1e30, np.inf, -np.inf]),
         ]
     ).astype(np.float32)
@@ -351,6 +366,6 @@ def test_float_logistic_and_tanh_over_their_range_match_litert(
     ref = _reference(model, x)
     for isa in ISAS:
         ours = _ember(ember_install, model, x, isa, tmp_path / isa if (tmp_path / isa).mkdir() is None else tmp_path)
-        np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-30, err_msg=f"EMBER_CPU_ISA={isa}")
+        np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol, err_msg=f"EMBER_CPU_ISA={isa}")
         split = _ember(ember_install, model, x, isa, tmp_path / isa, threads=2)
         assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"

@@ -99,20 +99,12 @@ bool DispatchType(TensorType t, F&& f) {
   }
 }
 
-float Gelu(float x, bool approximate) {
-  if (approximate) {
-    const float k = 0.7978845608028654f;  // sqrt(2 / pi)
-    return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
-  }
-  return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
-}
-
 // Float ops whose element loop vectorises, each its own loop (EvalUnary's switch per element
 // kept every op scalar: MobileNetV3's HARD_SWISH ran 10x slower than LiteRT's). The same
 // expression per element as EvalUnary's, but LOGISTIC's and TANH's exponential and tanh
 // (vec_math.h's, within a few ulp of the C library's).
-EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, const float* x, size_t n,
-                                        float* y) {
+EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, bool approximate, const float* x,
+                                        size_t n, float* y) {
   switch (op) {
     case BuiltinOp::kHardSwish:
       for (size_t i = 0; i < n; ++i) {
@@ -135,6 +127,18 @@ EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, const float* 
     case BuiltinOp::kTanh:
       for (size_t i = 0; i < n; ++i) y[i] = TanhF(x[i]);
       return true;
+    case BuiltinOp::kGelu:
+      if (approximate) {  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        for (size_t i = 0; i < n; ++i) {
+          const float v = x[i];
+          y[i] = 0.5f * v * (1.0f + TanhF(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+        }
+      } else {  // 0.5 x (1 + erf(x / sqrt 2))
+        for (size_t i = 0; i < n; ++i) {
+          y[i] = 0.5f * x[i] * OnePlusErfF(x[i] * 0.7071067811865476f);
+        }
+      }
+      return true;
     case BuiltinOp::kNeg:
       for (size_t i = 0; i < n; ++i) y[i] = -x[i];
       return true;
@@ -149,8 +153,9 @@ EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, const float* 
   }
 }
 EMBER_LOOP_FUNCTION(bool, VectorUnaryF32,
-                    (BuiltinOp op, float alpha, const float* x, size_t n, float* y),
-                    (op, alpha, x, n, y), VectorUnaryF32Body)
+                    (BuiltinOp op, float alpha, bool approximate, const float* x, size_t n,
+                     float* y),
+                    (op, alpha, approximate, x, n, y), VectorUnaryF32Body)
 
 Status EvalUnary(NodeState* node) {
   const BuiltinOp op = node->op->op;
@@ -159,7 +164,7 @@ Status EvalUnary(NodeState* node) {
   const bool approx = node->op->options.approximate;
   const float alpha = node->op->options.alpha;
   if (type == TensorType::kFloat32 &&
-      VectorUnaryF32(op, alpha, node->t.In<float>(0), n, node->t.Out<float>(0))) {
+      VectorUnaryF32(op, alpha, approx, node->t.In<float>(0), n, node->t.Out<float>(0))) {
     return Status::OK();
   }
   DispatchType(type, [&](auto tag) {
@@ -182,9 +187,6 @@ Status EvalUnary(NodeState* node) {
           case BuiltinOp::kRsqrt:
             y[i] = 1.0f / std::sqrt(v);
             break;
-          case BuiltinOp::kGelu:
-            y[i] = Gelu(v, approx);
-            break;
           case BuiltinOp::kElu:  // reference_ops::Elu
             y[i] = v < 0.0f ? std::expm1(v) : v;
             break;
@@ -203,7 +205,7 @@ Status EvalUnary(NodeState* node) {
           case BuiltinOp::kCos:
             y[i] = std::cos(v);
             break;
-          default:  // HARD_SWISH, LEAKY_RELU, LOGISTIC, TANH: VectorUnaryF32 above
+          default:  // GELU, HARD_SWISH, LEAKY_RELU, LOGISTIC, TANH: VectorUnaryF32 above
             break;
         }
       }

@@ -1,6 +1,6 @@
 // Float math in branch-free arithmetic that the compiler vectorises (lite/loop_isa.h's loops):
-// e^x for the float softmax and LOGISTIC, tanh for TANH. Each is within a few ulp of the C
-// library's function (std::exp, std::tanh), far inside the float agreement tolerance.
+// e^x for the float softmax and LOGISTIC, tanh for TANH, 1 + erf for GELU. Each is within a few ulp
+// of the C library's function (std::exp, std::tanh), far inside the float agreement tolerance.
 #ifndef EMBER_SRC_LITE_VEC_MATH_H_
 #define EMBER_SRC_LITE_VEC_MATH_H_
 
@@ -62,6 +62,44 @@ EMBER_LOOP_BODY float TanhF(float x) {
   const float big = 1.0f - 2.0f / (ExpF(2.0f * ax) + 1.0f);
   const float signed_big = x < 0.0f ? -big : big;
   return ax <= 0.625f ? small : (x != x ? x : signed_big);
+}
+
+// 1 + erf(t), after Cephes' erff / erfcf: for |t| < 1, 1 + t T(t^2); beyond, with
+// c = erfc(|t|) = e^(-t^2) / |t| P(1 / t^2) (one polynomial below |t| = 2, another above),
+// 2 - c for t > 0 and c itself for t < 0 (no cancellation there). NaN in, NaN out.
+EMBER_LOOP_BODY float OnePlusErfF(float t) {
+  const float a = t < 0.0f ? -t : t;
+  const float z = t * t;
+  float s = 7.853861353153693e-5f;
+  s = s * z - 8.010193625184903e-4f;
+  s = s * z + 5.188327685732524e-3f;
+  s = s * z - 2.685381193529856e-2f;
+  s = s * z + 1.128358514861418e-1f;
+  s = s * z - 3.761262582423300e-1f;
+  s = s * z + 1.128379165726710e0f;
+  const float small = 1.0f + t * s;
+  const float q = 1.0f / std::max(a, 1.0f);
+  const float y = q * q;
+  float p = 2.326819970068386e-2f;
+  p = p * y - 1.387039388740657e-1f;
+  p = p * y + 3.687424674597105e-1f;
+  p = p * y - 5.824733027278666e-1f;
+  p = p * y + 6.210004621745983e-1f;
+  p = p * y - 4.944515323274145e-1f;
+  p = p * y + 3.404879937665872e-1f;
+  p = p * y - 2.741127028184656e-1f;
+  p = p * y + 5.638259427386472e-1f;
+  float r = -1.047766399936249e1f;
+  r = r * y + 1.297719955372516e1f;
+  r = r * y - 7.495518717768503e0f;
+  r = r * y + 2.921019019210786e0f;
+  r = r * y - 1.015265279202700e0f;
+  r = r * y + 4.218463358204948e-1f;
+  r = r * y - 2.820767439740514e-1f;
+  r = r * y + 5.641895067754075e-1f;
+  const float c = ExpF(-z) * q * (a < 2.0f ? p : r);
+  const float big = t > 0.0f ? 2.0f - c : c;
+  return a < 1.0f ? small : (t != t ? t : big);
 }
 
 }  // namespace lite
