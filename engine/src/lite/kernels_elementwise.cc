@@ -153,6 +153,24 @@ void ByteRun(const int8_t* a, int64_t sa, const int8_t* b, int64_t sb, int64_t l
   }
 }
 
+// The node's int8 ADD constants, as the vector kernels take them.
+AddI8Params AddParams(const NodeState& p) {
+  AddI8Params q;
+  q.in_zp = p.in_zp;
+  q.in2_zp = p.in2_zp;
+  q.out_zp = p.out_zp;
+  q.left_shift = p.left_shift;
+  q.m1 = p.m1;
+  q.m2 = p.m2;
+  q.multiplier = p.multiplier;
+  q.s1 = p.s1;
+  q.s2 = p.s2;
+  q.shift = p.shift;
+  q.act_min = p.act_min;
+  q.act_max = p.act_max;
+  return q;
+}
+
 Status EvalAddI8(NodeState* node) {
   const int8_t* a = node->t.In<int8_t>(0);
   const int8_t* b = node->t.In<int8_t>(1);
@@ -161,19 +179,7 @@ Status EvalAddI8(NodeState* node) {
   const bool same = p.in_shape6 == p.in2_shape6;
   if ((p.vnni || p.add_avx2) && !same) {
     // Broadcast runs through the same vector kernels (the scalar tail of AddI8Avx2 too).
-    AddI8Params q;
-    q.in_zp = p.in_zp;
-    q.in2_zp = p.in2_zp;
-    q.out_zp = p.out_zp;
-    q.left_shift = p.left_shift;
-    q.m1 = p.m1;
-    q.m2 = p.m2;
-    q.multiplier = p.multiplier;
-    q.s1 = p.s1;
-    q.s2 = p.s2;
-    q.shift = p.shift;
-    q.act_min = p.act_min;
-    q.act_max = p.act_max;
+    const AddI8Params q = AddParams(p);
     BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
                   [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
                     ByteRun(a + ia, sa, b + ib, sb, len, y + i,
@@ -187,19 +193,7 @@ Status EvalAddI8(NodeState* node) {
     return Status::OK();
   }
   if (p.vnni || p.add_avx2) {  // same shapes, AVX-512 or AVX2
-    AddI8Params q;
-    q.in_zp = p.in_zp;
-    q.in2_zp = p.in2_zp;
-    q.out_zp = p.out_zp;
-    q.left_shift = p.left_shift;
-    q.m1 = p.m1;
-    q.m2 = p.m2;
-    q.multiplier = p.multiplier;
-    q.s1 = p.s1;
-    q.s2 = p.s2;
-    q.shift = p.shift;
-    q.act_min = p.act_min;
-    q.act_max = p.act_max;
+    const AddI8Params q = AddParams(p);
     const int64_t n = static_cast<int64_t>(p.t.out[0]->num_elements);
     const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
     const int tasks = TaskCount(p, chunks, kElementChunk * kElementwiseCostI8);

@@ -53,6 +53,16 @@ Tensor Random(const TensorShape& shape, unsigned seed, float lo, float hi) {
   return t;
 }
 
+// Whether two float tensors have one shape and agree within 1e-5 absolute plus 1e-5 relative.
+bool SameWithinTolerance(const Tensor& want, const Tensor& got) {
+  if (!(want.shape() == got.shape())) return false;
+  for (int64_t j = 0; j < want.NumElements(); ++j) {
+    const float a = want.data<float>()[j], b = got.data<float>()[j];
+    if (!(std::fabs(a - b) <= 1e-5f + 1e-5f * std::fabs(a))) return false;
+  }
+  return true;
+}
+
 NodeDef Const(const std::string& name, const Tensor& t) {
   AttrValue value;
   value.kind = AttrValue::Kind::kTensor;
@@ -374,13 +384,7 @@ TEST(GraphOptimizer, FoldsZeroPadsIntoConvolutions) {
     ASSERT_OK(session->Run({{"x", x}}, kPadFetches, {}, &runs[optimize]));
   }
   for (size_t i = 0; i < kPadFetches.size(); ++i) {
-    ASSERT_TRUE(runs[0][i].shape() == runs[1][i].shape());
-    float worst = 0.f;
-    for (int64_t j = 0; j < runs[0][i].NumElements(); ++j) {
-      const float a = runs[0][i].data<float>()[j], b = runs[1][i].data<float>()[j];
-      worst = std::max(worst, std::fabs(a - b) / (1e-5f + 1e-5f * std::fabs(a)));
-    }
-    EXPECT_TRUE(worst <= 1.f);
+    EXPECT_TRUE(SameWithinTolerance(runs[0][i], runs[1][i]));
   }
   EXPECT_TRUE(runs[1][0].shape() == TensorShape({1, 5, 3, 4}));  // (8+3-3)/2+1, (7+1-3)/2+1
   EXPECT_TRUE(runs[1][1].shape() == TensorShape({1, 9, 9, 6}));  // 8+3-2, 7+4-2
@@ -480,13 +484,7 @@ TEST(GraphOptimizer, FoldsAtrousConvolutionsIntoDilatedOnes) {
                 std::string::npos);
   }
   for (size_t i = 0; i < kAtrousFetches.size(); ++i) {
-    ASSERT_TRUE(runs[0][i].shape() == runs[1][i].shape());
-    float worst = 0.f;
-    for (int64_t j = 0; j < runs[0][i].NumElements(); ++j) {
-      const float a = runs[0][i].data<float>()[j], b = runs[1][i].data<float>()[j];
-      worst = std::max(worst, std::fabs(a - b) / (1e-5f + 1e-5f * std::fabs(a)));
-    }
-    EXPECT_TRUE(worst <= 1.f);
+    EXPECT_TRUE(SameWithinTolerance(runs[0][i], runs[1][i]));
   }
   EXPECT_TRUE(runs[1][0].shape() == TensorShape({1, 9, 8, 6}));
   EXPECT_TRUE(runs[1][1].shape() == TensorShape({1, 3, 7, 10}));  // 9 - 2 * 3, 8 - 1
