@@ -42,7 +42,8 @@ void BroadcastRuns(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
     len *= o[u];
     first = d;
   }
-  // The outer dims [0, first) walked as Broadcast walks them.
+  // The outer dims [0, first), walked as an odometer over the output index (the inputs' offsets
+  // step by their strides, 0 along their size-1 dims).
   int64_t sa[kBroadcastRank], sb[kBroadcastRank];
   int64_t ra = 1, rb = 1;
   for (int d = kLast; d >= 0; --d) {
