@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "lite/loop_isa.h"
+
 namespace ember {
 namespace lite {
 
@@ -67,6 +69,25 @@ void BroadcastRuns(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
       ib -= sb[d] * idx[d];
       idx[d] = 0;
     }
+  }
+}
+
+// z[k] = f(a[k * sa], b[k * sb]) for k < n, sa and sb 0 or 1: each layout its own loop, so that
+// the compiler vectorises the ones with a broadcast (step-0) input.
+template <typename F>
+EMBER_LOOP_BODY void RunLayouts(const float* a, int64_t sa, const float* b, int64_t sb, int64_t n,
+                                float* z, F f) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) z[i] = f(a[i], b[i]);
+  } else if (sa == 1) {
+    const float v = b[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = f(a[i], v);
+  } else if (sb == 1) {
+    const float u = a[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = f(u, b[i]);
+  } else {
+    const float r = f(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) z[i] = r;
   }
 }
 

@@ -310,8 +310,10 @@ Status PrepareScatterNd(NodeState* node);
 // ISA lite/loop_isa.h chooses).
 void DotRowsInt8(const int8_t* rows, int nrows, const int8_t* x, int k, int32_t* out);
 
-// FULLY_CONNECTED int8 rows per VNNI GEMM call (the accumulators of that many rows per thread).
-constexpr int64_t kFcRowBlock = 4;
+// FULLY_CONNECTED int8 rows per VNNI GEMM call (the accumulators of that many rows per thread):
+// 4 where the op has that many rows (its weights then grouped for the 4-row x 4-block tile), else
+// 1 (matrix-vector products, wide groups).
+inline int64_t FcRowBlock(const NodeState& node) { return node.outer >= 4 ? 4 : 1; }
 
 // The int8 FULLY_CONNECTED driver that the int8 and hybrid kernels share: the int32 sums of each
 // of the node's `outer` rows of x (`inner` int8 values each) with its weights (input 1, packed
@@ -339,9 +341,9 @@ void RunFullyConnectedInt8(NodeState* node, const int8_t* x, Emit emit) {
       const int c1 = std::min(n, static_cast<int>(g1) * p.nr * 16);
       if (c0 >= c1) return;
       int32_t* acc = node->scratch32.data() + static_cast<size_t>(thread) * node->acc_slice;
-      // kFcRowBlock rows per GEMM call where there are that many (each weight group then serves
-      // them all; one row at a time streamed the weights once per row).
-      const int64_t block = node->outer >= kFcRowBlock ? kFcRowBlock : 1;
+      // FcRowBlock rows per GEMM call (each weight group then serves them all; one row at a
+      // time streamed the weights once per row).
+      const int64_t block = FcRowBlock(*node);
       for (int64_t r = 0; r < node->outer; r += block) {
         const int rows = static_cast<int>(std::min(block, node->outer - r));
         GemmVnniGroups(xu + static_cast<size_t>(r) * stride, rows, stride, p, static_cast<int>(g0),

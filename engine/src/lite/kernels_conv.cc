@@ -130,10 +130,9 @@ Status PrepareWeighted(NodeState* node, int out_channels, int k, bool rows_sum) 
   }
   if (rows_sum && HasVnni()) {
     node->vnni = true;
-    // A FULLY_CONNECTED of few rows is matrix-vector products (wide groups); of kFcRowBlock rows
-    // or more, blocks of rows (RunFullyConnectedInt8) take the 4-row x 4-block tiles.
+    // A FULLY_CONNECTED of row blocks of 1 (FcRowBlock) is matrix-vector products (wide groups).
     const int nr = GroupBlocks(
-        out_channels, node->op->op == BuiltinOp::kFullyConnected && node->outer < kFcRowBlock);
+        out_channels, node->op->op == BuiltinOp::kFullyConnected && FcRowBlock(*node) == 1);
     PackWeightsVnni(wd, out_channels, k, nr, &node->packed);
     node->bias_u8.assign(node->bias.begin(), node->bias.end());
     for (int c = 0; c < out_channels; ++c) {
@@ -322,8 +321,7 @@ Status PrepareFullyConnected(NodeState* node) {
   if (node->vnni) {
     const PackedWeights& p = node->packed;
     node->scratchu8.assign(static_cast<size_t>(node->outer) * p.k4 * 4, 0);
-    node->acc_slice =
-        static_cast<size_t>(p.nb) * 16 * (node->outer >= kFcRowBlock ? kFcRowBlock : 1);
+    node->acc_slice = static_cast<size_t>(p.nb) * 16 * static_cast<size_t>(FcRowBlock(*node));
   } else {
     PrepareFullyConnectedNoVnni(node, reinterpret_cast<const int8_t*>(w.data), n, k);
   }
@@ -1231,7 +1229,7 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
   if (IsHybrid(*node)) return PrepareDepthwiseConv2DHybrid(node);
   EMBER_RETURN_IF_ERROR(PrepareWeighted(node, node->oc, node->kh * node->kw, false));
   const bool f32 = node->t.in[0]->type == TensorType::kFloat32;
-  node->dw_expand = dm;
+  node->dw_expand = 1;
   if (dm != 1) {
     // Output channel c * M + m reads input channel c: with each input channel repeated M times,
     // the multiplier-1 rows apply (the reference's per-pixel loop ran 10x slower than LiteRT).
@@ -1240,6 +1238,7 @@ Status PrepareDepthwiseConv2D(NodeState* node) {
       node->eval = f32 ? EvalDepthwiseF32 : EvalDepthwiseI8;
       return Status::OK();
     }
+    node->dw_expand = dm;
     node->ic = node->oc;
     node->dw_input.assign(values * (f32 ? sizeof(float) : 1), 0);
   }

@@ -16,8 +16,6 @@ namespace ember {
 namespace lite {
 namespace {
 
-constexpr int kMaxBroadcastRank = kBroadcastRank;
-
 // Same-shape element-wise ops split into chunks of whole vectors (64 bytes of int8). In
 // TaskCount's unit (a GEMM's multiply-add), an int8 ADD element costs about 32 (MobileNetV2's
 // 24x24x16 and 12x12x32 residuals gained 1.5-1.7x from two tasks), a float one about 4 (its
@@ -44,28 +42,15 @@ Status CheckArity(const NodeState& node, size_t min_in, size_t max_in, size_t ou
 }
 
 // One broadcast run of float ADD / MUL: y[k] = clamp(a[k * sa] op b[k * sb]), sa and sb 0 or 1
-// (each case its own vector loop).
+// (RunLayouts: each layout its own vector loop).
 EMBER_LOOP_BODY void RunF32(bool add, const float* a, int64_t sa, const float* b, int64_t sb,
                             int64_t n, float lo, float hi, float* y) {
-  if (sa == 1 && sb == 0) {
-    const float v = b[0];
-    if (add) {
-      for (int64_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, a[i] + v));
-    } else {
-      for (int64_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, a[i] * v));
-    }
-  } else if (sa == 0 && sb == 1) {
-    const float v = a[0];
-    if (add) {
-      for (int64_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, v + b[i]));
-    } else {
-      for (int64_t i = 0; i < n; ++i) y[i] = std::min(hi, std::max(lo, v * b[i]));
-    }
+  if (add) {
+    RunLayouts(a, sa, b, sb, n, y,
+               [lo, hi](float u, float v) { return std::min(hi, std::max(lo, u + v)); });
   } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const float v = add ? a[i * sa] + b[i * sb] : a[i * sa] * b[i * sb];
-      y[i] = std::min(hi, std::max(lo, v));
-    }
+    RunLayouts(a, sa, b, sb, n, y,
+               [lo, hi](float u, float v) { return std::min(hi, std::max(lo, u * v)); });
   }
 }
 EMBER_LOOP_FUNCTION(void, BroadcastRunF32,
@@ -153,6 +138,15 @@ void ByteRun(const int8_t* a, int64_t sa, const int8_t* b, int64_t sb, int64_t l
   }
 }
 
+// The node's broadcast output through ByteRun runs of vec (int8 ADD's and MUL's vector kernels).
+template <typename Vec>
+void ByteRuns(const NodeState& p, const int8_t* a, const int8_t* b, int8_t* y, Vec vec) {
+  BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
+                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+                  ByteRun(a + ia, sa, b + ib, sb, len, y + i, vec);
+                });
+}
+
 // The node's int8 ADD constants, as the vector kernels take them.
 AddI8Params AddParams(const NodeState& p) {
   AddI8Params q;
@@ -180,16 +174,12 @@ Status EvalAddI8(NodeState* node) {
   if ((p.vnni || p.add_avx2) && !same) {
     // Broadcast runs through the same vector kernels (the scalar tail of AddI8Avx2 too).
     const AddI8Params q = AddParams(p);
-    BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
-                  [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-                    ByteRun(a + ia, sa, b + ib, sb, len, y + i,
-                            [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
-                              if (p.vnni) return AddI8Avx512(ra, rb, n, q, out);
-                              for (size_t k = AddI8Avx2(ra, rb, n, q, out); k < n; ++k) {
-                                out[k] = AddI8Scalar(p, ra[k], rb[k]);
-                              }
-                            });
-                  });
+    ByteRuns(p, a, b, y, [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
+      if (p.vnni) return AddI8Avx512(ra, rb, n, q, out);
+      for (size_t k = AddI8Avx2(ra, rb, n, q, out); k < n; ++k) {
+        out[k] = AddI8Scalar(p, ra[k], rb[k]);
+      }
+    });
     return Status::OK();
   }
   if (p.vnni || p.add_avx2) {  // same shapes, AVX-512 or AVX2
@@ -233,13 +223,9 @@ Status EvalMulI8(NodeState* node) {
     q.shift = p.shift;
     q.act_min = p.act_min;
     q.act_max = p.act_max;
-    BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
-                  [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-                    ByteRun(a + ia, sa, b + ib, sb, len, y + i,
-                            [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
-                              MulI8Avx512(ra, rb, n, q, out);
-                            });
-                  });
+    ByteRuns(p, a, b, y, [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
+      MulI8Avx512(ra, rb, n, q, out);
+    });
     return Status::OK();
   }
   BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
@@ -262,15 +248,15 @@ Status PrepareAddMul(NodeState* node) {
   const TensorDef& a = *node->t.in[0];
   const TensorDef& b = *node->t.in[1];
   const TensorDef& out = *node->t.out[0];
-  if (a.shape.size() > kMaxBroadcastRank || b.shape.size() > kMaxBroadcastRank) {
+  if (a.shape.size() > kBroadcastRank || b.shape.size() > kBroadcastRank) {
     return errors::Unimplemented(node->what + ": broadcasting supports rank <= 6");
   }
   EMBER_RETURN_IF_ERROR(CheckType(*node, b, a.type, "input 1"));
   EMBER_RETURN_IF_ERROR(CheckType(*node, out, a.type, "output"));
   node->in_shape6 = Pad6(a.shape);
   node->in2_shape6 = Pad6(b.shape);
-  node->out_shape6.assign(kMaxBroadcastRank, 1);
-  for (int d = 0; d < kMaxBroadcastRank; ++d) {
+  node->out_shape6.assign(kBroadcastRank, 1);
+  for (int d = 0; d < kBroadcastRank; ++d) {
     const int32_t x = node->in_shape6[static_cast<size_t>(d)];
     const int32_t z = node->in2_shape6[static_cast<size_t>(d)];
     if (x != z && x != 1 && z != 1) {

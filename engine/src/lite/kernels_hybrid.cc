@@ -442,11 +442,10 @@ Status PrepareFullyConnectedHybrid(NodeState* node) {
   if (node->vnni) {
     PackedWeights& p = node->packed;
     PackWeightsVnni(reinterpret_cast<const int8_t*>(node->t.in[1]->data), n,
-                    static_cast<int>(node->inner), GroupBlocks(n, node->outer < kFcRowBlock), &p);
+                    static_cast<int>(node->inner), GroupBlocks(n, FcRowBlock(*node) == 1), &p);
     node->scratchu8.assign(static_cast<size_t>(node->outer) * p.k4 * 4, 0);
-    // RunFullyConnectedInt8's sums: kFcRowBlock rows of them where there are that many.
-    node->acc_slice =
-        static_cast<size_t>(p.nb) * 16 * (node->outer >= kFcRowBlock ? kFcRowBlock : 1);
+    // RunFullyConnectedInt8's sums: FcRowBlock rows of them.
+    node->acc_slice = static_cast<size_t>(p.nb) * 16 * static_cast<size_t>(FcRowBlock(*node));
   } else {
     PrepareFullyConnectedNoVnni(node, reinterpret_cast<const int8_t*>(node->t.in[1]->data), n,
                                 static_cast<int>(node->inner));

@@ -239,25 +239,6 @@ bool IsComparison(BuiltinOp op) {
 // One broadcast run (BroadcastRuns) of a float SUB, DIV, SQUARED_DIFFERENCE, MAXIMUM or MINIMUM:
 // z[k] = a[k * sa] op b[k * sb], sa and sb 0 or 1, SUB and DIV clamped to [lo, hi]; EvalBinary's
 // expression per element, in vector loops.
-// z[k] = f(a[k * sa], b[k * sb]) for k < n, sa and sb 0 or 1: each layout its own loop, so that
-// the compiler vectorises the ones with a broadcast (step-0) input.
-template <typename F>
-EMBER_LOOP_BODY void RunLayouts(const float* a, int64_t sa, const float* b, int64_t sb, int64_t n,
-                                float* z, F f) {
-  if (sa == 1 && sb == 1) {
-    for (int64_t i = 0; i < n; ++i) z[i] = f(a[i], b[i]);
-  } else if (sa == 1) {
-    const float v = b[0];
-    for (int64_t i = 0; i < n; ++i) z[i] = f(a[i], v);
-  } else if (sb == 1) {
-    const float u = a[0];
-    for (int64_t i = 0; i < n; ++i) z[i] = f(u, b[i]);
-  } else {
-    const float r = f(a[0], b[0]);
-    for (int64_t i = 0; i < n; ++i) z[i] = r;
-  }
-}
-
 EMBER_LOOP_BODY void BinaryRunF32Body(BuiltinOp op, const float* a, int64_t sa, const float* b,
                                       int64_t sb, int64_t n, float lo, float hi, float* z) {
   switch (op) {

@@ -36,31 +36,26 @@ Rows TaskRows(int64_t rows, int tasks, int task) {
   return Rows{rows * task / tasks, rows * (task + 1) / tasks};
 }
 
-// The filter taps (ky, and the input row iy) that reach output row `oy`:
-// oy = iy * stride - pad + ky with 0 <= iy < in.
+// The filter taps (ky, and the input row iy) that reach output row `oy`, in ascending ky:
+// oy = iy * stride - pad + ky with 0 <= iy < in. One division: they are ky = (oy + pad) mod
+// stride, then every stride-th (none when oy + pad < 0, as every input index is then below 0).
 template <typename Fn>
 void ForEachTap(int o, int pad, int stride, int k, int in, Fn fn) {
-  for (int t = 0; t < k; ++t) {
-    const int num = o + pad - t;
-    if (num < 0 || num % stride != 0) continue;
-    const int i = num / stride;
+  const int num = o + pad;
+  if (num < 0) return;
+  const int t0 = num % stride;
+  for (int t = t0, i = (num - t0) / stride; t < k && i >= 0; t += stride, --i) {
     if (i < in) fn(t, i);
   }
 }
 
-// ForEachTap's taps as lists (t[], i[], in ForEachTap's order; returns how many), with one
-// division: the taps reaching o are t = (o + pad) mod stride, then every stride-th.
+// ForEachTap's taps as lists (t[], i[], in its order); returns how many.
 inline int Taps(int o, int pad, int stride, int k, int in, int* t, int* i) {
   int n = 0;
-  const int num = o + pad;
-  if (num < 0) return 0;  // every tap would read an input index below 0
-  const int t0 = num % stride;
-  for (int tt = t0, ii = (num - t0) / stride; tt < k && ii >= 0; tt += stride, --ii) {
-    if (ii < in) {
-      t[n] = tt;
-      i[n++] = ii;
-    }
-  }
+  ForEachTap(o, pad, stride, k, in, [&](int tt, int ii) {
+    t[n] = tt;
+    i[n++] = ii;
+  });
   return n;
 }
 
