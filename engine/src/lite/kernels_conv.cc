@@ -403,37 +403,23 @@ void Im2ColRow(const WindowGeometry& g, const T* image, int oy, T pad_value, T* 
 
 constexpr int64_t kPixelAlign = 8;  // a multiple of every float GEMM's row tile but AVX2's 6
 
-// The in-place (no im2col) convolutions read each output pixel's k values from a padded copy of
-// the input as runs: one per filter row (kw pixels, contiguous) when the filter has no column
-// dilation, else one per tap (one pixel each). At most this many runs.
-constexpr int kMaxInPlaceSegments = 64;
-
-int InPlaceSegmentCount(const NodeState& node) {
-  return node.op->options.dilation_w == 1 ? node.kh : node.kh * node.kw;
+int64_t InPlaceSegmentCount(const NodeState& node) {
+  return InPlaceRunCount(node.kh, node.kw, node.op->options.dilation_w);
 }
 
-// The runs' offsets from a window's top-left pixel in the padded image (`prow` elements per
-// image row, `pixel` per pixel), in the (ky, kx, channel) order of the packed weights' k;
-// returns how many.
+// The runs of lite/window.h's in-place walk for this node (InPlaceRuns).
 int InPlaceSegments(const NodeState& node, size_t prow, size_t pixel, ptrdiff_t* seg) {
   const OpOptions& o = node.op->options;
-  const int n = InPlaceSegmentCount(node);
-  for (int s = 0; s < n; ++s) {
-    const int ky = o.dilation_w == 1 ? s : s / node.kw, kx = o.dilation_w == 1 ? 0 : s % node.kw;
-    seg[s] = static_cast<ptrdiff_t>(static_cast<size_t>(ky) * o.dilation_h * prow +
-                                    static_cast<size_t>(kx) * o.dilation_w * pixel);
-  }
-  return n;
+  return InPlaceRuns(node.kh, node.kw, o.dilation_h, o.dilation_w, prow, pixel, seg);
 }
 
-// Rows and columns of the padded image: the input after the top and left padding, or as far as
-// the last window reaches (its dilated extent), whichever is further.
+// Rows and columns of the padded image (InPlaceExtent).
 void InPlaceImageSize(const NodeState& node, int* h, int* w) {
   const OpOptions& o = node.op->options;
-  *h =
-      std::max(node.ih + node.pad_h, (node.oh - 1) * o.stride_h + (node.kh - 1) * o.dilation_h + 1);
-  *w =
-      std::max(node.iw + node.pad_w, (node.ow - 1) * o.stride_w + (node.kw - 1) * o.dilation_w + 1);
+  *h = static_cast<int>(
+      InPlaceExtent(node.ih, node.pad_h, node.oh, o.stride_h, node.kh, o.dilation_h));
+  *w = static_cast<int>(
+      InPlaceExtent(node.iw, node.pad_w, node.ow, o.stride_w, node.kw, o.dilation_w));
 }
 
 // Runs copy_row(b, iy) for every input row (batch b, row iy) that a convolution reading its
@@ -503,7 +489,7 @@ Status EvalConvF32(NodeState* node) {
                       static_cast<size_t>(node->pad_w) * node->ic,
                   x + (static_cast<size_t>(b) * node->ih + iy) * row, sizeof(float) * row);
     });
-    ptrdiff_t seg[kMaxInPlaceSegments];
+    ptrdiff_t seg[kMaxInPlaceRuns];
     const int nseg = InPlaceSegments(*node, prow, node->ic, seg);
     RunTasks(*node, tasks, [&](int task, int) {
       int64_t r0, r1;
@@ -624,7 +610,7 @@ Status EvalConvI8(NodeState* node) {
           OffsetPixels(src, static_cast<size_t>(node->iw), node->ic, p.padded_c, dst);
         }
       });
-      ptrdiff_t seg[kMaxInPlaceSegments];
+      ptrdiff_t seg[kMaxInPlaceRuns];
       const int nseg = InPlaceSegments(*node, prow, p.padded_c, seg);
       const int tasks = TaskCount(*node, out_rows, static_cast<int64_t>(node->ow) * k * node->oc);
       RunTasks(*node, tasks, [&](int task, int) {
@@ -797,7 +783,7 @@ Status PrepareConv2D(NodeState* node) {
                    b != nullptr ? reinterpret_cast<const float*>(b->data) : nullptr, node->oc, k,
                    &node->packed_f32);
     PackedF32& p = node->packed_f32;
-    if (!node->direct_1x1 && InPlaceSegmentCount(*node) <= kMaxInPlaceSegments) {
+    if (!node->direct_1x1 && InPlaceSegmentCount(*node) <= kMaxInPlaceRuns) {
       // The GEMM reads each filter row (kw * ic contiguous floats; with column dilation, each
       // tap's ic floats) from a zero-bordered copy of the input, no im2col (as the int8 path
       // below).
@@ -858,7 +844,7 @@ Status PrepareConv2D(NodeState* node) {
   // each byte added (a 3-channel first layer: 4-byte pixels).
   const int run_bytes = o.dilation_w == 1 ? node->kw * node->ic : node->ic;
   const int pixel_bytes = run_bytes % 4 == 0 ? node->ic : (node->ic + 3) / 4 * 4;
-  if (node->vnni && !node->direct_1x1 && InPlaceSegmentCount(*node) <= kMaxInPlaceSegments) {
+  if (node->vnni && !node->direct_1x1 && InPlaceSegmentCount(*node) <= kMaxInPlaceRuns) {
     // The GEMM reads the runs from a padded copy of the input, no im2col.
     PackedWeights& p = node->packed;
     if (pixel_bytes != node->ic) {

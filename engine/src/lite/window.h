@@ -4,7 +4,9 @@
 #ifndef EMBER_SRC_LITE_WINDOW_H_
 #define EMBER_SRC_LITE_WINDOW_H_
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace ember {
 namespace lite {
@@ -37,6 +39,37 @@ inline void WindowTaps(const WindowGeometry& g, const S* image, int oy, int ox, 
       }
     }
   }
+}
+
+// The in-place (no im2col) convolutions, lite's CONV_2D and the framework's Conv2D, read each
+// output pixel's k values from a padded copy of the input as runs: one per filter row (kw pixels,
+// contiguous) when the filter has no column dilation, else one per tap (one pixel each). They
+// take that path for at most kMaxInPlaceRuns runs.
+constexpr int kMaxInPlaceRuns = 64;
+
+inline int64_t InPlaceRunCount(int64_t kh, int64_t kw, int64_t dil_w) {
+  return dil_w == 1 ? kh : kh * kw;
+}
+
+// The runs' offsets from a window's top-left pixel in the padded image (`prow` elements per
+// image row, `pixel` per pixel), in the (ky, kx, channel) order of the packed weights' k;
+// returns how many (InPlaceRunCount).
+inline int InPlaceRuns(int kh, int kw, int dil_h, int dil_w, size_t prow, size_t pixel,
+                       ptrdiff_t* run) {
+  const int n = static_cast<int>(InPlaceRunCount(kh, kw, dil_w));
+  for (int s = 0; s < n; ++s) {
+    const int ky = dil_w == 1 ? s : s / kw, kx = dil_w == 1 ? 0 : s % kw;
+    run[s] = static_cast<ptrdiff_t>(static_cast<size_t>(ky) * static_cast<size_t>(dil_h) * prow +
+                                    static_cast<size_t>(kx) * static_cast<size_t>(dil_w) * pixel);
+  }
+  return n;
+}
+
+// The padded image's extent along one axis (rows or columns): the input after its leading
+// padding, or as far as the last window reaches (its dilated extent), whichever is further.
+inline int64_t InPlaceExtent(int64_t in, int64_t pad, int64_t out, int64_t stride, int64_t k,
+                             int64_t dil) {
+  return std::max(in + pad, (out - 1) * stride + (k - 1) * dil + 1);
 }
 
 }  // namespace lite

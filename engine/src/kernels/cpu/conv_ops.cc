@@ -17,6 +17,7 @@
 #include "kernels/cpu/kernel_util.h"
 #include "lite/depthwise.h"
 #include "lite/gemm_f32.h"
+#include "lite/window.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include "common/cpu_features.h"
@@ -481,7 +482,7 @@ class Conv2DOp : public ConvBase {
   }
 
   // Whether lite's GEMM reads the filter rows in place (ConvInPlace) instead of from im2col
-  // patches, as lite's CONV_2D does: at most kMaxInPlaceRuns runs (InPlaceRuns), rows of
+  // patches, as lite's CONV_2D does: at most lite::kMaxInPlaceRuns runs (lite/window.h), rows of
   // at least 8 pixels, and weights that stay in L2 over the output rows (each output row is one
   // GEMM of ow rows: a late layer's megabytes of weights would stream from memory once per
   // output row). Measured on a Zen 5 (1 MiB L2), one thread, per node: MobileNetV2's first conv
@@ -493,15 +494,13 @@ class Conv2DOp : public ConvBase {
            g.ow < (int64_t{1} << 30);
   }
   // FilterRowsInPlace's conditions that the filter and the op's attributes decide (all of them
-  // known when a fused op packs its filter): at most kMaxInPlaceRuns runs, at most
+  // known when a fused op packs its filter): at most lite::kMaxInPlaceRuns runs, at most
   // kMaxInPlaceWeightBytes.
   bool FilterFitsInPlace(int64_t kh, int64_t kw, int64_t c, int64_t oc) const {
-    return LiteGemmReadsFilterRows() && InPlaceRuns(kh, kw) <= kMaxInPlaceRuns &&
+    return LiteGemmReadsFilterRows() &&
+           lite::InPlaceRunCount(kh, kw, dw_) <= lite::kMaxInPlaceRuns &&
            kh * kw * c * oc * static_cast<int64_t>(sizeof(float)) <= kMaxInPlaceWeightBytes;
   }
-  // The runs of adjacent floats a window's k values lie in, in the padded image: its kh filter
-  // rows (kw * c floats each), or with column dilation its kh * kw taps (c floats each).
-  int64_t InPlaceRuns(int64_t kh, int64_t kw) const { return dw_ == 1 ? kh : kh * kw; }
   // On AVX2 a 1x1 conv keeps the framework's GEMM over its input as it lies (only windows of
   // several pixels were measured faster in place there): lite_filter_ (AVX-512) only.
   static bool KeepsFrameworkGemm(int64_t kh, int64_t kw) { return kh * kw == 1; }
@@ -522,16 +521,15 @@ class Conv2DOp : public ConvBase {
 
   // The input is copied into a zero-bordered image (the padding written as zeros, and past the
   // bottom and right edge as far as the dilated windows reach); each output row is then one GEMM
-  // whose row r reads the window's runs (InPlaceRuns), in (ky, kx, c) order, at stride sw * c.
-  // Same sums in
-  // the same order as lite's GEMM over im2col patches (the AVX-512 im2col path): the same values;
-  // on AVX2 the im2col path's framework GEMM sums in depth blocks, within float tolerance of it.
-  // False (nothing written) when the image cannot be allocated: the im2col path, whose buffer is
-  // bounded, runs instead.
+  // whose row r reads the window's runs (lite::InPlaceRuns) in (ky, kx, c) order, rows sw * c
+  // floats apart. Same sums in the same order as lite's GEMM over im2col patches (the AVX-512
+  // im2col path): the same values; on AVX2 the im2col path's framework GEMM sums in depth blocks,
+  // within float tolerance of it. False (nothing written) when the image cannot be allocated: the
+  // im2col path, whose buffer is bounded, runs instead.
   bool ConvInPlace(OpKernelContext* ctx, const ConvGeometry& g, const float* x, int64_t oc,
                    const lite::PackedF32& filter, float* y) const {
-    const int64_t padded_h = std::max(g.h + g.ph, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
-    const int64_t padded_w = std::max(g.w + g.pw, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+    const int64_t padded_h = lite::InPlaceExtent(g.h, g.ph, g.oh, g.sh, g.kh, g.dh);
+    const int64_t padded_w = lite::InPlaceExtent(g.w, g.pw, g.ow, g.sw, g.kw, g.dw);
     const int64_t prow = padded_w * g.c;  // floats per padded row
     Tensor img = Tensor::Uninitialized(DataType::kFloat, TensorShape({g.n, padded_h, prow}));
     float* p = img.data<float>();
@@ -550,12 +548,11 @@ class Conv2DOp : public ConvBase {
         std::fill(dst + left + row, dst + left + row + right, 0.f);
       }
     }
-    ptrdiff_t seg[kMaxInPlaceRuns];
-    const int nseg = static_cast<int>(InPlaceRuns(g.kh, g.kw)), ow = static_cast<int>(g.ow);
-    for (int s = 0; s < nseg; ++s) {
-      const int64_t ky = dw_ == 1 ? s : s / g.kw, kx = dw_ == 1 ? 0 : s % g.kw;
-      seg[s] = static_cast<ptrdiff_t>(ky * g.dh * prow + kx * g.dw * g.c);
-    }
+    ptrdiff_t seg[lite::kMaxInPlaceRuns];
+    const int nseg = lite::InPlaceRuns(static_cast<int>(g.kh), static_cast<int>(g.kw),
+                                       static_cast<int>(g.dh), static_cast<int>(g.dw),
+                                       static_cast<size_t>(prow), static_cast<size_t>(g.c), seg);
+    const int ow = static_cast<int>(g.ow);
     const int x_stride = static_cast<int>(g.sw * g.c);
     ParallelFor(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * g.c * oc * 2,
                 [&](int64_t r0, int64_t r1) {
@@ -569,7 +566,6 @@ class Conv2DOp : public ConvBase {
     return true;
   }
 
-  static constexpr int64_t kMaxInPlaceRuns = 64;
   SgemmPackedB packed_filter_;   // fused ops only, without lite's AVX-512 GEMM
   lite::PackedF32 lite_filter_;  // fused ops only, with it
   lite::PackedF32 rows_filter_;  // fused ops on AVX2: for ConvInPlace only
