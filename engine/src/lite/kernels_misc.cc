@@ -116,13 +116,7 @@ EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, bool approxim
       for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : x[i] * alpha;
       return true;
     case BuiltinOp::kLogistic:
-      // LiteRT's reference: 1 above 16.619047, e^x below -9, else 1 / (1 + e^-x); e^x by
-      // vec_math.h's ExpF.
-      for (size_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        const float mid = 1.0f / (1.0f + ExpF(-v));
-        y[i] = v > 16.619047164916992188f ? 1.0f : (v < -9.0f ? ExpF(v) : mid);
-      }
+      for (size_t i = 0; i < n; ++i) y[i] = LogisticF(x[i]);  // LiteRT's reference cutoffs
       return true;
     case BuiltinOp::kTanh:
       for (size_t i = 0; i < n; ++i) y[i] = TanhF(x[i]);
@@ -152,10 +146,10 @@ EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, bool approxim
       return false;
   }
 }
-EMBER_LOOP_FUNCTION(bool, VectorUnaryF32,
-                    (BuiltinOp op, float alpha, bool approximate, const float* x, size_t n,
-                     float* y),
-                    (op, alpha, approximate, x, n, y), VectorUnaryF32Body)
+EMBER_LOOP_FUNCTION_WIDE(bool, VectorUnaryF32,
+                         (BuiltinOp op, float alpha, bool approximate, const float* x, size_t n,
+                          float* y),
+                         (op, alpha, approximate, x, n, y), VectorUnaryF32Body)
 
 Status EvalUnary(NodeState* node) {
   const BuiltinOp op = node->op->op;

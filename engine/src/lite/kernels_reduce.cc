@@ -110,7 +110,7 @@ constexpr int64_t kSoftmaxValueCost = 64;
 // max over x[0, n) in eight independent lanes (vectorised). A NaN never wins a comparison, as
 // in one serial std::max pass; only the sign of a zero maximum may differ from that pass, which
 // no x - max changes.
-float RowMax(const float* x, int64_t n) {
+EMBER_LOOP_BODY float RowMaxBody(const float* x, int64_t n) {
   float m[8];
   for (float& v : m) v = std::numeric_limits<float>::lowest();
   int64_t c = 0;
@@ -124,18 +124,19 @@ float RowMax(const float* x, int64_t n) {
 }
 
 // y[c] = e^((x[c] - mx) * beta) for c < n, in one loop the compiler vectorizes (GCC only with
-// -fno-trapping-math, which the lite library is built with: see src/lite/CMakeLists.txt), built
-// for each of lite/loop_isa.h's targets.
+// -fno-trapping-math, which the lite library is built with: see src/lite/CMakeLists.txt). With
+// beta >= 0 every exponent is at most 0 (or NaN): ExpNonPositiveF, half ExpF's work.
 EMBER_LOOP_BODY void ExpRowBody(const float* x, float mx, float beta, int64_t n, float* y) {
-  for (int64_t c = 0; c < n; ++c) y[c] = ExpF((x[c] - mx) * beta);
+  if (beta >= 0.0f) {
+    for (int64_t c = 0; c < n; ++c) y[c] = ExpNonPositiveF((x[c] - mx) * beta);
+  } else {
+    for (int64_t c = 0; c < n; ++c) y[c] = ExpF((x[c] - mx) * beta);
+  }
 }
-
-EMBER_LOOP_FUNCTION(void, ExpRow, (const float* x, float mx, float beta, int64_t n, float* y),
-                    (x, mx, beta, n, y), ExpRowBody)
 
 // sum of x[0, n) in eight interleaved partial sums added up at the end: a fixed order (every
 // thread count gives the same value) that vectorizes, where one serial chain waited on each add.
-float RowSum(const float* x, int64_t n) {
+EMBER_LOOP_BODY float RowSumBody(const float* x, int64_t n) {
   float s[8] = {};
   int64_t c = 0;
   for (; c + 8 <= n; c += 8) {
@@ -145,35 +146,65 @@ float RowSum(const float* x, int64_t n) {
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
+EMBER_LOOP_BODY void DivideRowBody(float* y, int64_t n, float sum) {
+  for (int64_t c = 0; c < n; ++c) y[c] = y[c] / sum;
+}
+
+// Rows [r0, r1) of `depth` values each, whole: max, exponentials, sum, divisions, each
+// vectorised for the wrapper's ISA (a row of a transformer's attention, 128 values, spent more
+// time in the baseline build's max, sum and division loops than in its exponentials).
+EMBER_LOOP_BODY void SoftmaxRowsBody(const float* x, int64_t r0, int64_t r1, int64_t depth,
+                                     float beta, float* y) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* xr = x + r * depth;
+    float* yr = y + r * depth;
+    ExpRowBody(xr, RowMaxBody(xr, depth), beta, depth, yr);
+    DivideRowBody(yr, depth, RowSumBody(yr, depth));
+  }
+}
+
+EMBER_LOOP_FUNCTION(void, SoftmaxRows,
+                    (const float* x, int64_t r0, int64_t r1, int64_t depth, float beta, float* y),
+                    (x, r0, r1, depth, beta, y), SoftmaxRowsBody)
+EMBER_LOOP_FUNCTION(float, RowMax, (const float* x, int64_t n), (x, n), RowMaxBody)
+EMBER_LOOP_FUNCTION_WIDE(void, ExpRow, (const float* x, float mx, float beta, int64_t n, float* y),
+                         (x, mx, beta, n, y), ExpRowBody)
+EMBER_LOOP_FUNCTION(float, RowSum, (const float* x, int64_t n), (x, n), RowSumBody)
+EMBER_LOOP_FUNCTION(void, DivideRow, (float* y, int64_t n, float sum), (y, n, sum), DivideRowBody)
+
 Status EvalSoftmaxF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
   const float beta = node->op->options.beta;
   const int64_t depth = node->depth;
   const int64_t chunks = (depth + kSoftmaxChunk - 1) / kSoftmaxChunk;
-  const int tasks = TaskCount(*node, chunks, kSoftmaxChunk * kSoftmaxValueCost);
+  const int row_tasks = TaskCount(*node, chunks, kSoftmaxChunk * kSoftmaxValueCost);
+  if (row_tasks <= 1) {
+    // Short rows: whole rows to each task (every value as one thread computes it).
+    const int tasks = TaskCount(*node, node->outer, depth * kSoftmaxValueCost);
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t r0, r1;
+      ChunkRange(node->outer, tasks, task, 1, &r0, &r1);
+      SoftmaxRows(x, r0, r1, depth, beta, y);
+    });
+    return Status::OK();
+  }
   for (int64_t r = 0; r < node->outer; ++r) {
     const float* xr = x + r * depth;
     float* yr = y + r * depth;
     const float mx = RowMax(xr, depth);
-    if (tasks <= 1) {
-      ExpRow(xr, mx, beta, depth, yr);
-      const float sum = RowSum(yr, depth);
-      for (int64_t c = 0; c < depth; ++c) yr[c] = yr[c] / sum;
-      continue;
-    }
     // A long row (a classifier's): the exponentials and the divisions are split; the sum is
     // RowSum's on one thread, so every value is the one-thread loop's.
-    RunTasks(*node, tasks, [&](int task, int) {
+    RunTasks(*node, row_tasks, [&](int task, int) {
       int64_t c0, c1;
-      ChunkRange(depth, tasks, task, kSoftmaxChunk, &c0, &c1);
+      ChunkRange(depth, row_tasks, task, kSoftmaxChunk, &c0, &c1);
       ExpRow(xr + c0, mx, beta, c1 - c0, yr + c0);
     });
     const float sum = RowSum(yr, depth);
-    RunTasks(*node, tasks, [&](int task, int) {
+    RunTasks(*node, row_tasks, [&](int task, int) {
       int64_t c0, c1;
-      ChunkRange(depth, tasks, task, kSoftmaxChunk, &c0, &c1);
-      for (int64_t c = c0; c < c1; ++c) yr[c] = yr[c] / sum;
+      ChunkRange(depth, row_tasks, task, kSoftmaxChunk, &c0, &c1);
+      DivideRow(yr + c0, c1 - c0, sum);
     });
   }
   return Status::OK();

@@ -25,6 +25,15 @@
 #define EMBER_LOOP_AVX512 \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,prefer-vector-width=256")))
 #endif
+// EMBER_LOOP_FUNCTION_WIDE's AVX-512 wrapper: 512-bit vectors for GCC too, for long float loops
+// of many operations per element (e^x, tanh, erf): measured on Zen 4, one thread, LOGISTIC over
+// 75264 floats 2.00 -> 1.51 cycles a value, TANH 2.33 -> 1.81 (fewer instructions to issue).
+#if defined(__clang__)
+#define EMBER_LOOP_AVX512_WIDE EMBER_LOOP_AVX512
+#else
+#define EMBER_LOOP_AVX512_WIDE \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,prefer-vector-width=512")))
+#endif
 // No "fma", as in the target_clones "avx2" clone: a float loop whose sums must round as they did
 // (no contracted multiply-adds) runs this wrapper on AVX-512 CPUs too (see depthwise.cc).
 #define EMBER_LOOP_AVX2 __attribute__((target("avx2")))
@@ -42,23 +51,31 @@
 // LoopIsa: two wrappers with internal linkage (NAME##Avx512, NAME##Avx2) and the dispatcher. Use
 // inside namespace ember::lite. For example:
 //   EMBER_LOOP_FUNCTION(void, ExpRow, (const float* x, int64_t n, float* y), (x, n, y), ExpRowBody)
+// EMBER_LOOP_FUNCTION_WIDE is the same with 512-bit vectors in the AVX-512 wrapper (see
+// EMBER_LOOP_AVX512_WIDE).
 #ifdef EMBER_LOOP_X86
-#define EMBER_LOOP_FUNCTION(RET, NAME, PARAMS, ARGS, BODY)               \
-  static EMBER_LOOP_AVX512 RET NAME##Avx512 PARAMS { return BODY ARGS; } \
-  static EMBER_LOOP_AVX2 RET NAME##Avx2 PARAMS { return BODY ARGS; }     \
-  RET NAME PARAMS {                                                      \
-    switch (ActiveLoopIsa()) {                                           \
-      case LoopIsa::kAvx512:                                             \
-        return NAME##Avx512 ARGS;                                        \
-      case LoopIsa::kAvx2:                                               \
-        return NAME##Avx2 ARGS;                                          \
-      default:                                                           \
-        return BODY ARGS;                                                \
-    }                                                                    \
+#define EMBER_LOOP_FUNCTION_WITH(AVX512_TARGET, RET, NAME, PARAMS, ARGS, BODY) \
+  static AVX512_TARGET RET NAME##Avx512 PARAMS { return BODY ARGS; }           \
+  static EMBER_LOOP_AVX2 RET NAME##Avx2 PARAMS { return BODY ARGS; }           \
+  RET NAME PARAMS {                                                            \
+    switch (ActiveLoopIsa()) {                                                 \
+      case LoopIsa::kAvx512:                                                   \
+        return NAME##Avx512 ARGS;                                              \
+      case LoopIsa::kAvx2:                                                     \
+        return NAME##Avx2 ARGS;                                                \
+      default:                                                                 \
+        return BODY ARGS;                                                      \
+    }                                                                          \
   }
+#define EMBER_LOOP_FUNCTION(RET, NAME, PARAMS, ARGS, BODY) \
+  EMBER_LOOP_FUNCTION_WITH(EMBER_LOOP_AVX512, RET, NAME, PARAMS, ARGS, BODY)
+#define EMBER_LOOP_FUNCTION_WIDE(RET, NAME, PARAMS, ARGS, BODY) \
+  EMBER_LOOP_FUNCTION_WITH(EMBER_LOOP_AVX512_WIDE, RET, NAME, PARAMS, ARGS, BODY)
 #else
 #define EMBER_LOOP_FUNCTION(RET, NAME, PARAMS, ARGS, BODY) \
   RET NAME PARAMS { return BODY ARGS; }
+#define EMBER_LOOP_FUNCTION_WIDE(RET, NAME, PARAMS, ARGS, BODY) \
+  EMBER_LOOP_FUNCTION(RET, NAME, PARAMS, ARGS, BODY)
 #endif
 
 namespace ember {

@@ -1,6 +1,7 @@
 // Float math in branch-free arithmetic that the compiler vectorises (lite/loop_isa.h's loops):
-// e^x for the float softmax and LOGISTIC, tanh for TANH, 1 + erf for GELU. Each is within a few ulp
-// of the C library's function (std::exp, std::tanh), far inside the float agreement tolerance.
+// e^x for the float softmax, the logistic function for LOGISTIC, tanh for TANH, 1 + erf for GELU.
+// Each is within a few ulp of the C library's function (std::exp, std::tanh), far inside the float
+// agreement tolerance.
 #ifndef EMBER_SRC_LITE_VEC_MATH_H_
 #define EMBER_SRC_LITE_VEC_MATH_H_
 
@@ -48,8 +49,34 @@ EMBER_LOOP_BODY float ExpF(float x) {
   return x != x ? x : (x < -87.3f ? 0.0f : big);
 }
 
+// e^x for x <= 0 (a softmax's x - max, a sigmoid's -|x|), as ExpF (the same reduction and
+// polynomial, 0 below -87.3, NaN in, NaN out) in about half its operations: n = round(x / ln2)
+// lies in [-126, 0], so 2^n is one normal float whose exponent bits come from `shifted`'s low
+// bits by one shift (the rounding constant carries the bias 127). Above 0 its result is wrong.
+EMBER_LOOP_BODY float ExpNonPositiveF(float x) {
+  const float c = std::max(x, -87.3f);                           // NaN stays NaN
+  const float shifted = c * 1.44269504088896341f + 12583039.0f;  // 1.5 * 2^23 + 127
+  const float n = shifted - 12583039.0f;
+  float r = c - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float q = 1.9875691500e-4f;
+  q = q * r + 1.3981999507e-3f;
+  q = q * r + 8.3334519073e-3f;
+  q = q * r + 4.1665795894e-2f;
+  q = q * r + 1.6666665459e-1f;
+  q = q * r + 5.0000001201e-1f;
+  const float er = q * r * r + r + 1.0f;
+  uint32_t bits;
+  std::memcpy(&bits, &shifted, sizeof(bits));
+  bits <<= 23;  // (n + 127) << 23: 2^n
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  const float e = er * scale;
+  return x < -87.3f ? 0.0f : e;
+}
+
 // tanh(x) as Cephes' tanhf: for |x| <= 0.625 an odd polynomial, x + x^3 P(x^2); beyond,
-// 1 - 2 / (e^(2|x|) + 1) with x's sign (1 once e^(2|x|) is infinite). NaN in, NaN out.
+// (1 - e) / (1 + e) with e = e^(-2|x|) and x's sign (1 once e is 0). NaN in, NaN out.
 EMBER_LOOP_BODY float TanhF(float x) {
   const float ax = x < 0.0f ? -x : x;
   const float z = x * x;
@@ -59,9 +86,19 @@ EMBER_LOOP_BODY float TanhF(float x) {
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
   const float small = p * z * x + x;
-  const float big = 1.0f - 2.0f / (ExpF(2.0f * ax) + 1.0f);
+  const float e = ExpNonPositiveF(-2.0f * ax);
+  const float big = (1.0f - e) / (1.0f + e);
   const float signed_big = x < 0.0f ? -big : big;
-  return ax <= 0.625f ? small : (x != x ? x : signed_big);
+  return ax <= 0.625f ? small : signed_big;
+}
+
+// 1 / (1 + e^-x) with LiteRT's reference cutoffs (its LOGISTIC): 1 above 16.619047, e^x below
+// -9. One exponential, of -|x|: 1 / (1 + e) for x >= 0, e / (1 + e) below. NaN in, NaN out.
+EMBER_LOOP_BODY float LogisticF(float x) {
+  const float e = ExpNonPositiveF(x < 0.0f ? x : -x);
+  const float r = 1.0f / (1.0f + e);
+  const float mid = x < 0.0f ? e * r : r;
+  return x > 16.619047164916992188f ? 1.0f : (x < -9.0f ? e : mid);
 }
 
 // 1 + erf(t), after Cephes' erff / erfcf: for |t| < 1, 1 + t T(t^2); beyond, with
@@ -97,7 +134,7 @@ EMBER_LOOP_BODY float OnePlusErfF(float t) {
   r = r * y + 4.218463358204948e-1f;
   r = r * y - 2.820767439740514e-1f;
   r = r * y + 5.641895067754075e-1f;
-  const float c = ExpF(-z) * q * (a < 2.0f ? p : r);
+  const float c = ExpNonPositiveF(-z) * q * (a < 2.0f ? p : r);
   const float big = t > 0.0f ? 2.0f - c : c;
   return a < 1.0f ? small : (t != t ? t : big);
 }
