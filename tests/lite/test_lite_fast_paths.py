@@ -151,6 +151,8 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # A classifier's softmax (int8: per-difference tables; float: split rows) and a global
         # average pool of several 64-channel chunks (MEAN's [outer, inner, depth] path).
         "softmax_1001": ((1, 1, 1001), lambda: k.Softmax()),
+        # Attention-like rows: many short rows, whole rows to each thread (float).
+        "softmax_rows48_c40": ((48, 40), lambda: k.Softmax()),
         # Broadcast ADD / MUL in runs (int8: the vector kernels, a broadcast input repeated):
         # squeeze-and-excite's [1, 1, C] scale, a pooled [1, 1, C] shift, a scalar, a [H, 1, C]
         # mean along the width, and SUB (int8: scalar per run).
