@@ -335,6 +335,27 @@ def test_float_softmax_extremes_match_litert_on_every_isa(ember_install: Path, m
             assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
 
 
+@pytest.mark.parametrize("name", ["logistic_c24", "tanh_c24", "gelu_c24", "hard_swish_c24", "leaky_relu_c13"])
+def test_int8_table_ops_match_litert_for_every_input_value(
+    ember_install: Path, model_dir: Path, tmp_path: Path, name: str
+) -> None:
+    """The int8 activations that read a 256-entry table (on AVX-512 VBMI: four 64-byte registers
+    and two byte permutes per 64 values) for each of the 256 int8 inputs, at shuffled positions
+    and with a partial last vector: bit-exact with LiteRT's reference kernels on every ISA."""
+    model = _convert(name, True, model_dir)
+    interp = litert.Interpreter(model_path=str(model))
+    shape = tuple(interp.get_input_details()[0]["shape"])
+    count = int(np.prod(shape))
+    values = np.tile(np.arange(-128, 128, dtype=np.int8), count // 256 + 1)[:count]
+    assert count >= 256 and count % 64 != 0, f"{name}: {count} values do not hold every int8 once and a partial vector"
+    x = np.random.default_rng(5).permutation(values).reshape(shape)
+    ref = _reference(model, x)
+    for isa in ISAS:
+        work = tmp_path / isa
+        work.mkdir()
+        np.testing.assert_array_equal(_ember(ember_install, model, x, isa, work), ref, err_msg=f"EMBER_CPU_ISA={isa}")
+
+
 @pytest.mark.parametrize(
     ("name", "rtol", "atol"),
     [

@@ -98,6 +98,14 @@ inline bool HasAvx512Vnni() {
          Bit(w.leaf7_ecx, 11);
 }
 
+// AVX-512 F, BW and VBMI (byte permutes across a whole register: Ice Lake, Zen 4 and later),
+// with the OS saving XMM, YMM, opmask and both halves of the ZMM state.
+inline bool HasAvx512Vbmi() {
+  const X86Words& w = ReadX86Words();
+  return IsaCap() >= 2 && Bit(w.leaf1_ecx, 27) && (w.xcr0 & 0xE6u) == 0xE6u &&
+         Bit(w.leaf7_ebx, 16) && Bit(w.leaf7_ebx, 30) && Bit(w.leaf7_ecx, 1);
+}
+
 // AMX-TILE and AMX-INT8 (Sapphire Rapids and later), AVX-512 VNNI beside them, and XCR0's tile
 // bits (17 XTILECFG, 18 XTILEDATA). Linux also wants each process to ask for the tile state
 // before its first tile instruction (arch_prctl ARCH_REQ_XCOMP_PERM): the caller does that.
