@@ -21,6 +21,12 @@
 
 #ifdef EMBER_LOOP_X86
 #include <immintrin.h>
+// "evex512": clang 18-21 only, as lite/requant_avx512.h's EMBER_VNNI_TARGET.
+#if defined(__clang__) && __clang_major__ >= 18 && __clang_major__ < 22
+#define EMBER_VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi,evex512")))
+#else
+#define EMBER_VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+#endif
 #endif
 
 // The float tables must round each step as LiteRT's build does: no fused multiply-adds (GCC
@@ -249,9 +255,7 @@ int8_t LeakyReluValue(const NodeState& node, int32_t q) {
 // two registers each (vpermi2b reads 128 table bytes by the low 7 bits of each index), one for
 // x >= 0 and one for x < 0, chosen by x's sign bit. LOGISTIC over 75264 values one byte at a
 // time took 1.4 cycles a value on Zen 4, 3.5x LiteRT with XNNPACK's time.
-__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void LookUpInt8Vbmi(const int8_t* table,
-                                                                           const int8_t* x,
-                                                                           size_t n, int8_t* y) {
+EMBER_VBMI_TARGET void LookUpInt8Vbmi(const int8_t* table, const int8_t* x, size_t n, int8_t* y) {
   const __m512i nonneg_lo = _mm512_loadu_si512(table);       // x in [0, 64)
   const __m512i nonneg_hi = _mm512_loadu_si512(table + 64);  // x in [64, 128)
   const __m512i neg_lo = _mm512_loadu_si512(table - 128);    // x in [-128, -64)
