@@ -370,7 +370,8 @@ def test_float_logistic_and_tanh_over_their_range_match_litert(
 ) -> None:
     """LOGISTIC's, TANH's and GELU's own e^x, tanh and 1 + erf (vec_math.h, vectorised, not the C
     library's) over a sweep of the line: both sides of TANH's polynomial / exponential switch at
-    0.625 and of erf's at 1 and 2, tiny and huge magnitudes, the saturated tails and infinities;
+    0.625 and of erf's at 1 and 2, LOGISTIC's cutoffs and the exponential's floor, tiny and huge
+    magnitudes, the saturated tails, infinities and NaN;
     each ISA within `rtol` of LiteRT's reference kernels (which call std::exp, std::tanh and
     std::erf / erfc; GELU's far negative tail, 1e-24 and below, carries e^(-x^2)'s conditioning:
     2e-6 relative), with no absolute slack but for the tanh form of GELU (LiteRT's own tanh there
@@ -383,6 +384,10 @@ def test_float_logistic_and_tanh_over_their_range_match_litert(
             np.array([0.625, -0.625, 0.62499994, 0.62500006, 1e-30, -1e-30, 1e-7, -3e-4, 0.0, -0.0]),
             np.array([1.4142135, -1.4142135, 1.4142137, -1.4142137, 2.828427, -2.828427, 2.8284273]),
             np.array([44.0, -44.0, 88.0, -88.0, 100.0, -100.0, 1e30, -1e30, np.inf, -np.inf]),
+            # LOGISTIC's cutoffs (e^x below -9, 1 above 16.619047), the exponential's floor (0
+            # below -87.3; the first exponent whose 2^n is 2^-126), NaN.
+            np.array([-9.0, -9.000001, -8.999999, 16.619047, 16.61905, 16.619045, 43.65, -43.65]),
+            np.array([-87.0, -87.29, -87.3, -87.31, -86.9, -103.0, 87.3, np.nan, -np.nan]),
         ]
     ).astype(np.float32)
     x = np.resize(values, (1, 5, 7, 24)).astype(np.float32)

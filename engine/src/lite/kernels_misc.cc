@@ -8,6 +8,12 @@
 // UNIMPLEMENTED.
 #include "lite/kernels_misc.h"
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's false "may be used uninitialized" inside avx512fintrin.h (see kernels_reduce.cc).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,6 +23,7 @@
 #include "lite/kernels.h"
 #include "lite/loop_isa.h"
 #include "lite/vec_math.h"
+#include "lite/vec_math_avx512.h"
 
 namespace ember {
 namespace lite {
@@ -157,6 +164,19 @@ Status EvalUnary(NodeState* node) {
   const size_t n = node->t.out[0]->num_elements;
   const bool approx = node->op->options.approximate;
   const float alpha = node->op->options.alpha;
+#ifdef EMBER_LOOP_X86
+  // LOGISTIC and TANH on AVX-512: vec_math_avx512.h's forms (vscalefps for 2^n).
+  if (type == TensorType::kFloat32 && (op == BuiltinOp::kLogistic || op == BuiltinOp::kTanh) &&
+      ActiveLoopIsa() == LoopIsa::kAvx512) {
+    const int64_t count = static_cast<int64_t>(n);
+    if (op == BuiltinOp::kLogistic) {
+      avx512::LogisticRow(node->t.In<float>(0), count, node->t.Out<float>(0));
+    } else {
+      avx512::TanhRow(node->t.In<float>(0), count, node->t.Out<float>(0));
+    }
+    return Status::OK();
+  }
+#endif
   if (type == TensorType::kFloat32 &&
       VectorUnaryF32(op, alpha, approx, node->t.In<float>(0), n, node->t.Out<float>(0))) {
     return Status::OK();

@@ -1,6 +1,13 @@
 // SOFTMAX, AVERAGE_POOL_2D, MAX_POOL_2D and MEAN, float32 and int8. The int8 softmax uses
 // gemmlowp-style fixed point (Q5.26 exponent input, Q12.19 accumulator) as TFLite's
 // reference kernel does, so results are bit-exact.
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports false "may be used uninitialized" inside its own avx512fintrin.h (the
+// _mm512_undefined_ps operand of inlined intrinsics: vec_math_avx512.h's), as in add_int8.cc.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +19,7 @@
 #include "lite/kernels.h"
 #include "lite/loop_isa.h"
 #include "lite/vec_math.h"
+#include "lite/vec_math_avx512.h"
 
 namespace ember {
 namespace lite {
@@ -172,11 +180,22 @@ EMBER_LOOP_FUNCTION_WIDE(void, ExpRow, (const float* x, float mx, float beta, in
 EMBER_LOOP_FUNCTION(float, RowSum, (const float* x, int64_t n), (x, n), RowSumBody)
 EMBER_LOOP_FUNCTION(void, DivideRow, (float* y, int64_t n, float sum), (y, n, sum), DivideRowBody)
 
+// Whether the float softmax takes vec_math_avx512.h's row passes (which need beta >= 0).
+bool SoftmaxOnAvx512(float beta) {
+#ifdef EMBER_LOOP_X86
+  return ActiveLoopIsa() == LoopIsa::kAvx512 && beta >= 0.0f;
+#else
+  (void)beta;
+  return false;
+#endif
+}
+
 Status EvalSoftmaxF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
   const float beta = node->op->options.beta;
   const int64_t depth = node->depth;
+  const bool avx512 = SoftmaxOnAvx512(beta);
   const int64_t chunks = (depth + kSoftmaxChunk - 1) / kSoftmaxChunk;
   const int row_tasks = TaskCount(*node, chunks, kSoftmaxChunk * kSoftmaxValueCost);
   if (row_tasks <= 1) {
@@ -185,6 +204,20 @@ Status EvalSoftmaxF32(NodeState* node) {
     RunTasks(*node, tasks, [&](int task, int) {
       int64_t r0, r1;
       ChunkRange(node->outer, tasks, task, 1, &r0, &r1);
+#ifdef EMBER_LOOP_X86
+      if (avx512) {
+        // One pass for the maximum, one for the exponentials and their sum, one scaling by
+        // 1 / sum (a multiplication: within an ulp of the division).
+        for (int64_t r = r0; r < r1; ++r) {
+          const float* xr = x + r * depth;
+          float* yr = y + r * depth;
+          const float sum =
+              avx512::SoftmaxRowExp<true>(xr, avx512::SoftmaxRowMax(xr, depth), beta, depth, yr);
+          avx512::ScaleRow(yr, depth, 1.0f / sum);
+        }
+        return;
+      }
+#endif
       SoftmaxRows(x, r0, r1, depth, beta, y);
     });
     return Status::OK();
@@ -192,9 +225,26 @@ Status EvalSoftmaxF32(NodeState* node) {
   for (int64_t r = 0; r < node->outer; ++r) {
     const float* xr = x + r * depth;
     float* yr = y + r * depth;
+    // A long row (a classifier's): the exponentials and the scaling are split; the sum is taken
+    // on one thread in the one-task order, so every value is the one-thread loop's.
+#ifdef EMBER_LOOP_X86
+    if (avx512) {
+      const float mx = avx512::SoftmaxRowMax(xr, depth);
+      RunTasks(*node, row_tasks, [&](int task, int) {
+        int64_t c0, c1;
+        ChunkRange(depth, row_tasks, task, kSoftmaxChunk, &c0, &c1);
+        avx512::SoftmaxRowExp<false>(xr + c0, mx, beta, c1 - c0, yr + c0);
+      });
+      const float inv = 1.0f / avx512::SoftmaxRowSum(yr, depth);
+      RunTasks(*node, row_tasks, [&](int task, int) {
+        int64_t c0, c1;
+        ChunkRange(depth, row_tasks, task, kSoftmaxChunk, &c0, &c1);
+        avx512::ScaleRow(yr + c0, c1 - c0, inv);
+      });
+      continue;
+    }
+#endif
     const float mx = RowMax(xr, depth);
-    // A long row (a classifier's): the exponentials and the divisions are split; the sum is
-    // RowSum's on one thread, so every value is the one-thread loop's.
     RunTasks(*node, row_tasks, [&](int task, int) {
       int64_t c0, c1;
       ChunkRange(depth, row_tasks, task, kSoftmaxChunk, &c0, &c1);
