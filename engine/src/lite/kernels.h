@@ -88,6 +88,7 @@ struct Interpreter::NodeState {
   bool dw_fused_avx2 = false;
   DepthwiseFusedI8 dw_fused;
   bool mean_rows = false;  // MEAN over consecutive axes, not the last: [outer, inner, depth] input
+  bool softmax_vbmi = false;       // int8 SOFTMAX: outputs per difference on AVX-512 VBMI
   AlignedVector<int8_t> scratch8;  // im2col
   AlignedVector<float> scratchf;   // float im2col: `threads` slices of scratch_slice values
   // Convolutions: state sized in Prepare, so Invoke allocates nothing. Scratch that a task

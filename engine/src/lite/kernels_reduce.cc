@@ -17,6 +17,7 @@
 
 #include "ember/lite/quant.h"
 #include "lite/kernels.h"
+#include "lite/lookup_vbmi.h"
 #include "lite/loop_isa.h"
 #include "lite/vec_math.h"
 #include "lite/vec_math_avx512.h"
@@ -180,22 +181,15 @@ EMBER_LOOP_FUNCTION_WIDE(void, ExpRow, (const float* x, float mx, float beta, in
 EMBER_LOOP_FUNCTION(float, RowSum, (const float* x, int64_t n), (x, n), RowSumBody)
 EMBER_LOOP_FUNCTION(void, DivideRow, (float* y, int64_t n, float sum), (y, n, sum), DivideRowBody)
 
-// Whether the float softmax takes vec_math_avx512.h's row passes (which need beta >= 0).
-bool SoftmaxOnAvx512(float beta) {
-#ifdef EMBER_LOOP_X86
-  return ActiveLoopIsa() == LoopIsa::kAvx512 && beta >= 0.0f;
-#else
-  (void)beta;
-  return false;
-#endif
-}
-
 Status EvalSoftmaxF32(NodeState* node) {
   const float* x = node->t.In<float>(0);
   float* y = node->t.Out<float>(0);
   const float beta = node->op->options.beta;
   const int64_t depth = node->depth;
-  const bool avx512 = SoftmaxOnAvx512(beta);
+#ifdef EMBER_LOOP_X86
+  // vec_math_avx512.h's row passes (ExpNonPositive16 needs beta >= 0).
+  const bool avx512 = ActiveLoopIsa() == LoopIsa::kAvx512 && beta >= 0.0f;
+#endif
   const int64_t chunks = (depth + kSoftmaxChunk - 1) / kSoftmaxChunk;
   const int row_tasks = TaskCount(*node, chunks, kSoftmaxChunk * kSoftmaxValueCost);
   if (row_tasks <= 1) {
@@ -260,10 +254,157 @@ Status EvalSoftmaxF32(NodeState* node) {
   return Status::OK();
 }
 
+// One int8 softmax row's fixed-point scale of the outputs: 1 / (sum of exponentials) in Q0.31
+// and the shift that the outputs take after multiplying by it (as the reference's steps).
+struct SoftmaxI8Scale {
+  int32_t scale;
+  int exponent;
+};
+
+SoftmaxI8Scale SoftmaxI8RowScale(uint32_t sum_of_exps) {  // Q12.19
+  const int headroom_plus_one = CountLeadingZeros(sum_of_exps);
+  const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
+  const int32_t shifted_sum_minus_one =
+      static_cast<int32_t>((sum_of_exps << headroom_plus_one) - (static_cast<uint32_t>(1) << 31));
+  return {OneOverOnePlusX(shifted_sum_minus_one), num_bits_over_unit + 31 - 8};
+}
+
+// The output for the difference d = max - x.
+int8_t SoftmaxOutputI8(const int32_t* exps, SoftmaxI8Scale k, int diff_min, int32_t d) {
+  if (-d < diff_min) return -128;
+  const int32_t unsat = RoundingDivideByPOT(Mul(k.scale, exps[d]), k.exponent);
+  return static_cast<int8_t>(std::max(-128, std::min(127, unsat - 128)));
+}
+
+#ifdef EMBER_LOOP_X86
+// The outputs for the differences d = max - x in [0, range) into table[d], 16 at a time:
+// SoftmaxOutputI8's values. With scale > 0 (the caller checks) and every exps[d] >= 0
+// (PrepareSoftmax checks: softmax_vbmi), Mul's product p is >= 0, so Mul is
+// h = floor((p + 2^30) / 2^31) < 2^31 (p in 64-bit lanes, even and odd apart), and the division
+// by 2^E (E capped at 31, as RoundingDivideByPOT caps it) floor((h + 2^(E-1)) / 2^E), unsigned
+// in 32-bit lanes (h + 2^(E-1) < 2^32).
+EMBER_VBMI_TARGET void SoftmaxOutputsI8(const int32_t* exps, SoftmaxI8Scale k, int diff_min,
+                                        int32_t range, int8_t* table) {
+  const int e = std::min(k.exponent, 31);
+  const __m512i scale = _mm512_set1_epi64(k.scale);
+  const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
+  const __m512i round = _mm512_set1_epi32(static_cast<int32_t>(uint32_t{1} << (e - 1)));
+  const __m128i shift = _mm_cvtsi32_si128(e);
+  const __m512i lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127);
+  const __m512i offset = _mm512_set1_epi32(128), limit = _mm512_set1_epi32(-diff_min);
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  // Bytes 0, 4, ..., 60 (each lane's low byte) as a vpermb index for output bytes 0-15.
+  const __m512i low_bytes =
+      _mm512_castsi128_si512(_mm512_cvtepi32_epi8(_mm512_slli_epi32(lanes, 2)));
+  for (int32_t d = 0; d < range; d += 16) {  // exps has 512 entries: d + 15 stays inside
+    const __m512i ex = _mm512_loadu_si512(exps + d);
+    const __m512i even =
+        _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epu32(ex, scale), nudge), 31);
+    const __m512i odd = _mm512_srli_epi64(
+        _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(ex, 32), scale), nudge), 31);
+    const __m512i h = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+    __m512i v = _mm512_sub_epi32(_mm512_srl_epi32(_mm512_add_epi32(h, round), shift), offset);
+    v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+    const __m512i dd = _mm512_add_epi32(_mm512_set1_epi32(d), lanes);
+    v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epi32_mask(dd, limit), lo);
+    // Each lane's low byte to the first 16 (vpermb: vpmovdb's store form is microcoded on Zen 4).
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(table + d),
+                     _mm512_castsi512_si128(_mm512_permutexvar_epi8(low_bytes, v)));
+  }
+}
+
+// The largest and smallest of 64 bytes: halves folded onto each other down to one byte.
+EMBER_VBMI_TARGET inline void FoldMaxMinI8(__m512i vmax, __m512i vmin, int32_t* mx, int32_t* mn) {
+  vmax = _mm512_max_epi8(vmax, _mm512_shuffle_i64x2(vmax, vmax, 0x4E));
+  vmin = _mm512_min_epi8(vmin, _mm512_shuffle_i64x2(vmin, vmin, 0x4E));
+  vmax = _mm512_max_epi8(vmax, _mm512_shuffle_i64x2(vmax, vmax, 0xB1));
+  vmin = _mm512_min_epi8(vmin, _mm512_shuffle_i64x2(vmin, vmin, 0xB1));
+  __m128i a = _mm512_castsi512_si128(vmax), b = _mm512_castsi512_si128(vmin);
+  a = _mm_max_epi8(a, _mm_srli_si128(a, 8));
+  b = _mm_min_epi8(b, _mm_srli_si128(b, 8));
+  a = _mm_max_epi8(a, _mm_srli_si128(a, 4));
+  b = _mm_min_epi8(b, _mm_srli_si128(b, 4));
+  a = _mm_max_epi8(a, _mm_srli_si128(a, 2));
+  b = _mm_min_epi8(b, _mm_srli_si128(b, 2));
+  a = _mm_max_epi8(a, _mm_srli_si128(a, 1));
+  b = _mm_min_epi8(b, _mm_srli_si128(b, 1));
+  *mx = static_cast<int8_t>(_mm_cvtsi128_si32(a) & 0xFF);
+  *mn = static_cast<int8_t>(_mm_cvtsi128_si32(b) & 0xFF);
+}
+
+// An int8 softmax row on AVX-512 VBMI: the maximum and minimum 64 values at a time, the sum of
+// the exponentials' summands (terms), the outputs of the differences that occur
+// (SoftmaxOutputsI8), then each value's output by its difference (lookup_vbmi.h). table: 256
+// bytes, entries at and above the row's range left as they were.
+EMBER_VBMI_TARGET void SoftmaxRowI8Vbmi(const NodeState& node, const int8_t* x, int8_t* y,
+                                        int8_t* table) {
+  const int64_t depth = node.depth;
+  const int32_t* exps = node.scratch32.data();
+  const int32_t* terms = exps + 256;
+  __m512i vmax = _mm512_set1_epi8(-128), vmin = _mm512_set1_epi8(127);
+  int64_t c = 0;
+  for (; c + 64 <= depth; c += 64) {
+    const __m512i v = _mm512_loadu_si512(x + c);
+    vmax = _mm512_max_epi8(vmax, v);
+    vmin = _mm512_min_epi8(vmin, v);
+  }
+  if (c < depth) {
+    const __mmask64 live = ByteLanes(static_cast<size_t>(depth - c));
+    const __m512i v = _mm512_maskz_loadu_epi8(live, x + c);
+    vmax = _mm512_mask_max_epi8(vmax, live, vmax, v);
+    vmin = _mm512_mask_min_epi8(vmin, live, vmin, v);
+  }
+  int32_t mx, mn;
+  FoldMaxMinI8(vmax, vmin, &mx, &mn);
+  // The summands by gathers of 16 (wrapping adds, as the reference's int32 sum).
+  const __m512i vmx32 = _mm512_set1_epi32(mx);
+  __m512i acc = _mm512_setzero_si512();
+  for (c = 0; c + 16 <= depth; c += 16) {
+    const __m512i d = _mm512_sub_epi32(
+        vmx32, _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + c))));
+    acc = _mm512_add_epi32(acc, _mm512_i32gather_epi32(d, terms, 4));
+  }
+  uint32_t sum_of_exps = static_cast<uint32_t>(_mm512_reduce_add_epi32(acc));  // Q12.19
+  for (; c < depth; ++c) sum_of_exps += static_cast<uint32_t>(terms[mx - x[c]]);
+  const SoftmaxI8Scale k = SoftmaxI8RowScale(sum_of_exps);
+  const int32_t range = mx - mn + 1;
+  if (k.scale > 0) {
+    SoftmaxOutputsI8(exps, k, node.diff_min, range, table);
+  } else {  // a sum past int32 (as the reference's, it wraps): the scalar steps
+    for (int32_t d = 0; d < range; ++d) table[d] = SoftmaxOutputI8(exps, k, node.diff_min, d);
+  }
+  const ByteTable t = LoadByteTable(table, table + 128);
+  const __m512i vmx = _mm512_set1_epi8(static_cast<char>(mx));
+  for (c = 0; c + 64 <= depth; c += 64) {
+    _mm512_storeu_si512(y + c, LookUpBytes(t, _mm512_sub_epi8(vmx, _mm512_loadu_si512(x + c))));
+  }
+  if (c < depth) {
+    const __mmask64 live = ByteLanes(static_cast<size_t>(depth - c));
+    const __m512i u = _mm512_sub_epi8(vmx, _mm512_maskz_loadu_epi8(live, x + c));
+    _mm512_mask_storeu_epi8(y + c, live, LookUpBytes(t, u));
+  }
+}
+#endif
+
 Status EvalSoftmaxI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
   int8_t* y = node->t.Out<int8_t>(0);
   const int64_t depth = node->depth;
+#ifdef EMBER_LOOP_X86
+  if (node->softmax_vbmi) {
+    // Rows split over the threads (each row whole on one: the same bytes at any thread count).
+    const int tasks = TaskCount(*node, node->outer, depth * 16);
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t r0, r1;
+      ChunkRange(node->outer, tasks, task, 1, &r0, &r1);
+      alignas(64) int8_t table[256] = {};
+      for (int64_t r = r0; r < r1; ++r) {
+        SoftmaxRowI8Vbmi(*node, x + r * depth, y + r * depth, table);
+      }
+    });
+    return Status::OK();
+  }
+#endif
   const int32_t* exps = node->scratch32.data();
   const int32_t* terms = exps + 256;  // each difference's summand (0 below diff_min)
   for (int64_t r = 0; r < node->outer; ++r) {
@@ -274,21 +415,10 @@ Status EvalSoftmaxI8(NodeState* node) {
       mx = std::max<int32_t>(mx, xr[c]);
       mn = std::min<int32_t>(mn, xr[c]);
     }
-    int32_t sum_of_exps = 0;  // Q12.19
-    for (int64_t c = 0; c < depth; ++c) sum_of_exps += terms[mx - xr[c]];
-    const int headroom_plus_one = CountLeadingZeros(static_cast<uint32_t>(sum_of_exps));
-    const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
-    const int32_t shifted_sum_minus_one =
-        static_cast<int32_t>((static_cast<uint32_t>(sum_of_exps) << headroom_plus_one) -
-                             (static_cast<uint32_t>(1) << 31));
-    const int32_t shifted_scale = OneOverOnePlusX(shifted_sum_minus_one);
-    const int exponent = num_bits_over_unit + 31 - 8;
-    // Output for the difference d = max - x.
-    auto out = [&](int32_t d) -> int8_t {
-      if (-d < node->diff_min) return -128;
-      const int32_t unsat = RoundingDivideByPOT(Mul(shifted_scale, exps[d]), exponent);
-      return static_cast<int8_t>(std::max(-128, std::min(127, unsat - 128)));
-    };
+    uint32_t sum_of_exps = 0;  // Q12.19, wrapping past 2^31 as the reference's int32 sum does
+    for (int64_t c = 0; c < depth; ++c) sum_of_exps += static_cast<uint32_t>(terms[mx - xr[c]]);
+    const SoftmaxI8Scale k = SoftmaxI8RowScale(sum_of_exps);
+    auto out = [&](int32_t d) { return SoftmaxOutputI8(exps, k, node->diff_min, d); };
     const int32_t range = mx - mn + 1;  // differences that occur: [0, range)
     if (range < depth) {
       // Fewer distinct differences than values (a classifier's 1000 logits): one output each.
@@ -358,6 +488,13 @@ Status PrepareSoftmax(NodeState* node) {
         -d >= node->diff_min ? RoundingDivideByPOT(e, kAccumulationIntegerBits) : 0;
   }
   node->eval = EvalSoftmaxI8;
+#ifdef EMBER_LOOP_X86
+  // SoftmaxOutputsI8's assumption: every exponential >= 0 (and every row's scale > 0, which
+  // OneOverOnePlusX gives for any sum).
+  node->softmax_vbmi =
+      cpu::HasAvx512Vbmi() && std::all_of(node->scratch32.begin(), node->scratch32.begin() + 256,
+                                          [](int32_t e) { return e >= 0; });
+#endif
   return Status::OK();
 }
 
