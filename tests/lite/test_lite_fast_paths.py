@@ -171,6 +171,9 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # SQUARED_DIFFERENCE against a [rows, 1] mean, RSQRT; MAXIMUM / MINIMUM broadcasts (int8:
         # the stored values, one quantization).
         "layer_norm_rows7_c48": ((7, 48), lambda: k.LayerNormalization()),
+        # Rows in sixteens (eight values of each transposed per step), 5 rows left, 4 values left.
+        "layer_norm_rows37_c52": ((37, 52), lambda: k.LayerNormalization()),
+        "mean_rows37_c52": ((37, 52), lambda: k.Lambda(lambda t: tf.reduce_mean(t, axis=-1))),
         "max_min_rows9_c20": (
             (9, 20),
             lambda: k.Lambda(
@@ -333,6 +336,23 @@ def test_float_softmax_extremes_match_litert_on_every_isa(ember_install: Path, m
             np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-7, err_msg=f"EMBER_CPU_ISA={isa}")
             split = _ember(ember_install, model, x, isa, work, threads=2)
             assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
+
+
+def test_float_mean_over_rows_sums_each_row_in_order(ember_install: Path, model_dir: Path, tmp_path: Path) -> None:
+    """A float MEAN over the last axis sums each row in order, as LiteRT's reference does (the
+    rows in sixteens, transposed, or four scalar chains): the same floats as a serial float32 sum
+    and as LiteRT's kernel, on every ISA and split over two threads."""
+    model = _convert("mean_rows37_c52", False, model_dir)
+    x = np.random.default_rng(8).normal(0.0, 100.0, size=(1, 37, 52)).astype(np.float32)
+    serial = np.cumsum(x, axis=-1, dtype=np.float32)[..., -1] / np.float32(52)
+    ref = _reference(model, x)
+    np.testing.assert_array_equal(ref, serial)
+    for isa in ISAS:
+        work = tmp_path / isa
+        work.mkdir()
+        np.testing.assert_array_equal(_ember(ember_install, model, x, isa, work), ref, err_msg=f"EMBER_CPU_ISA={isa}")
+        split = _ember(ember_install, model, x, isa, work, threads=2)
+        np.testing.assert_array_equal(split, ref, err_msg=f"EMBER_CPU_ISA={isa}, two threads")
 
 
 @pytest.mark.parametrize("name", ["logistic_c24", "tanh_c24", "gelu_c24", "hard_swish_c24", "leaky_relu_c13"])

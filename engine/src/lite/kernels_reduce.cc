@@ -787,6 +787,53 @@ void SumTailRows(const T* x, int64_t r0, int64_t r1, int64_t count, Acc* acc) {
   }
 }
 
+#ifdef EMBER_LOOP_X86
+// The 8 x 8 floats of rows[0..7] (8 consecutive values each) transposed: out[j] holds value j of
+// each row, row r in lane r.
+__attribute__((target("avx2"))) inline void Transpose8x8(const __m256 in[8], __m256 out[8]) {
+  __m256 t[8], u[8];
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = _mm256_unpacklo_ps(in[2 * k], in[2 * k + 1]);
+    t[2 * k + 1] = _mm256_unpackhi_ps(in[2 * k], in[2 * k + 1]);
+  }
+  for (int k = 0; k < 2; ++k) {
+    const int b = 4 * k;
+    u[b] = _mm256_shuffle_ps(t[b], t[b + 2], 0x44);
+    u[b + 1] = _mm256_shuffle_ps(t[b], t[b + 2], 0xEE);
+    u[b + 2] = _mm256_shuffle_ps(t[b + 1], t[b + 3], 0x44);
+    u[b + 3] = _mm256_shuffle_ps(t[b + 1], t[b + 3], 0xEE);
+  }
+  for (int j = 0; j < 4; ++j) {
+    out[j] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x20);
+    out[j + 4] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x31);
+  }
+}
+
+// SumTailRows for 16 float rows from x (`count` apart) into acc[0..15], each row's sum in order:
+// eight values of each row at a time, transposed so that one vector add takes the next value of
+// eight rows (two groups of eight: two chains). The same sums as SumTailRows, several times as
+// fast: its four scalar chains waited on each add's latency (LayerNormalization's MEAN over rows
+// of 768 took 0.75 cycles a value).
+__attribute__((target("avx2"))) void SumTailRows16F32(const float* x, int64_t count, float* acc) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    __m256 in[8], col[8];
+    for (int r = 0; r < 8; ++r) in[r] = _mm256_loadu_ps(x + r * count + i);
+    Transpose8x8(in, col);
+    for (int j = 0; j < 8; ++j) s0 = _mm256_add_ps(s0, col[j]);
+    for (int r = 0; r < 8; ++r) in[r] = _mm256_loadu_ps(x + (8 + r) * count + i);
+    Transpose8x8(in, col);
+    for (int j = 0; j < 8; ++j) s1 = _mm256_add_ps(s1, col[j]);
+  }
+  _mm256_storeu_ps(acc, s0);
+  _mm256_storeu_ps(acc + 8, s1);
+  for (; i < count; ++i) {
+    for (int r = 0; r < 16; ++r) acc[r] += x[r * count + i];
+  }
+}
+#endif
+
 // The sums of a MEAN: ReduceSum's, split over the node's threads by rows when the reduced axes
 // are the last ones.
 template <typename T, typename Acc>
@@ -803,6 +850,13 @@ void MeanSums(NodeState* node, const T* x, std::vector<Acc>* acc) {
   RunTasks(*node, tasks, [&](int task, int) {
     int64_t r0, r1;
     ChunkRange(rows, tasks, task, 4, &r0, &r1);
+#ifdef EMBER_LOOP_X86
+    if constexpr (std::is_same<T, float>::value) {
+      if (ActiveLoopIsa() != LoopIsa::kGeneric) {
+        for (; r0 + 16 <= r1; r0 += 16) SumTailRows16F32(x + r0 * count, count, a + r0);
+      }
+    }
+#endif
     SumTailRows(x, r0, r1, count, a);
   });
 }
