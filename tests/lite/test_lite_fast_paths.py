@@ -174,6 +174,13 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # Rows in sixteens (eight values of each transposed per step), 5 rows left, 4 values left.
         "layer_norm_rows37_c52": ((37, 52), lambda: k.LayerNormalization()),
         "mean_rows37_c52": ((37, 52), lambda: k.Lambda(lambda t: tf.reduce_mean(t, axis=-1))),
+        # int8 SQUARED_DIFFERENCE's table of outputs: input 1 varying along the run (same
+        # shapes), and input 0 the broadcast one.
+        "sqdiff_same_c70": ((9, 70), lambda: k.Lambda(lambda t: tf.math.squared_difference(t, t[..., ::-1]))),
+        "sqdiff_mean_first_c70": (
+            (9, 70),
+            lambda: k.Lambda(lambda t: tf.math.squared_difference(tf.reduce_mean(t, axis=-1, keepdims=True), t)),
+        ),
         "max_min_rows9_c20": (
             (9, 20),
             lambda: k.Lambda(
