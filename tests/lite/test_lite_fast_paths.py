@@ -234,6 +234,8 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         "avgpool_c70_3x3_s2": ((9, 11, 70), lambda: k.AveragePooling2D(3, strides=2, padding="same")),
         "avgpool_c20_2x2_relu6": ((7, 9, 20), lambda: lambda t: k.ReLU(6.0)(k.AveragePooling2D(2)(t))),
         "maxpool_c8_2x2_relu6": ((8, 6, 8), lambda: lambda t: k.ReLU(6.0)(k.MaxPooling2D(2)(t))),
+        # int8: the window's rows folded in pairs (5 rows: a pair, a pair, one), 4 columns.
+        "maxpool_c16_5x4_s1": ((9, 8, 16), lambda: k.MaxPooling2D((5, 4), strides=1, padding="same")),
     }
 
 
