@@ -192,6 +192,12 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         ),
         # PAD (the fill by element width, int8 the zero point): uneven amounts on each side.
         "pad_c24": ((5, 6, 24), lambda: k.ZeroPadding2D(((1, 2), (3, 0)))),
+        # PAD's rows: channels padded too (runs of C), and PADV2's constant on every axis.
+        "pad_channels_c5": ((4, 3, 5), lambda: k.Lambda(lambda t: tf.pad(t, [[0, 0], [2, 1], [0, 0], [3, 1]]))),
+        "padv2_all_axes_c6": (
+            (3, 4, 6),
+            lambda: k.Lambda(lambda t: tf.pad(t, [[1, 1], [0, 2], [1, 0], [0, 2]], constant_values=0.5)),
+        ),
         # FULLY_CONNECTED over many rows (a transformer's tokens): float one GEMM in 8-row blocks,
         # int8 (VNNI) 4-row blocks with 4-block groups, a last block of 2 rows, 50 columns.
         "dense_rows22_c40_to_50": ((22, 40), lambda: k.Dense(50, bias_initializer=init)),

@@ -114,9 +114,11 @@ EMBER_LOOP_BODY bool VectorUnaryF32Body(BuiltinOp op, float alpha, bool approxim
                                         size_t n, float* y) {
   switch (op) {
     case BuiltinOp::kHardSwish:
+      // The reference's x * relu6(x + 3) / 6 with the division as a multiplication by 1 / 6
+      // (within an ulp of it; the division took half of the loop's time).
       for (size_t i = 0; i < n; ++i) {
         const float v = x[i];
-        y[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) / 6.0f;
+        y[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) * (1.0f / 6.0f);
       }
       return true;
     case BuiltinOp::kLeakyRelu:
