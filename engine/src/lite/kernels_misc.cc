@@ -167,14 +167,20 @@ Status EvalUnary(NodeState* node) {
   const bool approx = node->op->options.approximate;
   const float alpha = node->op->options.alpha;
 #ifdef EMBER_LOOP_X86
-  // LOGISTIC and TANH on AVX-512: vec_math_avx512.h's forms (vscalefps for 2^n).
-  if (type == TensorType::kFloat32 && (op == BuiltinOp::kLogistic || op == BuiltinOp::kTanh) &&
+  // LOGISTIC, TANH and GELU (exact form) on AVX-512: vec_math_avx512.h's forms.
+  const bool exact_gelu = op == BuiltinOp::kGelu && !approx;
+  if (type == TensorType::kFloat32 &&
+      (op == BuiltinOp::kLogistic || op == BuiltinOp::kTanh || exact_gelu) &&
       ActiveLoopIsa() == LoopIsa::kAvx512) {
     const int64_t count = static_cast<int64_t>(n);
+    const float* x = node->t.In<float>(0);
+    float* y = node->t.Out<float>(0);
     if (op == BuiltinOp::kLogistic) {
-      avx512::LogisticRow(node->t.In<float>(0), count, node->t.Out<float>(0));
+      avx512::LogisticRow(x, count, y);
+    } else if (op == BuiltinOp::kTanh) {
+      avx512::TanhRow(x, count, y);
     } else {
-      avx512::TanhRow(node->t.In<float>(0), count, node->t.Out<float>(0));
+      avx512::GeluRow(x, count, y);
     }
     return Status::OK();
   }

@@ -80,6 +80,75 @@ EMBER_LOOP_AVX512 inline __m512 Tanh16(__m512 x) {
                             small);
 }
 
+// OnePlusErfF lane by lane (the same polynomials), its parts computed only where a lane needs
+// them: the erfc form (an exponential and a division) when a lane has |t| >= 1, its second
+// polynomial when one has |t| >= 2. GELU's inputs mostly lie within |t| < 2. Measured on Zen 4,
+// one thread, GELU over 98304 values: 91 us with GCC's loop over OnePlusErfF for any input;
+// here 70 us for x ~ N(0, 1), 84 us for N(0, 4), 25 us for N(0, 0.5) (most vectors then need
+// only the polynomial).
+EMBER_LOOP_AVX512 inline __m512 OnePlusErf16(__m512 t) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 a = _mm512_andnot_ps(_mm512_set1_ps(-0.0f), t);
+  const __m512 z = _mm512_mul_ps(t, t);
+  __m512 s = _mm512_set1_ps(7.853861353153693e-5f);
+  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(-8.010193625184903e-4f));
+  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(5.188327685732524e-3f));
+  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(-2.685381193529856e-2f));
+  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(1.128358514861418e-1f));
+  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(-3.761262582423300e-1f));
+  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(1.128379165726710e0f));
+  const __m512 small = _mm512_fmadd_ps(t, s, one);
+  // Lanes past the polynomial (|t| >= 1 or NaN: not ordered below 1).
+  const __mmask16 far = _mm512_cmp_ps_mask(a, one, _CMP_NLT_UQ);
+  if (far == 0) return small;
+  const __m512 q = _mm512_div_ps(one, _mm512_max_ps(a, one));
+  const __m512 y = _mm512_mul_ps(q, q);
+  __m512 p = _mm512_set1_ps(2.326819970068386e-2f);
+  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(-1.387039388740657e-1f));
+  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(3.687424674597105e-1f));
+  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(-5.824733027278666e-1f));
+  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(6.210004621745983e-1f));
+  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(-4.944515323274145e-1f));
+  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(3.404879937665872e-1f));
+  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(-2.741127028184656e-1f));
+  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(5.638259427386472e-1f));
+  const __mmask16 beyond2 = _mm512_cmp_ps_mask(a, _mm512_set1_ps(2.0f), _CMP_GE_OQ);
+  if (beyond2 != 0) {
+    __m512 r = _mm512_set1_ps(-1.047766399936249e1f);
+    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(1.297719955372516e1f));
+    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(-7.495518717768503e0f));
+    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(2.921019019210786e0f));
+    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(-1.015265279202700e0f));
+    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(4.218463358204948e-1f));
+    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(-2.820767439740514e-1f));
+    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(5.641895067754075e-1f));
+    p = _mm512_mask_mov_ps(p, beyond2, r);
+  }
+  const __m512 c =
+      _mm512_mul_ps(_mm512_mul_ps(ExpNonPositive16(_mm512_sub_ps(_mm512_setzero_ps(), z)), q), p);
+  const __mmask16 positive = _mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_GT_OQ);
+  __m512 big = _mm512_mask_sub_ps(c, positive, _mm512_set1_ps(2.0f), c);
+  big = _mm512_mask_mov_ps(big, _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q), t);  // NaN kept
+  return _mm512_mask_mov_ps(small, far, big);
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)) over n values, 16 at a time (GELU, exact form).
+EMBER_LOOP_AVX512 inline void GeluRow(const float* x, int64_t n, float* y) {
+  const __m512 half = _mm512_set1_ps(0.5f), scale = _mm512_set1_ps(0.7071067811865476f);
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) {
+    const __m512 v = _mm512_loadu_ps(x + c);
+    _mm512_storeu_ps(y + c,
+                     _mm512_mul_ps(_mm512_mul_ps(half, v), OnePlusErf16(_mm512_mul_ps(v, scale))));
+  }
+  if (c < n) {
+    const __mmask16 live = FloatLanes(n - c);
+    const __m512 v = _mm512_maskz_loadu_ps(live, x + c);
+    _mm512_mask_storeu_ps(
+        y + c, live, _mm512_mul_ps(_mm512_mul_ps(half, v), OnePlusErf16(_mm512_mul_ps(v, scale))));
+  }
+}
+
 // y = LogisticF(x) / TanhF(x) over n values, 16 at a time; only the last vector masked (a
 // masked store costs several plain ones on Zen 4: masking every vector took LOGISTIC from 1.24
 // to 1.51 cycles a value).
