@@ -353,6 +353,50 @@ def test_float_softmax_extremes_match_litert_on_every_isa(ember_install: Path, m
             assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
 
 
+@pytest.mark.parametrize("int8", [True, False], ids=["int8", "float"])
+def test_dynamic_batch_reshape_through_shape_matches_litert(ember_install: Path, tmp_path: Path, int8: bool) -> None:
+    """EfficientNet's and MobileNetV3's squeeze-and-excite as keras.applications builds them:
+    Reshape on a dynamic batch converts to SHAPE, STRIDED_SLICE, PACK and RESHAPE (ember refused
+    SHAPE, so neither model loaded). Against LiteRT's reference kernels on every ISA: int8 byte
+    for byte, float within the agreement tolerance."""
+    tf.keras.utils.set_random_seed(3)
+    k = tf.keras.layers
+    inp = tf.keras.Input(shape=(5, 6, 24))  # batch None: dynamic
+    se = k.Reshape((1, 1, 24))(k.Dense(24, activation="sigmoid")(k.GlobalAveragePooling2D()(inp)))
+    conv = tf.lite.TFLiteConverter.from_keras_model(tf.keras.Model(inp, inp * se))
+    if int8:
+        rng = np.random.default_rng(0)
+
+        def rep() -> Any:
+            for _ in range(8):
+                yield [rng.uniform(-2, 2, (1, 5, 6, 24)).astype(np.float32)]
+
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = rep
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    model = tmp_path / "se_dynamic.tflite"
+    model.write_bytes(conv.convert())
+    ops = [o["op_name"] for o in litert.Interpreter(model_path=str(model))._get_ops_details()]
+    assert "SHAPE" in ops, f"the converter no longer emits SHAPE here: {ops}"
+    rng = np.random.default_rng(4)
+    x = (
+        rng.integers(-128, 128, size=(1, 5, 6, 24)).astype(np.int8)
+        if int8
+        else rng.uniform(-2, 2, size=(1, 5, 6, 24)).astype(np.float32)
+    )
+    ref = _reference(model, x)
+    for isa in ISAS:
+        work = tmp_path / isa
+        work.mkdir()
+        ours = _ember(ember_install, model, x, isa, work)
+        if int8:
+            np.testing.assert_array_equal(ours, ref, err_msg=f"EMBER_CPU_ISA={isa}")
+        else:
+            np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5, err_msg=f"EMBER_CPU_ISA={isa}")
+
+
 def test_float_mean_over_rows_sums_each_row_in_order(ember_install: Path, model_dir: Path, tmp_path: Path) -> None:
     """A float MEAN over the last axis sums each row in order, as LiteRT's reference does (the
     rows in sixteens, transposed, or four scalar chains): the same floats as a serial float32 sum

@@ -291,6 +291,8 @@ Status PrepareNode(NodeState* node) {
     case BuiltinOp::kArgMax:
     case BuiltinOp::kArgMin:
       return PrepareArgMinMax(node);
+    case BuiltinOp::kShape:
+      return PrepareShape(node);
     case BuiltinOp::kLogSoftmax:
       return PrepareLogSoftmax(node);
     case BuiltinOp::kL2Normalization:

@@ -276,6 +276,7 @@ Status PrepareConcatDynamic(NodeState* node);
 Status PrepareCumsum(NodeState* node);
 // ARG_MAX and ARG_MIN (kernels_argminmax.cc)
 Status PrepareArgMinMax(NodeState* node);
+Status PrepareShape(NodeState* node);
 // LOG_SOFTMAX and L2_NORMALIZATION (kernels_norm.cc)
 Status PrepareLogSoftmax(NodeState* node);
 Status PrepareL2Normalization(NodeState* node);

@@ -326,6 +326,36 @@ bool ConstInput(const NodeState& node, size_t i) {
 
 }  // namespace
 
+// SHAPE: the input's dims (as they are when the operator runs: a run-time shape where the
+// input has one) as INT32 or INT64 values.
+Status EvalShape(NodeState* node) {
+  const bool run_time = !node->t.in_dims.empty() && node->t.in_dims[0] != nullptr;
+  const std::vector<int32_t>& dims = run_time ? *node->t.in_dims[0] : node->t.in[0]->shape;
+  if (node->t.out[0]->type == TensorType::kInt64) {
+    int64_t* y = node->t.Out<int64_t>(0);
+    for (size_t d = 0; d < dims.size(); ++d) y[d] = dims[d];
+  } else {
+    int32_t* y = node->t.Out<int32_t>(0);
+    for (size_t d = 0; d < dims.size(); ++d) y[d] = dims[d];
+  }
+  return Status::OK();
+}
+
+Status PrepareShape(NodeState* node) {
+  EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 1, 1));
+  const TensorDef& x = *node->t.in[0];
+  const TensorDef& y = *node->t.out[0];
+  const TensorType want = static_cast<TensorType>(node->op->options.shape_out_type);
+  if (want != TensorType::kInt32 && want != TensorType::kInt64) {
+    return errors::InvalidArgument(node->what + ": out_type " + TensorTypeName(want) +
+                                   " is not INT32 or INT64");
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, y, want, "output"));
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, y, {static_cast<int32_t>(x.shape.size())}, "output"));
+  node->eval = EvalShape;
+  return Status::OK();
+}
+
 Status PrepareShapeCopy(NodeState* node) {
   EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 1, 2));
   const TensorDef& x = *node->t.in[0];

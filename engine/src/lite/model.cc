@@ -197,6 +197,9 @@ constexpr OpInfo kOps[] = {
     // kernels_conv3d.cc: float32 (the only version LiteRT has).
     {BuiltinOp::kConv3D, "CONV_3D", 1, OptionsType::kConv3D},
     {BuiltinOp::kConv3DTranspose, "CONV_3D_TRANSPOSE", 1, OptionsType::kConv3D},
+    // kernels_misc_shape.cc: any input type, an INT32 or INT64 output (Keras's Reshape with a
+    // dynamic batch: SHAPE, STRIDED_SLICE, PACK, RESHAPE in EfficientNet and MobileNetV3).
+    {BuiltinOp::kShape, "SHAPE", 1, OptionsType::kShape},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -558,6 +561,12 @@ class Parser {
         break;
       case OptionsType::kMirrorPad:
         if (!ot.Scalar<int8_t>(0, 0, &o->mirror_mode, &err_)) return fail();
+        break;
+      case OptionsType::kShape:
+        if (!ot.Scalar<int8_t>(0, static_cast<int8_t>(TensorType::kInt32), &o->shape_out_type,
+                               &err_)) {
+          return fail();
+        }
         break;
       case OptionsType::kL2Norm:
         if (!ot.Scalar<int8_t>(0, 0, &act, &err_)) return fail();

@@ -162,6 +162,9 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
     case OptionsType::kMirrorPad:
       b->AddScalar<int8_t>(0, o.mirror_mode);
       break;
+    case OptionsType::kShape:
+      b->AddScalar<int8_t>(0, o.shape_out_type);
+      break;
     case OptionsType::kL2Norm:
       b->AddScalar<int8_t>(0, act);
       break;

@@ -334,3 +334,39 @@ TEST(LiteOpsExtra, ReduceProdAxesAndRefusals) {
 }
 
 EMBER_TEST_MAIN
+
+// SHAPE: the input's dims as INT32 (the default out_type) or INT64, through the writer and the
+// reader; an out_type that is neither, or an output of the wrong type or length, is refused.
+TEST(LiteOpsExtra, ShapeGivesTheDimsAsInt32OrInt64) {
+  SubGraphDef g = OneOp(BuiltinOp::kShape,
+                        {MakeTensor("x", TensorType::kFloat32, {2, 3, 5}),
+                         MakeTensor("dims", TensorType::kInt32, {3})},
+                        1);
+  Run r = Load(g);
+  ASSERT_OK(r.status);
+  ASSERT_OK(r.interp->Invoke());
+  const int32_t* d = r.interp->output(0).as<int32_t>();
+  EXPECT_TRUE(d[0] == 2 && d[1] == 3 && d[2] == 5);
+
+  SubGraphDef g64 = OneOp(
+      BuiltinOp::kShape,
+      {MakeTensor("x", TensorType::kInt8, {7, 1}), MakeTensor("dims", TensorType::kInt64, {2})}, 1);
+  g64.tensors[0].quant.scale = {0.5f};
+  g64.tensors[0].quant.zero_point = {0};
+  g64.operators[0].options.shape_out_type = static_cast<int8_t>(TensorType::kInt64);
+  Run r64 = Load(g64);
+  ASSERT_OK(r64.status);
+  ASSERT_OK(r64.interp->Invoke());
+  EXPECT_EQ(r64.interp->output(0).as<int64_t>()[0], 7);
+  EXPECT_EQ(r64.interp->output(0).as<int64_t>()[1], 1);
+
+  SubGraphDef bad_type = g;
+  bad_type.operators[0].options.shape_out_type = static_cast<int8_t>(TensorType::kFloat32);
+  EXPECT_TRUE(Contains(Load(bad_type).status, "out_type FLOAT32 is not INT32 or INT64"));
+  SubGraphDef mismatch = g;
+  mismatch.operators[0].options.shape_out_type = static_cast<int8_t>(TensorType::kInt64);
+  EXPECT_TRUE(Contains(Load(mismatch).status, "operator 0 (SHAPE)"));
+  SubGraphDef short_out = g;
+  short_out.tensors[1].shape = {2};
+  EXPECT_TRUE(Contains(Load(short_out).status, "'dims'"));
+}

@@ -123,6 +123,7 @@ enum class BuiltinOp : int32_t {
   kL2Normalization = 11,
   kMirrorPad = 100,
   kReduceProd = 81,
+  kShape = 77,  // src/lite/kernels_misc_shape.cc
   // src/lite/kernels_conv3d.cc
   kConv3D = 132,
   kConv3DTranspose = 141,
@@ -205,6 +206,7 @@ enum class OptionsType : uint8_t {
   kL2Norm = 12,
   kMirrorPad = 77,
   kConv3D = 106,  // CONV_3D and CONV_3D_TRANSPOSE
+  kShape = 55,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
@@ -278,6 +280,7 @@ struct OpOptions {
   bool exclusive = false, reverse = false;  // CUMSUM
   int8_t arg_output_type = 0;  // ARG_MAX/ARG_MIN output_type (a TensorType; 0 when absent)
   int8_t mirror_mode = 0;      // MIRROR_PAD: 0 REFLECT, 1 SYMMETRIC
+  int8_t shape_out_type = 2;   // SHAPE out_type (a TensorType; INT32 when absent)
   int32_t stride_d = 1, dilation_d = 1;  // CONV_3D, CONV_3D_TRANSPOSE (w, h above)
 };
 
