@@ -78,6 +78,19 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             (17, 16, 40),
             lambda: k.DepthwiseConv2D(5, strides=2, padding="same", bias_initializer=init),
         ),
+        # int8 VNNI rows of four-row groups (DepthwiseRowI8VnniKxK): a 7x7 window (a second group
+        # of three rows) without padding and a last block of one channel, a 3x5 window at
+        # stride (1, 2), a 2x2 window, a 1x1 one.
+        "dw_c33_7x7_valid": ((12, 13, 33), lambda: k.DepthwiseConv2D(7, padding="valid", bias_initializer=init)),
+        "dw_c20_3x5_s12": (
+            (9, 11, 20),
+            lambda: k.DepthwiseConv2D((3, 5), strides=(1, 2), padding="same", bias_initializer=init),
+        ),
+        "dw_c17_2x2": ((6, 7, 17), lambda: k.DepthwiseConv2D(2, padding="same", bias_initializer=init)),
+        "dw_c24_1x1_relu": (
+            (5, 6, 24),
+            lambda: k.DepthwiseConv2D(1, activation="relu", bias_initializer=init),
+        ),
         # Three output rows on two threads: the rows' channels are split in 32-channel parts.
         "dw_c72_3x3_rows3": ((3, 3, 72), lambda: k.DepthwiseConv2D(3, padding="same", bias_initializer=init)),
         "dw_c48_5x5_s2_rows3": (

@@ -102,6 +102,30 @@ void DepthwiseRowsI8Vnni3x3(const WindowGeometry& g, const int8_t* x, const Dept
                             int32_t in_zp, const DepthwiseRequant& q, int oy, int rows, int c0,
                             int c1, uint8_t* scratch, int8_t* y);
 
+// int8 depthwise filters of other sizes up to 8x8 (EfficientNet's and MobileNetV3's 5x5) on
+// AVX-512 VNNI: the filter's rows in groups of four, one row buffer of 4-byte groups per group of
+// rows (the 3x3 form's buffer, four rows deep), and one VPDPBUSD per group and filter column for
+// 16 channels: a 5x5 output ten instead of 25 widening multiplies and adds.
+struct DepthwiseKxKVnni {
+  int kh = 0, kw = 0, groups = 0;  // groups: (kh + 3) / 4
+  // [c / 16 blocks][group][kx][16 lanes][rows 4 group .. 4 group + 3, 0 beyond kh]
+  AlignedVector<int8_t> w;
+  std::vector<int32_t> bias;  // [c rounded up to 16]: bias - (in_zp + 128) * sum of the weights
+};
+
+// Filters of 1 to 8 rows and columns but 3x3 (Depthwise3x3Vnni's), in the 3x3 form's size limits.
+bool DepthwiseKxKVnniUsable(const WindowGeometry& g);
+// w: [kh, kw, c] int8; bias: c values (null: none).
+void PackDepthwiseKxKVnni(const int8_t* w, const int32_t* bias, int kh, int kw, int c,
+                          int32_t in_zp, DepthwiseKxKVnni* out);
+// Bytes of 64-byte aligned scratch that one DepthwiseRowI8VnniKxK call needs.
+size_t DepthwiseKxKVnniScratch(const WindowGeometry& g);
+// Output row oy's channels [c0, c1) (c0 a multiple of 16) for a filter packed by
+// PackDepthwiseKxKVnni; q.bias is not read (p.bias holds it).
+void DepthwiseRowI8VnniKxK(const WindowGeometry& g, const int8_t* x, const DepthwiseKxKVnni& p,
+                           int32_t in_zp, const DepthwiseRequant& q, int oy, int c0, int c1,
+                           uint8_t* scratch, int8_t* y);
+
 }  // namespace lite
 }  // namespace ember
 

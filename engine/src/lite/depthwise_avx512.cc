@@ -496,6 +496,157 @@ EMBER_VNNI_TARGET void DepthwiseRowsI8Vnni3x3(const WindowGeometry& g, const int
   }
 }
 
+bool DepthwiseKxKVnniUsable(const WindowGeometry& g) {
+  return g.kh >= 1 && g.kh <= 8 && g.kw >= 1 && g.kw <= 8 && !(g.kh == 3 && g.kw == 3) &&
+         g.dil_w <= 4096 && g.ow <= (1 << 20) && g.stride_w <= 4096;
+}
+
+void PackDepthwiseKxKVnni(const int8_t* w, const int32_t* bias, int kh, int kw, int c,
+                          int32_t in_zp, DepthwiseKxKVnni* out) {
+  const int blocks = (c + 15) / 16, groups = (kh + 3) / 4;
+  out->kh = kh;
+  out->kw = kw;
+  out->groups = groups;
+  const size_t per_block = static_cast<size_t>(groups) * kw * 64;
+  out->w.assign(static_cast<size_t>(blocks) * per_block, 0);
+  out->bias.assign(static_cast<size_t>(blocks) * 16, 0);
+  for (int ch = 0; ch < c; ++ch) {
+    const int b = ch / 16, lane = ch % 16;
+    uint32_t sum = 0;
+    for (int ky = 0; ky < kh; ++ky) {
+      for (int kx = 0; kx < kw; ++kx) {
+        const int8_t v = w[static_cast<size_t>(ky * kw + kx) * c + ch];
+        const size_t slot = static_cast<size_t>(b) * per_block +
+                            (static_cast<size_t>(ky / 4) * kw + kx) * 64 + lane * 4 + ky % 4;
+        out->w[slot] = v;
+        sum += static_cast<uint32_t>(static_cast<int32_t>(v));
+      }
+    }
+    // Wrapping int32 arithmetic, as the reference's sums.
+    const uint32_t b0 = bias != nullptr ? static_cast<uint32_t>(bias[ch]) : 0u;
+    out->bias[static_cast<size_t>(ch)] =
+        static_cast<int32_t>(b0 - static_cast<uint32_t>(in_zp + 128) * sum);
+  }
+}
+
+size_t DepthwiseKxKVnniScratch(const WindowGeometry& g) {
+  const size_t cols =
+      static_cast<size_t>(g.ow - 1) * g.stride_w + static_cast<size_t>(g.kw - 1) * g.dil_w + 1;
+  const size_t groups = static_cast<size_t>((g.kh + 3) / 4);
+  // the zero point bytes, then one block's row buffer per group of rows
+  return static_cast<size_t>((g.c + 15) / 16 * 16 + 64) / 64 * 64 + groups * cols * 64;
+}
+
+namespace {
+
+// One 16-channel block's outputs along the row from its groups' row buffers (group r's at
+// buf + r * group_stride; the filter's columns dil_w buffer columns apart): each output the bias
+// plus one VPDPBUSD per group and filter column, then requantized (Vnni3x3Bytes).
+template <bool Full, bool kHigh, bool kPlain, bool kClamp>
+EMBER_VNNI_TARGET inline void VnniKxKCols(const WindowGeometry& g, const Vnni3x3Consts& t,
+                                          const __m512i* w, int groups, __mmask16 m,
+                                          const uint8_t* buf, size_t group_stride, int8_t* out) {
+  const size_t step = static_cast<size_t>(g.stride_w) * 64;
+  const size_t tap = static_cast<size_t>(g.dil_w) * 64;
+  const size_t out_step = static_cast<size_t>(g.c);
+  const int kw = g.kw;
+  const uint8_t* s = buf;
+  for (int ox = g.ow; ox > 0; --ox, s += step, out += out_step) {
+    __m512i acc = t.bias;
+    for (int r = 0; r < groups; ++r) {
+      const uint8_t* sr = s + static_cast<size_t>(r) * group_stride;
+      for (int kx = 0; kx < kw; ++kx) {
+        acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(sr + static_cast<size_t>(kx) * tap),
+                                  w[r * kw + kx]);
+      }
+    }
+    StoreBytes<Full>(out, m,
+                     Vnni3x3Bytes<kHigh, kPlain, kClamp>(t.k, t.h, acc, t.zp_out, t.lo, t.hi));
+  }
+}
+
+}  // namespace
+
+EMBER_VNNI_TARGET void DepthwiseRowI8VnniKxK(const WindowGeometry& g, const int8_t* x,
+                                             const DepthwiseKxKVnni& p, int32_t in_zp,
+                                             const DepthwiseRequant& q, int oy, int c0, int c1,
+                                             uint8_t* scratch, int8_t* y) {
+  const int cb0 = c0 / 16, cb1 = (c1 + 15) / 16, groups = p.groups, kw = g.kw;
+  const size_t zp_bytes = static_cast<size_t>((g.c + 15) / 16 * 16 + 64) / 64 * 64;
+  int8_t* zp = reinterpret_cast<int8_t*>(scratch);
+  std::memset(zp, static_cast<uint8_t>(static_cast<int8_t>(in_zp)), zp_bytes);
+  uint8_t* buf = scratch + zp_bytes;
+  const int cols = (g.ow - 1) * g.stride_w + (g.kw - 1) * g.dil_w + 1;
+  const size_t group_stride = static_cast<size_t>(cols) * 64;
+  // Input row ky of the window (ky < 4 * groups; rows past kh, weighted 0, read zero points).
+  const int8_t* in_rows[32];
+  for (int ky = 0; ky < 4 * groups; ++ky) {
+    const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
+    in_rows[ky] =
+        ky < g.kh && iy >= 0 && iy < g.ih ? x + static_cast<size_t>(iy) * g.iw * g.c : nullptr;
+  }
+  const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));
+  const __m128i zv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zp));
+  const int j0 = std::min(cols, std::max(0, g.pad_w));
+  const int j1 = std::max(j0, std::min(cols, g.iw + g.pad_w));
+  const bool fast = FastRequant(q, c0, c1);
+  const bool clamp = q.act_min != -128 || q.act_max != 127;
+  const uint32_t zb = static_cast<uint8_t>(static_cast<int8_t>(in_zp)) ^ 0x80u;
+  const __m512i pad = _mm512_set1_epi32(static_cast<int>(zb * 0x01010101u));
+  const size_t per_block = static_cast<size_t>(groups) * kw * 64;
+  for (int b = cb0; b < cb1; ++b) {
+    const int c = b * 16;
+    const bool full = c + 16 <= c1;
+    const __mmask16 m = Mask(c1 - c);
+    for (int r = 0; r < groups; ++r) {
+      const int8_t* src[4];
+      size_t step[4];
+      for (int i = 0; i < 4; ++i) {
+        const int8_t* row = in_rows[4 * r + i];
+        src[i] = row != nullptr ? row + c : zp + c;
+        step[i] = row != nullptr ? static_cast<size_t>(g.c) : 0;
+      }
+      uint8_t* gb = buf + static_cast<size_t>(r) * group_stride;
+      for (int j = 0; j < j0; ++j) _mm512_store_si512(gb + static_cast<size_t>(j) * 64, pad);
+      GroupColumns<true>(src, step, static_cast<size_t>(j0 - g.pad_w), j1 - j0, full, m, zv, flip,
+                         gb + static_cast<size_t>(j0) * 64);
+      for (int j = j1; j < cols; ++j) _mm512_store_si512(gb + static_cast<size_t>(j) * 64, pad);
+    }
+    Vnni3x3Consts t;
+    __m512i w[32];
+    const int8_t* wb = p.w.data() + static_cast<size_t>(b) * per_block;
+    for (int i = 0; i < groups * kw; ++i)
+      w[i] = _mm512_loadu_si512(wb + static_cast<size_t>(i) * 64);
+    t.bias = _mm512_loadu_si512(p.bias.data() + c);
+    const __m512i mult = _mm512_maskz_loadu_epi32(m, q.mult + c);
+    const __m512i shift = _mm512_maskz_loadu_epi32(m, q.shift + c);
+    t.k = avx512::MakeDoubleRounding(mult, shift);
+    const bool high = avx512::HighRoundingFits(mult, shift, m);
+    if (high) t.h = avx512::MakeHighRounding(t.k, q.out_zp);
+    t.zp_out = _mm512_set1_epi32(q.out_zp);
+    t.lo = _mm512_set1_epi32(q.act_min);
+    t.hi = _mm512_set1_epi32(q.act_max);
+    int8_t* out = y + c;
+    auto run = [&](auto full_tag) {
+      constexpr bool kFull = decltype(full_tag)::value;
+      if (high && clamp) {
+        VnniKxKCols<kFull, true, true, true>(g, t, w, groups, m, buf, group_stride, out);
+      } else if (high) {
+        VnniKxKCols<kFull, true, true, false>(g, t, w, groups, m, buf, group_stride, out);
+      } else if (fast) {
+        VnniKxKCols<kFull, false, true, false>(g, t, w, groups, m, buf, group_stride, out);
+      } else {
+        VnniKxKCols<kFull, false, false, true>(g, t, w, groups, m, buf, group_stride, out);
+      }
+    };
+    if (full) {
+      run(std::true_type());
+    } else {
+      run(std::false_type());
+    }
+  }
+}
+
 namespace {
 
 // One 3x3 float output row for the channels [c, c + 16) (those in `m`): the block's nine weights
@@ -856,6 +1007,12 @@ EMBER_VNNI_TARGET void DepthwiseRowF32Avx512Channels(const WindowGeometry& g, co
 
 #else
 
+bool DepthwiseKxKVnniUsable(const WindowGeometry&) { return false; }
+void PackDepthwiseKxKVnni(const int8_t*, const int32_t*, int, int, int, int32_t,
+                          DepthwiseKxKVnni*) {}
+size_t DepthwiseKxKVnniScratch(const WindowGeometry&) { return 0; }
+void DepthwiseRowI8VnniKxK(const WindowGeometry&, const int8_t*, const DepthwiseKxKVnni&, int32_t,
+                           const DepthwiseRequant&, int, int, int, uint8_t*, int8_t*) {}
 bool Depthwise3x3VnniUsable(const WindowGeometry&) { return false; }
 void PackDepthwise3x3Vnni(const int8_t*, const int32_t*, int, int32_t, Depthwise3x3Vnni*) {}
 size_t Depthwise3x3VnniScratch(const WindowGeometry&) { return 0; }

@@ -108,6 +108,9 @@ struct Interpreter::NodeState {
   // int8 3x3 DEPTHWISE_CONV_2D with VNNI: packed filter, and rows built in scratchu8 slices.
   bool dw3_vnni = false;
   Depthwise3x3Vnni dw3;
+  // int8 DEPTHWISE_CONV_2D of other filter sizes up to 8x8 with VNNI (DepthwiseRowI8VnniKxK).
+  bool dwk_vnni = false;
+  DepthwiseKxKVnni dwk;
   // DEPTHWISE_CONV_2D with a depth multiplier M > 1: each input channel repeated M times into
   // dw_input (ic is then C * M), which the multiplier-1 rows read (kernels_conv.cc).
   int dw_expand = 1;

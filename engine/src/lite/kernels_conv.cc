@@ -1069,6 +1069,16 @@ Status EvalDepthwiseRowsI8(NodeState* node) {
       return Status::OK();
     }
     const int parts = DepthwiseChannelParts(*node, rows, g.c);
+    if (node->dwk_vnni) {
+      RunDepthwiseChannelParts(
+          *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1, int thread) {
+            DepthwiseRowI8VnniKxK(
+                g, x + bi * in_image, node->dwk, node->in_zp, q, oy, c0, c1,
+                node->scratchu8.data() + static_cast<size_t>(thread) * node->scratch_slice,
+                y + static_cast<size_t>(r) * g.ow * g.c);
+          });
+      return Status::OK();
+    }
     if (parts > 1) {
       RunDepthwiseChannelParts(
           *node, g, rows, parts, [&](int64_t r, int bi, int oy, int c0, int c1) {
@@ -1257,6 +1267,15 @@ Status PrepareDepthwiseRows(NodeState* node, const int8_t* wd) {
     node->dw3_vnni = true;
     PackDepthwise3x3Vnni(wd, node->bias.data(), node->oc, node->in_zp, &node->dw3);
     node->scratch_slice = (Depthwise3x3VnniScratch(g) + 63) / 64 * 64;
+    node->scratchu8.assign(node->scratch_slice * static_cast<size_t>(node->threads), 0);
+    return Status::OK();
+  }
+  if (DepthwiseKxKVnniUsable(g) && node->in_zp >= -128 && node->in_zp <= 127) {
+    // Other sizes up to 8x8 (5x5 above all): VPDPBUSD over rows of 4-byte groups of four rows.
+    node->dwk_vnni = true;
+    PackDepthwiseKxKVnni(wd, node->bias.data(), node->kh, node->kw, node->oc, node->in_zp,
+                         &node->dwk);
+    node->scratch_slice = (DepthwiseKxKVnniScratch(g) + 63) / 64 * 64;
     node->scratchu8.assign(node->scratch_slice * static_cast<size_t>(node->threads), 0);
     return Status::OK();
   }
