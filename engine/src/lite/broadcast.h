@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lite/kernels.h"
 #include "lite/loop_isa.h"
 
 namespace ember {
@@ -70,6 +71,59 @@ void BroadcastRuns(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
       idx[d] = 0;
     }
   }
+}
+
+// The output dim that BroadcastRunsSlice cuts: the first of size > 1 (the last when none is).
+inline int BroadcastSplitDim(const std::vector<int32_t>& o) {
+  int d = 0;
+  while (d < kBroadcastRank - 1 && o[static_cast<size_t>(d)] == 1) ++d;
+  return d;
+}
+
+// BroadcastRuns over the output indices [s0, s1) of dim BroadcastSplitDim(o), with the whole
+// walk's offsets: the slice walked as the shapes with that dim cut to s1 - s0. An element's
+// value does not depend on the runs it falls in, so slices give the whole walk's values.
+template <typename F>
+void BroadcastRunsSlice(const std::vector<int32_t>& a, const std::vector<int32_t>& b,
+                        const std::vector<int32_t>& o, int64_t s0, int64_t s1, F f) {
+  if (s0 >= s1) return;
+  const int d = BroadcastSplitDim(o);
+  const size_t u = static_cast<size_t>(d);
+  int64_t inner_a = 1, inner_b = 1, inner_o = 1;
+  for (int e = d + 1; e < kBroadcastRank; ++e) {
+    inner_a *= a[static_cast<size_t>(e)];
+    inner_b *= b[static_cast<size_t>(e)];
+    inner_o *= o[static_cast<size_t>(e)];
+  }
+  std::vector<int32_t> a2 = a, b2 = b, o2 = o;
+  const int32_t cut = static_cast<int32_t>(s1 - s0);
+  o2[u] = cut;
+  const int64_t ia0 = a[u] != 1 ? s0 * inner_a : 0, ib0 = b[u] != 1 ? s0 * inner_b : 0;
+  if (a[u] != 1) a2[u] = cut;
+  if (b[u] != 1) b2[u] = cut;
+  const int64_t io0 = s0 * inner_o;
+  BroadcastRuns(a2, b2, o2,
+                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+                  f(io0 + i, ia0 + ia, ib0 + ib, len, sa, sb);
+                });
+}
+
+// BroadcastRuns split over the node's threads (slices of BroadcastSplitDim), at about
+// `cost_per_element` of a GEMM's multiply-adds (TaskCount's unit) per output element.
+template <typename F>
+void ParallelBroadcastRuns(const NodeState& node, const std::vector<int32_t>& a,
+                           const std::vector<int32_t>& b, const std::vector<int32_t>& o,
+                           int64_t cost_per_element, F f) {
+  const int64_t extent = o[static_cast<size_t>(BroadcastSplitDim(o))];
+  int64_t total = 1;
+  for (int32_t v : o) total *= v;
+  const int64_t per_slice = extent > 0 ? total / extent : 0;
+  const int tasks = TaskCount(node, extent, per_slice * cost_per_element);
+  RunTasks(node, tasks, [&](int task, int) {
+    int64_t s0, s1;
+    ChunkRange(extent, tasks, task, 1, &s0, &s1);
+    BroadcastRunsSlice(a, b, o, s0, s1, f);
+  });
 }
 
 // z[k] = f(a[k * sa], b[k * sb]) for k < n, sa and sb 0 or 1: each layout its own loop, so that

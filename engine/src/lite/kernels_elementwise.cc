@@ -94,10 +94,11 @@ Status EvalAddMulF32(NodeState* node) {
     });
     return Status::OK();
   }
-  BroadcastRuns(node->in_shape6, node->in2_shape6, node->out_shape6,
-                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-                  BroadcastRunF32(add, a + ia, sa, b + ib, sb, len, lo, hi, y + i);
-                });
+  ParallelBroadcastRuns(
+      *node, node->in_shape6, node->in2_shape6, node->out_shape6, kElementwiseCostF32,
+      [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+        BroadcastRunF32(add, a + ia, sa, b + ib, sb, len, lo, hi, y + i);
+      });
   return Status::OK();
 }
 
@@ -138,13 +139,13 @@ void ByteRun(const int8_t* a, int64_t sa, const int8_t* b, int64_t sb, int64_t l
   }
 }
 
-// The node's broadcast output through ByteRun runs of vec (int8 ADD's and MUL's vector kernels).
+// The node's broadcast output through ByteRun runs of vec (int8 ADD's and MUL's vector kernels),
+// split over the node's threads.
 template <typename Vec>
 void ByteRuns(const NodeState& p, const int8_t* a, const int8_t* b, int8_t* y, Vec vec) {
-  BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
-                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-                  ByteRun(a + ia, sa, b + ib, sb, len, y + i, vec);
-                });
+  ParallelBroadcastRuns(p, p.in_shape6, p.in2_shape6, p.out_shape6, kElementwiseCostI8,
+                        [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa,
+                            int64_t sb) { ByteRun(a + ia, sa, b + ib, sb, len, y + i, vec); });
 }
 
 // The node's int8 ADD constants, as the vector kernels take them.
@@ -201,11 +202,11 @@ Status EvalAddI8(NodeState* node) {
     });
     return Status::OK();
   }
-  BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
-                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-                  for (int64_t k = 0; k < len; ++k)
-                    y[i + k] = AddI8Scalar(p, a[ia + k * sa], b[ib + k * sb]);
-                });
+  ParallelBroadcastRuns(
+      p, p.in_shape6, p.in2_shape6, p.out_shape6, kElementwiseCostI8,
+      [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+        for (int64_t k = 0; k < len; ++k) y[i + k] = AddI8Scalar(p, a[ia + k * sa], b[ib + k * sb]);
+      });
   return Status::OK();
 }
 
@@ -228,16 +229,17 @@ Status EvalMulI8(NodeState* node) {
     });
     return Status::OK();
   }
-  BroadcastRuns(p.in_shape6, p.in2_shape6, p.out_shape6,
-                [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-                  for (int64_t k = 0; k < len; ++k) {
-                    const int32_t prod = (a[ia + k * sa] - p.in_zp) * (b[ib + k * sb] - p.in2_zp);
-                    int32_t out = WrappingAdd(
-                        MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
-                    out = std::min(p.act_max, std::max(p.act_min, out));
-                    y[i + k] = static_cast<int8_t>(out);
-                  }
-                });
+  ParallelBroadcastRuns(
+      p, p.in_shape6, p.in2_shape6, p.out_shape6, kElementwiseCostI8,
+      [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+        for (int64_t k = 0; k < len; ++k) {
+          const int32_t prod = (a[ia + k * sa] - p.in_zp) * (b[ib + k * sb] - p.in2_zp);
+          int32_t out =
+              WrappingAdd(MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
+          out = std::min(p.act_max, std::max(p.act_min, out));
+          y[i + k] = static_cast<int8_t>(out);
+        }
+      });
   return Status::OK();
 }
 

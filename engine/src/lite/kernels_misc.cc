@@ -160,33 +160,61 @@ EMBER_LOOP_FUNCTION_WIDE(bool, VectorUnaryF32,
                           float* y),
                          (op, alpha, approximate, x, n, y), VectorUnaryF32Body)
 
+// The ops VectorUnaryF32 takes.
+bool HasVectorUnaryF32(BuiltinOp op) {
+  switch (op) {
+    case BuiltinOp::kHardSwish:
+    case BuiltinOp::kLeakyRelu:
+    case BuiltinOp::kLogistic:
+    case BuiltinOp::kTanh:
+    case BuiltinOp::kGelu:
+    case BuiltinOp::kNeg:
+    case BuiltinOp::kAbs:
+    case BuiltinOp::kSquare:
+      return true;
+    default:
+      return false;
+  }
+}
+
 Status EvalUnary(NodeState* node) {
   const BuiltinOp op = node->op->op;
   const TensorType type = node->t.in[0]->type;
   const size_t n = node->t.out[0]->num_elements;
   const bool approx = node->op->options.approximate;
   const float alpha = node->op->options.alpha;
-#ifdef EMBER_LOOP_X86
-  // LOGISTIC, TANH and GELU (exact form) on AVX-512: vec_math_avx512.h's forms.
-  const bool exact_gelu = op == BuiltinOp::kGelu && !approx;
-  if (type == TensorType::kFloat32 &&
-      (op == BuiltinOp::kLogistic || op == BuiltinOp::kTanh || exact_gelu) &&
-      ActiveLoopIsa() == LoopIsa::kAvx512) {
-    const int64_t count = static_cast<int64_t>(n);
+  if (type == TensorType::kFloat32 && HasVectorUnaryF32(op)) {
+    // Chunks of 64 values over the node's threads (each value computed alone: any split gives
+    // the same values). LOGISTIC, TANH and GELU (exact form) on AVX-512: vec_math_avx512.h's.
     const float* x = node->t.In<float>(0);
     float* y = node->t.Out<float>(0);
-    if (op == BuiltinOp::kLogistic) {
-      avx512::LogisticRow(x, count, y);
-    } else if (op == BuiltinOp::kTanh) {
-      avx512::TanhRow(x, count, y);
-    } else {
-      avx512::GeluRow(x, count, y);
-    }
-    return Status::OK();
-  }
+    const int64_t count = static_cast<int64_t>(n);
+    const bool transcendental =
+        op == BuiltinOp::kLogistic || op == BuiltinOp::kTanh || op == BuiltinOp::kGelu;
+    const int tasks = TaskCount(*node, (count + 63) / 64, int64_t{64} * (transcendental ? 32 : 2));
+#ifdef EMBER_LOOP_X86
+    const bool avx512 = ActiveLoopIsa() == LoopIsa::kAvx512 &&
+                        (op == BuiltinOp::kLogistic || op == BuiltinOp::kTanh ||
+                         (op == BuiltinOp::kGelu && !approx));
 #endif
-  if (type == TensorType::kFloat32 &&
-      VectorUnaryF32(op, alpha, approx, node->t.In<float>(0), n, node->t.Out<float>(0))) {
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t e0, e1;
+      ChunkRange(count, tasks, task, 64, &e0, &e1);
+      if (e0 >= e1) return;
+#ifdef EMBER_LOOP_X86
+      if (avx512) {
+        if (op == BuiltinOp::kLogistic) {
+          avx512::LogisticRow(x + e0, e1 - e0, y + e0);
+        } else if (op == BuiltinOp::kTanh) {
+          avx512::TanhRow(x + e0, e1 - e0, y + e0);
+        } else {
+          avx512::GeluRow(x + e0, e1 - e0, y + e0);
+        }
+        return;
+      }
+#endif
+      VectorUnaryF32(op, alpha, approx, x + e0, static_cast<size_t>(e1 - e0), y + e0);
+    });
     return Status::OK();
   }
   DispatchType(type, [&](auto tag) {
@@ -305,10 +333,11 @@ Status EvalBinary(NodeState* node) {
     const float* y = node->t.In<float>(1);
     float* z = node->t.Out<float>(0);
     const float lo = node->f_min, hi = node->f_max;
-    BroadcastRuns(Pad6(a.shape), Pad6(b.shape), Pad6(out),
-                  [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-                    BinaryRunF32(op, x + ia, sa, y + ib, sb, len, lo, hi, z + i);
-                  });
+    ParallelBroadcastRuns(
+        *node, Pad6(a.shape), Pad6(b.shape), Pad6(out), op == BuiltinOp::kDiv ? 8 : 4,
+        [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
+          BinaryRunF32(op, x + ia, sa, y + ib, sb, len, lo, hi, z + i);
+        });
     return Status::OK();
   }
   const std::vector<std::vector<int64_t>> st = {BroadcastStrides(a.shape, out),
