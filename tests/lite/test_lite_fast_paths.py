@@ -220,6 +220,14 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         "logistic_c24": ((5, 7, 24), lambda: k.Activation("sigmoid")),
         "tanh_c24": ((5, 7, 24), lambda: k.Activation("tanh")),
         "swish_c19": ((5, 7, 19), lambda: k.Activation("swish")),
+        # int8 MUL of x and a table activation of x (one table over x): the activation as the
+        # MUL's first input (x off zero: a nonzero zero point), and a LOGISTIC read by the MUL
+        # and by a CONCATENATION too.
+        "tanh_times_x_c21": ((5, 6, 21), lambda: k.Lambda(lambda t: tf.math.tanh(t + 1.5) * (t + 1.5))),
+        "swish_fanout_c18": (
+            (5, 6, 18),
+            lambda: k.Lambda(lambda t: tf.concat([t * tf.math.sigmoid(t), tf.math.sigmoid(t)], axis=-1)),
+        ),
         "gelu_c24": ((5, 7, 24), lambda: k.Activation("gelu")),
         "gelu_tanh_c24": ((5, 7, 24), lambda: k.Lambda(lambda t: tf.nn.gelu(t, approximate=True))),
         "hard_swish_c24": ((5, 7, 24), lambda: k.Activation("hard_swish")),

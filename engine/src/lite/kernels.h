@@ -88,7 +88,12 @@ struct Interpreter::NodeState {
   bool dw_fused_avx2 = false;
   DepthwiseFusedI8 dw_fused;
   bool mean_rows = false;  // MEAN over consecutive axes, not the last: [outer, inner, depth] input
-  bool softmax_vbmi = false;       // int8 SOFTMAX: outputs per difference on AVX-512 VBMI
+  bool softmax_vbmi = false;  // int8 SOFTMAX: outputs per difference on AVX-512 VBMI
+  // int8 MUL whose other input is an int8 table activation of input `table_input` (swish,
+  // x * sigmoid(x)): set by PrepareSubgraph before Prepare; the output is then a function of
+  // that input's byte alone (EvalMulI8Table).
+  const NodeState* table_producer = nullptr;
+  int table_input = 0;
   AlignedVector<int8_t> scratch8;  // im2col
   AlignedVector<float> scratchf;   // float im2col: `threads` slices of scratch_slice values
   // Convolutions: state sized in Prepare, so Invoke allocates nothing. Scratch that a task

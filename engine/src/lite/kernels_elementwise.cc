@@ -10,6 +10,7 @@
 #include "lite/broadcast.h"
 #include "lite/gemm_int8.h"
 #include "lite/kernels.h"
+#include "lite/lookup_vbmi.h"
 #include "lite/loop_isa.h"
 
 namespace ember {
@@ -210,6 +211,40 @@ Status EvalAddI8(NodeState* node) {
   return Status::OK();
 }
 
+// One element of int8 MUL (reference_integer_ops::MulElementwise).
+int8_t MulI8Scalar(const NodeState& p, int32_t a, int32_t b) {
+  const int32_t prod = (a - p.in_zp) * (b - p.in2_zp);
+  int32_t out = WrappingAdd(MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
+  out = std::min(p.act_max, std::max(p.act_min, out));
+  return static_cast<int8_t>(out);
+}
+
+// int8 MUL of x and a table activation of x (PrepareAddMul): its table over x, in 64-value
+// chunks over the threads (VBMI: 64 values per two byte permutes). EfficientNet-B0 int8's 49
+// swish MULs took 0.6 ms of its 2.7 ms through MulI8Avx512.
+Status EvalMulI8Table(NodeState* node) {
+  const int8_t* x = node->t.In<int8_t>(static_cast<size_t>(node->table_input));
+  int8_t* y = node->t.Out<int8_t>(0);
+  const int8_t* table = node->scratch8.data() + 128;
+  const int64_t n = static_cast<int64_t>(node->t.out[0]->num_elements);
+  const int tasks = TaskCount(*node, (n + 63) / 64, 64);
+#ifdef EMBER_LOOP_X86
+  static const bool vbmi = cpu::HasAvx512Vbmi();
+#endif
+  RunTasks(*node, tasks, [&](int task, int) {
+    int64_t e0, e1;
+    ChunkRange(n, tasks, task, 64, &e0, &e1);
+#ifdef EMBER_LOOP_X86
+    if (vbmi) {
+      if (e0 < e1) LookUpInt8Vbmi(table, x + e0, static_cast<size_t>(e1 - e0), y + e0);
+      return;
+    }
+#endif
+    for (int64_t i = e0; i < e1; ++i) y[i] = table[x[i]];
+  });
+  return Status::OK();
+}
+
 Status EvalMulI8(NodeState* node) {
   const int8_t* a = node->t.In<int8_t>(0);
   const int8_t* b = node->t.In<int8_t>(1);
@@ -232,13 +267,7 @@ Status EvalMulI8(NodeState* node) {
   ParallelBroadcastRuns(
       p, p.in_shape6, p.in2_shape6, p.out_shape6, kElementwiseCostI8,
       [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
-        for (int64_t k = 0; k < len; ++k) {
-          const int32_t prod = (a[ia + k * sa] - p.in_zp) * (b[ib + k * sb] - p.in2_zp);
-          int32_t out =
-              WrappingAdd(MultiplyByQuantizedMultiplier(prod, p.multiplier, p.shift), p.out_zp);
-          out = std::min(p.act_max, std::max(p.act_min, out));
-          y[i + k] = static_cast<int8_t>(out);
-        }
+        for (int64_t k = 0; k < len; ++k) y[i + k] = MulI8Scalar(p, a[ia + k * sa], b[ib + k * sb]);
       });
   return Status::OK();
 }
@@ -315,6 +344,19 @@ Status PrepareAddMul(NodeState* node) {
     QuantizeMultiplier(real, &node->multiplier, &node->shift);
     node->eval = EvalMulI8;
     node->vnni = HasVnni();  // MulI8Avx512: the general double rounding, any multiplier
+    if (node->table_producer != nullptr && a.shape == b.shape) {
+      // One input is a table activation of the other (FindTableProducer, subgraph.cc): the
+      // output for that input's byte q is MUL(q, table[q]) (or MUL(table[q], q)) with the
+      // producer's own table, so this table gives the kernel's bytes.
+      const int8_t* act = node->table_producer->scratch8.data() + 128;
+      node->scratch8.assign(256, 0);
+      for (int32_t q = -128; q < 128; ++q) {
+        const int32_t t = act[q];
+        node->scratch8[static_cast<size_t>(q + 128)] =
+            node->table_input == 0 ? MulI8Scalar(*node, q, t) : MulI8Scalar(*node, t, q);
+      }
+      node->eval = EvalMulI8Table;
+    }
   }
   return Status::OK();
 }

@@ -242,23 +242,6 @@ int8_t LeakyReluValue(const NodeState& node, int32_t q) {
   return ClampInt8(WrappingAdd(node.out_zp, scaled));
 }
 
-#ifdef EMBER_LOOP_X86
-// y[i] = table[x[i]] (table indexed -128..127) for 64 values per step (lookup_vbmi.h): x's byte
-// read unsigned is the index, x >= 0 the low half, x < 0 the high one. LOGISTIC over 75264 values
-// one byte at a time took 1.4 cycles a value on Zen 4, 3.5x LiteRT with XNNPACK's time.
-EMBER_VBMI_TARGET void LookUpInt8Vbmi(const int8_t* table, const int8_t* x, size_t n, int8_t* y) {
-  const ByteTable t = LoadByteTable(table, table - 128);
-  size_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    _mm512_storeu_si512(y + i, LookUpBytes(t, _mm512_loadu_si512(x + i)));
-  }
-  if (i < n) {
-    const __mmask64 live = ByteLanes(n - i);
-    _mm512_mask_storeu_epi8(y + i, live, LookUpBytes(t, _mm512_maskz_loadu_epi8(live, x + i)));
-  }
-}
-#endif
-
 Status EvalTableInt8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
   int8_t* y = node->t.Out<int8_t>(0);

@@ -48,6 +48,21 @@ EMBER_VBMI_TARGET inline __mmask64 ByteLanes(size_t left) {
   return left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
 }
 
+// y[i] = table[x[i]] (table indexed -128..127: x's byte read unsigned is the index, x >= 0 the
+// low half, x < 0 the high one) for 64 values per step; only the last step masked.
+EMBER_VBMI_TARGET inline void LookUpInt8Vbmi(const int8_t* table, const int8_t* x, size_t n,
+                                             int8_t* y) {
+  const ByteTable t = LoadByteTable(table, table - 128);
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    _mm512_storeu_si512(y + i, LookUpBytes(t, _mm512_loadu_si512(x + i)));
+  }
+  if (i < n) {
+    const __mmask64 live = ByteLanes(n - i);
+    _mm512_mask_storeu_epi8(y + i, live, LookUpBytes(t, _mm512_maskz_loadu_epi8(live, x + i)));
+  }
+}
+
 }  // namespace lite
 }  // namespace ember
 
