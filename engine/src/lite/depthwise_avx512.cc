@@ -343,6 +343,22 @@ struct Vnni3x3Consts {
   __m512i zp_out, lo, hi;
 };
 
+// A block's folded bias (from `bias`, the packed filter's) and requantization constants into t
+// (its weights are the caller's); returns whether MakeHighRounding's form fits the block.
+EMBER_VNNI_TARGET inline bool SetBlockRequant(const int32_t* bias, const DepthwiseRequant& q, int c,
+                                              __mmask16 m, Vnni3x3Consts* t) {
+  t->bias = _mm512_loadu_si512(bias + c);
+  const __m512i mult = _mm512_maskz_loadu_epi32(m, q.mult + c);
+  const __m512i shift = _mm512_maskz_loadu_epi32(m, q.shift + c);
+  t->k = avx512::MakeDoubleRounding(mult, shift);
+  const bool high = avx512::HighRoundingFits(mult, shift, m);
+  if (high) t->h = avx512::MakeHighRounding(t->k, q.out_zp);
+  t->zp_out = _mm512_set1_epi32(q.out_zp);
+  t->lo = _mm512_set1_epi32(q.act_min);
+  t->hi = _mm512_set1_epi32(q.act_max);
+  return high;
+}
+
 // One 16-channel block's outputs along the row, from its row buffer `buf` (the filter's columns
 // dil_w buffer columns apart). kTwo: the buffer's groups hold four input rows, and the next output
 // row (at out + row_step) is made too from the same loads: its weights are the first row's one byte
@@ -408,15 +424,7 @@ EMBER_VNNI_TARGET inline void Vnni3x3Block(const Depthwise3x3Vnni& p, const Wind
   t.w0 = _mm512_loadu_si512(wb);
   t.w1 = _mm512_loadu_si512(wb + 64);
   t.w2 = _mm512_loadu_si512(wb + 128);
-  t.bias = _mm512_loadu_si512(p.bias.data() + c);
-  const __m512i mult = _mm512_maskz_loadu_epi32(m, q.mult + c);
-  const __m512i shift = _mm512_maskz_loadu_epi32(m, q.shift + c);
-  t.k = avx512::MakeDoubleRounding(mult, shift);
-  const bool high = avx512::HighRoundingFits(mult, shift, m);
-  if (high) t.h = avx512::MakeHighRounding(t.k, q.out_zp);
-  t.zp_out = _mm512_set1_epi32(q.out_zp);
-  t.lo = _mm512_set1_epi32(q.act_min);
-  t.hi = _mm512_set1_epi32(q.act_max);
+  const bool high = SetBlockRequant(p.bias.data(), q, c, m, &t);
   const bool clamp = q.act_min != -128 || q.act_max != 127;
   int8_t* out = y + c;
   if (g.dil_w == 1) {
@@ -617,15 +625,7 @@ EMBER_VNNI_TARGET void DepthwiseRowI8VnniKxK(const WindowGeometry& g, const int8
     const int8_t* wb = p.w.data() + static_cast<size_t>(b) * per_block;
     for (int i = 0; i < groups * kw; ++i)
       w[i] = _mm512_loadu_si512(wb + static_cast<size_t>(i) * 64);
-    t.bias = _mm512_loadu_si512(p.bias.data() + c);
-    const __m512i mult = _mm512_maskz_loadu_epi32(m, q.mult + c);
-    const __m512i shift = _mm512_maskz_loadu_epi32(m, q.shift + c);
-    t.k = avx512::MakeDoubleRounding(mult, shift);
-    const bool high = avx512::HighRoundingFits(mult, shift, m);
-    if (high) t.h = avx512::MakeHighRounding(t.k, q.out_zp);
-    t.zp_out = _mm512_set1_epi32(q.out_zp);
-    t.lo = _mm512_set1_epi32(q.act_min);
-    t.hi = _mm512_set1_epi32(q.act_max);
+    const bool high = SetBlockRequant(p.bias.data(), q, c, m, &t);
     int8_t* out = y + c;
     auto run = [&](auto full_tag) {
       constexpr bool kFull = decltype(full_tag)::value;

@@ -204,11 +204,11 @@ Status EvalUnary(NodeState* node) {
 #ifdef EMBER_LOOP_X86
       if (avx512) {
         if (op == BuiltinOp::kLogistic) {
-          avx512::LogisticRow(x + e0, e1 - e0, y + e0);
+          avx512::MapRow16<avx512::Logistic16>(x + e0, e1 - e0, y + e0);
         } else if (op == BuiltinOp::kTanh) {
-          avx512::TanhRow(x + e0, e1 - e0, y + e0);
+          avx512::MapRow16<avx512::Tanh16>(x + e0, e1 - e0, y + e0);
         } else {
-          avx512::GeluRow(x + e0, e1 - e0, y + e0);
+          avx512::MapRow16<avx512::Gelu16>(x + e0, e1 - e0, y + e0);
         }
         return;
       }

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "lite/loop_isa.h"
+#include "lite/vec_math.h"
 
 #ifdef EMBER_LOOP_X86
 #include <immintrin.h>
@@ -27,20 +28,23 @@ EMBER_LOOP_AVX512 inline __mmask16 FloatLanes(int64_t left) {
   return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
 }
 
+// vec_math.h's Horner, lane by lane (one fused multiply-add a step).
+template <int N>
+EMBER_LOOP_AVX512 inline __m512 Horner16(__m512 x, const float (&c)[N]) {
+  __m512 p = _mm512_set1_ps(c[0]);
+  for (int i = 1; i < N; ++i) p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(c[i]));
+  return p;
+}
+
 // e^x for x <= 0, lane by lane as ExpNonPositiveF: 0 below -87.3, NaN kept.
 EMBER_LOOP_AVX512 inline __m512 ExpNonPositive16(__m512 x) {
   const __m512 floor = _mm512_set1_ps(-87.3f);
   const __m512 c = _mm512_max_ps(floor, x);  // x where x is NaN (the second operand)
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(c, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), c);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 q = _mm512_set1_ps(1.9875691500e-4f);
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.3981999507e-3f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(8.3334519073e-3f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(4.1665795894e-2f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.6666665459e-1f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), c);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  const __m512 q = Horner16(r, kExpPoly);
   const __m512 er = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(q, r), r, r), _mm512_set1_ps(1.0f));
   const __m512 e = _mm512_scalef_ps(er, n);
   // 0 where x < -87.3 (ordered: NaN lanes keep e, which is NaN).
@@ -66,12 +70,7 @@ EMBER_LOOP_AVX512 inline __m512 Tanh16(__m512 x) {
   const __m512 sign = _mm512_set1_ps(-0.0f);
   const __m512 ax = _mm512_andnot_ps(sign, x);
   const __m512 z = _mm512_mul_ps(x, x);
-  __m512 p = _mm512_set1_ps(-5.70498872745e-3f);
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(2.06390887954e-2f));
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-5.37397155531e-2f));
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(1.33314422036e-1f));
-  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-3.33332819422e-1f));
-  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(p, z), x, x);
+  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(Horner16(z, kTanhPoly), z), x, x);
   const __m512 e = ExpNonPositive16(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
   const __m512 one = _mm512_set1_ps(1.0f);
   const __m512 big = _mm512_div_ps(_mm512_sub_ps(one, e), _mm512_add_ps(one, e));
@@ -90,38 +89,16 @@ EMBER_LOOP_AVX512 inline __m512 OnePlusErf16(__m512 t) {
   const __m512 one = _mm512_set1_ps(1.0f);
   const __m512 a = _mm512_andnot_ps(_mm512_set1_ps(-0.0f), t);
   const __m512 z = _mm512_mul_ps(t, t);
-  __m512 s = _mm512_set1_ps(7.853861353153693e-5f);
-  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(-8.010193625184903e-4f));
-  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(5.188327685732524e-3f));
-  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(-2.685381193529856e-2f));
-  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(1.128358514861418e-1f));
-  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(-3.761262582423300e-1f));
-  s = _mm512_fmadd_ps(s, z, _mm512_set1_ps(1.128379165726710e0f));
-  const __m512 small = _mm512_fmadd_ps(t, s, one);
+  const __m512 small = _mm512_fmadd_ps(t, Horner16(z, kErfPoly), one);
   // Lanes past the polynomial (|t| >= 1 or NaN: not ordered below 1).
   const __mmask16 far = _mm512_cmp_ps_mask(a, one, _CMP_NLT_UQ);
   if (far == 0) return small;
   const __m512 q = _mm512_div_ps(one, _mm512_max_ps(a, one));
   const __m512 y = _mm512_mul_ps(q, q);
-  __m512 p = _mm512_set1_ps(2.326819970068386e-2f);
-  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(-1.387039388740657e-1f));
-  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(3.687424674597105e-1f));
-  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(-5.824733027278666e-1f));
-  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(6.210004621745983e-1f));
-  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(-4.944515323274145e-1f));
-  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(3.404879937665872e-1f));
-  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(-2.741127028184656e-1f));
-  p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(5.638259427386472e-1f));
+  __m512 p = Horner16(y, kErfcNearPoly);
   const __mmask16 beyond2 = _mm512_cmp_ps_mask(a, _mm512_set1_ps(2.0f), _CMP_GE_OQ);
   if (beyond2 != 0) {
-    __m512 r = _mm512_set1_ps(-1.047766399936249e1f);
-    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(1.297719955372516e1f));
-    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(-7.495518717768503e0f));
-    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(2.921019019210786e0f));
-    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(-1.015265279202700e0f));
-    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(4.218463358204948e-1f));
-    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(-2.820767439740514e-1f));
-    r = _mm512_fmadd_ps(r, y, _mm512_set1_ps(5.641895067754075e-1f));
+    const __m512 r = Horner16(y, kErfcFarPoly);
     p = _mm512_mask_mov_ps(p, beyond2, r);
   }
   const __m512 c =
@@ -132,40 +109,22 @@ EMBER_LOOP_AVX512 inline __m512 OnePlusErf16(__m512 t) {
   return _mm512_mask_mov_ps(small, far, big);
 }
 
-// 0.5 x (1 + erf(x / sqrt 2)) over n values, 16 at a time (GELU, exact form).
-EMBER_LOOP_AVX512 inline void GeluRow(const float* x, int64_t n, float* y) {
-  const __m512 half = _mm512_set1_ps(0.5f), scale = _mm512_set1_ps(0.7071067811865476f);
-  int64_t c = 0;
-  for (; c + 16 <= n; c += 16) {
-    const __m512 v = _mm512_loadu_ps(x + c);
-    _mm512_storeu_ps(y + c,
-                     _mm512_mul_ps(_mm512_mul_ps(half, v), OnePlusErf16(_mm512_mul_ps(v, scale))));
-  }
-  if (c < n) {
-    const __mmask16 live = FloatLanes(n - c);
-    const __m512 v = _mm512_maskz_loadu_ps(live, x + c);
-    _mm512_mask_storeu_ps(
-        y + c, live, _mm512_mul_ps(_mm512_mul_ps(half, v), OnePlusErf16(_mm512_mul_ps(v, scale))));
-  }
+// GELU's exact form lane by lane: 0.5 x (1 + erf(x / sqrt 2)).
+EMBER_LOOP_AVX512 inline __m512 Gelu16(__m512 v) {
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v),
+                       OnePlusErf16(_mm512_mul_ps(v, _mm512_set1_ps(0.7071067811865476f))));
 }
 
-// y = LogisticF(x) / TanhF(x) over n values, 16 at a time; only the last vector masked (a
-// masked store costs several plain ones on Zen 4: masking every vector took LOGISTIC from 1.24
-// to 1.51 cycles a value).
-EMBER_LOOP_AVX512 inline void LogisticRow(const float* x, int64_t n, float* y) {
+// y = F(x) over n values, 16 at a time; only the last vector masked (a masked store costs
+// several plain ones on Zen 4: masking every vector took LOGISTIC from 1.24 to 1.51 cycles a
+// value).
+template <__m512 (*F)(__m512)>
+EMBER_LOOP_AVX512 inline void MapRow16(const float* x, int64_t n, float* y) {
   int64_t c = 0;
-  for (; c + 16 <= n; c += 16) _mm512_storeu_ps(y + c, Logistic16(_mm512_loadu_ps(x + c)));
+  for (; c + 16 <= n; c += 16) _mm512_storeu_ps(y + c, F(_mm512_loadu_ps(x + c)));
   if (c < n) {
     const __mmask16 live = FloatLanes(n - c);
-    _mm512_mask_storeu_ps(y + c, live, Logistic16(_mm512_maskz_loadu_ps(live, x + c)));
-  }
-}
-EMBER_LOOP_AVX512 inline void TanhRow(const float* x, int64_t n, float* y) {
-  int64_t c = 0;
-  for (; c + 16 <= n; c += 16) _mm512_storeu_ps(y + c, Tanh16(_mm512_loadu_ps(x + c)));
-  if (c < n) {
-    const __mmask16 live = FloatLanes(n - c);
-    _mm512_mask_storeu_ps(y + c, live, Tanh16(_mm512_maskz_loadu_ps(live, x + c)));
+    _mm512_mask_storeu_ps(y + c, live, F(_mm512_maskz_loadu_ps(live, x + c)));
   }
 }
 

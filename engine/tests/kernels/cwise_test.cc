@@ -107,14 +107,11 @@ TEST(Cwise, UnaryMathMatchesLibm) {
   }
 }
 
-// Sigmoid and Exp (Eigen's vectorized forms, TensorFlow's kernels') over a dense range, the
-// infinities and NaN, against libm in double: Exp within 2 float ulp of the value, or below the
-// least normal float where the value is one; Sigmoid within 1.5e-7 absolute (Eigen's rational
-// approximation bounds the absolute error, and it takes e^x below -9 as TensorFlow does) or 2
-// ulp; +inf kept, NaN kept.
-TEST(Cwise, SigmoidAndExpAreWithinTwoUlp) {
+// i * step for i in [-count, count], then tiny, moderate and huge magnitudes of both signs, the
+// infinities and NaN.
+std::vector<float> SweepWithSpecials(int count, float step) {
   std::vector<float> v;
-  for (int i = -40000; i <= 40000; ++i) v.push_back(static_cast<float>(i) * 2.2e-3f);
+  for (int i = -count; i <= count; ++i) v.push_back(static_cast<float>(i) * step);
   for (float e : {1e-30f, 1e-8f, 3e-4f, 9.5f, 20.f, 1e30f}) {
     v.push_back(e);
     v.push_back(-e);
@@ -123,6 +120,16 @@ TEST(Cwise, SigmoidAndExpAreWithinTwoUlp) {
   v.push_back(inf);
   v.push_back(-inf);
   v.push_back(std::numeric_limits<float>::quiet_NaN());
+  return v;
+}
+
+// Sigmoid and Exp (Eigen's vectorized forms, TensorFlow's kernels') over a dense range, the
+// infinities and NaN, against libm in double: Exp within 2 float ulp of the value, or below the
+// least normal float where the value is one; Sigmoid within 1.5e-7 absolute (Eigen's rational
+// approximation bounds the absolute error, and it takes e^x below -9 as TensorFlow does) or 2
+// ulp; +inf kept, NaN kept.
+TEST(Cwise, SigmoidAndExpAreWithinTwoUlp) {
+  const std::vector<float> v = SweepWithSpecials(40000, 2.2e-3f);
   const int n = static_cast<int>(v.size());
   struct Case {
     const char* op;
@@ -162,16 +169,7 @@ TEST(Cwise, SigmoidAndExpAreWithinTwoUlp) {
 // of the value (the vectorized rational approximation TensorFlow's kernel also uses), exactly
 // +-1 far out, NaN kept.
 TEST(Cwise, TanhIsWithinFourUlpEverywhere) {
-  std::vector<float> v;
-  for (int i = -20000; i <= 20000; ++i) v.push_back(static_cast<float>(i) * 5e-4f);
-  for (float e : {1e-30f, 1e-8f, 3e-4f, 9.5f, 20.f, 1e30f}) {
-    v.push_back(e);
-    v.push_back(-e);
-  }
-  const float inf = std::numeric_limits<float>::infinity();
-  v.push_back(inf);
-  v.push_back(-inf);
-  v.push_back(std::numeric_limits<float>::quiet_NaN());
+  const std::vector<float> v = SweepWithSpecials(20000, 5e-4f);
   const int n = static_cast<int>(v.size());
   Result r = Run(Node("Tanh").Type("T", DataType::kFloat), {Floats({n}, v)});
   ASSERT_OK(r.status);
