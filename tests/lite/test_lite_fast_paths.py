@@ -174,6 +174,11 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             lambda: lambda t: t * k.Dense(40, activation="sigmoid")(k.GlobalAveragePooling2D(keepdims=True)(t)),
         ),
         "add_pooled_c24": ((5, 6, 24), lambda: lambda t: t + k.GlobalAveragePooling2D(keepdims=True)(t)),
+        # The broadcast input first (float: rows of the small input's size either way).
+        "mul_pooled_first_c20": (
+            (5, 6, 20),
+            lambda: k.Lambda(lambda t: tf.reduce_mean(t, axis=[1, 2], keepdims=True) * t),
+        ),
         "mul_scalar_c20": ((5, 6, 20), lambda: lambda t: k.Concatenate()([t, t * 0.75])),
         "add_width_mean_c16": (
             (5, 7, 16),

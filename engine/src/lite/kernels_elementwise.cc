@@ -59,6 +59,17 @@ EMBER_LOOP_FUNCTION(void, BroadcastRunF32,
                      float lo, float hi, float* y),
                     (add, a, sa, b, sb, n, lo, hi, y), RunF32)
 
+// y[r * len + k] = clamp(x[r * len + k] op v[k]) for r < rows: an input repeating over the
+// other's leading dims, all its rows in one call (RunF32 per row: ADD and MUL commute exactly).
+EMBER_LOOP_BODY void RowsF32Body(bool add, const float* x, const float* v, int64_t rows,
+                                 int64_t len, float lo, float hi, float* y) {
+  for (int64_t r = 0; r < rows; ++r) RunF32(add, x + r * len, 1, v, 1, len, lo, hi, y + r * len);
+}
+EMBER_LOOP_FUNCTION(void, RowsF32,
+                    (bool add, const float* x, const float* v, int64_t rows, int64_t len, float lo,
+                     float hi, float* y),
+                    (add, x, v, rows, len, lo, hi, y), RowsF32Body)
+
 // Same-shape float ADD / MUL: one contiguous loop the compiler vectorises for each ISA of
 // lite/loop_isa.h.
 EMBER_LOOP_BODY void SameF32(bool add, const float* a, const float* b, size_t n, float lo, float hi,
@@ -92,6 +103,29 @@ Status EvalAddMulF32(NodeState* node) {
       int64_t e0, e1;
       ChunkRange(static_cast<int64_t>(n), tasks, task, kElementChunk, &e0, &e1);
       if (e0 < e1) SameShapeF32(add, a + e0, b + e0, static_cast<size_t>(e1 - e0), lo, hi, y + e0);
+    });
+    return Status::OK();
+  }
+  // One input is the output's trailing dims (a bias, a squeeze-and-excite scale [1, 1, C]): rows
+  // of its size, a call per task (a call per run of 96 channels took a fifth of the time).
+  for (int small = 0; small < 2; ++small) {
+    const std::vector<int32_t>& s6 = small == 0 ? node->in_shape6 : node->in2_shape6;
+    const std::vector<int32_t>& l6 = small == 0 ? node->in2_shape6 : node->in_shape6;
+    if (l6 != node->out_shape6) continue;
+    size_t d = 0;
+    while (d < s6.size() && s6[d] == 1) ++d;
+    bool trailing = true;
+    for (size_t e = d; e < s6.size(); ++e) trailing = trailing && s6[e] == node->out_shape6[e];
+    const int64_t len = static_cast<int64_t>(node->t.in[small]->num_elements);
+    if (!trailing || len < 16) continue;  // a scalar or a short row: the runs below
+    const float* v = small == 0 ? a : b;
+    const float* x = small == 0 ? b : a;
+    const int64_t rows = static_cast<int64_t>(n) / len;
+    const int tasks = TaskCount(*node, rows, len * kElementwiseCostF32);
+    RunTasks(*node, tasks, [&](int task, int) {
+      int64_t r0, r1;
+      ChunkRange(rows, tasks, task, 1, &r0, &r1);
+      if (r0 < r1) RowsF32(add, x + r0 * len, v, r1 - r0, len, lo, hi, y + r0 * len);
     });
     return Status::OK();
   }
