@@ -262,19 +262,10 @@ Status EvalMulI8Table(NodeState* node) {
   const int8_t* table = node->scratch8.data() + 128;
   const int64_t n = static_cast<int64_t>(node->t.out[0]->num_elements);
   const int tasks = TaskCount(*node, (n + 63) / 64, 64);
-#ifdef EMBER_LOOP_X86
-  static const bool vbmi = cpu::HasAvx512Vbmi();
-#endif
   RunTasks(*node, tasks, [&](int task, int) {
     int64_t e0, e1;
     ChunkRange(n, tasks, task, 64, &e0, &e1);
-#ifdef EMBER_LOOP_X86
-    if (vbmi) {
-      if (e0 < e1) LookUpInt8Vbmi(table, x + e0, static_cast<size_t>(e1 - e0), y + e0);
-      return;
-    }
-#endif
-    for (int64_t i = e0; i < e1; ++i) y[i] = table[x[i]];
+    if (e0 < e1) LookUpInt8(table, x + e0, static_cast<size_t>(e1 - e0), y + e0);
   });
   return Status::OK();
 }

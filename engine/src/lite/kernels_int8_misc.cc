@@ -257,14 +257,7 @@ Status EvalTableInt8(NodeState* node) {
       }
     }
   }
-#ifdef EMBER_LOOP_X86
-  static const bool vbmi = cpu::HasAvx512Vbmi();
-  if (vbmi) {
-    LookUpInt8Vbmi(table, x, n, y);
-    return Status::OK();
-  }
-#endif
-  for (size_t i = 0; i < n; ++i) y[i] = table[x[i]];
+  LookUpInt8(table, x, n, y);
   return Status::OK();
 }
 
@@ -301,20 +294,16 @@ Status EvalSquaredDifferenceInt8(NodeState* node) {
   const int8_t* a = node->t.In<int8_t>(0);
   const int8_t* b = node->t.In<int8_t>(1);
   int8_t* z = node->t.Out<int8_t>(0);
-#ifdef EMBER_LOOP_X86
-  static const bool vbmi = cpu::HasAvx512Vbmi();
-#endif
   BroadcastRuns(node->in_shape6, node->in2_shape6, node->out_shape6,
                 [&](int64_t i, int64_t ia, int64_t ib, int64_t len, int64_t sa, int64_t sb) {
                   if (sb == 0) {
                     const int8_t* row = SquaredDifferenceRow(node, b[ib]) + 128;
-#ifdef EMBER_LOOP_X86
-                    if (vbmi && sa == 1) {
-                      LookUpInt8Vbmi(row, a + ia, static_cast<size_t>(len), z + i);
-                      return;
+                    if (sa == 1) {
+                      LookUpInt8(row, a + ia, static_cast<size_t>(len), z + i);
+                    } else {  // both inputs one value over the run
+                      const int8_t v = row[a[ia]];
+                      for (int64_t k = 0; k < len; ++k) z[i + k] = v;
                     }
-#endif
-                    for (int64_t k = 0; k < len; ++k) z[i + k] = row[a[ia + k * sa]];
                     return;
                   }
                   for (int64_t k = 0; k < len; ++k) {

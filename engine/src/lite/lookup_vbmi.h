@@ -67,4 +67,24 @@ EMBER_VBMI_TARGET inline void LookUpInt8Vbmi(const int8_t* table, const int8_t* 
 }  // namespace ember
 
 #endif  // EMBER_LOOP_X86
+
+namespace ember {
+namespace lite {
+
+// y[i] = table[x[i]] for i < n (table indexed -128..127): LookUpInt8Vbmi on CPUs with AVX-512
+// VBMI (checked once per process, capped by EMBER_CPU_ISA), else one byte at a time.
+inline void LookUpInt8(const int8_t* table, const int8_t* x, size_t n, int8_t* y) {
+#ifdef EMBER_LOOP_X86
+  static const bool vbmi = cpu::HasAvx512Vbmi();
+  if (vbmi) {
+    LookUpInt8Vbmi(table, x, n, y);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
+
+}  // namespace lite
+}  // namespace ember
+
 #endif  // EMBER_SRC_LITE_LOOKUP_VBMI_H_
