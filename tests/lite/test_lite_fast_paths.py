@@ -379,6 +379,80 @@ def test_float_softmax_extremes_match_litert_on_every_isa(ember_install: Path, m
             assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
 
 
+def _dense_on_sequences() -> tuple[Any, tuple[int, ...], set[str]]:
+    # Keras Dense on a rank-3 and a rank-4 input: SHAPE, GATHER, REDUCE_PROD, PACK, RESHAPE,
+    # FULLY_CONNECTED, RESHAPE, with placeholder shapes ([1, 1], [1, units]) between the RESHAPEs.
+    k = tf.keras.layers
+    inp = tf.keras.Input(shape=(16, 32))  # batch None: dynamic
+    x = k.Dense(48, activation="gelu")(inp)
+    x = k.LayerNormalization()(k.Dense(32)(x) + inp)
+    grid = k.Dense(8)(k.Reshape((4, 4, 32))(x))  # rank 4: three dims gathered
+    return tf.keras.Model(inp, k.Flatten()(grid)), (16, 32), {"SHAPE", "REDUCE_PROD", "FULLY_CONNECTED"}
+
+
+def _conv_transpose_decoder() -> tuple[Any, tuple[int, ...], set[str]]:
+    # Conv2DTranspose on a dynamic batch: its output_shape is SHAPE, STRIDED_SLICE, PACK.
+    k = tf.keras.layers
+    inp = tf.keras.Input(shape=(8, 8, 6))
+    skip = k.Conv2D(8, 3, padding="same", activation="relu")(inp)
+    up = k.Conv2DTranspose(8, 2, strides=2)(k.MaxPooling2D()(skip))
+    return tf.keras.Model(inp, k.Conv2D(3, 1)(k.Concatenate()([up, skip]))), (8, 8, 6), {"SHAPE", "TRANSPOSE_CONV"}
+
+
+@pytest.mark.parametrize("int8", [True, False], ids=["int8", "float"])
+@pytest.mark.parametrize("build", [_dense_on_sequences, _conv_transpose_decoder], ids=["dense_seq", "conv_transpose"])
+def test_shape_computations_on_a_dynamic_batch_are_evaluated(
+    ember_install: Path, tmp_path: Path, int8: bool, build: Callable[[], tuple[Any, tuple[int, ...], set[str]]]
+) -> None:
+    """Shapes computed in the graph from a dynamic batch. Dense on a sequence: the converter
+    writes placeholder shapes for the tensors between its RESHAPEs, and ember refused the model
+    ("cannot reshape [1,16,32] to [1,1]") or, sized by the placeholders, wrote past its arena.
+    Conv2DTranspose: ember refused its output_shape as not constant. Shape computations are now
+    evaluated and folded before planning, and the placeholders refined. Against LiteRT's
+    reference kernels on every ISA, one thread and two."""
+    tf.keras.utils.set_random_seed(5)
+    keras_model, shape, expected_ops = build()
+    conv = tf.lite.TFLiteConverter.from_keras_model(keras_model)
+    if int8:
+        rng = np.random.default_rng(0)
+
+        def rep() -> Any:
+            for _ in range(8):
+                yield [rng.uniform(-2, 2, (1, *shape)).astype(np.float32)]
+
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = rep
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    model = tmp_path / "dynamic.tflite"
+    model.write_bytes(conv.convert())
+    probe = litert.Interpreter(model_path=str(model))
+    ops = {o["op_name"] for o in probe._get_ops_details()}
+    assert expected_ops <= ops, f"the converter's pattern changed: {sorted(ops)}"
+    if build is _dense_on_sequences:
+        placeholders = [t for t in probe.get_tensor_details() if list(t["shape_signature"]) == [-1, -1]]
+        assert placeholders, "no tensor left with both dims open: the case this test covers is gone"
+    rng = np.random.default_rng(6)
+    x = (
+        rng.integers(-128, 128, size=(1, *shape)).astype(np.int8)
+        if int8
+        else rng.uniform(-2, 2, size=(1, *shape)).astype(np.float32)
+    )
+    ref = _reference(model, x)
+    for isa in ISAS:
+        work = tmp_path / isa
+        work.mkdir()
+        ours = _ember(ember_install, model, x, isa, work)
+        assert ours.shape == ref.shape
+        if int8:
+            np.testing.assert_array_equal(ours, ref, err_msg=f"EMBER_CPU_ISA={isa}")
+        else:
+            np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5, err_msg=f"EMBER_CPU_ISA={isa}")
+        split = _ember(ember_install, model, x, isa, work, threads=2)
+        assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
+
+
 @pytest.mark.parametrize("int8", [True, False], ids=["int8", "float"])
 def test_dynamic_batch_reshape_through_shape_matches_litert(ember_install: Path, tmp_path: Path, int8: bool) -> None:
     """EfficientNet's and MobileNetV3's squeeze-and-excite as keras.applications builds them:

@@ -99,6 +99,7 @@ Status FoldConstantDequantize(const SubGraphDef& g, SubgraphState* state) {
   state->folded_op.assign(g.operators.size(), 0);
   state->folded_defs.clear();
   state->folded_data.clear();
+  state->folded_ints.clear();
   for (size_t oi = 0; oi < g.operators.size(); ++oi) {
     const OperatorDef& op = g.operators[oi];
     if (op.op != BuiltinOp::kDequantize || op.inputs.size() != 1 || op.outputs.size() != 1 ||

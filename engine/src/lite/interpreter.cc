@@ -425,7 +425,8 @@ TensorView Interpreter::tensor(int32_t index) const {
   const SubGraphDef& g = model_->graph();
   if (index < 0 || static_cast<size_t>(index) >= g.tensors.size()) return v;
   v.def = &g.tensors[static_cast<size_t>(index)];
-  if (graphs_.empty()) return v;  // before AllocateTensors
+  if (graphs_.empty()) return v;                         // before AllocateTensors
+  v.def = graphs_[0]->defs[static_cast<size_t>(index)];  // with shapes refined at planning
   v.data = graphs_[0]->data[static_cast<size_t>(index)];
   v.bytes = graphs_[0]->bytes[static_cast<size_t>(index)];
   return v;

@@ -162,10 +162,13 @@ struct SubgraphState {
   int callers = 0;  // WHILE/IF operators (of the subgraphs that run) that run this one
   // DEQUANTIZE of a constant is computed once (fold_dequantize.cc): its output becomes a
   // float32 constant held here, and the operator is not run. defs[i] is the tensor every
-  // check and kernel sees: the model's, or its folded constant.
+  // check and kernel sees: the model's, its folded constant, or the model's with the shape
+  // RefineShapes gave it (shape_refine.cc).
   std::vector<const TensorDef*> defs;
   std::vector<std::unique_ptr<TensorDef>> folded_defs;
   std::vector<std::unique_ptr<AlignedVector<float>>> folded_data;
+  // The integer tensors of shape computations RefineShapes evaluated (their operators folded).
+  std::vector<std::unique_ptr<std::vector<int64_t>>> folded_ints;
   std::vector<char> folded_op;  // per operator
   SubgraphState() = default;
   SubgraphState(const SubgraphState&) = delete;
@@ -175,6 +178,11 @@ struct SubgraphState {
 
 // Makes `state->defs`, with the constant DEQUANTIZE outputs of `def` folded (fold_dequantize.cc).
 Status FoldConstantDequantize(const SubGraphDef& def, SubgraphState* state);
+// Evaluates the small integer tensors of shape computations (SHAPE, GATHER, PACK, ... of static
+// shapes and constants) once, folding their operators into constants, and gives the tensors
+// whose shape_signature leaves a dimension open the shapes their operators give them
+// (shape_refine.cc); the new TensorDefs are held in folded_defs. After FoldConstantDequantize.
+void RefineShapes(const SubGraphDef& def, SubgraphState* state);
 // IEEE 754 binary16 to float (exact).
 float HalfToFloat(uint16_t h);
 

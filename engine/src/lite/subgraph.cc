@@ -21,13 +21,14 @@ Status TooBig(const InterpreterOptions& options) {
 
 // A SLICE with a run-time begin or size may produce any part of its input: its output gets room
 // for all of it (the kernel's Prepare decides whether the shape is static).
-size_t RoomFor(const SubGraphDef& g, size_t tensor, const std::vector<int>& writer, size_t bytes) {
+size_t RoomFor(const SubGraphDef& g, const std::vector<const TensorDef*>& defs, size_t tensor,
+               const std::vector<int>& writer, size_t bytes) {
   const int w = writer[tensor];
   if (w < 0) return bytes;
   const OperatorDef& op = g.operators[static_cast<size_t>(w)];
   if (op.op != BuiltinOp::kSlice || op.inputs.empty() || op.inputs[0] < 0) return bytes;
-  const TensorDef& in = g.tensors[static_cast<size_t>(op.inputs[0])];
-  if (in.type != g.tensors[tensor].type) return bytes;
+  const TensorDef& in = *defs[static_cast<size_t>(op.inputs[0])];
+  if (in.type != defs[tensor]->type) return bytes;
   return std::max(bytes, in.num_elements * TensorTypeSize(in.type));
 }
 
@@ -69,6 +70,7 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
   state->dynamic.assign(nt, 0);
   state->dims.assign(nt, {});
   EMBER_RETURN_IF_ERROR(FoldConstantDequantize(g, state));
+  RefineShapes(g, state);
   const std::vector<const TensorDef*>& defs = state->defs;
   // Which tensors are written at run time: graph inputs and operator outputs.
   std::vector<int> writer(nt, -2);  // -2 never written, -1 graph input, else operator index
@@ -128,7 +130,7 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
   std::vector<size_t> order;
   std::vector<size_t> aligned(nt, 0);
   for (size_t i = 0; i < nt; ++i) {
-    const TensorDef& t = g.tensors[i];
+    const TensorDef& t = *defs[i];  // with the shape RefineShapes gave it
     if (writer[i] == -2) continue;
     const size_t elem = TensorTypeSize(t.type);
     if (elem == 0) {
@@ -137,7 +139,7 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
                                    ", which ember lite cannot hold");
     }
     const size_t bytes = t.num_elements * elem;
-    const size_t room = RoomFor(g, i, writer, bytes);
+    const size_t room = RoomFor(g, defs, i, writer, bytes);
     if (room > options.max_arena_bytes) return TooBig(options);
     state->bytes[i] = bytes;
     aligned[i] = (room + 63) / 64 * 64;
