@@ -224,6 +224,11 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # vec_math.h's e^x and tanh, swish as LOGISTIC and MUL); int8 their own kernels.
         "logistic_c24": ((5, 7, 24), lambda: k.Activation("sigmoid")),
         "tanh_c24": ((5, 7, 24), lambda: k.Activation("tanh")),
+        # int8 EXP and LOG: 256-entry tables as LiteRT's (LOG's input from a sigmoid, so 0 is met).
+        "exp_c24": ((5, 7, 24), lambda: k.Activation("exponential")),
+        "log_sigmoid_c24": ((5, 7, 24), lambda: k.Lambda(lambda t: tf.math.log(tf.math.sigmoid(t)))),
+        # SELU: int8 GREATER (each input rescaled, LiteRT's ComparisonWithScaling), EXP, SELECT_V2.
+        "selu_c24": ((5, 7, 24), lambda: k.Activation("selu")),
         "swish_c19": ((5, 7, 19), lambda: k.Activation("swish")),
         # int8 MUL of x and a table activation of x (one table over x): the activation as the
         # MUL's first input (x off zero: a nonzero zero point), and a LOGISTIC read by the MUL
@@ -399,15 +404,28 @@ def _conv_transpose_decoder() -> tuple[Any, tuple[int, ...], set[str]]:
     return tf.keras.Model(inp, k.Conv2D(3, 1)(k.Concatenate()([up, skip]))), (8, 8, 6), {"SHAPE", "TRANSPOSE_CONV"}
 
 
+def _causal_attention() -> tuple[Any, tuple[int, ...], set[str]]:
+    # A causal mask on a dynamic batch: FILL of SHAPE (ones), LOGICAL_AND with the band, and
+    # SELECT_V2 of the (int8: quantized) scores.
+    inp = tf.keras.Input(shape=(12, 16))
+    out = tf.keras.layers.MultiHeadAttention(2, 8)(inp, inp, use_causal_mask=True)
+    return tf.keras.Model(inp, out), (12, 16), {"SHAPE", "FILL", "SELECT_V2"}
+
+
 @pytest.mark.parametrize("int8", [True, False], ids=["int8", "float"])
-@pytest.mark.parametrize("build", [_dense_on_sequences, _conv_transpose_decoder], ids=["dense_seq", "conv_transpose"])
+@pytest.mark.parametrize(
+    "build",
+    [_dense_on_sequences, _conv_transpose_decoder, _causal_attention],
+    ids=["dense_seq", "conv_transpose", "causal_attention"],
+)
 def test_shape_computations_on_a_dynamic_batch_are_evaluated(
     ember_install: Path, tmp_path: Path, int8: bool, build: Callable[[], tuple[Any, tuple[int, ...], set[str]]]
 ) -> None:
     """Shapes computed in the graph from a dynamic batch. Dense on a sequence: the converter
     writes placeholder shapes for the tensors between its RESHAPEs, and ember refused the model
     ("cannot reshape [1,16,32] to [1,1]") or, sized by the placeholders, wrote past its arena.
-    Conv2DTranspose: ember refused its output_shape as not constant. Shape computations are now
+    Conv2DTranspose: ember refused its output_shape as not constant. A causal attention mask:
+    ember had no FILL, nor an int8 SELECT_V2. Shape computations are now
     evaluated and folded before planning, and the placeholders refined. Against LiteRT's
     reference kernels on every ISA, one thread and two."""
     tf.keras.utils.set_random_seed(5)
@@ -514,7 +532,19 @@ def test_float_mean_over_rows_sums_each_row_in_order(ember_install: Path, model_
         np.testing.assert_array_equal(split, ref, err_msg=f"EMBER_CPU_ISA={isa}, two threads")
 
 
-@pytest.mark.parametrize("name", ["logistic_c24", "tanh_c24", "gelu_c24", "hard_swish_c24", "leaky_relu_c13"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "logistic_c24",
+        "tanh_c24",
+        "gelu_c24",
+        "hard_swish_c24",
+        "leaky_relu_c13",
+        "exp_c24",
+        "log_sigmoid_c24",
+        "selu_c24",
+    ],
+)
 def test_int8_table_ops_match_litert_for_every_input_value(
     ember_install: Path, model_dir: Path, tmp_path: Path, name: str
 ) -> None:

@@ -293,6 +293,11 @@ Status PrepareNode(NodeState* node) {
       return PrepareArgMinMax(node);
     case BuiltinOp::kShape:
       return PrepareShape(node);
+    case BuiltinOp::kFill:
+      return PrepareFill(node);
+    case BuiltinOp::kSpaceToBatchNd:
+    case BuiltinOp::kBatchToSpaceNd:
+      return PrepareSpaceBatchNd(node);
     case BuiltinOp::kLogSoftmax:
       return PrepareLogSoftmax(node);
     case BuiltinOp::kL2Normalization:

@@ -323,6 +323,14 @@ Status PrepareFloorMod(NodeState* node);
 Status PrepareOneHot(NodeState* node);
 Status PrepareGatherNd(NodeState* node);
 Status PrepareScatterNd(NodeState* node);
+Status PrepareFill(NodeState* node);  // kernels_fill.cc
+// SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (kernels_space_batch.cc), and their output shape for an
+// input of shape `in` (rank 3 or 4), `block` and the [M, 2] paddings / crops `pads` (flattened),
+// or an INVALID_ARGUMENT naming the value at fault.
+Status PrepareSpaceBatchNd(NodeState* node);
+StatusOr<std::vector<int32_t>> SpaceBatchNdShape(bool to_batch, const std::vector<int32_t>& in,
+                                                 const std::vector<int64_t>& block,
+                                                 const std::vector<int64_t>& pads);
 
 // out[r] = sum_i rows[r * k + i] * x[i] for r < nrows (kernels_conv.cc; vectorised for the
 // ISA lite/loop_isa.h chooses).

@@ -64,6 +64,8 @@ constexpr float kSqrtTwoOverPi = kTwoOverSqrtPi * kSqrtHalf;  // as gelu.h's kSq
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float Tanh(float x) { return std::tanh(x); }
+float Exp(float x) { return std::exp(x); }
+float Log(float x) { return std::log(x); }
 float Gelu(float x) { return 0.5f * x * std::erfc(x * static_cast<float>(-kSqrtHalf)); }
 float GeluTanh(float x) {
   return 0.5f * x * (1.f + std::tanh(kSqrtTwoOverPi * (x + 0.044715f * x * x * x)));
@@ -334,6 +336,12 @@ Status PrepareUnaryInt8(NodeState* node) {
       break;
     case BuiltinOp::kTanh:
       FillFloatTable(*node, Tanh, table);
+      break;
+    case BuiltinOp::kExp:
+      FillFloatTable(*node, Exp, table);
+      break;
+    case BuiltinOp::kLog:
+      FillFloatTable(*node, Log, table);
       break;
     case BuiltinOp::kGelu:
       FillFloatTable(*node, node->op->options.approximate ? GeluTanh : Gelu, table);

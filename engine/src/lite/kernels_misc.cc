@@ -19,6 +19,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ember/lite/quant.h"
 #include "lite/broadcast.h"
 #include "lite/kernels.h"
 #include "lite/loop_isa.h"
@@ -319,6 +320,46 @@ EMBER_LOOP_FUNCTION(void, BinaryRunF32,
                      int64_t n, float lo, float hi, float* z),
                     (op, a, sa, b, sb, n, lo, hi, z), BinaryRunF32Body)
 
+// int8/uint8 comparisons as LiteRT's reference ComparisonWithScaling: each input's offset value
+// shifted left by 8 and scaled by its own multiplier (its scale, below 1), then compared.
+template <typename T>
+Status EvalComparisonQuantized(NodeState* node) {
+  const std::vector<int32_t>& out = node->t.out[0]->shape;
+  const std::vector<std::vector<int64_t>> st = {BroadcastStrides(node->t.in[0]->shape, out),
+                                                BroadcastStrides(node->t.in[1]->shape, out)};
+  const T* x = node->t.In<T>(0);
+  const T* y = node->t.In<T>(1);
+  bool* z = node->t.Out<bool>(0);
+  const BuiltinOp op = node->op->op;
+  const int32_t zx = node->in_zp, zy = node->in2_zp, mx = node->m1, my = node->m2;
+  const int sx = node->s1, sy = node->s2, left = node->left_shift;
+  ForEachBroadcast(out, st, [&](int64_t i, const int64_t* o) {
+    const int32_t u = MultiplyByQuantizedMultiplier((x[o[0]] - zx) * (1 << left), mx, sx);
+    const int32_t v = MultiplyByQuantizedMultiplier((y[o[1]] - zy) * (1 << left), my, sy);
+    switch (op) {
+      case BuiltinOp::kLess:
+        z[i] = u < v;
+        break;
+      case BuiltinOp::kLessEqual:
+        z[i] = u <= v;
+        break;
+      case BuiltinOp::kGreater:
+        z[i] = u > v;
+        break;
+      case BuiltinOp::kGreaterEqual:
+        z[i] = u >= v;
+        break;
+      case BuiltinOp::kEqual:
+        z[i] = u == v;
+        break;
+      default:
+        z[i] = u != v;
+        break;
+    }
+  });
+  return Status::OK();
+}
+
 Status EvalBinary(NodeState* node) {
   const BuiltinOp op = node->op->op;
   const TensorDef& a = *node->t.in[0];
@@ -497,6 +538,8 @@ bool HasInt8Kernel(BuiltinOp op) {
     case BuiltinOp::kRsqrt:
     case BuiltinOp::kLeakyRelu:
     case BuiltinOp::kSquaredDifference:
+    case BuiltinOp::kExp:
+    case BuiltinOp::kLog:
       return true;
     default:
       return false;
@@ -526,6 +569,43 @@ Status PrepareMiscUnary(NodeState* node) {
   return Status::OK();
 }
 
+namespace {
+Status PrepareComparisonQuantized(NodeState* node) {
+  const TensorDef& a = *node->t.in[0];
+  const TensorDef& b = *node->t.in[1];
+  int32_t* mult[2] = {&node->m1, &node->m2};
+  int* shift[2] = {&node->s1, &node->s2};
+  int32_t* zp[2] = {&node->in_zp, &node->in2_zp};
+  for (int k = 0; k < 2; ++k) {
+    const TensorDef& t = k == 0 ? a : b;
+    if (t.quant.scale.size() != 1 || t.quant.zero_point.size() != 1) {
+      return errors::InvalidArgument(node->what + ": " + TensorTypeName(t.type) + " input '" +
+                                     t.name + "' needs one scale and one zero point");
+    }
+    const double scale = t.quant.scale[0];
+    // LiteRT's QuantizeMultiplierSmallerThanOneExp: a scale in (0, 1) (LiteRT aborts otherwise).
+    if (!(scale > 0.0 && scale < 1.0)) {
+      return errors::InvalidArgument(node->what + ": input '" + t.name + "' has scale " +
+                                     std::to_string(scale) +
+                                     "; a quantized comparison needs scales in (0, 1)");
+    }
+    QuantizeMultiplier(scale, mult[k], shift[k]);
+    *zp[k] = static_cast<int32_t>(t.quant.zero_point[0]);
+  }
+  std::vector<int32_t> shape;
+  if (!misc::BroadcastShape(a.shape, b.shape, &shape)) {
+    return errors::InvalidArgument(node->what + ": shapes " + ShapeString(a.shape) + " and " +
+                                   ShapeString(b.shape) + " do not broadcast");
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], TensorType::kBool, "output"));
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, *node->t.out[0], shape, "output"));
+  node->left_shift = 8;
+  node->eval = a.type == TensorType::kInt8 ? misc::EvalComparisonQuantized<int8_t>
+                                           : misc::EvalComparisonQuantized<uint8_t>;
+  return Status::OK();
+}
+}  // namespace
+
 Status PrepareMiscBinary(NodeState* node) {
   EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 2, 2));
   const TensorDef& a = *node->t.in[0];
@@ -538,6 +618,9 @@ Status PrepareMiscBinary(NodeState* node) {
   }
   if (a.type == TensorType::kInt8 && misc::HasInt8Kernel(op)) {
     return PrepareSquaredDifferenceInt8(node);
+  }
+  if ((a.type == TensorType::kInt8 || a.type == TensorType::kUInt8) && misc::IsComparison(op)) {
+    return PrepareComparisonQuantized(node);
   }
   // int8 SUB shares int8 ADD's arithmetic and broadcasting (kernels_elementwise.cc).
   if (a.type == TensorType::kInt8 && op == BuiltinOp::kSub) return PrepareAddMul(node);
@@ -582,7 +665,13 @@ Status PrepareSelect(NodeState* node) {
   const TensorDef& t = *node->t.in[1];
   const TensorDef& e = *node->t.in[2];
   EMBER_RETURN_IF_ERROR(CheckType(*node, c, TensorType::kBool, "condition"));
-  if (t.type != e.type || !misc::Plain(t.type)) return misc::Unsupported(*node, t.type);
+  // Quantized values are picked as stored, as LiteRT's kernel does (the converter gives both
+  // values and the output one quantization).
+  const bool quantized =
+      t.type == TensorType::kInt8 || t.type == TensorType::kUInt8 || t.type == TensorType::kInt16;
+  if (t.type != e.type || !(misc::Plain(t.type) || quantized)) {
+    return misc::Unsupported(*node, t.type);
+  }
   std::vector<int32_t> te, shape;
   if (!misc::BroadcastShape(t.shape, e.shape, &te)) {
     return errors::InvalidArgument(node->what + ": values do not broadcast");

@@ -200,6 +200,14 @@ constexpr OpInfo kOps[] = {
     // kernels_misc_shape.cc: any input type, an INT32 or INT64 output (Keras's Reshape with a
     // dynamic batch: SHAPE, STRIDED_SLICE, PACK, RESHAPE in EfficientNet and MobileNetV3).
     {BuiltinOp::kShape, "SHAPE", 1, OptionsType::kShape},
+    // kernels_fill.cc: any type of a fixed size (2 adds BOOL, 3 INT8/INT16 quantized; 4 is
+    // STRING, refused at Prepare); a causal attention mask on a dynamic batch.
+    {BuiltinOp::kFill, "FILL", 3, OptionsType::kFill},
+    // kernels_space_batch.cc: byte moves of float32, int8, uint8, int16, int32, int64 (2 is int8,
+    // 3 a rank-3 input, 4 int16); the converter wraps a dilated Conv1D/Conv2D of a dynamic batch
+    // in them.
+    {BuiltinOp::kSpaceToBatchNd, "SPACE_TO_BATCH_ND", 4, OptionsType::kSpaceToBatchNd},
+    {BuiltinOp::kBatchToSpaceNd, "BATCH_TO_SPACE_ND", 4, OptionsType::kBatchToSpaceNd},
 };
 
 const OpInfo* FindOp(int32_t code) {

@@ -166,7 +166,10 @@ class Refiner {
         continue;
       }
       const bool shape_from_values =
-          op.op == BuiltinOp::kReshape && !op.outputs.empty() && Open(op.outputs[0]);
+          (op.op == BuiltinOp::kReshape || op.op == BuiltinOp::kFill ||
+           op.op == BuiltinOp::kBroadcastTo || op.op == BuiltinOp::kSpaceToBatchNd ||
+           op.op == BuiltinOp::kBatchToSpaceNd) &&
+          !op.outputs.empty() && Open(op.outputs[0]);
       if ((any_refined || shape_from_values) && op.outputs.size() == 1) {
         std::optional<Dims> dims = InferShape(op);
         if (dims) Refine(op.outputs[0], *dims);
@@ -221,9 +224,24 @@ class Refiner {
     return false;
   }
 
-  // Makes the outputs of operator `oi` constants when every one of them is known.
+  // Makes the outputs of operator `oi` constants when every one of them is known, and the
+  // operator's types are what its Prepare accepts (else it is left to say why): SHAPE's output
+  // of its out_type, other operators' outputs of their first input's type (CAST aside).
   void Fold(size_t oi) {
     const OperatorDef& op = g_.operators[oi];
+    if (op.inputs.empty() || op.inputs[0] < 0) return;
+    const TensorType in_type = Def(op.inputs[0]).type;
+    for (int32_t out : op.outputs) {
+      if (out < 0) return;
+      const TensorType t = Def(out).type;
+      if (op.op == BuiltinOp::kShape) {
+        if (static_cast<int8_t>(t) != op.options.shape_out_type || Def(out).shape.size() != 1) {
+          return;
+        }
+      } else if (op.op != BuiltinOp::kCast && t != in_type) {
+        return;
+      }
+    }
     for (int32_t out : op.outputs) {
       if (out < 0 || !values_[Index(out)] || Def(out).data != nullptr) return;
     }
@@ -286,12 +304,55 @@ class Refiner {
     if (IsUnaryShaped(op.op)) return a;
     if (IsBroadcastBinary(op.op) && in.size() == 2 && in[1] >= 0) return Broadcast(a, Shape(in[1]));
     switch (op.op) {
+      case BuiltinOp::kSpaceToBatchNd:
+      case BuiltinOp::kBatchToSpaceNd: {
+        const Values* block = in.size() == 3 ? Value(in[1]) : nullptr;
+        const Values* pads = in.size() == 3 ? Value(in[2]) : nullptr;
+        if (block == nullptr || pads == nullptr) return std::nullopt;
+        StatusOr<Dims> dims =
+            SpaceBatchNdShape(op.op == BuiltinOp::kSpaceToBatchNd, a, *block, *pads);
+        if (!dims.ok()) return std::nullopt;
+        return std::move(dims).value();
+      }
+      case BuiltinOp::kConv2D:
+      case BuiltinOp::kDepthwiseConv2D:
+      case BuiltinOp::kAveragePool2D:
+      case BuiltinOp::kMaxPool2D:
+      case BuiltinOp::kResizeBilinear:
+      case BuiltinOp::kResizeNearestNeighbor: {
+        // NHWC: the batch follows the input's, the rest does not depend on it.
+        Dims out = Def(op.outputs[0]).shape;
+        if (out.size() != 4 || a.size() != 4) return std::nullopt;
+        out[0] = a[0];
+        return out;
+      }
+      case BuiltinOp::kPad:
+      case BuiltinOp::kPadV2:
+      case BuiltinOp::kMirrorPad: {
+        const Values* pads = in.size() >= 2 ? Value(in[1]) : nullptr;
+        if (pads == nullptr || pads->size() != 2 * a.size()) return std::nullopt;
+        Dims out = a;
+        for (size_t i = 0; i < a.size(); ++i) {
+          const int64_t d = a[i] + (*pads)[2 * i] + (*pads)[2 * i + 1];
+          if (d < 0 || d > INT32_MAX) return std::nullopt;
+          out[i] = static_cast<int32_t>(d);
+        }
+        return out;
+      }
       case BuiltinOp::kSelectV2:
         if (in.size() != 3 || in[1] < 0 || in[2] < 0) return std::nullopt;
         if (auto ab = Broadcast(a, Shape(in[1]))) return Broadcast(*ab, Shape(in[2]));
         return std::nullopt;
       case BuiltinOp::kReshape:
         return ReshapeTo(op);
+      case BuiltinOp::kFill:  // the shape is input 0's value, input 1's for BROADCAST_TO
+      case BuiltinOp::kBroadcastTo: {
+        const size_t at = op.op == BuiltinOp::kFill ? 0 : 1;
+        const Values* v = at < in.size() ? Value(in[at]) : nullptr;
+        std::optional<Dims> dims = v != nullptr ? ToDims(*v) : std::nullopt;
+        if (!dims || std::find(dims->begin(), dims->end(), -1) != dims->end()) return std::nullopt;
+        return dims;
+      }
       case BuiltinOp::kFullyConnected: {
         if (in.size() < 2 || in[1] < 0 || Shape(in[1]).size() != 2 || a.empty()) {
           return std::nullopt;

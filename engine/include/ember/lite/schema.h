@@ -124,6 +124,10 @@ enum class BuiltinOp : int32_t {
   kMirrorPad = 100,
   kReduceProd = 81,
   kShape = 77,  // src/lite/kernels_misc_shape.cc
+  kFill = 94,   // src/lite/kernels_fill.cc
+  // src/lite/kernels_space_batch.cc
+  kSpaceToBatchNd = 38,
+  kBatchToSpaceNd = 37,
   // src/lite/kernels_conv3d.cc
   kConv3D = 132,
   kConv3DTranspose = 141,
@@ -207,6 +211,9 @@ enum class OptionsType : uint8_t {
   kMirrorPad = 77,
   kConv3D = 106,  // CONV_3D and CONV_3D_TRANSPOSE
   kShape = 55,
+  kFill = 68,
+  kBatchToSpaceNd = 24,
+  kSpaceToBatchNd = 25,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
