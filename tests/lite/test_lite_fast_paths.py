@@ -606,3 +606,44 @@ def test_float_logistic_and_tanh_over_their_range_match_litert(
         np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol, err_msg=f"EMBER_CPU_ISA={isa}")
         split = _ember(ember_install, model, x, isa, tmp_path / isa, threads=2)
         assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
+
+
+@pytest.mark.parametrize(
+    ("arch", "size"), [("MobileNetV3Small", 96), ("EfficientNetB0", 64)], ids=["mobilenet_v3_small", "efficientnet_b0"]
+)
+def test_whole_int8_keras_applications_equal_litert_reference(
+    ember_install: Path, tmp_path: Path, arch: str, size: int
+) -> None:
+    """Whole keras.applications networks (random weights, dynamic batch, full-integer
+    quantization): every int8 output byte equal to LiteRT's reference kernels, one thread and two.
+    The classifier's softmax is left out (classifier_activation=None): LiteRT's reference int8
+    SOFTMAX aborts the process on these logits; ember's softmax is checked on its own above."""
+    tf.keras.utils.set_random_seed(7)
+    model = getattr(tf.keras.applications, arch)(
+        input_shape=(size, size, 3), weights=None, classes=16, classifier_activation=None
+    )
+    rng = np.random.default_rng(0)
+    # Fresh BatchNormalization statistics let activations fade to constant logits.
+    for layer in model.layers:
+        if isinstance(layer, tf.keras.layers.BatchNormalization):
+            layer.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(np.float32) for w in layer.get_weights()])
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+
+    def rep() -> Any:
+        for _ in range(4):
+            yield [rng.uniform(-1, 1, (1, size, size, 3)).astype(np.float32)]
+
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    conv.representative_dataset = rep
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    conv.inference_input_type = tf.int8
+    conv.inference_output_type = tf.int8
+    path = tmp_path / f"{arch}.tflite"
+    path.write_bytes(conv.convert())
+    x = np.random.default_rng(9).integers(-128, 128, size=(1, size, size, 3)).astype(np.int8)
+    ref = _reference(path, x)
+    assert ref.shape == (1, 16) and len(np.unique(ref)) > 4, f"degenerate logits: {ref}"
+    ours = _ember(ember_install, path, x, "amx", tmp_path)
+    np.testing.assert_array_equal(ours, ref)
+    split = _ember(ember_install, path, x, "amx", tmp_path, threads=2)
+    assert split.tobytes() == ours.tobytes(), "2 threads differ from 1"
