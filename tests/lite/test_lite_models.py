@@ -2,7 +2,9 @@
 
 Float models (BERT encoders written with Keras, KerasHub and tf.compat.v1, a Keras
 MultiHeadAttention encoder, MobileNetV2, `ops_misc` with each transformer op on its own, Keras
-LSTM/GRU/Bidirectional(LSTM) layers and a tf.while_loop + tf.cond model: WHILE and IF)
+LSTM/GRU/Bidirectional(LSTM) layers and a tf.while_loop + tf.cond model: WHILE and IF; Keras 2
+LSTM layers fused into UNIDIRECTIONAL_SEQUENCE_LSTM, and that op's peephole / projection /
+layer-norm / CIFG forms)
 are compared with LiteRT's reference kernels (BUILTIN_REF) to rtol 1e-4, computed live on the
 stored inputs; int8 CNNs (MobileNetV2, MobileNet) must equal them exactly.
 The stored expected outputs are checked too, so a LiteRT upgrade that changes them shows up.
@@ -51,6 +53,30 @@ def run_ember(install: Path, model: Path, inputs: list[Path], out: Path) -> list
 def test_manifest_lists_the_models() -> None:
     assert {"bert_tf1", "bert_keras_hub", "mobilenet_v2", "mobilenet_v2_int8", "ops_misc"} <= set(MANIFEST)
     assert {"lstm", "lstm_seq", "gru", "bilstm", "while_cond"} <= set(MANIFEST)
+    assert {"lstm_fused", "bilstm_fused", "lstm_fused_variants"} <= set(MANIFEST)
+
+
+@pytest.mark.parametrize("name", ["lstm_fused", "lstm_fused_variants"])
+def test_lstm_state_carries_over_invokes_as_in_litert(ember_install: Path, tmp_path: Path, name: str) -> None:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM's state tensors are variables: LiteRT starts them at zero and
+    keeps the last step's state for the next Invoke. ember's second Invoke on the same input
+    gives LiteRT's second output (which differs from its first)."""
+    model = MODELS_DIR / f"{name}.tflite"
+    x_path = MODELS_DIR / f"{name}.input_0.npy"
+    x = np.load(x_path)
+    interp = litert.Interpreter(model_path=str(model), experimental_op_resolver_type=RESOLVERS["ref"])
+    interp.allocate_tensors()
+    seen = []
+    for _ in range(2):
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        seen.append(interp.get_tensor(interp.get_output_details()[0]["index"]).copy())
+    assert np.abs(seen[0] - seen[1]).max() > 1e-3, "LiteRT's state did not carry over: nothing to compare"
+    argv = [str(ember_install / "bin" / "ember-lite-run"), str(model), "--outdir", str(tmp_path)]
+    argv += ["--input", f"0={x_path}", "--repeat", "2"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "output_0.npy"), seen[1], rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))

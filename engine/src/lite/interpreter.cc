@@ -295,6 +295,8 @@ Status PrepareNode(NodeState* node) {
       return PrepareShape(node);
     case BuiltinOp::kFill:
       return PrepareFill(node);
+    case BuiltinOp::kUnidirectionalSequenceLstm:
+      return PrepareUnidirectionalSequenceLstm(node);
     case BuiltinOp::kSpaceToBatchNd:
     case BuiltinOp::kBatchToSpaceNd:
       return PrepareSpaceBatchNd(node);

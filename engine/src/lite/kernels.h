@@ -323,7 +323,8 @@ Status PrepareFloorMod(NodeState* node);
 Status PrepareOneHot(NodeState* node);
 Status PrepareGatherNd(NodeState* node);
 Status PrepareScatterNd(NodeState* node);
-Status PrepareFill(NodeState* node);  // kernels_fill.cc
+Status PrepareFill(NodeState* node);                        // kernels_fill.cc
+Status PrepareUnidirectionalSequenceLstm(NodeState* node);  // kernels_lstm.cc
 // SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (kernels_space_batch.cc), and their output shape for an
 // input of shape `in` (rank 3 or 4), `block` and the [M, 2] paddings / crops `pads` (flattened),
 // or an INVALID_ARGUMENT naming the value at fault.

@@ -208,6 +208,10 @@ constexpr OpInfo kOps[] = {
     // in them.
     {BuiltinOp::kSpaceToBatchNd, "SPACE_TO_BATCH_ND", 4, OptionsType::kSpaceToBatchNd},
     {BuiltinOp::kBatchToSpaceNd, "BATCH_TO_SPACE_ND", 4, OptionsType::kBatchToSpaceNd},
+    // kernels_lstm.cc: float32 (versions 2-4 hybrid and integer are refused at Prepare); Keras 2's
+    // LSTM layers convert to it.
+    {BuiltinOp::kUnidirectionalSequenceLstm, "UNIDIRECTIONAL_SEQUENCE_LSTM", 4,
+     OptionsType::kUnidirectionalSequenceLstm},
 };
 
 const OpInfo* FindOp(int32_t code) {
@@ -372,7 +376,7 @@ class Parser {
     const std::string named = what + " ('" + t->name + "')";
     if (!KnownType(type)) return Bad(named + ": unknown tensor type " + std::to_string(type));
     t->type = static_cast<TensorType>(type);
-    if (is_variable) return Bad(named + ": variable tensors are not supported");
+    t->is_variable = is_variable;
     size_t sparsity = 0;
     if (!tt.Offset(6, &sparsity, &err_)) return Bad(named + ": " + err_);
     if (sparsity != 0) return Bad(named + ": sparse tensors are not supported");
@@ -407,7 +411,7 @@ class Parser {
                  Str(buffers_.size()) + " buffers)");
     }
     const BufferRef& b = buffers_[t->buffer];
-    if (b.size != 0) {
+    if (b.size != 0 && !t->is_variable) {  // a variable starts at zero (TFLite resets it so)
       const size_t elem = TensorTypeSize(t->type);
       if (elem == 0) return Bad(named + ": constant data of type " + TensorTypeName(t->type));
       if (b.size != n * elem) {
@@ -603,6 +607,15 @@ class Parser {
         break;
       case OptionsType::kOneHot:
         if (!ot.Scalar<int32_t>(0, 0, &o->axis, &err_)) return fail();
+        break;
+      case OptionsType::kUnidirectionalSequenceLstm:
+        if (!ot.Scalar<int8_t>(0, 0, &o->lstm_activation, &err_) ||
+            !ot.Scalar<float>(1, 0.0f, &o->cell_clip, &err_) ||
+            !ot.Scalar<float>(2, 0.0f, &o->proj_clip, &err_) ||
+            !ot.Scalar<bool>(3, false, &o->time_major, &err_) ||
+            !ot.Scalar<bool>(4, false, &o->asymmetric_quantize_inputs, &err_)) {
+          return fail();
+        }
         break;
       case OptionsType::kSqueeze: {
         fb::Vec dims;

@@ -75,6 +75,14 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
   // Which tensors are written at run time: graph inputs and operator outputs.
   std::vector<int> writer(nt, -2);  // -2 never written, -1 graph input, else operator index
   for (int32_t i : g.inputs) writer[static_cast<size_t>(i)] = -1;
+  // Variables (an LSTM's state) are held like graph inputs: their own memory, for every Invoke.
+  std::vector<int32_t> held = g.inputs;
+  for (size_t i = 0; i < nt; ++i) {
+    if (defs[i]->is_variable && writer[i] == -2) {
+      writer[i] = -1;
+      held.push_back(static_cast<int32_t>(i));
+    }
+  }
   for (size_t oi = 0; oi < g.operators.size(); ++oi) {
     const OperatorDef& op = g.operators[oi];
     if (state->folded_op[oi]) continue;
@@ -122,7 +130,7 @@ Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& o
       if (in >= 0) last[static_cast<size_t>(in)] = static_cast<int>(oi);
     }
   }
-  for (int32_t i : g.inputs) {
+  for (int32_t i : held) {
     first[static_cast<size_t>(i)] = 0;
     last[static_cast<size_t>(i)] = nops;
   }

@@ -116,6 +116,13 @@ Offset WriteOptions(Builder* b, const OperatorDef& op) {
     case OptionsType::kLeakyRelu:
       b->AddScalar<float>(0, o.alpha);
       break;
+    case OptionsType::kUnidirectionalSequenceLstm:
+      b->AddScalar<int8_t>(0, o.lstm_activation);
+      b->AddScalar<float>(1, o.cell_clip);
+      b->AddScalar<float>(2, o.proj_clip);
+      b->AddScalar<bool>(3, o.time_major);
+      b->AddScalar<bool>(4, o.asymmetric_quantize_inputs);
+      break;
     case OptionsType::kSplit:
     case OptionsType::kSplitV:
       b->AddScalar<int32_t>(0, o.num);
@@ -216,6 +223,7 @@ Offset WriteSubGraph(Builder* bp, const SubGraphDef& graph, std::vector<Offset>*
     b.AddScalar<uint32_t>(2, tensor_buffer[i]);
     b.AddOffset(3, name);
     b.AddOffset(4, quant);
+    if (t.is_variable) b.AddScalar<bool>(5, true);
     if (signature != 0) b.AddOffset(7, signature);
     tensors.push_back(b.EndTable());
   }

@@ -128,6 +128,7 @@ enum class BuiltinOp : int32_t {
   // src/lite/kernels_space_batch.cc
   kSpaceToBatchNd = 38,
   kBatchToSpaceNd = 37,
+  kUnidirectionalSequenceLstm = 44,  // src/lite/kernels_lstm.cc
   // src/lite/kernels_conv3d.cc
   kConv3D = 132,
   kConv3DTranspose = 141,
@@ -214,6 +215,7 @@ enum class OptionsType : uint8_t {
   kFill = 68,
   kBatchToSpaceNd = 24,
   kSpaceToBatchNd = 25,
+  kUnidirectionalSequenceLstm = 71,
 };
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
@@ -251,6 +253,9 @@ struct TensorDef {
   // The converter's shape_signature: -1 where a dimension is only known at run time (the output
   // of a SLICE with run-time begin/size inside a loop body). Empty when the file has none.
   std::vector<int32_t> shape_signature;
+  // A variable tensor (an LSTM's state): zero when the tensors are allocated, kept from one
+  // Invoke to the next, written by the operator that reads it (its buffer, if any, is ignored).
+  bool is_variable = false;
 };
 
 // Options of every supported builtin; fields not used by an op keep their defaults.
@@ -289,6 +294,11 @@ struct OpOptions {
   int8_t mirror_mode = 0;      // MIRROR_PAD: 0 REFLECT, 1 SYMMETRIC
   int8_t shape_out_type = 2;   // SHAPE out_type (a TensorType; INT32 when absent)
   int32_t stride_d = 1, dilation_d = 1;  // CONV_3D, CONV_3D_TRANSPOSE (w, h above)
+  // UNIDIRECTIONAL_SEQUENCE_LSTM: its activation (an ActivationFunctionType: 0 NONE, 1 RELU,
+  // 3 RELU6, 4 TANH, 6 SIGMOID), clips (0: none) and layout.
+  int8_t lstm_activation = 0;
+  float cell_clip = 0.0f, proj_clip = 0.0f;
+  bool time_major = false;
 };
 
 struct OperatorDef {

@@ -16,7 +16,8 @@ batch_dims, casts, selects, comparisons), so every kernel is checked apart from 
 `ops_int8` does the same for the int8 activations and elementwise ops of kernels_int8_misc.cc,
 on inputs that take every int8 value, saturation included. `lstm`, `lstm_seq`, `gru`, `bilstm`
 (Keras recurrent layers) and `while_cond` (tf.while_loop, tf.cond) hold WHILE and IF operators
-with subgraphs of their own.
+with subgraphs of their own. `lstm_fused`, `bilstm_fused` (Keras 2 LSTMs, made with tf-keras) and
+`lstm_fused_variants` hold UNIDIRECTIONAL_SEQUENCE_LSTM.
 """
 
 from __future__ import annotations
@@ -980,6 +981,65 @@ MODELS: dict[str, tuple[Callable[[], Fixture], bool | str]] = {
 }
 
 
+def keras2_lstm_models() -> dict[str, tuple[bytes, list[np.ndarray]]]:
+    """Keras 2 (tf_keras) LSTM layers, which TensorFlow's converter fuses into one
+    UNIDIRECTIONAL_SEQUENCE_LSTM each (Keras 3's become WHILE loops): stacked LSTMs (sequences,
+    then the last state) and a Bidirectional LSTM, batch 2. `lstm_fused_variants` is the first
+    with its layers rewritten into the op's other forms, which no Keras layer makes: peepholes,
+    a projection with a bias and a clip, layer normalization, and CIFG (no input gate) in the
+    second layer. Needs tf-keras of TensorFlow's version (`pip install tf-keras==2.21.*`)."""
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    import tf_keras as k2
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    k2.utils.set_random_seed(71)
+    x = k2.Input((7, 5), batch_size=2)
+    stacked = k2.Model(x, k2.layers.Dense(3)(k2.layers.LSTM(6)(k2.layers.LSTM(8, return_sequences=True)(x))))
+    y = k2.Input((6, 4), batch_size=2)
+    bidi = k2.Model(y, k2.layers.Bidirectional(k2.layers.LSTM(5, return_sequences=True))(y))
+    rng = np.random.default_rng(72)
+    out: dict[str, tuple[bytes, list[np.ndarray]]] = {}
+    for name, model, shape in (("lstm_fused", stacked, (2, 7, 5)), ("bilstm_fused", bidi, (2, 6, 4))):
+        flat = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+        out[name] = (flat, [rng.uniform(-2, 2, shape).astype(np.float32)])
+
+    m = flatbuffer_utils.convert_bytearray_to_object(bytearray(out["lstm_fused"][0]))
+    g = m.subgraphs[0]
+
+    def constant(values: np.ndarray, name: str) -> int:
+        buf = type(m.buffers[0])()
+        buf.data = np.frombuffer(values.astype(np.float32).tobytes(), np.uint8)
+        m.buffers.append(buf)
+        t = type(g.tensors[0])()
+        t.shape = np.array(values.shape, np.int32)
+        t.type = 0  # FLOAT32
+        t.buffer = len(m.buffers) - 1
+        t.name = name.encode()
+        g.tensors.append(t)
+        return len(g.tensors) - 1
+
+    lstms = [op for op in g.operators if m.operatorCodes[op.opcodeIndex].builtinCode == 44]
+    first, second = lstms
+    n_cell = g.tensors[first.inputs[2]].shape[0]
+    n_out = g.tensors[first.inputs[6]].shape[1]
+    first.inputs = list(first.inputs) + [-1] * (24 - len(first.inputs))
+    for i in (9, 10, 11):  # peepholes
+        first.inputs[i] = constant(rng.uniform(-0.5, 0.5, (n_cell,)), f"peephole_{i}")
+    for i in (20, 21, 22, 23):  # layer normalization coefficients
+        first.inputs[i] = constant(rng.uniform(0.5, 1.5, (n_cell,)), f"layer_norm_{i}")
+    # A projection to the same width (the next layer reads n_out values per step).
+    first.inputs[16] = constant(rng.uniform(-0.5, 0.5, (n_out, n_cell)), "projection")
+    first.inputs[17] = constant(rng.uniform(-0.2, 0.2, (n_out,)), "projection_bias")
+    first.builtinOptions.projClip = 0.6
+    first.builtinOptions.cellClip = 1.5
+    second.inputs = list(second.inputs)
+    for i in (1, 5, 12):  # CIFG: no input gate
+        second.inputs[i] = -1
+    variants = bytes(flatbuffer_utils.convert_object_to_bytearray(m))
+    out["lstm_fused_variants"] = (variants, out["lstm_fused"][1])
+    return out
+
+
 # Models with an op that LiteRT's reference resolver lacks: its builtin kernels are the oracle.
 BUILTIN_ORACLE = {"elu", "elu_int8", "unary_math"}
 # DEPTH_TO_SPACE version 2 (int8) is missing from the reference resolver.
@@ -1016,6 +1076,26 @@ def main(names: list[str]) -> None:
             "generator": f"engine/testdata/lite/models/generate.py with tensorflow {tf.__version__}",
         }
         print(f"wrote {name}.tflite ({len(model)} bytes)")
+    if not names or any(n.endswith("_fused") or n.endswith("_fused_variants") for n in names):
+        for name, (model, inputs) in keras2_lstm_models().items():
+            if names and name not in names:
+                continue
+            (HERE / f"{name}.tflite").write_bytes(model)
+            outputs = run_litert(model, inputs, "ref")
+            for i, x in enumerate(inputs):
+                np.save(HERE / f"{name}.input_{i}.npy", x)
+            for i, y in enumerate(outputs):
+                np.save(HERE / f"{name}.expected_{i}.npy", y)
+            manifest[name] = {
+                "oracle": "ai_edge_litert ref",
+                "exact": False,
+                "rtol": 1e-4,
+                "atol": 1e-5,
+                "inputs": len(inputs),
+                "outputs": len(outputs),
+                "generator": f"engine/testdata/lite/models/generate.py with tensorflow {tf.__version__} and tf-keras",
+            }
+            print(f"wrote {name}.tflite ({len(model)} bytes)")
     manifest_path.write_text(json.dumps(dict(sorted(manifest.items())), indent=2) + "\n")
 
 
