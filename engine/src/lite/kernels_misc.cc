@@ -320,6 +320,29 @@ EMBER_LOOP_FUNCTION(void, BinaryRunF32,
                      int64_t n, float lo, float hi, float* z),
                     (op, a, sa, b, sb, n, lo, hi, z), BinaryRunF32Body)
 
+// A comparison, LOGICAL_AND or LOGICAL_OR of two values.
+template <typename T>
+bool CompareOrLogical(BuiltinOp op, T u, T v) {
+  switch (op) {
+    case BuiltinOp::kLess:
+      return u < v;
+    case BuiltinOp::kLessEqual:
+      return u <= v;
+    case BuiltinOp::kGreater:
+      return u > v;
+    case BuiltinOp::kGreaterEqual:
+      return u >= v;
+    case BuiltinOp::kEqual:
+      return u == v;
+    case BuiltinOp::kNotEqual:
+      return u != v;
+    case BuiltinOp::kLogicalAnd:
+      return u && v;
+    default:
+      return u || v;
+  }
+}
+
 // int8/uint8 comparisons as LiteRT's reference ComparisonWithScaling: each input's offset value
 // shifted left by 8 and scaled by its own multiplier (its scale, below 1), then compared.
 template <typename T>
@@ -336,26 +359,7 @@ Status EvalComparisonQuantized(NodeState* node) {
   ForEachBroadcast(out, st, [&](int64_t i, const int64_t* o) {
     const int32_t u = MultiplyByQuantizedMultiplier((x[o[0]] - zx) * (1 << left), mx, sx);
     const int32_t v = MultiplyByQuantizedMultiplier((y[o[1]] - zy) * (1 << left), my, sy);
-    switch (op) {
-      case BuiltinOp::kLess:
-        z[i] = u < v;
-        break;
-      case BuiltinOp::kLessEqual:
-        z[i] = u <= v;
-        break;
-      case BuiltinOp::kGreater:
-        z[i] = u > v;
-        break;
-      case BuiltinOp::kGreaterEqual:
-        z[i] = u >= v;
-        break;
-      case BuiltinOp::kEqual:
-        z[i] = u == v;
-        break;
-      default:
-        z[i] = u != v;
-        break;
-    }
+    z[i] = CompareOrLogical(op, u, v);
   });
   return Status::OK();
 }
@@ -392,32 +396,7 @@ Status EvalBinary(NodeState* node) {
     if (IsComparison(op) || op == BuiltinOp::kLogicalAnd || op == BuiltinOp::kLogicalOr) {
       bool* z = node->t.Out<bool>(0);
       ForEachBroadcast(out, st, [&](int64_t i, const int64_t* o) {
-        const T u = x[o[0]], v = y[o[1]];
-        switch (op) {
-          case BuiltinOp::kLess:
-            z[i] = u < v;
-            break;
-          case BuiltinOp::kLessEqual:
-            z[i] = u <= v;
-            break;
-          case BuiltinOp::kGreater:
-            z[i] = u > v;
-            break;
-          case BuiltinOp::kGreaterEqual:
-            z[i] = u >= v;
-            break;
-          case BuiltinOp::kEqual:
-            z[i] = u == v;
-            break;
-          case BuiltinOp::kNotEqual:
-            z[i] = u != v;
-            break;
-          case BuiltinOp::kLogicalAnd:
-            z[i] = u && v;
-            break;
-          default:
-            z[i] = u || v;
-        }
+        z[i] = CompareOrLogical(op, x[o[0]], y[o[1]]);
       });
       return;
     }
