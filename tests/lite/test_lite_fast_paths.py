@@ -276,6 +276,21 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
     }
 
 
+def _full_integer(conv: Any, shape: tuple[int, ...], spread: float = 2.0, samples: int = 8) -> None:
+    """Full-integer quantization (int8 input and output), calibrated on uniform random inputs."""
+    rng = np.random.default_rng(0)
+
+    def rep() -> Any:
+        for _ in range(samples):
+            yield [rng.uniform(-spread, spread, (1, *shape)).astype(np.float32)]
+
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    conv.representative_dataset = rep
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    conv.inference_input_type = tf.int8
+    conv.inference_output_type = tf.int8
+
+
 def _convert(name: str, int8: bool, cache: Path) -> Path:
     path = cache / f"{name}_{'int8' if int8 else 'float'}.tflite"
     if path.exists():
@@ -286,17 +301,7 @@ def _convert(name: str, int8: bool, cache: Path) -> Path:
     model = tf.keras.Model(inp, layer()(inp))
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
     if int8:
-        rng = np.random.default_rng(0)
-
-        def rep() -> Any:
-            for _ in range(8):
-                yield [rng.uniform(-2, 2, (1, *shape)).astype(np.float32)]
-
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = rep
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
+        _full_integer(conv, shape)
     path.write_bytes(conv.convert())
     return path
 
@@ -432,17 +437,7 @@ def test_shape_computations_on_a_dynamic_batch_are_evaluated(
     keras_model, shape, expected_ops = build()
     conv = tf.lite.TFLiteConverter.from_keras_model(keras_model)
     if int8:
-        rng = np.random.default_rng(0)
-
-        def rep() -> Any:
-            for _ in range(8):
-                yield [rng.uniform(-2, 2, (1, *shape)).astype(np.float32)]
-
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = rep
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
+        _full_integer(conv, shape)
     model = tmp_path / "dynamic.tflite"
     model.write_bytes(conv.convert())
     probe = litert.Interpreter(model_path=str(model))
@@ -483,17 +478,7 @@ def test_dynamic_batch_reshape_through_shape_matches_litert(ember_install: Path,
     se = k.Reshape((1, 1, 24))(k.Dense(24, activation="sigmoid")(k.GlobalAveragePooling2D()(inp)))
     conv = tf.lite.TFLiteConverter.from_keras_model(tf.keras.Model(inp, inp * se))
     if int8:
-        rng = np.random.default_rng(0)
-
-        def rep() -> Any:
-            for _ in range(8):
-                yield [rng.uniform(-2, 2, (1, 5, 6, 24)).astype(np.float32)]
-
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = rep
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
+        _full_integer(conv, (5, 6, 24))
     model = tmp_path / "se_dynamic.tflite"
     model.write_bytes(conv.convert())
     ops = [o["op_name"] for o in litert.Interpreter(model_path=str(model))._get_ops_details()]
@@ -628,16 +613,7 @@ def test_whole_int8_keras_applications_equal_litert_reference(
         if isinstance(layer, tf.keras.layers.BatchNormalization):
             layer.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(np.float32) for w in layer.get_weights()])
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
-
-    def rep() -> Any:
-        for _ in range(4):
-            yield [rng.uniform(-1, 1, (1, size, size, 3)).astype(np.float32)]
-
-    conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    conv.representative_dataset = rep
-    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    conv.inference_input_type = tf.int8
-    conv.inference_output_type = tf.int8
+    _full_integer(conv, (size, size, 3), spread=1.0, samples=4)
     path = tmp_path / f"{arch}.tflite"
     path.write_bytes(conv.convert())
     x = np.random.default_rng(9).integers(-128, 128, size=(1, size, size, 3)).astype(np.int8)
