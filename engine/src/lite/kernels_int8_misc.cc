@@ -210,6 +210,22 @@ void InvSqrtMultiplier(int32_t input, int32_t* multiplier, int* shift) {
   *shift = -right;
 }
 
+// ABS's table (LiteRT's AbsEvalQuantized): |q - zp_in|, rescaled by in_scale / out_scale (a
+// float quotient, then QuantizeMultiplier) when the scales differ, plus zp_out.
+void FillAbsTable(const NodeState& node, int8_t* table) {
+  const float in_scale = node.t.in[0]->quant.scale[0];
+  const float out_scale = node.t.out[0]->quant.scale[0];
+  int32_t multiplier = 0;
+  int shift = 0;
+  QuantizeMultiplier(static_cast<double>(in_scale / out_scale), &multiplier, &shift);
+  for (int32_t q = -128; q <= 127; ++q) {
+    const int32_t value = q > node.in_zp ? q - node.in_zp : node.in_zp - q;
+    const int32_t scaled =
+        in_scale == out_scale ? value : MultiplyByQuantizedMultiplier(value, multiplier, shift);
+    table[q + 128] = ClampInt8(scaled + node.out_zp);
+  }
+}
+
 // RSQRT's table; inputs below the zero point (negative values) are an error at Eval, as in
 // LiteRT, and their entries are unused.
 void FillRsqrtTable(const NodeState& node, int8_t* table) {
@@ -342,6 +358,9 @@ Status PrepareUnaryInt8(NodeState* node) {
       break;
     case BuiltinOp::kLog:
       FillFloatTable(*node, Log, table);
+      break;
+    case BuiltinOp::kAbs:
+      FillAbsTable(*node, table);
       break;
     case BuiltinOp::kGelu:
       FillFloatTable(*node, node->op->options.approximate ? GeluTanh : Gelu, table);

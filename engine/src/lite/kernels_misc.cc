@@ -519,6 +519,7 @@ bool HasInt8Kernel(BuiltinOp op) {
     case BuiltinOp::kSquaredDifference:
     case BuiltinOp::kExp:
     case BuiltinOp::kLog:
+    case BuiltinOp::kAbs:
       return true;
     default:
       return false;
