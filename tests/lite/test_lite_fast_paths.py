@@ -230,6 +230,8 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # SELU: int8 GREATER (each input rescaled, LiteRT's ComparisonWithScaling), EXP, SELECT_V2.
         "selu_c24": ((5, 7, 24), lambda: k.Activation("selu")),
         "abs_c24": ((5, 7, 24), lambda: k.Lambda(lambda t: tf.math.abs(t))),
+        # softsign x / (1 + |x|): int8 ABS, ADD and DIV (LiteRT's fixed-point reciprocal).
+        "softsign_c24": ((5, 7, 24), lambda: k.Activation("softsign")),
         "swish_c19": ((5, 7, 19), lambda: k.Activation("swish")),
         # int8 MUL of x and a table activation of x (one table over x): the activation as the
         # MUL's first input (x off zero: a nonzero zero point), and a LOGISTIC read by the MUL
@@ -530,6 +532,7 @@ def test_float_mean_over_rows_sums_each_row_in_order(ember_install: Path, model_
         "log_sigmoid_c24",
         "selu_c24",
         "abs_c24",
+        "softsign_c24",
     ],
 )
 def test_int8_table_ops_match_litert_for_every_input_value(

@@ -364,6 +364,49 @@ Status EvalComparisonQuantized(NodeState* node) {
   return Status::OK();
 }
 
+// int8 DIV as LiteRT's reference DivElementwise: the divisor's offset value inverted in fixed point
+// (GetReciprocal: gemmlowp's 1 / (1 + x) of its normalized mantissa), the dividend scaled up by
+// its headroom, their product rescaled by the output multiplier. A zero divisor fails Invoke.
+Status EvalDivQuantized(NodeState* node) {
+  const std::vector<int32_t>& out = node->t.out[0]->shape;
+  const std::vector<std::vector<int64_t>> st = {BroadcastStrides(node->t.in[0]->shape, out),
+                                                BroadcastStrides(node->t.in[1]->shape, out)};
+  const int8_t* x = node->t.In<int8_t>(0);
+  const int8_t* y = node->t.In<int8_t>(1);
+  int8_t* z = node->t.Out<int8_t>(0);
+  bool by_zero = false;
+  ForEachBroadcast(out, st, [&](int64_t i, const int64_t* o) {
+    int32_t a = x[o[0]] - node->in_zp;
+    int32_t b = y[o[1]] - node->in2_zp;
+    if (b == 0) {
+      by_zero = true;
+      z[i] = 0;
+      return;
+    }
+    if (b < 0) {
+      a = -a;
+      b = -b;
+    }
+    const int headroom_plus_one = CountLeadingZeros(static_cast<uint32_t>(b));
+    const int recip_shift = 31 - headroom_plus_one;
+    const int32_t shifted = static_cast<int32_t>((static_cast<uint32_t>(b) << headroom_plus_one) -
+                                                 (static_cast<uint32_t>(1) << 31));
+    const int32_t b_inv = OneOverOnePlusX(shifted);
+    // CountLeadingSignBits of a (|a| <= 255 here).
+    const int headroom = a >= 0 ? CountLeadingZeros(static_cast<uint32_t>(a)) - 1
+                                : CountLeadingZeros(2 * static_cast<uint32_t>(-a) - 1);
+    const int32_t quotient = SaturatingRoundingDoublingHighMul(
+        static_cast<int32_t>(static_cast<uint32_t>(a) << headroom), b_inv);
+    const int total_shift = node->shift - recip_shift - headroom;
+    const int32_t r = node->out_zp + RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(
+                                                             quotient, node->multiplier),
+                                                         -total_shift);
+    z[i] = static_cast<int8_t>(std::min(node->act_max, std::max(node->act_min, r)));
+  });
+  if (by_zero) return errors::InvalidArgument(node->what + ": division by zero");
+  return Status::OK();
+}
+
 Status EvalBinary(NodeState* node) {
   const BuiltinOp op = node->op->op;
   const TensorDef& a = *node->t.in[0];
@@ -586,6 +629,37 @@ Status PrepareComparisonQuantized(NodeState* node) {
 }
 }  // namespace
 
+namespace {
+Status PrepareDivQuantized(NodeState* node) {
+  const TensorDef& a = *node->t.in[0];
+  const TensorDef& b = *node->t.in[1];
+  const TensorDef& y = *node->t.out[0];
+  for (const TensorDef* t : {&a, &b, &y}) {
+    if (t->quant.scale.size() != 1 || t->quant.zero_point.size() != 1 || !(t->quant.scale[0] > 0)) {
+      return errors::InvalidArgument(node->what + ": int8 '" + t->name +
+                                     "' needs one positive scale and one zero point");
+    }
+  }
+  std::vector<int32_t> shape;
+  if (!misc::BroadcastShape(a.shape, b.shape, &shape)) {
+    return errors::InvalidArgument(node->what + ": shapes " + ShapeString(a.shape) + " and " +
+                                   ShapeString(b.shape) + " do not broadcast");
+  }
+  EMBER_RETURN_IF_ERROR(CheckType(*node, y, TensorType::kInt8, "output"));
+  EMBER_RETURN_IF_ERROR(CheckShape(*node, y, shape, "output"));
+  // LiteRT: input1 scale / (input2 scale * output scale), in float, then QuantizeMultiplier.
+  const float real = a.quant.scale[0] / (b.quant.scale[0] * y.quant.scale[0]);
+  QuantizeMultiplier(static_cast<double>(real), &node->multiplier, &node->shift);
+  node->in_zp = static_cast<int32_t>(a.quant.zero_point[0]);
+  node->in2_zp = static_cast<int32_t>(b.quant.zero_point[0]);
+  node->out_zp = static_cast<int32_t>(y.quant.zero_point[0]);
+  ActivationRangeInt8(static_cast<int>(node->op->options.activation), y.quant.scale[0],
+                      node->out_zp, &node->act_min, &node->act_max);
+  node->eval = misc::EvalDivQuantized;
+  return Status::OK();
+}
+}  // namespace
+
 Status PrepareMiscBinary(NodeState* node) {
   EMBER_RETURN_IF_ERROR(misc::CheckIo(*node, 2, 2));
   const TensorDef& a = *node->t.in[0];
@@ -599,6 +673,7 @@ Status PrepareMiscBinary(NodeState* node) {
   if (a.type == TensorType::kInt8 && misc::HasInt8Kernel(op)) {
     return PrepareSquaredDifferenceInt8(node);
   }
+  if (a.type == TensorType::kInt8 && op == BuiltinOp::kDiv) return PrepareDivQuantized(node);
   if ((a.type == TensorType::kInt8 || a.type == TensorType::kUInt8) && misc::IsComparison(op)) {
     return PrepareComparisonQuantized(node);
   }

@@ -27,13 +27,6 @@ namespace lite {
 namespace {
 
 // ---- fixed point helpers (raw int32 values; the Q format is in each name) ----
-int32_t SatShiftLeft(int32_t x, int exponent) {
-  const int32_t threshold = static_cast<int32_t>((1LL << (31 - exponent)) - 1);
-  if (x > threshold) return std::numeric_limits<int32_t>::max();
-  if (x < -threshold) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
-}
-
 int32_t Mul(int32_t a, int32_t b) { return SaturatingRoundingDoublingHighMul(a, b); }
 
 int32_t ShiftLeftWrap(int32_t x, int s) {
@@ -73,35 +66,9 @@ int32_t ExpOnNegativeValues(int32_t a) {
   return result;
 }
 
-// 1 / (1 + x) for x in [0, 1): Q0.31 in and out, by Newton-Raphson in Q2.29.
-int32_t OneOverOnePlusX(int32_t a) {
-  const int64_t sum = static_cast<int64_t>(a) + std::numeric_limits<int32_t>::max();
-  const int32_t half_denominator = static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
-  const int32_t constant_48_over_17 = 1515870810;
-  const int32_t constant_neg_32_over_17 = -1010580540;
-  int32_t x = constant_48_over_17 + Mul(half_denominator, constant_neg_32_over_17);
-  const int32_t one_q2 = 1 << 29;
-  for (int i = 0; i < 3; ++i) {
-    const int32_t half_denominator_times_x = Mul(half_denominator, x);
-    const int32_t one_minus = one_q2 - half_denominator_times_x;
-    x = x + SatShiftLeft(Mul(x, one_minus), 2);
-  }
-  return SatShiftLeft(x, 1);
-}
-
 int CountLeadingZeros64(uint64_t x) {
   int n = 0;
   while (n < 64 && (x & (uint64_t{1} << 63)) == 0) {
-    x <<= 1;
-    ++n;
-  }
-  return n;
-}
-
-int CountLeadingZeros(uint32_t x) {
-  if (x == 0) return 32;
-  int n = 0;
-  while ((x & 0x80000000u) == 0) {
     x <<= 1;
     ++n;
   }

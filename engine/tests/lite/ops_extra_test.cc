@@ -333,6 +333,36 @@ TEST(LiteOpsExtra, ReduceProdAxesAndRefusals) {
   EXPECT_TRUE(Contains(Load(bad).status, "axis 3 is out of range for the rank-3 input 'x'"));
 }
 
+// int8 DIV (LiteRT's DivElementwise; converted softsign models are compared with LiteRT in
+// tests/lite/test_lite_fast_paths.py): a divisor at its zero point fails Invoke, naming the
+// operator, where LiteRT's arithmetic is undefined.
+TEST(LiteOpsExtra, Int8DivByZeroFailsInvoke) {
+  auto q = [](TensorDef t, float scale, int64_t zp) {
+    t.quant.scale = {scale};
+    t.quant.zero_point = {zp};
+    return t;
+  };
+  SubGraphDef g = OneOp(BuiltinOp::kDiv,
+                        {q(MakeTensor("x", TensorType::kInt8, {3}), 0.1f, 2),
+                         q(MakeTensor("d", TensorType::kInt8, {3}), 0.05f, -4),
+                         q(MakeTensor("y", TensorType::kInt8, {3}), 0.2f, 0)},
+                        2);
+  Run r = Load(g);
+  ASSERT_OK(r.status);
+  const int8_t x[3] = {17, -8, 2};  // 1.5, -1.0, 0
+  const int8_t d[3] = {36, 16, 6};  // 2.0, 1.0, 0.5
+  std::memcpy(r.interp->input(0).data, x, 3);
+  std::memcpy(r.interp->input(1).data, d, 3);
+  ASSERT_OK(r.interp->Invoke());
+  const int8_t* y = r.interp->output(0).as<int8_t>();
+  EXPECT_EQ(static_cast<int>(y[0]), 4);   // 0.75 / 0.2 = 3.75
+  EXPECT_EQ(static_cast<int>(y[1]), -5);  // -1.0 / 0.2
+  EXPECT_EQ(static_cast<int>(y[2]), 0);
+  const int8_t zero[3] = {36, -4, 6};
+  std::memcpy(r.interp->input(1).data, zero, 3);
+  EXPECT_TRUE(Contains(r.interp->Invoke(), "operator 0 (DIV): division by zero"));
+}
+
 EMBER_TEST_MAIN
 
 // SHAPE: the input's dims as INT32 (the default out_type) or INT64, through the writer and the

@@ -65,6 +65,42 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int 
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right);
 }
 
+// gemmlowp's SaturatingRoundingMultiplyByPOT for a left shift: x * 2^exponent, saturated.
+inline int32_t SatShiftLeft(int32_t x, int exponent) {
+  const int32_t threshold = static_cast<int32_t>((int64_t{1} << (31 - exponent)) - 1);
+  if (x > threshold) return INT32_MAX;
+  if (x < -threshold) return INT32_MIN;
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+inline int CountLeadingZeros(uint32_t x) {
+  if (x == 0) return 32;
+  int n = 0;
+  while ((x & 0x80000000u) == 0) {
+    x <<= 1;
+    ++n;
+  }
+  return n;
+}
+
+// 1 / (1 + x) for x in [0, 1): Q0.31 in and out, by Newton-Raphson in Q2.29 (gemmlowp's
+// one_over_one_plus_x_for_x_in_0_1, which LiteRT's int8 SOFTMAX and DIV use).
+inline int32_t OneOverOnePlusX(int32_t a) {
+  const int64_t sum = static_cast<int64_t>(a) + INT32_MAX;
+  const int32_t half_denominator = static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
+  const int32_t constant_48_over_17 = 1515870810;
+  const int32_t constant_neg_32_over_17 = -1010580540;
+  int32_t x = constant_48_over_17 +
+              SaturatingRoundingDoublingHighMul(half_denominator, constant_neg_32_over_17);
+  const int32_t one_q2 = 1 << 29;
+  for (int i = 0; i < 3; ++i) {
+    const int32_t half_denominator_times_x = SaturatingRoundingDoublingHighMul(half_denominator, x);
+    const int32_t one_minus = one_q2 - half_denominator_times_x;
+    x = x + SatShiftLeft(SaturatingRoundingDoublingHighMul(x, one_minus), 2);
+  }
+  return SatShiftLeft(x, 1);
+}
+
 // Single-rounding variant: (x * multiplier + 2^(30 - shift)) >> (31 - shift). LiteRT 2.3's
 // reference FULLY_CONNECTED with per-channel weights rounds this way (measured).
 int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplier, int shift);
