@@ -230,6 +230,7 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
         # SELU: int8 GREATER (each input rescaled, LiteRT's ComparisonWithScaling), EXP, SELECT_V2.
         "selu_c24": ((5, 7, 24), lambda: k.Activation("selu")),
         "abs_c24": ((5, 7, 24), lambda: k.Lambda(lambda t: tf.math.abs(t))),
+        "sqrt_abs_c24": ((5, 7, 24), lambda: k.Lambda(lambda t: tf.math.sqrt(tf.math.abs(t)))),
         # softsign x / (1 + |x|): int8 ABS, ADD and DIV (LiteRT's fixed-point reciprocal).
         "softsign_c24": ((5, 7, 24), lambda: k.Activation("softsign")),
         "swish_c19": ((5, 7, 19), lambda: k.Activation("swish")),
@@ -533,6 +534,7 @@ def test_float_mean_over_rows_sums_each_row_in_order(ember_install: Path, model_
         "selu_c24",
         "abs_c24",
         "softsign_c24",
+        "sqrt_abs_c24",
     ],
 )
 def test_int8_table_ops_match_litert_for_every_input_value(
@@ -596,6 +598,38 @@ def test_float_logistic_and_tanh_over_their_range_match_litert(
         np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol, err_msg=f"EMBER_CPU_ISA={isa}")
         split = _ember(ember_install, model, x, isa, tmp_path / isa, threads=2)
         assert split.tobytes() == ours.tobytes(), f"EMBER_CPU_ISA={isa}: 2 threads differ from 1"
+
+
+@pytest.mark.parametrize(
+    ("axis", "keepdims"), [(-1, False), ((1, 2), True), ((0, 1, 2, 3), False)], ids=["last", "hw_keep", "all"]
+)
+def test_int8_sum_matches_litert_builtin_kernel(ember_install: Path, tmp_path: Path, axis: Any, keepdims: bool) -> None:
+    """int8 SUM with the output quantized unlike the input (Keras AdditiveAttention's reduce_sum):
+    int32 sums rescaled in float as LiteRT's QuantizedMeanOrSum(compute_sum). The oracle is
+    LiteRT's builtin kernel: its reference SUM leaves the output unwritten on these models
+    (every value -1 here; its Eval ignores the helper's failure)."""
+    tf.keras.utils.set_random_seed(8)
+    k = tf.keras.layers
+    inp = tf.keras.Input(shape=(6, 5, 12))
+    x = k.Conv2D(12, 1)(inp)
+    out = k.Lambda(lambda t: tf.reduce_sum(tf.tanh(t), axis=axis, keepdims=keepdims))(x)
+    conv = tf.lite.TFLiteConverter.from_keras_model(tf.keras.Model(inp, out))
+    _full_integer(conv, (6, 5, 12))
+    model = tmp_path / "sum.tflite"
+    model.write_bytes(conv.convert())
+    ops = [o["op_name"] for o in litert.Interpreter(model_path=str(model))._get_ops_details()]
+    assert "SUM" in ops, ops
+    x_in = np.random.default_rng(2).integers(-128, 128, size=(1, 6, 5, 12)).astype(np.int8)
+    interp = litert.Interpreter(
+        model_path=str(model), experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    )
+    interp.allocate_tensors()
+    interp.set_tensor(interp.get_input_details()[0]["index"], x_in)
+    interp.invoke()
+    ref = interp.get_tensor(interp.get_output_details()[0]["index"])
+    assert len(np.unique(ref)) > 1 or ref.size == 1
+    ours = _ember(ember_install, model, x_in, "amx", tmp_path)
+    np.testing.assert_array_equal(ours, ref)
 
 
 @pytest.mark.parametrize(

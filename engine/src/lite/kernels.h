@@ -82,6 +82,7 @@ struct Interpreter::NodeState {
   PackedWeights packed;          // VNNI-packed weights when the CPU has them
   bool vnni = false;
   bool add_avx2 = false;      // int8 ADD on AddI8Avx2 (same shapes, AVX2 without AVX-512 VNNI)
+  bool sum_rescale = false;   // int8 SUM whose output is quantized unlike its input
   int gemm_rows = 1;          // int8 CONV_2D on GemmI16: output rows per GEMM
   bool im2col_widen = false;  // and its im2col widened as it is gathered (Im2ColRowWidenI8)
   // int8 3x3 DEPTHWISE_CONV_2D on DepthwiseRowsI8Fused (AVX2 without VNNI), its constants.

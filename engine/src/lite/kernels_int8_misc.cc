@@ -226,6 +226,17 @@ void FillAbsTable(const NodeState& node, int8_t* table) {
   }
 }
 
+// SQRT's table (LiteRT's SqrtEvalQuantized): sqrt(s_in * (q - zp_in)) / s_out truncated toward
+// zero (not rounded), plus zp_out, clamped. Inputs below the zero point fail Invoke, as in LiteRT.
+void FillSqrtTable(const NodeState& node, int8_t* table) {
+  const float in_scale = node.t.in[0]->quant.scale[0];
+  const float out_scale = node.t.out[0]->quant.scale[0];
+  for (int32_t q = node.in_zp; q <= 127; ++q) {
+    const float v = std::sqrt(in_scale * static_cast<float>(q - node.in_zp));
+    table[q + 128] = ClampInt8(TruncateToInt32(v / out_scale) + node.out_zp);
+  }
+}
+
 // RSQRT's table; inputs below the zero point (negative values) are an error at Eval, as in
 // LiteRT, and their entries are unused.
 void FillRsqrtTable(const NodeState& node, int8_t* table) {
@@ -265,13 +276,14 @@ Status EvalTableInt8(NodeState* node) {
   int8_t* y = node->t.Out<int8_t>(0);
   const int8_t* table = node->scratch8.data() + 128;
   const size_t n = node->t.out[0]->num_elements;
-  if (node->op->op == BuiltinOp::kRsqrt) {
+  if (node->op->op == BuiltinOp::kRsqrt || node->op->op == BuiltinOp::kSqrt) {
     for (size_t i = 0; i < n; ++i) {
       if (x[i] < node->in_zp) {
-        return errors::InvalidArgument(node->what + ": input " + std::to_string(i) + " is " +
-                                       std::to_string(x[i]) + ", below the zero point " +
-                                       std::to_string(node->in_zp) +
-                                       " (RSQRT is only defined for positive values)");
+        return errors::InvalidArgument(
+            node->what + ": input " + std::to_string(i) + " is " + std::to_string(x[i]) +
+            ", below the zero point " + std::to_string(node->in_zp) +
+            (node->op->op == BuiltinOp::kSqrt ? " (SQRT is only defined for non-negative values)"
+                                              : " (RSQRT is only defined for positive values)"));
       }
     }
   }
@@ -361,6 +373,9 @@ Status PrepareUnaryInt8(NodeState* node) {
       break;
     case BuiltinOp::kAbs:
       FillAbsTable(*node, table);
+      break;
+    case BuiltinOp::kSqrt:
+      FillSqrtTable(*node, table);
       break;
     case BuiltinOp::kGelu:
       FillFloatTable(*node, node->op->options.approximate ? GeluTanh : Gelu, table);

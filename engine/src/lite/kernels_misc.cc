@@ -563,6 +563,7 @@ bool HasInt8Kernel(BuiltinOp op) {
     case BuiltinOp::kExp:
     case BuiltinOp::kLog:
     case BuiltinOp::kAbs:
+    case BuiltinOp::kSqrt:
       return true;
     default:
       return false;

@@ -3,6 +3,8 @@
 // TILE, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL over constant or run-time axes; and
 // PAD/PADV2 (float, int, and int8/uint8 padded with the output zero point or constant_values).
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -189,10 +191,56 @@ void Reduce(NodeState* node, const std::vector<bool>& reduced) {
   }
 }
 
+// int8 SUM with an output scale or zero point other than the input's: LiteRT's
+// QuantizedMeanOrSum(compute_sum): int32 sums of the stored values, then, in float,
+// round(sum * (in_scale / out_scale) - in_zp * (in_scale / out_scale) * count) + out_zp, clamped
+// to int8 as LiteRT's builtin kernel does (its reference kernel fails on these models).
+void SumInt8Rescaled(NodeState* node, const std::vector<bool>& reduced) {
+  const std::vector<int32_t>& in = node->t.in[0]->shape;
+  const size_t n_out = node->t.out[0]->num_elements;
+  std::vector<int32_t> sums(n_out, 0);
+  std::vector<int64_t> ost(in.size(), 0), idx(in.size(), 0);
+  int64_t s = 1;
+  size_t count = 1;
+  for (size_t d = in.size(); d-- > 0;) {
+    if (!reduced[d]) {
+      ost[d] = s;
+      s *= in[d];
+    } else {
+      count *= static_cast<size_t>(in[d]);
+    }
+  }
+  const int8_t* x = node->t.In<int8_t>(0);
+  int64_t o = 0;
+  for (size_t i = 0; i < node->t.in[0]->num_elements; ++i) {
+    sums[static_cast<size_t>(o)] += x[i];
+    for (size_t d = in.size(); d-- > 0;) {
+      o += ost[d];
+      if (++idx[d] < in[d]) break;
+      o -= ost[d] * in[d];
+      idx[d] = 0;
+    }
+  }
+  const float scale = node->t.in[0]->quant.scale[0] / node->t.out[0]->quant.scale[0];
+  const float bias = static_cast<float>(-node->in_zp) * scale * static_cast<float>(count);
+  int8_t* y = node->t.Out<int8_t>(0);
+  for (size_t i = 0; i < n_out; ++i) {
+    const double r = std::round(static_cast<float>(sums[i]) * scale + bias);
+    const int32_t v =
+        (r >= -2147483648.0 && r < 2147483648.0 ? static_cast<int32_t>(r) : INT32_MIN);
+    const int64_t q = static_cast<int64_t>(v) + node->out_zp;
+    y[i] = static_cast<int8_t>(std::min<int64_t>(127, std::max<int64_t>(-128, q)));
+  }
+}
+
 Status EvalReduce(NodeState* node) {
   std::vector<bool> reduced;
   std::vector<int32_t> out;
   EMBER_RETURN_IF_ERROR(ReduceGeometry(*node, &reduced, &out));
+  if (node->sum_rescale) {
+    SumInt8Rescaled(node, reduced);
+    return Status::OK();
+  }
   switch (node->t.in[0]->type) {
     case TensorType::kFloat32:
       Reduce<float>(node, reduced);
@@ -497,9 +545,25 @@ Status PrepareReduce(NodeState* node) {
   // output's scale and zero point to equal the input's.
   const bool int8_extreme = t == TensorType::kInt8 && (node->op->op == BuiltinOp::kReduceMax ||
                                                        node->op->op == BuiltinOp::kReduceMin);
-  if (!ok && !int8_extreme) return misc::Unsupported(*node, t);
+  // int8 SUM: with the input's quantization, the stored values summed in int8 (wrapping), as
+  // LiteRT's generic kernel; else rescaled (SumInt8Rescaled).
+  const bool int8_sum = t == TensorType::kInt8 && node->op->op == BuiltinOp::kSum;
+  if (!ok && !int8_extreme && !int8_sum) return misc::Unsupported(*node, t);
   EMBER_RETURN_IF_ERROR(CheckType(*node, *node->t.out[0], t, "output"));
   if (int8_extreme) EMBER_RETURN_IF_ERROR(CheckSameQuant(*node));
+  if (int8_sum) {
+    const TensorDef& x = *node->t.in[0];
+    const TensorDef& y = *node->t.out[0];
+    EMBER_RETURN_IF_ERROR(NeedQuant(*node, x, "input"));
+    EMBER_RETURN_IF_ERROR(NeedQuant(*node, y, "output"));
+    if (x.quant.scale.size() != 1 || y.quant.scale.size() != 1 || !(y.quant.scale[0] > 0)) {
+      return errors::InvalidArgument(node->what + ": int8 input and output need one scale each");
+    }
+    node->in_zp = static_cast<int32_t>(x.quant.zero_point[0]);
+    node->out_zp = static_cast<int32_t>(y.quant.zero_point[0]);
+    node->sum_rescale =
+        x.quant.scale[0] != y.quant.scale[0] || x.quant.zero_point[0] != y.quant.zero_point[0];
+  }
   if (ConstInput(*node, 1)) {
     std::vector<bool> reduced;
     std::vector<int32_t> out;

@@ -363,6 +363,32 @@ TEST(LiteOpsExtra, Int8DivByZeroFailsInvoke) {
   EXPECT_TRUE(Contains(r.interp->Invoke(), "operator 0 (DIV): division by zero"));
 }
 
+// int8 SQRT (LiteRT's SqrtEvalQuantized: the root truncated, not rounded): a value below the zero
+// point fails Invoke as in LiteRT.
+TEST(LiteOpsExtra, Int8SqrtTruncatesAndRefusesNegatives) {
+  auto q = [](TensorDef t, float scale, int64_t zp) {
+    t.quant.scale = {scale};
+    t.quant.zero_point = {zp};
+    return t;
+  };
+  SubGraphDef g = OneOp(BuiltinOp::kSqrt,
+                        {q(MakeTensor("x", TensorType::kInt8, {3}), 0.25f, -10),
+                         q(MakeTensor("y", TensorType::kInt8, {3}), 0.1f, 3)},
+                        1);
+  Run r = Load(g);
+  ASSERT_OK(r.status);
+  const int8_t x[3] = {-10, -6, -7};  // 0, 1, 0.75
+  std::memcpy(r.interp->input(0).data, x, 3);
+  ASSERT_OK(r.interp->Invoke());
+  const int8_t* y = r.interp->output(0).as<int8_t>();
+  EXPECT_EQ(static_cast<int>(y[0]), 3);      // 0
+  EXPECT_EQ(static_cast<int>(y[1]), 13);     // 1 / 0.1
+  EXPECT_EQ(static_cast<int>(y[2]), 8 + 3);  // 0.866 / 0.1 = 8.66: truncated, not rounded
+  const int8_t negative[3] = {-10, -11, 0};
+  std::memcpy(r.interp->input(0).data, negative, 3);
+  EXPECT_TRUE(Contains(r.interp->Invoke(), "SQRT is only defined for non-negative values"));
+}
+
 EMBER_TEST_MAIN
 
 // SHAPE: the input's dims as INT32 (the default out_type) or INT64, through the writer and the
