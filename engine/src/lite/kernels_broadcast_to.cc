@@ -23,27 +23,11 @@ constexpr size_t kMaxRank = 8;
 
 // in_shape6: the input's dimensions, extended on the left with 1s to the output's rank.
 
-Status CheckRuntimeShape(const NodeState& node) {
-  const TensorDef& shape = *node.t.in[1];
-  const std::vector<int32_t>& out = node.t.out[0]->shape;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t d = index_ops::IndexAt(shape.type, node.t.in_data[1], i);
-    if (d != out[i]) {
-      std::string got = "[";
-      for (size_t j = 0; j < out.size(); ++j) {
-        got +=
-            (j ? "," : "") + std::to_string(index_ops::IndexAt(shape.type, node.t.in_data[1], j));
-      }
-      return errors::InvalidArgument(node.what + ": shape '" + shape.name + "' is " + got +
-                                     "] at run time but the output's is " + ShapeString(out) +
-                                     " (ember lite needs static output shapes)");
-    }
-  }
-  return Status::OK();
-}
-
 Status EvalBroadcastTo(NodeState* node) {
-  if (node->t.in[1]->data == nullptr) EMBER_RETURN_IF_ERROR(CheckRuntimeShape(*node));
+  const TensorDef& shape = *node->t.in[1];
+  if (shape.data == nullptr) {
+    EMBER_RETURN_IF_ERROR(index_ops::CheckRunTimeShape(*node, shape, "shape", node->t.in_data[1]));
+  }
   const std::vector<int32_t>& out = node->t.out[0]->shape;
   const std::vector<int32_t>& in = node->in_shape6;
   const size_t elem = TensorTypeSize(node->t.in[0]->type);

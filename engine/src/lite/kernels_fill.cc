@@ -5,9 +5,6 @@
 // SHAPE by shape_refine.cc; checked against the output at Prepare) or computed at run time: the
 // output's shape is static, so run-time dims that differ from it fail Invoke.
 #include <cstdint>
-#include <cstring>
-#include <string>
-#include <vector>
 
 #include "lite/kernels.h"
 #include "lite/kernels_index.h"
@@ -16,49 +13,15 @@ namespace ember {
 namespace lite {
 namespace {
 
-Status CheckDims(const NodeState& node, const uint8_t* data) {
-  const TensorDef& dims = *node.t.in[0];
-  const std::vector<int32_t>& out = node.t.out[0]->shape;
-  std::vector<int64_t> got;
-  for (size_t i = 0; i < dims.num_elements; ++i)
-    got.push_back(index_ops::IndexAt(dims.type, data, i));
-  bool same = got.size() == out.size();
-  for (size_t i = 0; same && i < out.size(); ++i) same = got[i] == out[i];
-  if (same) return Status::OK();
-  std::string text = "[";
-  for (size_t i = 0; i < got.size(); ++i) text += (i ? "," : "") + std::to_string(got[i]);
-  return errors::InvalidArgument(node.what + ": dims '" + dims.name + "' are " + text +
-                                 "] but the output's shape is " + ShapeString(out) +
-                                 " (ember lite needs static output shapes)");
-}
-
-template <typename T>
-void FillWith(uint8_t* out, size_t n, const uint8_t* value) {
-  T v;
-  std::memcpy(&v, value, sizeof(T));
-  T* y = reinterpret_cast<T*>(out);
-  for (size_t i = 0; i < n; ++i) y[i] = v;
-}
-
 Status EvalFill(NodeState* node) {
-  if (node->t.in[0]->data == nullptr) EMBER_RETURN_IF_ERROR(CheckDims(*node, node->t.in_data[0]));
+  const TensorDef& dims = *node->t.in[0];
+  if (dims.data == nullptr) {
+    EMBER_RETURN_IF_ERROR(index_ops::CheckRunTimeShape(*node, dims, "dims", node->t.in_data[0]));
+  }
   const size_t n = node->t.out[0]->num_elements;
   uint8_t* out = node->t.out_data[0];
   const uint8_t* value = node->t.in_data[1];
-  switch (TensorTypeSize(node->t.out[0]->type)) {
-    case 1:
-      std::memset(out, value[0], n);
-      break;
-    case 2:
-      FillWith<uint16_t>(out, n, value);
-      break;
-    case 4:
-      FillWith<uint32_t>(out, n, value);
-      break;
-    default:
-      FillWith<uint64_t>(out, n, value);
-      break;
-  }
+  index_ops::FillElements(out, value, TensorTypeSize(node->t.out[0]->type), n);
   return Status::OK();
 }
 
@@ -86,7 +49,7 @@ Status PrepareFill(NodeState* node) {
   }
   EMBER_RETURN_IF_ERROR(index_ops::SameTypeAndQuant(*node, value, "value", out, "output"));
   if (dims.data != nullptr) {
-    EMBER_RETURN_IF_ERROR(CheckDims(*node, dims.data));
+    EMBER_RETURN_IF_ERROR(index_ops::CheckRunTimeShape(*node, dims, "dims", dims.data));
   } else if (dims.num_elements != out.shape.size()) {
     return errors::InvalidArgument(node->what + ": output '" + out.name + "' has rank " +
                                    std::to_string(out.shape.size()) + " but dims '" + dims.name +

@@ -1,10 +1,13 @@
 // Helpers shared by the index and layout kernels: DEPTH_TO_SPACE / SPACE_TO_DEPTH
 // (kernels_depth_space.cc), TOPK_V2 (kernels_topk.cc), BROADCAST_TO and ONE_HOT
 // (kernels_broadcast_to.cc, kernels_one_hot.cc), FLOOR_DIV / FLOOR_MOD (kernels_floor.cc),
-// GATHER_ND / SCATTER_ND (kernels_gather_scatter_nd.cc).
+// GATHER_ND / SCATTER_ND (kernels_gather_scatter_nd.cc), FILL and PAD (kernels_fill.cc,
+// kernels_misc_shape.cc), SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (kernels_space_batch.cc) and the
+// shape computations evaluated before the first Invoke (shape_refine.cc).
 #ifndef EMBER_SRC_LITE_KERNELS_INDEX_H_
 #define EMBER_SRC_LITE_KERNELS_INDEX_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -66,6 +69,56 @@ inline int64_t IndexAt(TensorType type, const uint8_t* data, size_t i) {
   int32_t v;
   std::memcpy(&v, data + i * 4, 4);
   return v;
+}
+
+// The first n elements of an INT16, INT32 or INT64 tensor, widened.
+inline std::vector<int64_t> IndexValues(TensorType type, const uint8_t* data, size_t n) {
+  std::vector<int64_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = IndexAt(type, data, i);
+  return v;
+}
+
+// A shape input read at run time (FILL's dims, BROADCAST_TO's shape: `data`, of the INT32/INT64
+// tensor `shape`) must be the output's static shape; else an error naming both.
+inline Status CheckRunTimeShape(const NodeState& node, const TensorDef& shape, const char* role,
+                                const uint8_t* data) {
+  const std::vector<int64_t> got = IndexValues(shape.type, data, shape.num_elements);
+  const std::vector<int32_t>& out = node.t.out[0]->shape;
+  if (std::equal(got.begin(), got.end(), out.begin(), out.end())) return Status::OK();
+  std::string text = "[";
+  for (size_t i = 0; i < got.size(); ++i) text += (i ? "," : "") + std::to_string(got[i]);
+  return errors::InvalidArgument(node.what + ": " + role + " '" + shape.name + "' is " + text +
+                                 "] but the output's shape is " + ShapeString(out) +
+                                 " (ember lite needs static output shapes)");
+}
+
+// n elements of `elem` bytes each, every one the bytes at `value`, from `out` on: by the
+// element's width (a memcpy call per element took 800 us on a 58x58x64 PAD).
+template <typename T>
+void FillAs(uint8_t* out, const uint8_t* value, size_t n) {
+  T v;
+  std::memcpy(&v, value, sizeof(T));
+  T* o = reinterpret_cast<T*>(out);
+  std::fill(o, o + n, v);
+}
+
+inline void FillElements(uint8_t* out, const uint8_t* value, size_t elem, size_t n) {
+  switch (elem) {
+    case 1:
+      std::memset(out, value[0], n);
+      break;
+    case 2:
+      FillAs<uint16_t>(out, value, n);
+      break;
+    case 4:
+      FillAs<uint32_t>(out, value, n);
+      break;
+    case 8:
+      FillAs<uint64_t>(out, value, n);
+      break;
+    default:
+      for (size_t i = 0; i < n; ++i) std::memcpy(out + i * elem, value, elem);
+  }
 }
 
 // A shape computed in 64 bits as a tensor shape; false when a dimension exceeds int32.

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "lite/kernels.h"
+#include "lite/kernels_index.h"
 #include "lite/kernels_misc.h"
 
 namespace ember {
@@ -154,16 +155,10 @@ Status ReduceGeometry(const NodeState& node, std::vector<bool>* reduced,
   return Status::OK();
 }
 
-template <typename T>
-void Reduce(NodeState* node, const std::vector<bool>& reduced) {
-  const BuiltinOp op = node->op->op;
-  const std::vector<int32_t>& in = node->t.in[0]->shape;
-  T init = T(0);
-  if (op == BuiltinOp::kReduceMax) init = std::numeric_limits<T>::lowest();
-  if (op == BuiltinOp::kReduceMin) init = std::numeric_limits<T>::max();
-  if (op == BuiltinOp::kReduceAll) init = T(1);
-  T* y = node->t.Out<T>(0);
-  for (size_t i = 0; i < node->t.out[0]->num_elements; ++i) y[i] = init;
+// Calls visit(i, o) for every input element i in order, o the output element it reduces into.
+template <typename Visit>
+void ForEachReduced(const std::vector<int32_t>& in, const std::vector<bool>& reduced, size_t n,
+                    Visit visit) {
   std::vector<int64_t> ost(in.size(), 0), idx(in.size(), 0);
   int64_t s = 1;
   for (size_t d = in.size(); d-- > 0;) {
@@ -172,16 +167,9 @@ void Reduce(NodeState* node, const std::vector<bool>& reduced) {
       s *= in[d];
     }
   }
-  const T* x = node->t.In<T>(0);
   int64_t o = 0;
-  for (size_t i = 0; i < node->t.in[0]->num_elements; ++i) {
-    T& acc = y[o];
-    const T v = x[i];
-    if (op == BuiltinOp::kSum) acc = static_cast<T>(acc + v);
-    if (op == BuiltinOp::kReduceMax) acc = v > acc ? v : acc;
-    if (op == BuiltinOp::kReduceMin) acc = v < acc ? v : acc;
-    if (op == BuiltinOp::kReduceAny) acc = static_cast<T>(acc || v);
-    if (op == BuiltinOp::kReduceAll) acc = static_cast<T>(acc && v);
+  for (size_t i = 0; i < n; ++i) {
+    visit(i, static_cast<size_t>(o));
     for (size_t d = in.size(); d-- > 0;) {
       o += ost[d];
       if (++idx[d] < in[d]) break;
@@ -189,6 +177,28 @@ void Reduce(NodeState* node, const std::vector<bool>& reduced) {
       idx[d] = 0;
     }
   }
+}
+
+template <typename T>
+void Reduce(NodeState* node, const std::vector<bool>& reduced) {
+  const BuiltinOp op = node->op->op;
+  T init = T(0);
+  if (op == BuiltinOp::kReduceMax) init = std::numeric_limits<T>::lowest();
+  if (op == BuiltinOp::kReduceMin) init = std::numeric_limits<T>::max();
+  if (op == BuiltinOp::kReduceAll) init = T(1);
+  T* y = node->t.Out<T>(0);
+  for (size_t i = 0; i < node->t.out[0]->num_elements; ++i) y[i] = init;
+  const T* x = node->t.In<T>(0);
+  ForEachReduced(node->t.in[0]->shape, reduced, node->t.in[0]->num_elements,
+                 [&](size_t i, size_t o) {
+                   T& acc = y[o];
+                   const T v = x[i];
+                   if (op == BuiltinOp::kSum) acc = static_cast<T>(acc + v);
+                   if (op == BuiltinOp::kReduceMax) acc = v > acc ? v : acc;
+                   if (op == BuiltinOp::kReduceMin) acc = v < acc ? v : acc;
+                   if (op == BuiltinOp::kReduceAny) acc = static_cast<T>(acc || v);
+                   if (op == BuiltinOp::kReduceAll) acc = static_cast<T>(acc && v);
+                 });
 }
 
 // int8 SUM with an output scale or zero point other than the input's: LiteRT's
@@ -199,28 +209,13 @@ void SumInt8Rescaled(NodeState* node, const std::vector<bool>& reduced) {
   const std::vector<int32_t>& in = node->t.in[0]->shape;
   const size_t n_out = node->t.out[0]->num_elements;
   std::vector<int32_t> sums(n_out, 0);
-  std::vector<int64_t> ost(in.size(), 0), idx(in.size(), 0);
-  int64_t s = 1;
   size_t count = 1;
-  for (size_t d = in.size(); d-- > 0;) {
-    if (!reduced[d]) {
-      ost[d] = s;
-      s *= in[d];
-    } else {
-      count *= static_cast<size_t>(in[d]);
-    }
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (reduced[d]) count *= static_cast<size_t>(in[d]);
   }
   const int8_t* x = node->t.In<int8_t>(0);
-  int64_t o = 0;
-  for (size_t i = 0; i < node->t.in[0]->num_elements; ++i) {
-    sums[static_cast<size_t>(o)] += x[i];
-    for (size_t d = in.size(); d-- > 0;) {
-      o += ost[d];
-      if (++idx[d] < in[d]) break;
-      o -= ost[d] * in[d];
-      idx[d] = 0;
-    }
-  }
+  ForEachReduced(in, reduced, node->t.in[0]->num_elements,
+                 [&](size_t i, size_t o) { sums[o] += x[i]; });
   const float scale = node->t.in[0]->quant.scale[0] / node->t.out[0]->quant.scale[0];
   const float bias = static_cast<float>(-node->in_zp) * scale * static_cast<float>(count);
   int8_t* y = node->t.Out<int8_t>(0);
@@ -279,36 +274,6 @@ Status PadGeometry(const NodeState& node, std::vector<int64_t>* before) {
   return CheckShape(node, *node.t.out[0], want, "output");
 }
 
-// n values of type T, each the bytes at `value`, from `out` on.
-template <typename T>
-void FillAs(uint8_t* out, const uint8_t* value, size_t n) {
-  T v;
-  std::memcpy(&v, value, sizeof(T));
-  T* o = reinterpret_cast<T*>(out);
-  std::fill(o, o + n, v);
-}
-
-// n values of `elem` bytes each, the bytes at `value`, from `out` on, by the element's width (a
-// memcpy call per element took 800 us on 58x58x64).
-void FillPad(uint8_t* out, const uint8_t* value, size_t elem, size_t n) {
-  switch (elem) {
-    case 1:
-      std::memset(out, value[0], n);
-      break;
-    case 2:
-      FillAs<uint16_t>(out, value, n);
-      break;
-    case 4:
-      FillAs<uint32_t>(out, value, n);
-      break;
-    case 8:
-      FillAs<uint64_t>(out, value, n);
-      break;
-    default:
-      for (size_t i = 0; i < n; ++i) std::memcpy(out + i * elem, value, elem);
-  }
-}
-
 Status EvalPad(NodeState* node) {
   std::vector<int64_t> before;
   EMBER_RETURN_IF_ERROR(PadGeometry(*node, &before));
@@ -352,13 +317,13 @@ Status EvalPad(NodeState* node) {
       inside = inside && idx[d] >= before[d] && idx[d] < before[d] + in.shape[d];
     }
     if (inside) {
-      FillPad(dst, fill, elem, static_cast<size_t>(lead));
+      index_ops::FillElements(dst, fill, elem, static_cast<size_t>(lead));
       std::memcpy(dst + static_cast<size_t>(lead) * elem, src, static_cast<size_t>(inner) * elem);
       src += static_cast<size_t>(inner) * elem;
-      FillPad(dst + static_cast<size_t>(lead + inner) * elem, fill, elem,
-              static_cast<size_t>(row_len - lead - inner));
+      index_ops::FillElements(dst + static_cast<size_t>(lead + inner) * elem, fill, elem,
+                              static_cast<size_t>(row_len - lead - inner));
     } else {
-      FillPad(dst, fill, elem, static_cast<size_t>(row_len));
+      index_ops::FillElements(dst, fill, elem, static_cast<size_t>(row_len));
     }
     for (size_t d = k; d-- > 0;) {
       if (++idx[d] < out.shape[d]) break;

@@ -136,16 +136,6 @@ std::string ValuesString(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-std::vector<int64_t> Int32Values(const TensorDef& t) {
-  std::vector<int64_t> v(t.num_elements);
-  for (size_t i = 0; i < v.size(); ++i) {
-    int32_t x;
-    std::memcpy(&x, t.data + 4 * i, 4);
-    v[i] = x;
-  }
-  return v;
-}
-
 // block_shape or paddings / crops: INT32, of shape `want`, constant.
 Status CheckIndexInput(const NodeState& node, const TensorDef& t, const char* role,
                        const std::vector<int32_t>& want, size_t rank) {
@@ -294,7 +284,8 @@ Status PrepareSpaceBatchNd(NodeState* node) {
   const int32_t m = static_cast<int32_t>(rank) - 2;
   EMBER_RETURN_IF_ERROR(CheckIndexInput(*node, block, "block_shape", {m}, rank));
   EMBER_RETURN_IF_ERROR(CheckIndexInput(*node, pads, pads_role, {m, 2}, rank));
-  const std::vector<int64_t> b = Int32Values(block), p = Int32Values(pads);
+  const std::vector<int64_t> b = index_ops::IndexValues(block.type, block.data, block.num_elements);
+  const std::vector<int64_t> p = index_ops::IndexValues(pads.type, pads.data, pads.num_elements);
   StatusOr<std::vector<int32_t>> want = SpaceBatchNdShape(to_batch, in.shape, b, p);
   if (!want.ok()) {
     return errors::InvalidArgument(node->what + ": input '" + in.name + "' of shape " +

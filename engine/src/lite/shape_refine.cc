@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "lite/kernels.h"
+#include "lite/kernels_index.h"
 
 namespace ember {
 namespace lite {
@@ -201,17 +202,7 @@ class Refiner {
         d.data_size < d.num_elements * TensorTypeSize(d.type)) {
       return nullptr;
     }
-    Values out(d.num_elements);
-    for (size_t i = 0; i < d.num_elements; ++i) {
-      if (d.type == TensorType::kInt32) {
-        int32_t x;
-        std::memcpy(&x, d.data + 4 * i, 4);
-        out[i] = x;
-      } else {
-        std::memcpy(&out[i], d.data + 8 * i, 8);
-      }
-    }
-    v = std::move(out);
+    v = index_ops::IndexValues(d.type, d.data, d.num_elements);
     return &*v;
   }
 

@@ -193,8 +193,8 @@ TEST(LiteBroadcastTo, ShapesAndRefusals) {
   const int32_t other[3] = {2, 3, 5};
   std::memcpy(r.interp->input(1).data, other, 12);
   EXPECT_TRUE(Contains(r.interp->Invoke(),
-                       "(BROADCAST_TO): shape 'shape' is [2,3,5] at run time but the output's "
-                       "is [2,3,4]"));
+                       "(BROADCAST_TO): shape 'shape' is [2,3,5] but the output's shape is "
+                       "[2,3,4]"));
 
   SubGraphDef bad = g;
   bad.tensors[0].shape = {2, 4};

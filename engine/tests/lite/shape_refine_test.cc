@@ -139,7 +139,7 @@ TEST(LiteShapeRefine, FillOfAShapeIsFoldedAndFilled) {
   SubGraphDef bad = g;
   bad.tensors[1] = MakeTensor("s", TensorType::kInt32, {3}, dims, 12);
   bad.operators.erase(bad.operators.begin());
-  EXPECT_TRUE(Contains(Load(bad).status, "dims 's' are [1,3,4] but the output's shape is [1,3,5]"));
+  EXPECT_TRUE(Contains(Load(bad).status, "dims 's' is [1,3,4] but the output's shape is [1,3,5]"));
   // A value that is not a scalar.
   bad = g;
   bad.tensors[2] = MakeTensor("v", TensorType::kFloat32, {2}, dims, 8);
