@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from lite_quant import full_integer
 
 litert = pytest.importorskip("ai_edge_litert.interpreter", reason="ai-edge-litert is the oracle")
 tf = pytest.importorskip("tensorflow", reason="the models are made with TensorFlow's converter")
@@ -280,21 +281,6 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
     }
 
 
-def _full_integer(conv: Any, shape: tuple[int, ...], spread: float = 2.0, samples: int = 8) -> None:
-    """Full-integer quantization (int8 input and output), calibrated on uniform random inputs."""
-    rng = np.random.default_rng(0)
-
-    def rep() -> Any:
-        for _ in range(samples):
-            yield [rng.uniform(-spread, spread, (1, *shape)).astype(np.float32)]
-
-    conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    conv.representative_dataset = rep
-    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    conv.inference_input_type = tf.int8
-    conv.inference_output_type = tf.int8
-
-
 def _convert(name: str, int8: bool, cache: Path) -> Path:
     path = cache / f"{name}_{'int8' if int8 else 'float'}.tflite"
     if path.exists():
@@ -305,7 +291,7 @@ def _convert(name: str, int8: bool, cache: Path) -> Path:
     model = tf.keras.Model(inp, layer()(inp))
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
     if int8:
-        _full_integer(conv, shape)
+        full_integer(conv, shape)
     path.write_bytes(conv.convert())
     return path
 
@@ -441,7 +427,7 @@ def test_shape_computations_on_a_dynamic_batch_are_evaluated(
     keras_model, shape, expected_ops = build()
     conv = tf.lite.TFLiteConverter.from_keras_model(keras_model)
     if int8:
-        _full_integer(conv, shape)
+        full_integer(conv, shape)
     model = tmp_path / "dynamic.tflite"
     model.write_bytes(conv.convert())
     probe = litert.Interpreter(model_path=str(model))
@@ -482,7 +468,7 @@ def test_dynamic_batch_reshape_through_shape_matches_litert(ember_install: Path,
     se = k.Reshape((1, 1, 24))(k.Dense(24, activation="sigmoid")(k.GlobalAveragePooling2D()(inp)))
     conv = tf.lite.TFLiteConverter.from_keras_model(tf.keras.Model(inp, inp * se))
     if int8:
-        _full_integer(conv, (5, 6, 24))
+        full_integer(conv, (5, 6, 24))
     model = tmp_path / "se_dynamic.tflite"
     model.write_bytes(conv.convert())
     ops = [o["op_name"] for o in litert.Interpreter(model_path=str(model))._get_ops_details()]
@@ -614,7 +600,7 @@ def test_int8_sum_matches_litert_builtin_kernel(ember_install: Path, tmp_path: P
     x = k.Conv2D(12, 1)(inp)
     out = k.Lambda(lambda t: tf.reduce_sum(tf.tanh(t), axis=axis, keepdims=keepdims))(x)
     conv = tf.lite.TFLiteConverter.from_keras_model(tf.keras.Model(inp, out))
-    _full_integer(conv, (6, 5, 12))
+    full_integer(conv, (6, 5, 12))
     model = tmp_path / "sum.tflite"
     model.write_bytes(conv.convert())
     ops = [o["op_name"] for o in litert.Interpreter(model_path=str(model))._get_ops_details()]
@@ -652,7 +638,7 @@ def test_whole_int8_keras_applications_equal_litert_reference(
         if isinstance(layer, tf.keras.layers.BatchNormalization):
             layer.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(np.float32) for w in layer.get_weights()])
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
-    _full_integer(conv, (size, size, 3), spread=1.0, samples=4)
+    full_integer(conv, (size, size, 3), low=-1.0, high=1.0, samples=4)
     path = tmp_path / f"{arch}.tflite"
     path.write_bytes(conv.convert())
     x = np.random.default_rng(9).integers(-128, 128, size=(1, size, size, 3)).astype(np.int8)

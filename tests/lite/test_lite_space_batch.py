@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from lite_quant import full_integer
 
 litert = pytest.importorskip("ai_edge_litert.interpreter", reason="ai-edge-litert is the oracle: pip install '.[test]'")
 tf = pytest.importorskip("tensorflow", reason="the models are made with TensorFlow's converter")
@@ -90,18 +91,8 @@ def _convert(name: str, int8: bool, cache: Path) -> Path:
     inp = tf.keras.Input(shape=shape, batch_size=batch)
     conv = tf.lite.TFLiteConverter.from_keras_model(tf.keras.Model(inp, layer()(inp)))
     if int8:
-        rng = np.random.default_rng(0)
-
-        def rep() -> Any:
-            # An asymmetric range: the input zero point (the padding's value) is not 0.
-            for _ in range(8):
-                yield [rng.uniform(-1, 3, (batch or 1, *shape)).astype(np.float32)]
-
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = rep
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
+        # An asymmetric range: the input zero point (the padding's value) is not 0.
+        full_integer(conv, shape, low=-1.0, high=3.0, batch=batch or 1)
     path.write_bytes(conv.convert())
     return path
 
