@@ -175,6 +175,16 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             lambda: lambda t: t * k.Dense(40, activation="sigmoid")(k.GlobalAveragePooling2D(keepdims=True)(t)),
         ),
         "add_pooled_c24": ((5, 6, 24), lambda: lambda t: t + k.GlobalAveragePooling2D(keepdims=True)(t)),
+        # int8: one stream with the repeating input read cyclically; rows longer than the 64-byte
+        # step and not a multiple of it (two threads start mid-row), the repeating input first.
+        "mul_se_c100": (
+            (4, 5, 100),
+            lambda: lambda t: t * k.Dense(100, activation="sigmoid")(k.GlobalAveragePooling2D(keepdims=True)(t)),
+        ),
+        "add_pooled_first_c100": (
+            (4, 5, 100),
+            lambda: k.Lambda(lambda t: tf.reduce_mean(t, axis=[1, 2], keepdims=True) + t),
+        ),
         # The broadcast input first (float: rows of the small input's size either way).
         "mul_pooled_first_c20": (
             (5, 6, 20),

@@ -78,38 +78,108 @@ EMBER_VNNI_TARGET inline __m512i ApplyInputStage(const InputStage& k, __m512i x)
   return _mm512_sra_epi32(h, k.e);
 }
 
+// ADD's and MUL's output stage: DR(x) + out_zp per lane (DR: the double-rounding
+// MultiplyByQuantizedMultiplier), through MakeHighRounding's shorter form where the multiplier
+// fits it.
+struct OutputStage {
+  avx512::DoubleRounding d;
+  avx512::FusedBlock h;
+  __m512i zp;
+  bool high;
+};
+
+EMBER_VNNI_TARGET inline OutputStage MakeOutputStage(int32_t multiplier, int shift,
+                                                     int32_t out_zp) {
+  OutputStage o;
+  const __m512i m = _mm512_set1_epi32(multiplier), s = _mm512_set1_epi32(shift);
+  o.d = avx512::MakeDoubleRounding(m, s);
+  o.high = avx512::HighRoundingFits(m, s, static_cast<__mmask16>(0xFFFF));
+  o.h = avx512::MakeHighRounding(o.d, out_zp);
+  o.zp = _mm512_set1_epi32(out_zp);
+  return o;
+}
+
+// x requantized, out_zp added.
+template <bool kHigh, bool kPlain>
+EMBER_VNNI_TARGET inline __m512i ApplyOutputStage(const OutputStage& o, __m512i x) {
+  if (kHigh) return avx512::ApplyFusedBlock<true, true>(o.h, x);
+  return _mm512_add_epi32(avx512::ApplyDoubleRounding<kPlain>(o.d, x), o.zp);
+}
+
+// Quarter Q (bytes 16 Q to 16 Q + 15) of v, widened to 32-bit lanes.
+template <int Q>
+EMBER_VNNI_TARGET inline __m512i Quarter(__m512i v) {
+  return _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(v, Q));
+}
+
+// y[i] for i < n, 64 at a time: lanes(x, z) gives the int32 values to requantize from 16 lanes
+// of a and b widened; the four vectors of a step are requantized (out_zp added), narrowed with
+// saturation and clamped to [act_min, act_max] in bytes (the reference's clamp to the int8 range
+// and then to the activation's), one store per step. The masked loads and store of the last step
+// touch nothing past n. (A masked VPMOVDB store per 16 outputs held a sixth of ADD's time.)
+// kPlain: no multiplier INT32_MIN and every shift <= 0.
+template <bool kHigh, bool kPlain, typename Lanes16>
+EMBER_VNNI_TARGET inline void Steps64(const int8_t* a, const int8_t* b, CyclicB cb, size_t n,
+                                      const OutputStage& o, int32_t act_min, int32_t act_max,
+                                      int8_t* y, const Lanes16& lanes) {
+  const __m512i lo = _mm512_set1_epi8(static_cast<char>(act_min));
+  const __m512i hi = _mm512_set1_epi8(static_cast<char>(act_max));
+  for (size_t i = 0; i < n; i += 64) {
+    const __mmask64 m =
+        n - i >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << (n - i)) - 1;
+    const __m512i va = _mm512_maskz_loadu_epi8(m, a + i);
+    const __m512i vb = _mm512_maskz_loadu_epi8(m, cb.period != 0 ? b + cb.start : b + i);
+    if (cb.period != 0) {
+      cb.start += 64;
+      while (cb.start >= cb.period) cb.start -= cb.period;
+    }
+    const __m512i r0 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<0>(va), Quarter<0>(vb)));
+    const __m512i r1 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<1>(va), Quarter<1>(vb)));
+    const __m512i r2 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<2>(va), Quarter<2>(vb)));
+    const __m512i r3 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<3>(va), Quarter<3>(vb)));
+    const __m512i bytes = avx512::NarrowedBytes64(true, lo, hi, _mm512_packs_epi32(r0, r1),
+                                                  _mm512_packs_epi32(r2, r3));
+    _mm512_mask_storeu_epi8(y + i, m, bytes);
+  }
+}
+
+// ADD's and MUL's lanes before the output stage (functors: GCC's lambdas do not take the target).
+struct AddLanes {
+  InputStage k1, k2;
+  EMBER_VNNI_TARGET __m512i operator()(__m512i x, __m512i z) const {
+    return _mm512_add_epi32(ApplyInputStage(k1, x), ApplyInputStage(k2, z));
+  }
+};
+
+struct MulLanes {
+  __m512i za, zb;
+  EMBER_VNNI_TARGET __m512i operator()(__m512i x, __m512i z) const {
+    return _mm512_mullo_epi32(_mm512_sub_epi32(x, za), _mm512_sub_epi32(z, zb));
+  }
+};
+
 EMBER_VNNI_TARGET void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p,
-                                   int8_t* y) {
+                                   int8_t* y, CyclicB cb) {
   const InputStage k1 = MakeInputStage(p.in_zp, p.m1, p.s1);
   const InputStage k2 = MakeInputStage(p.in2_zp, p.m2, p.s2);
-  const avx512::DoubleRounding ko =
-      avx512::MakeDoubleRounding(_mm512_set1_epi32(p.multiplier), _mm512_set1_epi32(p.shift));
-  const __m512i zpo = _mm512_set1_epi32(p.out_zp);
-  const __m512i lo = _mm512_set1_epi32(p.act_min), hi = _mm512_set1_epi32(p.act_max);
-  for (size_t i = 0; i < n; i += 16) {
-    const __mmask16 m = Lanes(n - i);
-    const __m512i ra = ApplyInputStage(k1, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i)));
-    const __m512i rb = ApplyInputStage(k2, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i)));
-    __m512i v = avx512::ApplyDoubleRounding<true>(ko, _mm512_add_epi32(ra, rb));
-    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zpo), lo), hi);
-    _mm512_mask_cvtepi32_storeu_epi8(y + i, m, v);
+  const OutputStage o = MakeOutputStage(p.multiplier, p.shift, p.out_zp);
+  const AddLanes sum{k1, k2};
+  if (o.high) {
+    Steps64<true, true>(a, b, cb, n, o, p.act_min, p.act_max, y, sum);
+  } else {
+    Steps64<false, true>(a, b, cb, n, o, p.act_min, p.act_max, y, sum);
   }
 }
 
 EMBER_VNNI_TARGET void MulI8Avx512(const int8_t* a, const int8_t* b, size_t n, const MulI8Params& p,
-                                   int8_t* y) {
+                                   int8_t* y, CyclicB cb) {
   const __m512i za = _mm512_set1_epi32(p.in_zp), zb = _mm512_set1_epi32(p.in2_zp);
-  const avx512::DoubleRounding k =
-      avx512::MakeDoubleRounding(_mm512_set1_epi32(p.multiplier), _mm512_set1_epi32(p.shift));
-  const __m512i zpo = _mm512_set1_epi32(p.out_zp);
-  const __m512i lo = _mm512_set1_epi32(p.act_min), hi = _mm512_set1_epi32(p.act_max);
-  for (size_t i = 0; i < n; i += 16) {
-    const __mmask16 m = Lanes(n - i);
-    const __m512i da = _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i)), za);
-    const __m512i db = _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i)), zb);
-    __m512i v = avx512::ApplyDoubleRounding<false>(k, _mm512_mullo_epi32(da, db));
-    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, zpo), lo), hi);
-    _mm512_mask_cvtepi32_storeu_epi8(y + i, m, v);
+  const OutputStage o = MakeOutputStage(p.multiplier, p.shift, p.out_zp);
+  const MulLanes prod{za, zb};
+  if (o.high) {
+    Steps64<true, true>(a, b, cb, n, o, p.act_min, p.act_max, y, prod);
+  } else {
+    Steps64<false, false>(a, b, cb, n, o, p.act_min, p.act_max, y, prod);
   }
 }
 
@@ -193,8 +263,8 @@ __attribute__((target("avx2"))) size_t AddI8Avx2(const int8_t* a, const int8_t* 
 
 #else
 
-void AddI8Avx512(const int8_t*, const int8_t*, size_t, const AddI8Params&, int8_t*) {}
-void MulI8Avx512(const int8_t*, const int8_t*, size_t, const MulI8Params&, int8_t*) {}
+void AddI8Avx512(const int8_t*, const int8_t*, size_t, const AddI8Params&, int8_t*, CyclicB) {}
+void MulI8Avx512(const int8_t*, const int8_t*, size_t, const MulI8Params&, int8_t*, CyclicB) {}
 void AddI8InputStageForTesting(const int8_t*, size_t, int32_t, int32_t, int, int32_t*) {}
 size_t AddI8Avx2(const int8_t*, const int8_t*, size_t, const AddI8Params&, int8_t*) { return 0; }
 

@@ -21,9 +21,17 @@ struct AddI8Params {
   int32_t act_min = -128, act_max = 127;
 };
 
+// Where the AVX-512 kernels read input b: b[i] (period 0), or b[(start + i) % period] from a
+// buffer of period + 64 bytes, buffer[j] = value[j % period] (an input repeating over the other's
+// leading dims, a bias or a squeeze-and-excite scale: the whole output one stream).
+struct CyclicB {
+  size_t period = 0, start = 0;
+};
+
 // y[i] = ADD(a[i], b[i]) for i < n. left_shift must be 20 (TFLite's for int8, as PrepareAddMul
 // sets it), no multiplier INT32_MIN and every shift <= 0.
-void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p, int8_t* y);
+void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p, int8_t* y,
+                 CyclicB cb = {});
 
 // The same with AVX2 (eight lanes; call only where GemmI16Available()): y[i] for i below the
 // returned count, a multiple of 8 (0 where the output multiplier is INT32_MIN); the caller
@@ -40,7 +48,8 @@ struct MulI8Params {
 };
 
 // y[i] = MUL(a[i], b[i]) for i < n, for CPUs where HasVnni().
-void MulI8Avx512(const int8_t* a, const int8_t* b, size_t n, const MulI8Params& p, int8_t* y);
+void MulI8Avx512(const int8_t* a, const int8_t* b, size_t n, const MulI8Params& p, int8_t* y,
+                 CyclicB cb = {});
 
 // Tests: each input's stage alone, out[i] = MultiplyByQuantizedMultiplierSmallerThanOne(
 // (x[i] - zp) * 2^20, m, shift) (an off-by-one there seldom reaches ADD's int8 output).

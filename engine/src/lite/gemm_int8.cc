@@ -545,19 +545,6 @@ EMBER_VNNI_TARGET inline __m128i FusedBytes(const PackedWeights& p, const int32_
   return _mm512_cvtepi32_epi8(r);
 }
 
-// 64 int8 outputs from four vectors of int32 results r0-r3 (channels 0-15, ..., 48-63), given as
-// h01 = _mm512_packs_epi32(r0, r1) and h23 the same of r2 and r3: saturating packs (to int8 as
-// the reference's clamp to [-128, 127]), then, when `clamp`, the activation clamp to [lo, hi] in
-// bytes.
-EMBER_VNNI_TARGET inline __m512i NarrowedBytes64(bool clamp, __m512i lo, __m512i hi, __m512i h01,
-                                                 __m512i h23) {
-  // packs work within 128-bit lanes: dword 4 L + q of the result holds r_q[4 L .. 4 L + 3].
-  const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-  __m512i b = _mm512_permutexvar_epi32(perm, _mm512_packs_epi16(h01, h23));
-  if (clamp) b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
-  return b;
-}
-
 // MR rows x the NR blocks of group g, requantized into y.
 // Where a GEMM row's k values lie: `n` runs of 4 * k4 bytes at x + off[s] (row r of x at
 // x + r * x_stride), in the order of the packed weights' k.
@@ -637,7 +624,8 @@ EMBER_VNNI_TARGET inline void FusedTile(const uint8_t* x, int x_stride, const Se
     const __mmask64 keep = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      const __m512i bytes = NarrowedBytes64(clamp, lo, hi, half[i][0], half[i][NR > 2 ? 1 : 0]);
+      const __m512i bytes =
+          avx512::NarrowedBytes64(clamp, lo, hi, half[i][0], half[i][NR > 2 ? 1 : 0]);
       int8_t* yo = y + static_cast<size_t>(i) * y_stride + b0 * 16;
       if (valid == NR * 16 && NR != 3) {
         if (NR == 4) {
@@ -929,8 +917,8 @@ EMBER_VNNI_TARGET void AmxTiles(const uint8_t* x, int x_stride, const Segments& 
             p, rq1, _mm512_add_epi32(_mm512_load_si512(s0 + 256 + 16 * row), bias1));
         const __m512i h = _mm512_packs_epi32(d0, d1);
         const __m512i bytes =
-            NarrowedBytes64(p.rq_clamp, _mm512_set1_epi8(static_cast<char>(p.act_min)),
-                            _mm512_set1_epi8(static_cast<char>(p.act_max)), h, h);
+            avx512::NarrowedBytes64(p.rq_clamp, _mm512_set1_epi8(static_cast<char>(p.act_min)),
+                                    _mm512_set1_epi8(static_cast<char>(p.act_max)), h, h);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(yo), _mm512_castsi512_si256(bytes));
       }
     }

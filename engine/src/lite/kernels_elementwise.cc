@@ -4,6 +4,8 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "ember/lite/quant.h"
 #include "lite/add_int8.h"
@@ -87,6 +89,25 @@ EMBER_LOOP_FUNCTION(void, SameShapeF32,
                      float* y),
                     (add, a, b, n, lo, hi, y), SameF32)
 
+// Whether one input (index *small, of *len elements) is the output's trailing dims, the other
+// the output's shape: a bias, a squeeze-and-excite scale [1, 1, C], a scalar.
+bool TrailingInput(const NodeState& node, int* small, int64_t* len) {
+  for (int s = 0; s < 2; ++s) {
+    const std::vector<int32_t>& s6 = s == 0 ? node.in_shape6 : node.in2_shape6;
+    const std::vector<int32_t>& l6 = s == 0 ? node.in2_shape6 : node.in_shape6;
+    if (l6 != node.out_shape6) continue;
+    size_t d = 0;
+    while (d < s6.size() && s6[d] == 1) ++d;
+    bool trailing = true;
+    for (size_t e = d; e < s6.size(); ++e) trailing = trailing && s6[e] == node.out_shape6[e];
+    if (!trailing) continue;
+    *small = s;
+    *len = static_cast<int64_t>(node.t.in[static_cast<size_t>(s)]->num_elements);
+    return true;
+  }
+  return false;
+}
+
 Status EvalAddMulF32(NodeState* node) {
   const float* a = node->t.In<float>(0);
   const float* b = node->t.In<float>(1);
@@ -108,16 +129,9 @@ Status EvalAddMulF32(NodeState* node) {
   }
   // One input is the output's trailing dims (a bias, a squeeze-and-excite scale [1, 1, C]): rows
   // of its size, a call per task (a call per run of 96 channels took a fifth of the time).
-  for (int small = 0; small < 2; ++small) {
-    const std::vector<int32_t>& s6 = small == 0 ? node->in_shape6 : node->in2_shape6;
-    const std::vector<int32_t>& l6 = small == 0 ? node->in2_shape6 : node->in_shape6;
-    if (l6 != node->out_shape6) continue;
-    size_t d = 0;
-    while (d < s6.size() && s6[d] == 1) ++d;
-    bool trailing = true;
-    for (size_t e = d; e < s6.size(); ++e) trailing = trailing && s6[e] == node->out_shape6[e];
-    const int64_t len = static_cast<int64_t>(node->t.in[small]->num_elements);
-    if (!trailing || len < 16) continue;  // a scalar or a short row: the runs below
+  int small = 0;
+  int64_t len = 0;
+  if (TrailingInput(*node, &small, &len) && len >= 16) {  // a scalar or a short row: the runs below
     const float* v = small == 0 ? a : b;
     const float* x = small == 0 ? b : a;
     const int64_t rows = static_cast<int64_t>(n) / len;
@@ -183,6 +197,39 @@ void ByteRuns(const NodeState& p, const int8_t* a, const int8_t* b, int8_t* y, V
                             int64_t sb) { ByteRun(a + ia, sa, b + ib, sb, len, y + i, vec); });
 }
 
+// An int8 input repeating over the other's leading dims, up to this many elements, runs as one
+// stream through the AVX-512 kernels (CyclicB); longer ones take the broadcast runs.
+constexpr int64_t kCyclicMax = 4096;
+
+// The output as one stream when one input is its trailing dims (TrailingInput, at most
+// kCyclicMax elements): that input repeated into a buffer of len + 64 bytes, and
+// vec(x, buffer, CyclicB, n, y, swapped) over 64-element chunks split over the node's threads
+// (swapped: the repeating input is input 0, so the kernel gets the inputs the other way round).
+// false when the output is not of that form.
+template <typename Vec>
+bool CyclicRuns(const NodeState& p, const int8_t* a, const int8_t* b, int8_t* y, Vec vec) {
+  int small = 0;
+  int64_t len = 0;
+  if (!TrailingInput(p, &small, &len) || len > kCyclicMax || len < 1) return false;
+  const int8_t* v = small == 0 ? a : b;
+  const int8_t* x = small == 0 ? b : a;
+  int8_t buffer[kCyclicMax + 64];
+  for (int64_t j = 0; j < len + 64; ++j) buffer[j] = v[j % len];
+  const int64_t n = static_cast<int64_t>(p.t.out[0]->num_elements);
+  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
+  const int tasks = TaskCount(p, chunks, kElementChunk * kElementwiseCostI8);
+  RunTasks(p, tasks, [&](int task, int) {
+    int64_t e0, e1;
+    ChunkRange(n, tasks, task, kElementChunk, &e0, &e1);
+    if (e0 >= e1) return;
+    CyclicB cb;
+    cb.period = static_cast<size_t>(len);
+    cb.start = static_cast<size_t>(e0 % len);
+    vec(x + e0, buffer, cb, static_cast<size_t>(e1 - e0), y + e0, small == 0);
+  });
+  return true;
+}
+
 // The node's int8 ADD constants, as the vector kernels take them.
 AddI8Params AddParams(const NodeState& p) {
   AddI8Params q;
@@ -207,6 +254,18 @@ Status EvalAddI8(NodeState* node) {
   int8_t* y = node->t.Out<int8_t>(0);
   const NodeState& p = *node;
   const bool same = p.in_shape6 == p.in2_shape6;
+  if (p.vnni && !same) {
+    const AddI8Params q = AddParams(p);
+    AddI8Params swapped = q;
+    std::swap(swapped.in_zp, swapped.in2_zp);
+    std::swap(swapped.m1, swapped.m2);
+    std::swap(swapped.s1, swapped.s2);
+    if (CyclicRuns(p, a, b, y,
+                   [&](const int8_t* x, const int8_t* v, CyclicB cb, size_t n, int8_t* out,
+                       bool swap) { AddI8Avx512(x, v, n, swap ? swapped : q, out, cb); })) {
+      return Status::OK();
+    }
+  }
   if ((p.vnni || p.add_avx2) && !same) {
     // Broadcast runs through the same vector kernels (the scalar tail of AddI8Avx2 too).
     const AddI8Params q = AddParams(p);
@@ -284,6 +343,14 @@ Status EvalMulI8(NodeState* node) {
     q.shift = p.shift;
     q.act_min = p.act_min;
     q.act_max = p.act_max;
+    MulI8Params swapped = q;
+    std::swap(swapped.in_zp, swapped.in2_zp);
+    if (p.in_shape6 != p.in2_shape6 &&
+        CyclicRuns(p, a, b, y,
+                   [&](const int8_t* x, const int8_t* v, CyclicB cb, size_t n, int8_t* out,
+                       bool swap) { MulI8Avx512(x, v, n, swap ? swapped : q, out, cb); })) {
+      return Status::OK();
+    }
     ByteRuns(p, a, b, y, [&](const int8_t* ra, const int8_t* rb, size_t n, int8_t* out) {
       MulI8Avx512(ra, rb, n, q, out);
     });

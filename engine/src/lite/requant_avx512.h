@@ -176,6 +176,19 @@ EMBER_VNNI_TARGET inline FusedBlock MakeHighRounding(const DoubleRounding& k, in
   return h;
 }
 
+// 64 int8 outputs from four vectors of int32 results r0-r3 (channels 0-15, ..., 48-63), given as
+// h01 = _mm512_packs_epi32(r0, r1) and h23 the same of r2 and r3: saturating packs (to int8 as
+// the reference's clamp to [-128, 127]), then, when `clamp`, the activation clamp to [lo, hi] in
+// bytes.
+EMBER_VNNI_TARGET inline __m512i NarrowedBytes64(bool clamp, __m512i lo, __m512i hi, __m512i h01,
+                                                 __m512i h23) {
+  // packs work within 128-bit lanes: dword 4 L + q of the result holds r_q[4 L .. 4 L + 3].
+  const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  __m512i b = _mm512_permutexvar_epi32(perm, _mm512_packs_epi16(h01, h23));
+  if (clamp) b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+  return b;
+}
+
 // Per-lane MultiplyByQuantizedMultiplier (double rounding) or its single-rounding variant.
 EMBER_VNNI_TARGET inline __m512i RequantLanes(__m512i x, __m512i m, __m512i shift, bool single) {
   if (single) {

@@ -652,6 +652,65 @@ TEST(AddI8Avx2, EveryInputPair) {
   CheckAddEveryInputPair(AddI8Avx2);
 }
 
+// An input read cyclically (CyclicB: a bias or squeeze-and-excite scale repeating over the output)
+// gives the bytes of the same input written out in full: periods below, at and above the 64-byte
+// step, starts anywhere in the period, lengths ending mid-step.
+TEST(AddI8Avx512, CyclicInputMatchesExpanded) {
+  if (!HasVnni()) EMBER_NOT_RUN(kNoVnni);
+  AddI8Params p;
+  p.in_zp = -7;
+  p.in2_zp = 12;
+  p.out_zp = 3;
+  p.left_shift = 20;
+  QuantizeMultiplier(0.5, &p.m1, &p.s1);
+  QuantizeMultiplier(0.31, &p.m2, &p.s2);
+  QuantizeMultiplier(0.8 / (1 << 20), &p.multiplier, &p.shift);
+  MulI8Params q;
+  q.in_zp = 5;
+  q.in2_zp = -20;
+  q.out_zp = -4;
+  for (size_t period : {size_t{1}, size_t{3}, size_t{40}, size_t{64}, size_t{100}, size_t{130}}) {
+    const std::vector<int8_t> v = RandomInt8(period, static_cast<uint32_t>(period));
+    std::vector<int8_t> buffer(period + 64);
+    for (size_t j = 0; j < buffer.size(); ++j) buffer[j] = v[j % period];
+    for (size_t start : {size_t{0}, period / 2, period - 1}) {
+      for (size_t n : {size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{300}}) {
+        const std::vector<int8_t> x = RandomInt8(n, static_cast<uint32_t>(n + start));
+        std::vector<int8_t> full(n);
+        for (size_t i = 0; i < n; ++i) full[i] = v[(start + i) % period];
+        CyclicB cb;
+        cb.period = period;
+        cb.start = start;
+        std::vector<int8_t> want(n + 1, 9), got(n + 1, 9);
+        AddI8Avx512(x.data(), full.data(), n, p, want.data());
+        AddI8Avx512(x.data(), buffer.data(), n, p, got.data(), cb);
+        const std::string where = " period " + std::to_string(period) + " start " +
+                                  std::to_string(start) + " n " + std::to_string(n);
+        if (got != want) ::ember_test::Fail(__FILE__, __LINE__, "ADD" + where);
+        // MUL with an output multiplier above one (the general rounding) and below (the short
+        // form).
+        for (double real : {3.7, 0.004}) {
+          QuantizeMultiplier(real, &q.multiplier, &q.shift);
+          std::fill(want.begin(), want.end(), int8_t{9});
+          std::fill(got.begin(), got.end(), int8_t{9});
+          MulI8Avx512(x.data(), full.data(), n, q, want.data());
+          MulI8Avx512(x.data(), buffer.data(), n, q, got.data(), cb);
+          if (got != want) ::ember_test::Fail(__FILE__, __LINE__, "MUL" + where);
+          for (size_t i = 0; i < n; ++i) {
+            int32_t r = MultiplyByQuantizedMultiplier((x[i] - q.in_zp) * (full[i] - q.in2_zp),
+                                                      q.multiplier, q.shift) +
+                        q.out_zp;
+            r = std::min(q.act_max, std::max(q.act_min, r));
+            ASSERT_TRUE(static_cast<int>(want[i]) == r);
+          }
+          EXPECT_EQ(want[n], 9);
+        }
+        EXPECT_EQ(got[n], 9);
+      }
+    }
+  }
+}
+
 // ctest runs the lite tests again under EMBER_CPU_ISA=generic and avx2: the loops must follow the
 // cap, or those runs would test the AVX-512 path three times.
 TEST(LoopIsa, FollowsEmberCpuIsa) {
