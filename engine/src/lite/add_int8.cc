@@ -112,32 +112,34 @@ EMBER_VNNI_TARGET inline __m512i Quarter(__m512i v) {
   return _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(v, Q));
 }
 
-// y[i] for i < n, 64 at a time: lanes(x, z) gives the int32 values to requantize from 16 lanes
-// of a and b widened; the four vectors of a step are requantized (out_zp added), narrowed with
-// saturation and clamped to [act_min, act_max] in bytes (the reference's clamp to the int8 range
-// and then to the activation's), one store per step. The masked loads and store of the last step
-// touch nothing past n. (A masked VPMOVDB store per 16 outputs held a sixth of ADD's time.)
-// kPlain: no multiplier INT32_MIN and every shift <= 0.
-template <bool kHigh, bool kPlain, typename Lanes16>
+// y[i] for i < n, 64 at a time: lanes.Get<Q>(va, vb, at) gives the int32 values to requantize
+// for quarter Q (lanes 16 Q to 16 Q + 15) of the step's 64 bytes of a and b (b's read from b + at);
+// the four vectors of a step are requantized (out_zp added), narrowed with saturation and clamped
+// to [act_min, act_max] in bytes (the reference's clamp to the int8 range and then to the
+// activation's), one store per step. The masked loads and store of the last step touch nothing
+// past n. (A masked VPMOVDB store per 16 outputs held a sixth of ADD's time.) kPlain: no
+// multiplier INT32_MIN and every shift <= 0.
+template <bool kHigh, bool kPlain, typename Lanes>
 EMBER_VNNI_TARGET inline void Steps64(const int8_t* a, const int8_t* b, CyclicB cb, size_t n,
                                       const OutputStage& o, int32_t act_min, int32_t act_max,
-                                      int8_t* y, const Lanes16& lanes) {
+                                      int8_t* y, const Lanes& lanes) {
   const __m512i lo = _mm512_set1_epi8(static_cast<char>(act_min));
   const __m512i hi = _mm512_set1_epi8(static_cast<char>(act_max));
   const size_t step = cb.period != 0 ? 64 % cb.period : 0;  // start and step below the period
   for (size_t i = 0; i < n; i += 64) {
     const __mmask64 m =
         n - i >= 64 ? ~static_cast<__mmask64>(0) : (static_cast<__mmask64>(1) << (n - i)) - 1;
+    const size_t at = cb.period != 0 ? cb.start : i;
     const __m512i va = _mm512_maskz_loadu_epi8(m, a + i);
-    const __m512i vb = _mm512_maskz_loadu_epi8(m, cb.period != 0 ? b + cb.start : b + i);
+    const __m512i vb = Lanes::kReadsB ? _mm512_maskz_loadu_epi8(m, b + at) : va;
     if (cb.period != 0) {
       cb.start += step;
       if (cb.start >= cb.period) cb.start -= cb.period;
     }
-    const __m512i r0 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<0>(va), Quarter<0>(vb)));
-    const __m512i r1 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<1>(va), Quarter<1>(vb)));
-    const __m512i r2 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<2>(va), Quarter<2>(vb)));
-    const __m512i r3 = ApplyOutputStage<kHigh, kPlain>(o, lanes(Quarter<3>(va), Quarter<3>(vb)));
+    const __m512i r0 = ApplyOutputStage<kHigh, kPlain>(o, lanes.template Get<0>(va, vb, at));
+    const __m512i r1 = ApplyOutputStage<kHigh, kPlain>(o, lanes.template Get<1>(va, vb, at));
+    const __m512i r2 = ApplyOutputStage<kHigh, kPlain>(o, lanes.template Get<2>(va, vb, at));
+    const __m512i r3 = ApplyOutputStage<kHigh, kPlain>(o, lanes.template Get<3>(va, vb, at));
     const __m512i bytes = avx512::NarrowedBytes64(true, lo, hi, _mm512_packs_epi32(r0, r1),
                                                   _mm512_packs_epi32(r2, r3));
     _mm512_mask_storeu_epi8(y + i, m, bytes);
@@ -146,24 +148,62 @@ EMBER_VNNI_TARGET inline void Steps64(const int8_t* a, const int8_t* b, CyclicB 
 
 // ADD's and MUL's lanes before the output stage (functors: GCC's lambdas do not take the target).
 struct AddLanes {
+  static constexpr bool kReadsB = true;
   InputStage k1, k2;
-  EMBER_VNNI_TARGET __m512i operator()(__m512i x, __m512i z) const {
-    return _mm512_add_epi32(ApplyInputStage(k1, x), ApplyInputStage(k2, z));
+  template <int Q>
+  EMBER_VNNI_TARGET __m512i Get(__m512i va, __m512i vb, size_t) const {
+    return _mm512_add_epi32(ApplyInputStage(k1, Quarter<Q>(va)),
+                            ApplyInputStage(k2, Quarter<Q>(vb)));
+  }
+};
+
+// ADD with b's stage applied once per period value (a cyclic b: each value serves many steps).
+struct AddStagedLanes {
+  static constexpr bool kReadsB = false;
+  InputStage k1;
+  const int32_t* rb;  // b's stage, period + 64 values as CyclicB's buffer
+  template <int Q>
+  EMBER_VNNI_TARGET __m512i Get(__m512i va, __m512i, size_t at) const {
+    return _mm512_add_epi32(ApplyInputStage(k1, Quarter<Q>(va)),
+                            _mm512_loadu_si512(rb + at + 16 * Q));
   }
 };
 
 struct MulLanes {
+  static constexpr bool kReadsB = true;
   __m512i za, zb;
-  EMBER_VNNI_TARGET __m512i operator()(__m512i x, __m512i z) const {
-    return _mm512_mullo_epi32(_mm512_sub_epi32(x, za), _mm512_sub_epi32(z, zb));
+  template <int Q>
+  EMBER_VNNI_TARGET __m512i Get(__m512i va, __m512i vb, size_t) const {
+    return _mm512_mullo_epi32(_mm512_sub_epi32(Quarter<Q>(va), za),
+                              _mm512_sub_epi32(Quarter<Q>(vb), zb));
   }
 };
+
+// The longest period whose b stage AddI8Avx512 applies once (a buffer on the stack).
+constexpr size_t kStagedMax = 4096;
 
 EMBER_VNNI_TARGET void AddI8Avx512(const int8_t* a, const int8_t* b, size_t n, const AddI8Params& p,
                                    int8_t* y, CyclicB cb) {
   const InputStage k1 = MakeInputStage(p.in_zp, p.m1, p.s1);
   const InputStage k2 = MakeInputStage(p.in2_zp, p.m2, p.s2);
   const OutputStage o = MakeOutputStage(p.multiplier, p.shift, p.out_zp);
+  if (cb.period != 0 && cb.period <= kStagedMax && n >= 2 * cb.period) {
+    // b's period staged once: each of its values is met at least twice.
+    alignas(64) int32_t rb[kStagedMax + 64];
+    const size_t len = cb.period + 64;
+    for (size_t j = 0; j < len; j += 16) {
+      const __mmask16 m = Lanes(len - j);
+      _mm512_mask_storeu_epi32(
+          rb + j, m, ApplyInputStage(k2, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + j))));
+    }
+    const AddStagedLanes staged{k1, rb};
+    if (o.high) {
+      Steps64<true, true>(a, b, cb, n, o, p.act_min, p.act_max, y, staged);
+    } else {
+      Steps64<false, true>(a, b, cb, n, o, p.act_min, p.act_max, y, staged);
+    }
+    return;
+  }
   const AddLanes sum{k1, k2};
   if (o.high) {
     Steps64<true, true>(a, b, cb, n, o, p.act_min, p.act_max, y, sum);
