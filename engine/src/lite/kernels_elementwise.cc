@@ -27,6 +27,19 @@ constexpr int64_t kElementChunk = 64;
 constexpr int64_t kElementwiseCostI8 = 32;
 constexpr int64_t kElementwiseCostF32 = 4;
 
+// f(e0, len) over n output elements in chunks of kElementChunk split over the node's threads,
+// `cost` per element in TaskCount's unit.
+template <typename F>
+void ElementChunks(const NodeState& node, int64_t n, int64_t cost, F f) {
+  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
+  const int tasks = TaskCount(node, chunks, kElementChunk * cost);
+  RunTasks(node, tasks, [&](int task, int) {
+    int64_t e0, e1;
+    ChunkRange(n, tasks, task, kElementChunk, &e0, &e1);
+    if (e0 < e1) f(e0, e1 - e0);
+  });
+}
+
 Status CheckArity(const NodeState& node, size_t min_in, size_t max_in, size_t outs) {
   const size_t n = node.op->inputs.size();
   if (n < min_in || n > max_in || node.op->outputs.size() != outs) {
@@ -118,13 +131,10 @@ Status EvalAddMulF32(NodeState* node) {
   if (node->t.in[0]->num_elements == n && node->t.in[1]->num_elements == n) {
     // Each input has the output's element count, so neither broadcasts: flat indices agree.
     // Every element is computed alone, so any split gives the same values.
-    const int64_t chunks = (static_cast<int64_t>(n) + kElementChunk - 1) / kElementChunk;
-    const int tasks = TaskCount(*node, chunks, kElementChunk * kElementwiseCostF32);
-    RunTasks(*node, tasks, [&](int task, int) {
-      int64_t e0, e1;
-      ChunkRange(static_cast<int64_t>(n), tasks, task, kElementChunk, &e0, &e1);
-      if (e0 < e1) SameShapeF32(add, a + e0, b + e0, static_cast<size_t>(e1 - e0), lo, hi, y + e0);
-    });
+    ElementChunks(*node, static_cast<int64_t>(n), kElementwiseCostF32,
+                  [&](int64_t e0, int64_t len) {
+                    SameShapeF32(add, a + e0, b + e0, static_cast<size_t>(len), lo, hi, y + e0);
+                  });
     return Status::OK();
   }
   // One input is the output's trailing dims (a bias, a squeeze-and-excite scale [1, 1, C]): rows
@@ -225,24 +235,16 @@ bool CyclicRuns(const NodeState& p, const int8_t* a, const int8_t* b, int8_t* y,
     CyclicB one;
     one.period = 1;
     vec(bytes, buffer, one, size_t{256}, table, small == 0);
-    const int tasks = TaskCount(p, (n + 63) / 64, 64);
-    RunTasks(p, tasks, [&](int task, int) {
-      int64_t e0, e1;
-      ChunkRange(n, tasks, task, 64, &e0, &e1);
-      if (e0 < e1) LookUpInt8(table + 128, x + e0, static_cast<size_t>(e1 - e0), y + e0);
+    ElementChunks(p, n, 1, [&](int64_t e0, int64_t count) {
+      LookUpInt8(table + 128, x + e0, static_cast<size_t>(count), y + e0);
     });
     return true;
   }
-  const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
-  const int tasks = TaskCount(p, chunks, kElementChunk * kElementwiseCostI8);
-  RunTasks(p, tasks, [&](int task, int) {
-    int64_t e0, e1;
-    ChunkRange(n, tasks, task, kElementChunk, &e0, &e1);
-    if (e0 >= e1) return;
+  ElementChunks(p, n, kElementwiseCostI8, [&](int64_t e0, int64_t count) {
     CyclicB cb;
     cb.period = static_cast<size_t>(len);
     cb.start = static_cast<size_t>(e0 % len);
-    vec(x + e0, buffer, cb, static_cast<size_t>(e1 - e0), y + e0, small == 0);
+    vec(x + e0, buffer, cb, static_cast<size_t>(count), y + e0, small == 0);
   });
   return true;
 }
@@ -297,13 +299,8 @@ Status EvalAddI8(NodeState* node) {
   if (p.vnni || p.add_avx2) {  // same shapes, AVX-512 or AVX2
     const AddI8Params q = AddParams(p);
     const int64_t n = static_cast<int64_t>(p.t.out[0]->num_elements);
-    const int64_t chunks = (n + kElementChunk - 1) / kElementChunk;
-    const int tasks = TaskCount(p, chunks, kElementChunk * kElementwiseCostI8);
-    RunTasks(p, tasks, [&](int task, int) {
-      int64_t e0, e1;
-      ChunkRange(n, tasks, task, kElementChunk, &e0, &e1);
-      if (e0 >= e1) return;
-      const size_t len = static_cast<size_t>(e1 - e0);
+    ElementChunks(p, n, kElementwiseCostI8, [&](int64_t e0, int64_t count) {
+      const size_t len = static_cast<size_t>(count);
       if (p.vnni) return AddI8Avx512(a + e0, b + e0, len, q, y + e0);
       const size_t done = AddI8Avx2(a + e0, b + e0, len, q, y + e0);
       for (size_t i = done; i < len; ++i) {
@@ -337,11 +334,8 @@ Status EvalMulI8Table(NodeState* node) {
   int8_t* y = node->t.Out<int8_t>(0);
   const int8_t* table = node->scratch8.data() + 128;
   const int64_t n = static_cast<int64_t>(node->t.out[0]->num_elements);
-  const int tasks = TaskCount(*node, (n + 63) / 64, 64);
-  RunTasks(*node, tasks, [&](int task, int) {
-    int64_t e0, e1;
-    ChunkRange(n, tasks, task, 64, &e0, &e1);
-    if (e0 < e1) LookUpInt8(table, x + e0, static_cast<size_t>(e1 - e0), y + e0);
+  ElementChunks(*node, n, 1, [&](int64_t e0, int64_t count) {
+    LookUpInt8(table, x + e0, static_cast<size_t>(count), y + e0);
   });
   return Status::OK();
 }
