@@ -276,10 +276,13 @@ def _layers() -> dict[str, tuple[tuple[int, int, int], Callable[[], Any]]]:
             (6, 5, 5),
             lambda: k.Conv2DTranspose(9, 3, padding="same", activation="relu", bias_initializer=init),
         ),
-        # RESIZE_BILINEAR (int8: 20-bit weights in 32-bit lanes): half-pixel centres up and
+        # RESIZE_BILINEAR (int8: 20-bit weights in 32-bit lanes, by rows from 8 channels up: each
+        # input row's horizontal blend once): half-pixel centres up and
         # down (Keras's Resizing), and align_corners.
         "resize_up_c20": ((7, 6, 20), lambda: k.Resizing(15, 11, interpolation="bilinear")),
         "resize_down_c9": ((13, 17, 9), lambda: k.Resizing(6, 7, interpolation="bilinear")),
+        # int8 by rows (8 channels and more): rows down, columns up.
+        "resize_mixed_c8": ((9, 5, 8), lambda: k.Resizing(4, 12, interpolation="bilinear")),
         "resize_align_c16": (
             (5, 7, 16),
             lambda: k.Lambda(lambda t: tf.compat.v1.image.resize_bilinear(t, (9, 13), align_corners=True)),
