@@ -95,6 +95,11 @@ struct Interpreter::NodeState {
   // that input's byte alone (EvalMulI8Table).
   const NodeState* table_producer = nullptr;
   int table_input = 0;
+  // Float MUL of x (input `swish_input`) and LOGISTIC(x), swish, whose LOGISTIC output nothing
+  // else reads: set by PrepareSubgraph before Prepare; the MUL computes x * sigmoid(x) from x
+  // alone (EvalSwishF32) and the LOGISTIC is not run.
+  bool swish = false;
+  int swish_input = 0;
   AlignedVector<int8_t> scratch8;  // im2col
   AlignedVector<float> scratchf;   // float im2col: `threads` slices of scratch_slice values
   // Convolutions: state sized in Prepare, so Invoke allocates nothing. Scratch that a task
@@ -171,6 +176,7 @@ struct SubgraphState {
   // The integer tensors of shape computations RefineShapes evaluated (their operators folded).
   std::vector<std::unique_ptr<std::vector<int64_t>>> folded_ints;
   std::vector<char> folded_op;  // per operator
+  bool preserve_all = false;    // InterpreterOptions::preserve_all_tensors: no operator fused away
   SubgraphState() = default;
   SubgraphState(const SubgraphState&) = delete;
   SubgraphState& operator=(const SubgraphState&) = delete;

@@ -36,7 +36,7 @@ size_t RoomFor(const SubGraphDef& g, const std::vector<const TensorDef*>& defs, 
 // GELU, HARD_SWISH, LEAKY_RELU: a 256-entry table, scratch8) of the other input: swish's
 // x * sigmoid(x), as EfficientNet's int8 blocks hold 49 times. PrepareAddMul then makes the MUL
 // one table of that input's byte.
-void FindTableProducer(NodeState& node, const std::vector<const NodeState*>& producer) {
+void FindTableProducer(NodeState& node, const std::vector<NodeState*>& producer) {
   const std::vector<int32_t>& in = node.op->inputs;
   if (in.size() != 2 || in[0] < 0 || in[1] < 0 || in[0] == in[1]) return;
   for (int k = 0; k < 2; ++k) {
@@ -56,12 +56,48 @@ void FindTableProducer(NodeState& node, const std::vector<const NodeState*>& pro
   }
 }
 
+Status SkipEval(NodeState*) { return Status::OK(); }
+
+// A float MUL of x and LOGISTIC(x), all of one shape, where only this MUL reads the LOGISTIC's
+// output (no other operator, not a graph output; `readers` counts both) and tensors are not
+// preserved: the MUL computes swish from x (NodeState::swish) and the LOGISTIC is not run
+// (EfficientNet's 49 swish activations wrote and read back a sigmoid each).
+void FindSwish(NodeState& node, const std::vector<NodeState*>& producer,
+               const std::vector<int>& readers, const SubgraphState& state) {
+  const std::vector<int32_t>& in = node.op->inputs;
+  if (state.preserve_all || in.size() != 2 || node.op->outputs.size() != 1 || in[0] < 0 ||
+      in[1] < 0 || in[0] == in[1] || node.op->outputs[0] < 0) {
+    return;
+  }
+  const TensorDef& out = *state.defs[static_cast<size_t>(node.op->outputs[0])];
+  for (int k = 0; k < 2; ++k) {
+    const size_t x = static_cast<size_t>(in[static_cast<size_t>(k)]);
+    const size_t s = static_cast<size_t>(in[static_cast<size_t>(1 - k)]);
+    NodeState* p = producer[s];
+    if (p == nullptr || p->op->op != BuiltinOp::kLogistic || p->op->inputs.size() != 1 ||
+        p->op->inputs[0] != in[static_cast<size_t>(k)] || readers[s] != 1) {
+      continue;
+    }
+    const TensorDef& xt = *state.defs[x];
+    const TensorDef& st = *state.defs[s];
+    if (xt.type != TensorType::kFloat32 || st.type != TensorType::kFloat32 ||
+        out.type != TensorType::kFloat32 || xt.shape != st.shape || xt.shape != out.shape) {
+      continue;
+    }
+    node.swish = true;
+    node.swish_input = k;
+    p->eval = SkipEval;
+    return;
+  }
+}
+
 }  // namespace
 
 Status PlanSubgraph(const SubGraphDef& g, int index, const InterpreterOptions& options,
                     SubgraphState* state, size_t* total_all) {
   state->def = &g;
   state->index = index;
+  state->preserve_all = options.preserve_all_tensors;
   state->where = index == 0 ? "" : "subgraph " + std::to_string(index) + " ";
   const std::string& where = state->where;
   const size_t nt = g.tensors.size();
@@ -220,7 +256,16 @@ Status PrepareSubgraph(SubgraphState* state,
   const SubGraphDef& g = *state->def;
   state->nodes.clear();
   // The node that writes each tensor, among those prepared so far.
-  std::vector<const NodeState*> producer(g.tensors.size(), nullptr);
+  std::vector<NodeState*> producer(g.tensors.size(), nullptr);
+  // How many times each tensor is read: by the operators that run, and as a graph output.
+  std::vector<int> readers(g.tensors.size(), 0);
+  for (size_t oi = 0; oi < g.operators.size(); ++oi) {
+    if (state->folded_op[oi]) continue;
+    for (int32_t in : g.operators[oi].inputs) {
+      if (in >= 0) ++readers[static_cast<size_t>(in)];
+    }
+  }
+  for (int32_t o : g.outputs) ++readers[static_cast<size_t>(o)];
   for (size_t oi = 0; oi < g.operators.size(); ++oi) {
     if (state->folded_op[oi]) continue;  // computed once at PlanSubgraph
     auto node = std::make_unique<NodeState>();
@@ -262,7 +307,10 @@ Status PrepareSubgraph(SubgraphState* state,
         node->callees.push_back(graphs[static_cast<size_t>(callee)].get());
       }
     }
-    if (node->op->op == BuiltinOp::kMul) FindTableProducer(*node, producer);
+    if (node->op->op == BuiltinOp::kMul) {
+      FindTableProducer(*node, producer);
+      FindSwish(*node, producer, readers, *state);
+    }
     EMBER_RETURN_IF_ERROR(PrepareNode(node.get()));
     for (int32_t out : node->op->outputs) producer[static_cast<size_t>(out)] = node.get();
     if (node->dynamic_out) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -307,6 +308,55 @@ std::unique_ptr<Interpreter> Allocated(const std::shared_ptr<const Model>& model
 }
 
 }  // namespace
+
+// swish as the converter writes it: LOGISTIC(x), then MUL(sigmoid, x), 300 values (not a
+// multiple of a vector); the sigmoid is a graph output too when `sigmoid_out`.
+SubGraphDef Swish(bool sigmoid_out) {
+  SubGraphDef g;
+  for (const char* name : {"x", "s", "y"}) {
+    g.tensors.push_back(MakeTensor(name, TensorType::kFloat32, {1, 300}));
+  }
+  g.operators.push_back(ember::lite::testing::MakeOp(BuiltinOp::kLogistic, {0}, {1}));
+  g.operators.push_back(ember::lite::testing::MakeOp(BuiltinOp::kMul, {1, 0}, {2}));
+  g.inputs = {0};
+  g.outputs = {2};
+  if (sigmoid_out) g.outputs.push_back(1);
+  return g;
+}
+
+// With tensors not preserved, a MUL of x and LOGISTIC(x) that alone reads the sigmoid computes
+// x * sigmoid(x) from x and the LOGISTIC is not run (its tensor stays as calloc left it); the
+// output has the bytes of the two operators run one after the other (preserve_all_tensors keeps
+// them apart), and a sigmoid that is also a graph output is computed.
+TEST(LiteFusion, SwishMatchesLogisticThenMul) {
+  for (bool sigmoid_out : {false, true}) {
+    const std::vector<uint8_t> bytes = Write(Swish(sigmoid_out));
+    auto model = Model::FromBuffer(bytes.data(), bytes.size());
+    ASSERT_TRUE(model.ok());
+    const std::unique_ptr<Interpreter> fused = Allocated(*model, false);
+    const std::unique_ptr<Interpreter> plain = Allocated(*model, true);
+    ASSERT_TRUE(fused != nullptr && plain != nullptr);
+    for (Interpreter* interp : {fused.get(), plain.get()}) {
+      float* x = interp->input(0).as<float>();
+      for (int i = 0; i < 300; ++i) x[i] = static_cast<float>(i - 150) * 0.13f;
+      ASSERT_TRUE(interp->Invoke().ok());
+    }
+    const float* y = fused->output(0).as<float>();
+    EXPECT_TRUE(std::memcmp(y, plain->output(0).as<float>(), 300 * sizeof(float)) == 0);
+    for (int i = 0; i < 300; ++i) {
+      const double v = static_cast<double>(i - 150) * 0.13f;
+      EXPECT_NEAR(y[i], v / (1.0 + std::exp(-v)), 1e-6 * (1.0 + std::fabs(v)));
+    }
+    const float* s = fused->tensor(1).as<float>();
+    const float* s_plain = plain->tensor(1).as<float>();
+    EXPECT_EQ(s_plain[299], 1.0f / (1.0f + std::exp(-149 * 0.13f)));
+    if (sigmoid_out) {
+      EXPECT_TRUE(std::memcmp(s, s_plain, 300 * sizeof(float)) == 0);
+    } else {
+      EXPECT_TRUE(std::all_of(s, s + 300, [](float v) { return v == 0.0f; }));
+    }
+  }
+}
 
 TEST(LiteArena, TensorsShareMemoryOnlyWhenTheirLivesDoNotOverlap) {
   const std::vector<uint8_t> bytes = Write(AddChain());
