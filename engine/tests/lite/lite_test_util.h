@@ -32,6 +32,13 @@ inline TensorDef MakeTensor(const std::string& name, TensorType type, std::vecto
   return t;
 }
 
+// `t` with one scale and zero point (per-tensor quantization).
+inline TensorDef Quantized(TensorDef t, float scale, int64_t zero_point) {
+  t.quant.scale = {scale};
+  t.quant.zero_point = {zero_point};
+  return t;
+}
+
 inline OperatorDef MakeOp(BuiltinOp code, std::vector<int32_t> inputs,
                           std::vector<int32_t> outputs) {
   OperatorDef op;

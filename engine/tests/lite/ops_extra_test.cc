@@ -19,6 +19,7 @@ using ember::lite::testing::Contains;
 using ember::lite::testing::Load;
 using ember::lite::testing::MakeOp;
 using ember::lite::testing::MakeTensor;
+using ember::lite::testing::Quantized;
 using ember::lite::testing::Run;
 
 namespace {
@@ -337,15 +338,10 @@ TEST(LiteOpsExtra, ReduceProdAxesAndRefusals) {
 // tests/lite/test_lite_fast_paths.py): a divisor at its zero point fails Invoke, naming the
 // operator, where LiteRT's arithmetic is undefined.
 TEST(LiteOpsExtra, Int8DivByZeroFailsInvoke) {
-  auto q = [](TensorDef t, float scale, int64_t zp) {
-    t.quant.scale = {scale};
-    t.quant.zero_point = {zp};
-    return t;
-  };
   SubGraphDef g = OneOp(BuiltinOp::kDiv,
-                        {q(MakeTensor("x", TensorType::kInt8, {3}), 0.1f, 2),
-                         q(MakeTensor("d", TensorType::kInt8, {3}), 0.05f, -4),
-                         q(MakeTensor("y", TensorType::kInt8, {3}), 0.2f, 0)},
+                        {Quantized(MakeTensor("x", TensorType::kInt8, {3}), 0.1f, 2),
+                         Quantized(MakeTensor("d", TensorType::kInt8, {3}), 0.05f, -4),
+                         Quantized(MakeTensor("y", TensorType::kInt8, {3}), 0.2f, 0)},
                         2);
   Run r = Load(g);
   ASSERT_OK(r.status);
@@ -366,14 +362,9 @@ TEST(LiteOpsExtra, Int8DivByZeroFailsInvoke) {
 // int8 SQRT (LiteRT's SqrtEvalQuantized: the root truncated, not rounded): a value below the zero
 // point fails Invoke as in LiteRT.
 TEST(LiteOpsExtra, Int8SqrtTruncatesAndRefusesNegatives) {
-  auto q = [](TensorDef t, float scale, int64_t zp) {
-    t.quant.scale = {scale};
-    t.quant.zero_point = {zp};
-    return t;
-  };
   SubGraphDef g = OneOp(BuiltinOp::kSqrt,
-                        {q(MakeTensor("x", TensorType::kInt8, {3}), 0.25f, -10),
-                         q(MakeTensor("y", TensorType::kInt8, {3}), 0.1f, 3)},
+                        {Quantized(MakeTensor("x", TensorType::kInt8, {3}), 0.25f, -10),
+                         Quantized(MakeTensor("y", TensorType::kInt8, {3}), 0.1f, 3)},
                         1);
   Run r = Load(g);
   ASSERT_OK(r.status);

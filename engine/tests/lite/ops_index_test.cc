@@ -23,6 +23,7 @@ using ember::lite::testing::Contains;
 using ember::lite::testing::Load;
 using ember::lite::testing::MakeOp;
 using ember::lite::testing::MakeTensor;
+using ember::lite::testing::Quantized;
 using ember::lite::testing::Run;
 
 namespace {
@@ -38,12 +39,6 @@ SubGraphDef OneOp(BuiltinOp code, std::vector<TensorDef> tensors, std::vector<in
   }
   g.outputs = outputs;
   return g;
-}
-
-TensorDef Quantized(TensorDef t, float scale, int64_t zero_point) {
-  t.quant.scale = {scale};
-  t.quant.zero_point = {zero_point};
-  return t;
 }
 
 }  // namespace

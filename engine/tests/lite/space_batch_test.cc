@@ -18,15 +18,10 @@ using ember::lite::testing::Contains;
 using ember::lite::testing::Load;
 using ember::lite::testing::MakeOp;
 using ember::lite::testing::MakeTensor;
+using ember::lite::testing::Quantized;
 using ember::lite::testing::Run;
 
 namespace {
-
-TensorDef Quantized(TensorDef t, float scale, int64_t zero_point) {
-  t.quant.scale = {scale};
-  t.quant.zero_point = {zero_point};
-  return t;
-}
 
 // LiteRT's reference SpaceToBatchND for [b, h, w, c] (w 1 for rank 3), int8.
 std::vector<int8_t> SpaceToBatch(const std::vector<int8_t>& x, int b, int h, int w, int c, int bh,
