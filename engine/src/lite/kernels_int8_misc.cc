@@ -153,63 +153,6 @@ Status FillHardSwishTable(const NodeState& node, int8_t* table) {
   return Status::OK();
 }
 
-int CountLeadingZeros32(uint32_t x) {
-  int n = 0;
-  while (n < 32 && (x & 0x80000000u) == 0) {
-    x <<= 1;
-    ++n;
-  }
-  return n;
-}
-
-// gemmlowp's SaturatingRoundingMultiplyByPOT<exponent> for exponent > 0.
-int32_t SaturatingShiftLeft(int32_t x, int exponent) {
-  const int32_t threshold = (int32_t{1} << (31 - exponent)) - 1;
-  if (x > threshold) return INT32_MAX;
-  if (x < -threshold) return INT32_MIN;
-  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
-}
-
-int32_t WrappingSub(int32_t a, int32_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
-}
-
-// TFLite's GetInvSqrtQuantizedMultiplierExp(input, kReverseShift = -1): 1 / sqrt(input) as a
-// multiplier and a (left) shift, by five Newton-Raphson steps on gemmlowp fixed point with 3
-// integer bits.
-void InvSqrtMultiplier(int32_t input, int32_t* multiplier, int* shift) {
-  if (input <= 1) {  // 0 and 1 as 1, as there
-    *multiplier = INT32_MAX;
-    *shift = 0;
-    return;
-  }
-  int right = 11;
-  while (input >= (1 << 29)) {
-    input /= 4;
-    ++right;
-  }
-  const int pairs = (CountLeadingZeros32(static_cast<uint32_t>(input)) - 1) / 2 - 1;
-  right -= pairs;
-  input <<= 2 * pairs;
-  const int32_t half_input = RoundingDivideByPOT(input >> 1, 1);
-  const int32_t one_and_half = (1 << 28) + (1 << 27);
-  int32_t x = 1 << 28;  // 1.0 with 3 integer bits
-  for (int i = 0; i < 5; ++i) {
-    const int32_t x3 = SaturatingShiftLeft(
-        SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(x, x), x), 6);
-    x = SaturatingShiftLeft(WrappingSub(SaturatingRoundingDoublingHighMul(one_and_half, x),
-                                        SaturatingRoundingDoublingHighMul(half_input, x3)),
-                            3);
-  }
-  x = SaturatingRoundingDoublingHighMul(x, 1518500250);  // sqrt(2) / 2 with 0 integer bits
-  if (right < 0) {
-    x = static_cast<int32_t>(static_cast<uint32_t>(x) << -right);
-    right = 0;
-  }
-  *multiplier = x;
-  *shift = -right;
-}
-
 // ABS's table (LiteRT's AbsEvalQuantized): |q - zp_in|, rescaled by in_scale / out_scale (a
 // float quotient, then QuantizeMultiplier) when the scales differ, plus zp_out.
 void FillAbsTable(const NodeState& node, int8_t* table) {
@@ -255,7 +198,7 @@ void FillRsqrtTable(const NodeState& node, int8_t* table) {
     }
     int32_t m = 0;
     int s = 0;
-    InvSqrtMultiplier(value, &m, &s);
+    InvSqrtQuantizedMultiplier(value, &m, &s);
     const int32_t data = MultiplyByQuantizedMultiplier(1, m, s + kShift);
     const int32_t y = WrappingAdd(
         MultiplyByQuantizedMultiplier(data, out_multiplier, out_shift - kShift), node.out_zp);

@@ -77,53 +77,6 @@ Status EvalL2Normalization(NodeState* node) {
   return Status::OK();
 }
 
-// gemmlowp's SaturatingRoundingMultiplyByPOT for a positive exponent.
-int32_t ShiftLeftSaturating(int32_t x, int exponent) {
-  const int32_t limit = (int32_t{1} << (31 - exponent)) - 1;
-  if (x > limit) return std::numeric_limits<int32_t>::max();
-  if (x < -limit) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
-}
-
-// LiteRT's GetInvSqrtQuantizedMultiplierExp(sum, reverse_shift -1): 1 / sqrt(sum) as a
-// multiplier and a left shift. The sum is scaled into [2^27, 2^29) by pairs of bits, and
-// x = 1 / sqrt(sum / 2) refined from 1 by Newton-Raphson in Q3.28, then times sqrt(2) / 2.
-void InverseSqrt(int32_t sum, int32_t* multiplier, int* shift) {
-  if (sum <= 1) {  // 0 is taken as 1, as there
-    *multiplier = std::numeric_limits<int32_t>::max();
-    *shift = 0;
-    return;
-  }
-  int right = 11;
-  while (sum >= (int32_t{1} << 29)) {
-    sum /= 4;
-    ++right;
-  }
-  int zeros = 0;
-  for (uint32_t v = static_cast<uint32_t>(sum); (v & 0x80000000u) == 0; v <<= 1) ++zeros;
-  const int pairs = (zeros - 1) / 2 - 1;
-  right -= pairs;
-  sum <<= 2 * pairs;
-  const int32_t half = RoundingDivideByPOT(sum >> 1, 1);
-  const int32_t three_halves = (int32_t{1} << 28) + (int32_t{1} << 27);
-  int32_t x = int32_t{1} << 28;
-  for (int step = 0; step < 5; ++step) {
-    const int32_t cube = ShiftLeftSaturating(
-        SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(x, x), x), 6);
-    const uint32_t diff =
-        static_cast<uint32_t>(SaturatingRoundingDoublingHighMul(three_halves, x)) -
-        static_cast<uint32_t>(SaturatingRoundingDoublingHighMul(half, cube));
-    x = ShiftLeftSaturating(static_cast<int32_t>(diff), 3);
-  }
-  x = SaturatingRoundingDoublingHighMul(x, 1518500250);  // sqrt(2) / 2 in Q0.31
-  if (right < 0) {
-    x = static_cast<int32_t>(static_cast<uint32_t>(x) << -right);
-    right = 0;
-  }
-  *multiplier = x;
-  *shift = -right;
-}
-
 Status EvalL2NormalizationI8(NodeState* node) {
   const int8_t* x = node->t.In<int8_t>(0);
   int8_t* y = node->t.Out<int8_t>(0);
@@ -139,7 +92,7 @@ Status EvalL2NormalizationI8(NodeState* node) {
     }
     int32_t m = 0;
     int s = 0;
-    InverseSqrt(sum, &m, &s);
+    InvSqrtQuantizedMultiplier(sum, &m, &s);
     for (int64_t c = 0; c < depth; ++c) {
       const int32_t v = MultiplyByQuantizedMultiplier(xr[c] - zp, m, s + 7);  // output 1/128
       yr[c] = static_cast<int8_t>(std::min<int32_t>(127, std::max<int32_t>(-128, v)));
@@ -163,16 +116,11 @@ int32_t FxClamp(int64_t v) {
 }
 // SaturatingRoundingMultiplyByPOT(Param) for an exponent >= 0.
 int32_t FxShiftLeft(int32_t x, int exponent) {
-  return exponent == 0 ? x : ShiftLeftSaturating(x, exponent);
+  return exponent == 0 ? x : SatShiftLeft(x, exponent);
 }
 int32_t FxHalfSum(int32_t a, int32_t b) {
   const int64_t sum = static_cast<int64_t>(a) + b;
   return static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
-}
-int FxLeadingZeros(uint32_t v) {
-  int n = 0;
-  for (; n < 32 && (v & 0x80000000u) == 0; v <<= 1) ++n;
-  return n;
 }
 
 // exp(a) for a in [-1/4, 0): Q0.31 in and out, a Taylor series around -1/8.
@@ -189,7 +137,7 @@ int32_t FxExpQuarter(int32_t a) {
 int32_t FxExpNegative(int32_t a) {
   const int32_t quarter = int32_t{1} << 24;
   const int32_t low = FxSub(a & (quarter - 1), quarter);
-  int32_t result = FxExpQuarter(ShiftLeftSaturating(low, 5));
+  int32_t result = FxExpQuarter(SatShiftLeft(low, 5));
   const int32_t rest = FxSub(low, a);
   static const int32_t kExpMinusPow2[7] = {1672461947, 1302514674, 790015084, 290630308,
                                            39332535,   720401,     242};  // exp(-2^k), k=-2..4
@@ -199,17 +147,6 @@ int32_t FxExpNegative(int32_t a) {
   return a == 0 ? std::numeric_limits<int32_t>::max() : result;
 }
 
-// 1 / (1 + a) for a in [0, 1): Q0.31 in and out, Newton-Raphson in Q2.29.
-int32_t FxOneOverOnePlus(int32_t a) {
-  const int32_t half_denominator = FxHalfSum(a, std::numeric_limits<int32_t>::max());
-  int32_t x = FxAdd(1515870810, FxMul(half_denominator, -1010580540));  // 48/17 - 32/17 d
-  for (int i = 0; i < 3; ++i) {
-    const int32_t err = FxSub(int32_t{1} << 29, FxMul(half_denominator, x));
-    x = FxAdd(x, ShiftLeftSaturating(FxMul(x, err), 2));
-  }
-  return ShiftLeftSaturating(x, 1);
-}
-
 // log(z) for z >= 1: Q12.19 in, Q5.26 out (TFLite's log_x_for_x_greater_than_or_equal_to_1<5>,
 // accumulated in Q6.25).
 int32_t FxLogQ12(int32_t z) {
@@ -217,11 +154,11 @@ int32_t FxLogQ12(int32_t z) {
   const int32_t log_2 = 1488522236, sqrt_sqrt_half = 1805811301, sqrt_half = 1518500250;
   const int32_t alpha_n = 117049297, alpha_d = 127690142, alpha_i = 1057819769, alpha_f = 638450708;
   const int32_t quarter = RoundingDivideByPOT(536870912, kAccum);
-  const int za_lz = FxLeadingZeros(static_cast<uint32_t>(z));
+  const int za_lz = CountLeadingZeros(static_cast<uint32_t>(z));
   const int32_t r_a = FxShiftLeft(FxMul(FxShiftLeft(z, za_lz - 1), sqrt_half), 1);
   const int32_t za_pow =
       FxClamp(static_cast<int64_t>(FxShiftLeft(kIn - za_lz, 31 - kAccum)) + quarter);
-  const int zb_headroom = FxLeadingZeros(static_cast<uint32_t>(FxMul(z, sqrt_half))) - 1;
+  const int zb_headroom = CountLeadingZeros(static_cast<uint32_t>(FxMul(z, sqrt_half))) - 1;
   const int32_t r_b = FxShiftLeft(z, zb_headroom);
   const int32_t zb_pow =
       FxClamp(static_cast<int64_t>(FxShiftLeft(kIn - zb_headroom, 31 - kAccum)) - quarter);
@@ -235,8 +172,8 @@ int32_t FxLogQ12(int32_t z) {
   const int32_t denom =
       FxAdd(FxMul(p, FxAdd(FxAdd(alpha_i, q), FxMul(alpha_d, sq))), FxMul(alpha_f, q));
   const int32_t sum =
-      FxAdd(FxMul(pow2, log_2), FxMul(RoundingDivideByPOT(num, kAccum), FxOneOverOnePlus(denom)));
-  return ShiftLeftSaturating(sum, 1);
+      FxAdd(FxMul(pow2, log_2), FxMul(RoundingDivideByPOT(num, kAccum), OneOverOnePlusX(denom)));
+  return SatShiftLeft(sum, 1);
 }
 
 // reference_integer_ops::LogSoftmax: differences from the row's max in Q5.26, their exps summed

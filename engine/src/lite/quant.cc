@@ -140,6 +140,42 @@ void ActivationRangeInt8(int activation, float scale, int32_t zero_point, int32_
   }
 }
 
+void InvSqrtQuantizedMultiplier(int32_t input, int32_t* multiplier, int* shift) {
+  if (input <= 1) {  // 0 and 1 as 1, as there
+    *multiplier = INT32_MAX;
+    *shift = 0;
+    return;
+  }
+  // input scaled into [2^27, 2^29) by pairs of bits; x = 1 / sqrt(input / 2) refined from 1 by
+  // five Newton-Raphson steps in Q3.28, then times sqrt(2) / 2.
+  int right = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++right;
+  }
+  const int pairs = (CountLeadingZeros(static_cast<uint32_t>(input)) - 1) / 2 - 1;
+  right -= pairs;
+  input <<= 2 * pairs;
+  const int32_t half_input = RoundingDivideByPOT(input >> 1, 1);
+  const int32_t one_and_half = (1 << 28) + (1 << 27);
+  int32_t x = 1 << 28;  // 1.0 with 3 integer bits
+  for (int i = 0; i < 5; ++i) {
+    const int32_t x3 = SatShiftLeft(
+        SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(x, x), x), 6);
+    const uint32_t diff =
+        static_cast<uint32_t>(SaturatingRoundingDoublingHighMul(one_and_half, x)) -
+        static_cast<uint32_t>(SaturatingRoundingDoublingHighMul(half_input, x3));
+    x = SatShiftLeft(static_cast<int32_t>(diff), 3);
+  }
+  x = SaturatingRoundingDoublingHighMul(x, 1518500250);  // sqrt(2) / 2 with 0 integer bits
+  if (right < 0) {
+    x = static_cast<int32_t>(static_cast<uint32_t>(x) << -right);
+    right = 0;
+  }
+  *multiplier = x;
+  *shift = -right;
+}
+
 int8_t QuantizeValueInt8(float x, float scale, int32_t zero_point) {
   const double v = std::round(static_cast<double>(x) / static_cast<double>(scale));
   const double clamped = std::min(127.0, std::max(-128.0, v + zero_point));

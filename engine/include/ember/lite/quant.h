@@ -101,6 +101,11 @@ inline int32_t OneOverOnePlusX(int32_t a) {
   return SatShiftLeft(x, 1);
 }
 
+// LiteRT's GetInvSqrtQuantizedMultiplierExp(input, reverse_shift -1): 1 / sqrt(input) as a
+// multiplier and a left shift (int8 RSQRT, L2_NORMALIZATION). Inputs of 1 and below are taken as
+// 1, as there.
+void InvSqrtQuantizedMultiplier(int32_t input, int32_t* multiplier, int* shift);
+
 // Single-rounding variant: (x * multiplier + 2^(30 - shift)) >> (31 - shift). LiteRT 2.3's
 // reference FULLY_CONNECTED with per-channel weights rounds this way (measured).
 int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t multiplier, int shift);
